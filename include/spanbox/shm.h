@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file shm.h
+ * Layout of the shared memzone the primary publishes and workers and mgmt attach to.
+ *
+ * Ownership of every field is single-writer:
+ *  - the primary writes the header, cfg, ports[], pools[] and the control half of workers[];
+ *  - worker w writes only workers[w].stats (its own cache lines: no false sharing, no atomics);
+ *  - mgmt only reads.
+ * Readers of 64-bit counters on x86-64 see whole values (aligned 8-byte stores are atomic), so a
+ * snapshot may mix two loops of a worker but never shows a torn counter.
+ *
+ * Any change to this layout must bump SBX_SHM_VERSION: a process built for another layout refuses
+ * to attach instead of misreading memory.
+ */
+#ifndef SPANBOX_SHM_H
+#define SPANBOX_SHM_H
+
+#include <stdint.h>
+#include <rte_common.h>
+
+#include "config.h"
+
+#define SBX_MEMZONE_NAME "spanbox_shm"
+#define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
+#define SBX_SHM_VERSION 1
+#define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
+
+/** Life cycle of a worker, as the primary and the worker itself record it. */
+enum sbx_worker_state {
+	SBX_W_STARTING = 0, /**< forked, EAL attaching */
+	SBX_W_RUNNING,      /**< polling */
+	SBX_W_DRAINING,     /**< stop requested: no more RX, flushing TX */
+	SBX_W_STOPPED,      /**< exited cleanly */
+	SBX_W_DEAD,         /**< exited on a signal or a non-zero status */
+	SBX_W_RESTARTING,   /**< primary is starting a replacement */
+	SBX_W_FAILED,       /**< crash-loop limit reached; not restarted */
+};
+
+/** @return a lower-case name for @p s ("running"...), "unknown" when out of range. */
+const char *sbx_worker_state_name(uint32_t s);
+
+/** Per worker, per port traffic counters (packets and bytes; bytes are frame bytes without FCS). */
+struct sbx_port_counters {
+	uint64_t rx_pkts, rx_bytes;     /**< received by this worker on this port */
+	uint64_t tx_pkts, tx_bytes;     /**< accepted by this port's TX queue */
+	uint64_t drop_pkts, drop_bytes; /**< refused by TX (queue full) or no route, freed by the worker */
+};
+
+/** Counters written only by the worker that owns the slot. */
+struct sbx_worker_stats {
+	uint64_t heartbeat_ns;   /**< CLOCK_MONOTONIC ns, written every loop */
+	uint64_t loops;          /**< poll loops */
+	uint64_t idle_sleeps;    /**< times the worker slept for idle back-off */
+	uint64_t busy_cycles;    /**< TSC cycles spent in loops that received packets */
+	uint64_t busy_pkts;      /**< packets handled in those loops; cycles/packet = busy_cycles/busy_pkts */
+	uint64_t bad_pkts;       /**< mbufs dropped because their chain is inconsistent */
+	struct sbx_port_counters port[SBX_MAX_PORTS];
+} __rte_cache_aligned;
+
+/** One worker slot. */
+struct sbx_worker_shm {
+	/* written by the primary */
+	int32_t pid;             /**< process id, 0 when none */
+	uint32_t state;          /**< enum sbx_worker_state (the worker also writes RUNNING/DRAINING/STOPPED) */
+	uint32_t lcore_id;       /**< EAL lcore id the worker runs as */
+	uint32_t restarts;       /**< times the primary restarted this slot */
+	uint64_t start_ns;       /**< CLOCK_REALTIME ns of the last start */
+	volatile uint32_t stop;  /**< set by the primary: drain and exit */
+	uint32_t exit_status;    /**< last wait status (as from waitpid) */
+	struct sbx_worker_stats stats;
+} __rte_cache_aligned;
+
+/** One port as the primary set it up. */
+struct sbx_port_shm {
+	uint16_t port_id;        /**< DPDK port id */
+	uint16_t nb_rxq, nb_txq; /**< queues configured */
+	int32_t socket_id;       /**< rte_eth_dev_socket_id(), -1 when unknown */
+	int16_t peer;            /**< cross-connect peer (index into ports[]), -1 = none */
+	uint8_t mac[6];
+	/* refreshed by the primary every 100 ms */
+	uint32_t link_up;        /**< 1 = up */
+	uint32_t link_speed;     /**< Mb/s */
+	uint64_t ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf;
+	/** For SBX_PORT_BRIDGED ports: names of the rings, "<rx|tx>_<port>_<queue>" form.
+	 *  RX ring q: primary enqueues, worker polling queue q dequeues.
+	 *  TX ring w: worker w enqueues, primary dequeues and transmits. */
+	char rx_ring[SBX_MAX_WORKERS][SBX_NAME_LEN];
+	char tx_ring[SBX_MAX_WORKERS][SBX_NAME_LEN];
+} __rte_cache_aligned;
+
+/** One pktmbuf pool. */
+struct sbx_pool_shm {
+	char name[SBX_NAME_LEN]; /**< rte_mempool name */
+	int32_t socket_id;
+	uint32_t size;           /**< mbufs */
+	uint32_t cache_size;     /**< per-lcore cache, mbufs */
+	uint32_t elt_size;       /**< bytes per object */
+	uint32_t data_room;      /**< mbuf data room, bytes */
+	uint64_t populate_ns;    /**< time rte_pktmbuf_pool_create took, ns */
+	uint32_t in_use;         /**< refreshed by the primary every 100 ms */
+	uint32_t avail;
+};
+
+/** The memzone. */
+struct sbx_shm {
+	uint64_t magic;          /**< SBX_SHM_MAGIC */
+	uint32_t version;        /**< SBX_SHM_VERSION */
+	uint32_t size;           /**< sizeof(struct sbx_shm) of the writer */
+	int32_t primary_pid;
+	uint32_t running;        /**< 1 while the primary runs; 0 once it is shutting down */
+	uint64_t primary_heartbeat_ns; /**< CLOCK_MONOTONIC ns, written by the primary every 100 ms */
+	uint64_t start_realtime_ns;    /**< CLOCK_REALTIME ns of primary start */
+	uint64_t tsc_hz;         /**< rte_get_tsc_hz() */
+	uint32_t nb_pools;
+	struct sbx_pool_shm pools[SBX_MAX_POOLS];
+	struct sbx_config cfg;   /**< the running config */
+	struct sbx_port_shm ports[SBX_MAX_PORTS];
+	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
+};
+
+/**
+ * Look up the memzone and check magic, version and size.
+ * For secondaries (workers, mgmt) after rte_eal_init().
+ * @return the memzone, or NULL with a message in @p err.
+ */
+struct sbx_shm *sbx_shm_attach(char *err, size_t errlen);
+
+/** @return CLOCK_MONOTONIC in ns. */
+uint64_t sbx_now_ns(void);
+
+/** @return CLOCK_REALTIME in ns. */
+uint64_t sbx_realtime_ns(void);
+
+/** The name of the pool used on socket @p socket_id, written into @p buf. */
+void sbx_pool_name(int socket_id, char *buf, size_t len);
+
+#endif

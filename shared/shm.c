@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Attaching to the shared memzone and small helpers every process uses. */
+#include <stdio.h>
+#include <time.h>
+
+#include <rte_memzone.h>
+
+#include "spanbox/shm.h"
+
+const char *sbx_worker_state_name(uint32_t s)
+{
+	static const char *const names[] = {
+		[SBX_W_STARTING] = "starting", [SBX_W_RUNNING] = "running",
+		[SBX_W_DRAINING] = "draining", [SBX_W_STOPPED] = "stopped",
+		[SBX_W_DEAD] = "dead",         [SBX_W_RESTARTING] = "restarting",
+		[SBX_W_FAILED] = "failed",
+	};
+	return s < RTE_DIM(names) ? names[s] : "unknown";
+}
+
+struct sbx_shm *sbx_shm_attach(char *err, size_t errlen)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup(SBX_MEMZONE_NAME);
+	struct sbx_shm *shm;
+
+	if (mz == NULL) {
+		snprintf(err, errlen, "memzone %s not found: is the primary running?", SBX_MEMZONE_NAME);
+		return NULL;
+	}
+	shm = mz->addr;
+	if (mz->len < sizeof(*shm) || shm->magic != SBX_SHM_MAGIC ||
+	    shm->version != SBX_SHM_VERSION || shm->size != sizeof(*shm)) {
+		snprintf(err, errlen,
+			 "memzone %s: layout mismatch (magic %#llx version %u size %u, expected version %u size %zu)",
+			 SBX_MEMZONE_NAME, (unsigned long long)shm->magic, shm->version, shm->size,
+			 SBX_SHM_VERSION, sizeof(*shm));
+		return NULL;
+	}
+	return shm;
+}
+
+uint64_t sbx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t sbx_realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void sbx_pool_name(int socket_id, char *buf, size_t len)
+{
+	snprintf(buf, len, "sbx_pool_s%d", socket_id);
+}
