@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* EAL command lines for the primary, the workers and mgmt. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "spanbox/eal_args.h"
+
+static int push(struct sbx_eal_args *a, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (a->argc >= SBX_EAL_MAX_ARGS)
+		return -1;
+	va_start(ap, fmt);
+	n = vsnprintf(a->buf + a->used, sizeof(a->buf) - a->used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(a->buf) - a->used)
+		return -1;
+	a->argv[a->argc++] = a->buf + a->used;
+	a->argv[a->argc] = NULL;
+	a->used += (size_t)n + 1;
+	return 0;
+}
+
+int sbx_eal_args_build(struct sbx_eal_args *a, const struct sbx_config *cfg, enum sbx_role role,
+		       const char *prog, unsigned int lcore_id)
+{
+	int rc = 0;
+	uint16_t i;
+
+	memset(a, 0, sizeof(*a));
+	if (role == SBX_ROLE_PRIMARY)
+		lcore_id = cfg->primary_lcore;
+	else if (role == SBX_ROLE_MGMT)
+		lcore_id = cfg->mgmt_lcore;
+
+	rc |= push(a, "%s", prog);
+	rc |= push(a, "--file-prefix=%s", cfg->file_prefix);
+	rc |= push(a, "--lcores=%u@(%s)", lcore_id, cfg->cpus);
+	rc |= push(a, "--main-lcore=%u", lcore_id);
+	rc |= push(a, "--log-level=lib.eal:notice");
+	if (role == SBX_ROLE_PRIMARY) {
+		rc |= push(a, "--proc-type=primary");
+		rc |= push(a, "--socket-mem=%u", cfg->socket_mem_mb);
+		for (i = 0; i < cfg->nb_ports; i++) {
+			if (cfg->ports[i].is_pci) {
+				rc |= push(a, "-a");
+				rc |= push(a, "%s", cfg->ports[i].devargs);
+			} else {
+				rc |= push(a, "--vdev=%s", cfg->ports[i].devargs);
+			}
+		}
+	} else {
+		/* Secondaries learn the vdevs from the primary over the EAL IPC channel. */
+		rc |= push(a, "--proc-type=secondary");
+		for (i = 0; i < cfg->nb_ports; i++) {
+			if (cfg->ports[i].is_pci) {
+				rc |= push(a, "-a");
+				rc |= push(a, "%s", cfg->ports[i].devargs);
+			}
+		}
+	}
+	if (!sbx_config_has_pci(cfg))
+		rc |= push(a, "--no-pci");
+	for (i = 0; i < cfg->nb_extra_eal; i++)
+		rc |= push(a, "%s", cfg->extra_eal[i]);
+	return rc ? -1 : 0;
+}
