@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * spanbox-primary: owns the EAL, the hugepages, every port and one pktmbuf pool per socket;
+ * publishes the shared memzone; supervises the workers. Shutdown order: workers, ports, pools,
+ * memzone, EAL, then the hugepage files of our prefix.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <glob.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_memzone.h>
+
+#include "spanbox/eal_args.h"
+#include "primary.h"
+
+#define SBX_REFRESH_NS (100ULL * 1000 * 1000)    /* stats, heartbeat, supervision period */
+#define SBX_READY_TIMEOUT_NS (20ULL * 1000 * 1000 * 1000)
+
+static volatile sig_atomic_t quit;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: spanbox-primary -c CONFIG [--check] [--replay] [--ready-file PATH] [--worker-bin PATH]\n"
+		"  -c, --config PATH     JSON config (docs/CONFIG.md)\n"
+		"  --check               validate the config and exit (0 valid, 2 refused)\n"
+		"  --replay              exit 0 once every pcap input is at EOF and every queue drained\n"
+		"  --ready-file PATH     created once all workers run, removed at exit\n"
+		"  --worker-bin PATH     spanbox-worker binary (default: next to this one)\n");
+}
+
+/* Default worker binary: build/secondary/spanbox-worker beside build/primary/. */
+static void default_worker_bin(char *buf, size_t len)
+{
+	char self[SBX_PATH_LEN];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0) {
+		snprintf(buf, len, "spanbox-worker");
+		return;
+	}
+	self[n] = '\0';
+	snprintf(buf, len, "%s/../secondary/spanbox-worker", dirname(self));
+}
+
+/* Remove what EAL leaves of our prefix: hugepage files and the runtime directory. */
+static void remove_prefix_files(const char *prefix)
+{
+	char line[512], pattern[SBX_PATH_LEN + 64], dir[SBX_PATH_LEN];
+	FILE *m = fopen("/proc/mounts", "r");
+	glob_t g;
+	size_t k;
+
+	while (m != NULL && fgets(line, sizeof(line), m) != NULL) {
+		char dev[128], mnt[256], type[64];
+
+		if (sscanf(line, "%127s %255s %63s", dev, mnt, type) != 3 || strcmp(type, "hugetlbfs") != 0)
+			continue;
+		snprintf(pattern, sizeof(pattern), "%s/%smap_*", mnt, prefix);
+		if (glob(pattern, 0, NULL, &g) == 0) {
+			for (k = 0; k < g.gl_pathc; k++)
+				unlink(g.gl_pathv[k]);
+			globfree(&g);
+		}
+	}
+	if (m != NULL)
+		fclose(m);
+	snprintf(dir, sizeof(dir), "/var/run/dpdk/%s", prefix);
+	snprintf(pattern, sizeof(pattern), "%s/*", dir);
+	if (glob(pattern, 0, NULL, &g) == 0) {
+		for (k = 0; k < g.gl_pathc; k++)
+			unlink(g.gl_pathv[k]);
+		globfree(&g);
+	}
+	rmdir(dir);
+}
+
+/* Reserve and fill the shared memzone. */
+static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
+{
+	const struct rte_memzone *mz = rte_memzone_reserve(SBX_MEMZONE_NAME, sizeof(struct sbx_shm),
+							   (int)rte_socket_id(), 0);
+	struct sbx_shm *shm;
+
+	if (mz == NULL) {
+		fprintf(stderr, "spanbox-primary: cannot reserve memzone %s (%zu B): %s\n", SBX_MEMZONE_NAME,
+			sizeof(struct sbx_shm), rte_strerror(rte_errno));
+		return NULL;
+	}
+	shm = mz->addr;
+	memset(shm, 0, sizeof(*shm));
+	shm->cfg = *cfg;
+	shm->primary_pid = getpid();
+	shm->start_realtime_ns = sbx_realtime_ns();
+	shm->primary_heartbeat_ns = sbx_now_ns();
+	shm->tsc_hz = rte_get_tsc_hz();
+	shm->size = sizeof(*shm);
+	shm->version = SBX_SHM_VERSION;
+	/* magic last: a reader that sees it sees a complete header */
+	rte_smp_wmb();
+	shm->magic = SBX_SHM_MAGIC;
+	return shm;
+}
+
+/* Periodic work: heartbeat, stats, supervision. */
+static void refresh(struct sbx_primary *p, bool restart)
+{
+	p->shm->primary_heartbeat_ns = sbx_now_ns();
+	sbx_ports_refresh(p);
+	sbx_pools_refresh(p);
+	sbx_workers_supervise(p, restart);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' }, { "check", no_argument, NULL, 'k' },
+		{ "replay", no_argument, NULL, 'r' },       { "ready-file", required_argument, NULL, 'f' },
+		{ "worker-bin", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct sbx_config cfg;
+	static struct sbx_primary p;
+	struct sbx_eal_args eal;
+	const char *config_path = NULL, *ready_file = NULL;
+	bool check = false, ready = false, ok = true;
+	uint64_t t_refresh = 0, t_start, stable = 0;
+	char err[512];
+	unsigned int w;
+	int c, rc = 0;
+
+	default_worker_bin(p.worker_bin, sizeof(p.worker_bin));
+	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config_path = optarg; break;
+		case 'k': check = true; break;
+		case 'r': p.replay = true; break;
+		case 'f': ready_file = optarg; break;
+		case 'w': snprintf(p.worker_bin, sizeof(p.worker_bin), "%s", optarg); break;
+		case 'h': usage(); return 0;
+		default: usage(); return 2;
+		}
+	}
+	if (config_path == NULL) {
+		usage();
+		return 2;
+	}
+	if (sbx_config_load(config_path, &cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spanbox-primary: %s\n", err);
+		return 2;
+	}
+	if (check) {
+		printf("%s: valid\n", config_path);
+		return 0;
+	}
+	if (access(p.worker_bin, X_OK) != 0) {
+		fprintf(stderr, "spanbox-primary: worker binary %s: %s\n", p.worker_bin, strerror(errno));
+		return 2;
+	}
+	snprintf(p.config_path, sizeof(p.config_path), "%s", config_path);
+	p.cfg = &cfg;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	if (sbx_eal_args_build(&eal, &cfg, SBX_ROLE_PRIMARY, argv[0], 0) != 0) {
+		fprintf(stderr, "spanbox-primary: EAL arguments too long\n");
+		return 2;
+	}
+	if (rte_eal_init(eal.argc, eal.argv) < 0) {
+		fprintf(stderr, "spanbox-primary: EAL init failed: %s\n", rte_strerror(rte_errno));
+		return 1;
+	}
+	p.shm = shm_publish(&cfg);
+	ok = p.shm != NULL && sbx_ports_lookup(&p) == 0 && sbx_pools_create(&p) == 0 &&
+	     sbx_ports_start(&p) == 0 && (!p.replay || sbx_replay_prepare(&p) == 0);
+	if (ok) {
+		p.shm->running = 1;
+		for (w = 0; w < cfg.nb_workers && ok; w++)
+			ok = sbx_worker_spawn(&p, w) == 0;
+	}
+	if (!ok)
+		rc = 1;
+
+	t_start = sbx_now_ns();
+	while (ok && !quit) {
+		uint64_t now = sbx_now_ns();
+		unsigned int moved = sbx_bridge_poll(&p);
+
+		if (now - t_refresh >= SBX_REFRESH_NS) {
+			t_refresh = now;
+			refresh(&p, true);
+			if (!ready && sbx_workers_all_running(&p)) {
+				ready = true;
+				printf("spanbox-primary: ready: %u workers running, pid %d\n", cfg.nb_workers, (int)getpid());
+				if (ready_file != NULL) {
+					FILE *f = fopen(ready_file, "w");
+					if (f != NULL) {
+						fprintf(f, "%d\n", (int)getpid());
+						fclose(f);
+					}
+				}
+			} else if (!ready && now - t_start > SBX_READY_TIMEOUT_NS) {
+				fprintf(stderr, "spanbox-primary: workers did not all start within 20 s\n");
+				rc = 1;
+				break;
+			}
+		}
+		if (p.replay && ready && moved == 0) {
+			/* done only when the condition holds on three polls in a row, 10 ms apart */
+			stable = sbx_replay_done(&p, now) ? stable + 1 : 0;
+			if (stable >= 3)
+				break;
+			usleep(10000);
+			continue;
+		}
+		if (moved == 0 && !cfg.busy_poll)
+			usleep(p.replay ? 50 : 1000);
+	}
+
+	printf("spanbox-primary: shutting down\n");
+	if (p.shm != NULL) {
+		p.shm->running = 0;
+		sbx_workers_stop(&p, 3000);
+		refresh(&p, false);
+		if (p.replay && rc == 0)
+			sbx_print_counters(&p);
+		sbx_ports_stop(&p);
+		sbx_pools_free(&p);
+		rte_memzone_free(rte_memzone_lookup(SBX_MEMZONE_NAME));
+	}
+	if (ready_file != NULL)
+		unlink(ready_file);
+	rte_eal_cleanup();
+	remove_prefix_files(cfg.file_prefix);
+	printf("spanbox-primary: stopped\n");
+	return rc;
+}

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Ports: every port is probed, configured and started by the primary. Ethdev ports get one RX queue
+ * per polling worker and one TX queue per worker (so no TX queue is shared by two cores). pcap
+ * ports are "bridged": the pcap PMD cannot be shared with secondaries (docs/PCAP_SECONDARY.md), so
+ * the primary polls them and exchanges mbuf pointers with workers through rte_rings (no copy).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+
+#include "primary.h"
+
+/* The ethdev name of a port: devargs up to the first ','. */
+static void devname(const struct sbx_port_cfg *pc, char *buf, size_t len)
+{
+	size_t n = strcspn(pc->devargs, ",");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, pc->devargs, n);
+	buf[n] = '\0';
+}
+
+int sbx_ports_lookup(struct sbx_primary *p)
+{
+	const struct sbx_config *cfg = p->cfg;
+	uint16_t i;
+
+	for (i = 0; i < cfg->nb_ports; i++) {
+		char name[SBX_DEVARGS_LEN];
+		uint16_t pid;
+
+		devname(&cfg->ports[i], name, sizeof(name));
+		if (rte_eth_dev_get_port_by_name(name, &pid) != 0) {
+			fprintf(stderr, "spanbox-primary: ports[%u] (%s): device %s was not probed by EAL\n",
+				i, cfg->ports[i].name, name);
+			return -1;
+		}
+		p->shm->ports[i].port_id = pid;
+		p->shm->ports[i].socket_id = rte_eth_dev_socket_id(pid);
+		p->shm->ports[i].peer = -1;
+	}
+	for (i = 0; i < cfg->nb_xconnects; i++) {
+		p->shm->ports[cfg->xconnects[i].a].peer = (int16_t)cfg->xconnects[i].b;
+		p->shm->ports[cfg->xconnects[i].b].peer = (int16_t)cfg->xconnects[i].a;
+	}
+	return 0;
+}
+
+/* Create the rings of bridged port i: one RX ring per polled queue, one TX ring per worker. */
+static int bridge_rings_create(struct sbx_primary *p, uint16_t i, int socket)
+{
+	struct sbx_port_shm *ps = &p->shm->ports[i];
+	uint16_t q;
+
+	for (q = 0; q < ps->nb_rxq; q++) {
+		snprintf(ps->rx_ring[q], SBX_NAME_LEN, "sbx_rx_%u_%u", i, q);
+		/* single producer (primary), single consumer (the one worker polling queue q) */
+		p->rx_ring[i][q] = rte_ring_create(ps->rx_ring[q], SBX_BRIDGE_RING_SIZE, socket,
+						   RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (p->rx_ring[i][q] == NULL)
+			return -1;
+	}
+	for (q = 0; q < ps->nb_txq; q++) {
+		snprintf(ps->tx_ring[q], SBX_NAME_LEN, "sbx_tx_%u_%u", i, q);
+		p->tx_ring[i][q] = rte_ring_create(ps->tx_ring[q], SBX_BRIDGE_RING_SIZE, socket,
+						   RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (p->tx_ring[i][q] == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/* Configure and start one port. */
+static int port_start(struct sbx_primary *p, uint16_t i)
+{
+	const struct sbx_port_cfg *pc = &p->cfg->ports[i];
+	struct sbx_port_shm *ps = &p->shm->ports[i];
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	struct rte_mempool *mp = sbx_pool_for_socket(p, ps->socket_id);
+	bool bridged = pc->kind == SBX_PORT_BRIDGED;
+	uint16_t nb_rxq, nb_txq, q, pid = ps->port_id;
+	int rc, socket = ps->socket_id < 0 ? 0 : ps->socket_id;
+
+	rc = rte_eth_dev_info_get(pid, &info);
+	if (rc != 0)
+		goto fail;
+	/* bridged: the pcap device has one queue pair; the rings give workers their queues */
+	nb_rxq = bridged ? 1 : sbx_config_port_nb_rxq(p->cfg, i);
+	nb_txq = bridged ? 1 : p->cfg->nb_workers;
+	if (nb_rxq > info.max_rx_queues || nb_txq > info.max_tx_queues) {
+		fprintf(stderr, "spanbox-primary: ports[%u] (%s): needs %u RX / %u TX queues, device has %u / %u\n",
+			i, pc->name, nb_rxq, nb_txq, info.max_rx_queues, info.max_tx_queues);
+		return -1;
+	}
+	memset(&conf, 0, sizeof(conf));
+	if (pc->mtu <= info.max_mtu && pc->mtu >= info.min_mtu)
+		conf.rxmode.mtu = pc->mtu;
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	rc = rte_eth_dev_configure(pid, nb_rxq, nb_txq, &conf);
+	if (rc != 0)
+		goto fail;
+	for (q = 0; q < nb_rxq; q++) {
+		rc = rte_eth_rx_queue_setup(pid, q, pc->rx_desc, (unsigned int)socket, NULL, mp);
+		if (rc != 0)
+			goto fail;
+	}
+	for (q = 0; q < nb_txq; q++) {
+		rc = rte_eth_tx_queue_setup(pid, q, pc->tx_desc, (unsigned int)socket, NULL);
+		if (rc != 0)
+			goto fail;
+	}
+	rc = rte_eth_dev_start(pid);
+	if (rc != 0)
+		goto fail;
+	rte_eth_promiscuous_enable(pid); /* not every PMD supports it; a forwarder wants all frames */
+	ps->nb_rxq = bridged ? sbx_config_port_nb_rxq(p->cfg, i) : nb_rxq;
+	ps->nb_txq = bridged ? p->cfg->nb_workers : nb_txq;
+	if (bridged && bridge_rings_create(p, i, socket) != 0) {
+		fprintf(stderr, "spanbox-primary: ports[%u] (%s): cannot create bridge rings: %s\n",
+			i, pc->name, rte_strerror(rte_errno));
+		return -1;
+	}
+	if (rte_eth_macaddr_get(pid, &mac) == 0)
+		memcpy(ps->mac, mac.addr_bytes, 6);
+	printf("spanbox-primary: port %s = %s (id %u, socket %d, %u RX / %u TX queues%s)\n", pc->name,
+	       pc->devargs, pid, ps->socket_id, ps->nb_rxq, ps->nb_txq, bridged ? ", bridged by primary" : "");
+	return 0;
+fail:
+	fprintf(stderr, "spanbox-primary: ports[%u] (%s): setup failed: %s\n", i, pc->name, rte_strerror(-rc));
+	return -1;
+}
+
+int sbx_ports_start(struct sbx_primary *p)
+{
+	uint16_t i;
+
+	for (i = 0; i < p->cfg->nb_ports; i++)
+		if (port_start(p, i) != 0)
+			return -1;
+	return 0;
+}
+
+void sbx_ports_refresh(struct sbx_primary *p)
+{
+	uint16_t i;
+
+	for (i = 0; i < p->cfg->nb_ports; i++) {
+		struct sbx_port_shm *ps = &p->shm->ports[i];
+		struct rte_eth_link link;
+		struct rte_eth_stats st;
+
+		if (rte_eth_link_get_nowait(ps->port_id, &link) == 0) {
+			ps->link_up = link.link_status;
+			ps->link_speed = link.link_speed;
+		}
+		if (rte_eth_stats_get(ps->port_id, &st) == 0) {
+			ps->ipackets = st.ipackets;
+			ps->opackets = st.opackets;
+			ps->ibytes = st.ibytes;
+			ps->obytes = st.obytes;
+			ps->imissed = st.imissed;
+			ps->ierrors = st.ierrors;
+			ps->oerrors = st.oerrors;
+			ps->rx_nombuf = st.rx_nombuf;
+		}
+	}
+}
+
+/* pcap RX -> rx rings of bridged port i, round robin over the polled queues, burst by burst.
+ * A burst the ring cannot take stays pending: nothing read from a file is ever dropped. */
+static unsigned int bridge_rx(struct sbx_primary *p, uint16_t i)
+{
+	struct sbx_port_shm *ps = &p->shm->ports[i];
+	uint16_t *n = &p->rx_pending_n[i], *off = &p->rx_pending_off[i];
+	unsigned int moved = 0, k;
+
+	if (*n == 0) {
+		*off = 0;
+		*n = rte_eth_rx_burst(ps->port_id, 0, p->rx_pending[i], p->cfg->burst);
+		p->bridge_rx[i] += *n;
+		p->rx_rr[i] = (uint16_t)((p->rx_rr[i] + 1) % ps->nb_rxq);
+	}
+	if (*n) {
+		k = rte_ring_enqueue_burst(p->rx_ring[i][p->rx_rr[i]], (void **)&p->rx_pending[i][*off], *n, NULL);
+		*off = (uint16_t)(*off + k);
+		*n = (uint16_t)(*n - k);
+		moved += k;
+	}
+	return moved;
+}
+
+/* tx rings of bridged port i -> pcap TX. pcap TX writes synchronously; what it refuses is retried. */
+static unsigned int bridge_tx(struct sbx_primary *p, uint16_t i)
+{
+	struct sbx_port_shm *ps = &p->shm->ports[i];
+	struct rte_mbuf *pkts[64];
+	unsigned int moved = 0, n, sent, q;
+
+	for (q = 0; q < ps->nb_txq; q++) {
+		n = rte_ring_dequeue_burst(p->tx_ring[i][q], (void **)pkts, RTE_DIM(pkts), NULL);
+		sent = 0;
+		while (sent < n) {
+			uint16_t k = rte_eth_tx_burst(ps->port_id, 0, pkts + sent, (uint16_t)(n - sent));
+			if (k == 0)
+				break;
+			sent += k;
+		}
+		if (sent < n) /* the pcap PMD refused: it counts them as errors; we free */
+			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+		p->bridge_tx[i] += sent;
+		moved += n;
+	}
+	return moved;
+}
+
+unsigned int sbx_bridge_poll(struct sbx_primary *p)
+{
+	unsigned int moved = 0;
+	uint16_t i;
+
+	for (i = 0; i < p->cfg->nb_ports; i++) {
+		if (p->cfg->ports[i].kind != SBX_PORT_BRIDGED)
+			continue;
+		moved += bridge_rx(p, i);
+		moved += bridge_tx(p, i);
+	}
+	return moved;
+}
+
+bool sbx_bridge_idle(struct sbx_primary *p)
+{
+	uint16_t i, q;
+
+	for (i = 0; i < p->cfg->nb_ports; i++) {
+		if (p->cfg->ports[i].kind != SBX_PORT_BRIDGED)
+			continue;
+		if (p->rx_pending_n[i])
+			return false;
+		for (q = 0; q < p->shm->ports[i].nb_rxq; q++)
+			if (!rte_ring_empty(p->rx_ring[i][q]))
+				return false;
+		for (q = 0; q < p->shm->ports[i].nb_txq; q++)
+			if (!rte_ring_empty(p->tx_ring[i][q]))
+				return false;
+	}
+	return true;
+}
+
+/* Free every mbuf left in a ring, then the ring. */
+static void ring_drain_free(struct rte_ring *r)
+{
+	struct rte_mbuf *pkts[64];
+	unsigned int n;
+
+	if (r == NULL)
+		return;
+	while ((n = rte_ring_dequeue_burst(r, (void **)pkts, RTE_DIM(pkts), NULL)) > 0)
+		rte_pktmbuf_free_bulk(pkts, n);
+	rte_ring_free(r);
+}
+
+void sbx_ports_stop(struct sbx_primary *p)
+{
+	uint16_t i, q;
+
+	for (i = 0; i < p->cfg->nb_ports; i++) {
+		uint16_t pid = p->shm->ports[i].port_id;
+
+		if (p->rx_pending_n[i])
+			rte_pktmbuf_free_bulk(&p->rx_pending[i][p->rx_pending_off[i]], p->rx_pending_n[i]);
+		p->rx_pending_n[i] = 0;
+		for (q = 0; q < SBX_MAX_WORKERS; q++) {
+			ring_drain_free(p->rx_ring[i][q]);
+			ring_drain_free(p->tx_ring[i][q]);
+			p->rx_ring[i][q] = p->tx_ring[i][q] = NULL;
+		}
+		if (rte_eth_dev_stop(pid) != 0)
+			fprintf(stderr, "spanbox-primary: port %s: stop failed\n", p->cfg->ports[i].name);
+		rte_eth_dev_close(pid);
+	}
+}

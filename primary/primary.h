@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal interfaces of spanbox-primary: pools, ports, workers, replay. */
+#ifndef SPANBOX_PRIMARY_H
+#define SPANBOX_PRIMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "spanbox/config.h"
+#include "spanbox/shm.h"
+
+#define SBX_BRIDGE_RING_SIZE 1024 /**< slots per bridge ring (power of two) */
+
+/** Process-local state of the primary (the shared part lives in shm). */
+struct sbx_primary {
+	struct sbx_shm *shm;
+	const struct sbx_config *cfg;
+	struct rte_mempool *pools[SBX_MAX_POOLS];
+	int pool_socket[SBX_MAX_POOLS];
+	char worker_bin[SBX_PATH_LEN];
+	char config_path[SBX_PATH_LEN];
+	bool replay;
+	/* bridged (pcap) ports: rings and mbufs the primary holds between bursts */
+	struct rte_ring *rx_ring[SBX_MAX_PORTS][SBX_MAX_WORKERS];
+	struct rte_ring *tx_ring[SBX_MAX_PORTS][SBX_MAX_WORKERS];
+	struct rte_mbuf *rx_pending[SBX_MAX_PORTS][64];
+	uint16_t rx_pending_n[SBX_MAX_PORTS], rx_pending_off[SBX_MAX_PORTS];
+	uint16_t rx_rr[SBX_MAX_PORTS];
+	uint64_t bridge_rx[SBX_MAX_PORTS]; /**< frames read from the pcap device */
+	uint64_t bridge_tx[SBX_MAX_PORTS]; /**< frames written to the pcap device */
+	uint64_t replay_expect[SBX_MAX_PORTS]; /**< records in the rx pcap file, 0 = none */
+	uint64_t worker_next_start_ns[SBX_MAX_WORKERS];
+};
+
+/* pools.c */
+/**
+ * Plan and create one pktmbuf pool per NUMA socket used by ports or worker lcores, timing each
+ * creation (sbx_pool_shm.populate_ns). Prints the plan. @return 0 or -1 (message printed).
+ */
+int sbx_pools_create(struct sbx_primary *p);
+/** Refresh in_use/avail of every pool in shm (cheap: ring count plus cache counts). */
+void sbx_pools_refresh(struct sbx_primary *p);
+/** Free every pool (after ports are closed and workers gone). */
+void sbx_pools_free(struct sbx_primary *p);
+/** @return the pool for @p socket_id (falls back to the first pool). */
+struct rte_mempool *sbx_pool_for_socket(struct sbx_primary *p, int socket_id);
+
+/* ports.c */
+/** Map each config port to its DPDK port id and fill peers in shm. @return 0 or -1. */
+int sbx_ports_lookup(struct sbx_primary *p);
+/** Configure and start every port; create bridge rings for pcap ports. @return 0 or -1. */
+int sbx_ports_start(struct sbx_primary *p);
+/** Refresh link and basic stats of every port in shm. */
+void sbx_ports_refresh(struct sbx_primary *p);
+/**
+ * Move mbufs between pcap devices and the bridge rings (pcap RX -> rx ring, tx rings -> pcap TX).
+ * Ownership: mbufs dequeued from tx rings are handed to rte_eth_tx_burst (the PMD frees them).
+ * @return frames moved (0 = idle).
+ */
+unsigned int sbx_bridge_poll(struct sbx_primary *p);
+/** @return true when no mbuf waits in a bridge ring or in the primary's pending buffers. */
+bool sbx_bridge_idle(struct sbx_primary *p);
+/** Stop and close every port, free bridge rings and the mbufs they still hold. */
+void sbx_ports_stop(struct sbx_primary *p);
+
+/* workers.c */
+/** Fork/exec worker @p w with its EAL arguments. @return 0 or -1. */
+int sbx_worker_spawn(struct sbx_primary *p, unsigned int w);
+/** Reap exited workers and restart them (after a short back-off). Called from the main loop. */
+void sbx_workers_supervise(struct sbx_primary *p, bool restart);
+/** Ask every worker to drain and exit; SIGKILL those still alive after @p timeout_ms. */
+void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms);
+/** @return true when every worker slot is RUNNING. */
+bool sbx_workers_all_running(struct sbx_primary *p);
+
+/* replay.c */
+/** Count the records of every bridged port's rx_pcap file (libpcap). @return 0 or -1. */
+int sbx_replay_prepare(struct sbx_primary *p);
+/** @return true when every input is at EOF and every queue and ring has drained. */
+bool sbx_replay_done(struct sbx_primary *p, uint64_t now_ns);
+/** Print per-port counters (primary's view and the workers' sums) to stdout. */
+void sbx_print_counters(struct sbx_primary *p);
+
+#endif

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The forwarding loop of a worker: zero copy, own TX queue per port, idle back-off. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "worker.h"
+
+#define SBX_MAX_BURST 256
+#define SBX_PRIMARY_CHECK_LOOPS 1024 /* loops between heartbeat / primary liveness checks */
+
+int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen)
+{
+	const struct sbx_config *cfg = &shm->cfg;
+	uint16_t i;
+
+	if (id >= cfg->nb_workers) {
+		snprintf(err, errlen, "worker id %u: the config has %u workers", id, cfg->nb_workers);
+		return -1;
+	}
+	wk->id = id;
+	wk->shm = shm;
+	wk->slot = &shm->workers[id];
+	wk->nb_rxq = cfg->workers[id].nb_rxq;
+	for (i = 0; i < cfg->nb_ports; i++) {
+		const struct sbx_port_shm *ps = &shm->ports[i];
+
+		wk->peer[i] = ps->peer;
+		wk->txq[i] = (struct sbx_queue){ .port = i, .port_id = ps->port_id, .queue = (uint16_t)id };
+		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
+			wk->txq[i].ring = rte_ring_lookup(ps->tx_ring[id]);
+			if (wk->txq[i].ring == NULL) {
+				snprintf(err, errlen, "port %s: ring %s not found", cfg->ports[i].name, ps->tx_ring[id]);
+				return -1;
+			}
+		} else if (!rte_eth_dev_is_valid_port(ps->port_id)) {
+			snprintf(err, errlen, "port %s: DPDK port %u not attached in this process",
+				 cfg->ports[i].name, ps->port_id);
+			return -1;
+		}
+	}
+	for (i = 0; i < wk->nb_rxq; i++) {
+		const struct sbx_rxq_cfg *rq = &cfg->workers[id].rxq[i];
+		const struct sbx_port_shm *ps = &shm->ports[rq->port];
+
+		wk->rxq[i] = (struct sbx_queue){ .port = rq->port, .port_id = ps->port_id, .queue = rq->queue };
+		if (cfg->ports[rq->port].kind == SBX_PORT_BRIDGED) {
+			wk->rxq[i].ring = rte_ring_lookup(ps->rx_ring[rq->queue]);
+			if (wk->rxq[i].ring == NULL) {
+				snprintf(err, errlen, "port %s: ring %s not found", cfg->ports[rq->port].name,
+					 ps->rx_ring[rq->queue]);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static inline uint16_t q_rx(const struct sbx_queue *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (q->ring != NULL)
+		return (uint16_t)rte_ring_sc_dequeue_burst(q->ring, (void **)pkts, n, NULL);
+	return rte_eth_rx_burst(q->port_id, q->queue, pkts, n);
+}
+
+static inline uint16_t q_tx(const struct sbx_queue *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (q->ring != NULL)
+		return (uint16_t)rte_ring_sp_enqueue_burst(q->ring, (void **)pkts, n, NULL);
+	return rte_eth_tx_burst(q->port_id, q->queue, pkts, n);
+}
+
+/* true when pkt_len and nb_segs agree with the segment chain */
+static inline bool chain_ok(const struct rte_mbuf *m)
+{
+	const struct rte_mbuf *s;
+	uint32_t len = 0;
+	uint16_t segs = 0;
+
+	if (likely(m->nb_segs == 1 && m->next == NULL))
+		return m->data_len == m->pkt_len;
+	for (s = m; s != NULL && segs <= m->nb_segs; s = s->next) {
+		len += s->data_len;
+		segs++;
+	}
+	return s == NULL && segs == m->nb_segs && len == m->pkt_len;
+}
+
+/* Forward one received burst from input port @p in. */
+static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct sbx_worker_stats *st = &wk->slot->stats;
+	struct rte_mbuf *good[SBX_MAX_BURST];
+	uint64_t bytes = 0, bad_bytes = 0;
+	uint16_t i, ng = 0, sent;
+	int16_t out = wk->peer[in];
+
+	for (i = 0; i < n; i++) {
+		bytes += pkts[i]->pkt_len;
+		if (likely(chain_ok(pkts[i]))) {
+			good[ng++] = pkts[i];
+		} else {
+			bad_bytes += pkts[i]->pkt_len;
+			st->bad_pkts++;
+			rte_pktmbuf_free(pkts[i]);
+		}
+	}
+	st->port[in].rx_pkts += n;
+	st->port[in].rx_bytes += bytes;
+	if (unlikely(ng != n)) {
+		st->port[in].drop_pkts += n - ng;
+		st->port[in].drop_bytes += bad_bytes;
+		bytes -= bad_bytes;
+	}
+	if (ng == 0)
+		return;
+	if (unlikely(out < 0)) {
+		st->port[in].drop_pkts += ng;
+		st->port[in].drop_bytes += bytes;
+		rte_pktmbuf_free_bulk(good, ng);
+		return;
+	}
+	sent = q_tx(&wk->txq[out], good, ng);
+	if (unlikely(sent < ng)) {
+		uint64_t lost = 0;
+
+		for (i = sent; i < ng; i++)
+			lost += good[i]->pkt_len;
+		st->port[out].drop_pkts += ng - sent;
+		st->port[out].drop_bytes += lost;
+		bytes -= lost;
+		rte_pktmbuf_free_bulk(good + sent, ng - sent);
+	}
+	st->port[out].tx_pkts += sent;
+	st->port[out].tx_bytes += bytes;
+}
+
+/* false when the primary is gone or shutting down */
+static bool primary_alive(const struct sbx_shm *shm)
+{
+	return shm->running && (kill(shm->primary_pid, 0) == 0 || errno != ESRCH);
+}
+
+int sbx_worker_run(struct sbx_worker *wk)
+{
+	const struct sbx_config *cfg = &wk->shm->cfg;
+	struct sbx_worker_stats *st = &wk->slot->stats;
+	struct rte_mbuf *pkts[SBX_MAX_BURST];
+	uint16_t burst = cfg->burst > SBX_MAX_BURST ? SBX_MAX_BURST : cfg->burst;
+	struct timespec nap = { .tv_sec = cfg->idle_sleep_us / 1000000,
+				.tv_nsec = (long)(cfg->idle_sleep_us % 1000000) * 1000 };
+	uint32_t idle = 0;
+	uint64_t loops = 0;
+	uint16_t i;
+
+	st->heartbeat_ns = sbx_now_ns();
+	wk->slot->state = SBX_W_RUNNING;
+	while (!*wk->quit && !wk->slot->stop) {
+		uint64_t got = 0;
+
+		for (i = 0; i < wk->nb_rxq; i++) {
+			uint64_t t0 = rte_rdtsc();
+			uint16_t n = q_rx(&wk->rxq[i], pkts, burst);
+
+			if (n == 0)
+				continue;
+			forward_burst(wk, wk->rxq[i].port, pkts, n);
+			st->busy_cycles += rte_rdtsc() - t0;
+			st->busy_pkts += n;
+			got += n;
+		}
+		loops++;
+		if ((loops & (SBX_PRIMARY_CHECK_LOOPS - 1)) == 0) {
+			st->loops = loops;
+			st->heartbeat_ns = sbx_now_ns();
+			if (!primary_alive(wk->shm))
+				return 1;
+		}
+		if (got) {
+			idle = 0;
+		} else if (++idle >= cfg->idle_polls && !cfg->busy_poll) {
+			st->loops = loops;
+			st->heartbeat_ns = sbx_now_ns();
+			st->idle_sleeps++;
+			nanosleep(&nap, NULL);
+			if ((st->idle_sleeps & 63) == 0 && !primary_alive(wk->shm))
+				return 1;
+		}
+	}
+	st->loops = loops;
+	/* draining: RX stopped; TX is synchronous here, so nothing is buffered to flush */
+	wk->slot->state = SBX_W_DRAINING;
+	return 0;
+}

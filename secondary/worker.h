@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The worker's forwarding loop. */
+#ifndef SPANBOX_WORKER_H
+#define SPANBOX_WORKER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include <rte_ring.h>
+
+#include "spanbox/shm.h"
+
+/** Where a worker receives or transmits: an ethdev queue, or a bridge ring (pcap ports). */
+struct sbx_queue {
+	uint16_t port;         /**< index into cfg.ports */
+	uint16_t port_id;      /**< DPDK port id */
+	uint16_t queue;        /**< queue id on the ethdev */
+	struct rte_ring *ring; /**< non-NULL for bridged ports: mbufs go through this ring instead */
+};
+
+/** Everything the loop needs, resolved once at start. */
+struct sbx_worker {
+	unsigned int id;
+	struct sbx_shm *shm;
+	struct sbx_worker_shm *slot;
+	uint16_t nb_rxq;
+	struct sbx_queue rxq[SBX_MAX_RXQ_PER_WORKER];
+	struct sbx_queue txq[SBX_MAX_PORTS]; /**< this worker's own TX queue on each port */
+	int16_t peer[SBX_MAX_PORTS];         /**< cross-connect: output port of each input port, -1 none */
+	volatile sig_atomic_t *quit;
+};
+
+/**
+ * Resolve queues and rings of worker @p id from the memzone.
+ * @return 0, or -1 with a message in @p err.
+ */
+int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen);
+
+/**
+ * Poll until *wk->quit, the primary asks to stop, or the primary is gone.
+ * Forward path: rx_burst -> cross-connect -> tx_burst of the same mbufs (no copy); mbufs TX refuses
+ * are freed here and counted as drops on the output port. Frames with an inconsistent mbuf chain
+ * are freed before any TX and counted in bad_pkts and as drops on the input port.
+ * @return 0 on a requested stop, 1 when the primary is gone.
+ */
+int sbx_worker_run(struct sbx_worker *wk);
+
+#endif
