@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* JSON config parser and validator (schema: docs/CONFIG.md). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "spanbox/config.h"
+
+#define MAX_RXQ_ID 15            /* highest RX queue id a worker may poll */
+#define MAX_FILE_SIZE (1 << 20)  /* config files larger than this are refused */
+
+static const char NAME_CHARS[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+static const char CPU_CHARS[] = "0123456789,-";
+
+static const char *const root_keys[] = {
+	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", NULL};
+static const char *const eal_keys[] = {
+	"file_prefix", "socket_mem_mb", "primary_lcore", "mgmt_lcore", "cpus", "extra_args", NULL};
+static const char *const pool_keys[] = {"mbufs", "cache", NULL};
+static const char *const port_keys[] = {
+	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", NULL};
+static const char *const worker_keys[] = {
+	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues", NULL};
+static const char *const rxq_keys[] = {"port", "queue", NULL};
+static const char *const fwd_keys[] = {"xconnects", NULL};
+static const char *const mgmt_keys[] = {"listen", "port", "database", NULL};
+
+/* Destination of error messages. */
+struct ctx {
+	char *err;
+	size_t errlen;
+};
+
+/* Write "<path>[.<key>]: <message>" to the error buffer; always returns -1. */
+__attribute__((format(printf, 4, 5)))
+static int fail(struct ctx *c, const char *path, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (c->err == NULL || c->errlen == 0)
+		return -1;
+	n = snprintf(c->err, c->errlen, "%s%s%s: ", path, (*path && key) ? "." : "",
+		     key ? key : "");
+	if (n >= 0 && (size_t)n < c->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* Member @key of @obj, or NULL when @obj is NULL or has no such member. */
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+	return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+/* Refuse members of object @obj that are not in @allowed (NULL-terminated) or appear twice. */
+static int check_keys(struct ctx *c, const cJSON *obj, const char *path,
+		      const char *const allowed[])
+{
+	const cJSON *it, *prev;
+	size_t i;
+
+	cJSON_ArrayForEach(it, obj) {
+		for (i = 0; allowed[i] && strcmp(allowed[i], it->string); i++)
+			;
+		if (!allowed[i])
+			return fail(c, path, it->string, "unknown key");
+		for (prev = obj->child; prev != it; prev = prev->next)
+			if (!strcmp(prev->string, it->string))
+				return fail(c, path, it->string, "duplicate key");
+	}
+	return 0;
+}
+
+/* Refuse an absent member @key of @obj. */
+static int need(struct ctx *c, const cJSON *obj, const char *path, const char *key)
+{
+	return member(obj, key) ? 0 : fail(c, path, key, "missing required key");
+}
+
+/* Fetch the top-level object @key into *out (NULL when absent) and check its keys. */
+static int get_section(struct ctx *c, const cJSON *root, const char *key,
+		       const char *const allowed[], const cJSON **out)
+{
+	const cJSON *it = member(root, key);
+
+	*out = NULL;
+	if (!it)
+		return 0;
+	if (!cJSON_IsObject(it))
+		return fail(c, "", key, "expected an object");
+	*out = it;
+	return check_keys(c, it, key, allowed);
+}
+
+/* Fetch the array member @key of @obj into *out (NULL when absent); at most @max entries. */
+static int get_array(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		     int max, const cJSON **out)
+{
+	const cJSON *it = member(obj, key);
+	int n;
+
+	*out = NULL;
+	if (!it)
+		return 0;
+	if (!cJSON_IsArray(it))
+		return fail(c, path, key, "expected an array");
+	n = cJSON_GetArraySize(it);
+	if (n > max)
+		return fail(c, path, key, "%d entries, at most %d", n, max);
+	*out = it;
+	return 0;
+}
+
+/* Read the whole number @it into *out; refuse other types, fractions and values outside min..max. */
+static int to_int(struct ctx *c, const cJSON *it, const char *path, const char *key,
+		  long long min, long long max, long long *out)
+{
+	double v;
+
+	if (!cJSON_IsNumber(it))
+		return fail(c, path, key, "expected an integer");
+	v = it->valuedouble;
+	/* beyond +-9e15 every double is whole (and out of any range here) */
+	if (v > -9e15 && v < 9e15 && v != (double)(long long)v)
+		return fail(c, path, key, "expected an integer");
+	if (v < (double)min || v > (double)max)
+		return fail(c, path, key, "%.15g out of range %lld..%lld", v, min, max);
+	*out = (long long)v;
+	return 0;
+}
+
+/* Integer member @key of @obj into *out, @def when absent (see to_int). */
+static int get_int(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		   long long min, long long max, long long def, long long *out)
+{
+	const cJSON *it = member(obj, key);
+
+	*out = def;
+	return it ? to_int(c, it, path, key, min, max, out) : 0;
+}
+
+/* get_int() into a uint16_t. */
+static int get_u16(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		   long long min, long long max, long long def, uint16_t *out)
+{
+	long long v;
+
+	if (get_int(c, obj, path, key, min, max, def, &v))
+		return -1;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+/* get_int() into a uint32_t. */
+static int get_u32(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		   long long min, long long max, long long def, uint32_t *out)
+{
+	long long v;
+
+	if (get_int(c, obj, path, key, min, max, def, &v))
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Copy string @it into @dst[size]; refuse non-strings, too long, "" if @nonempty, bytes not in @chars. */
+static int to_string(struct ctx *c, const cJSON *it, const char *path, const char *key,
+		     char *dst, size_t size, bool nonempty, const char *chars)
+{
+	const char *s;
+	size_t len;
+
+	if (!cJSON_IsString(it))
+		return fail(c, path, key, "expected a string");
+	s = it->valuestring;
+	len = strlen(s);
+	if (nonempty && len == 0)
+		return fail(c, path, key, "must not be empty");
+	if (len >= size)
+		return fail(c, path, key, "longer than %zu characters", size - 1);
+	if (chars && strspn(s, chars) != len)
+		return fail(c, path, key, "\"%s\" has characters outside %s", s,
+			    chars == NAME_CHARS ? "[A-Za-z0-9_-]" : "[0-9,-]");
+	memcpy(dst, s, len + 1);
+	return 0;
+}
+
+/* String member @key of @obj into @dst, @def when absent (see to_string). */
+static int get_string(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		      char *dst, size_t size, bool nonempty, const char *chars, const char *def)
+{
+	const cJSON *it = member(obj, key);
+
+	if (it)
+		return to_string(c, it, path, key, dst, size, nonempty, chars);
+	snprintf(dst, size, "%s", def);
+	return 0;
+}
+
+/* True when @s starts with @pat ('h' = a hex digit, anything else literal) then ends or has ','. */
+static bool match_pci(const char *s, const char *pat)
+{
+	for (; *pat; pat++, s++)
+		if (*pat == 'h' ? !isxdigit((unsigned char)*s) : *s != *pat)
+			return false;
+	return *s == '\0' || *s == ',';
+}
+
+/* True when @s is "a.b.c.d/len" with a valid IPv4 address and len 0..32. */
+static bool is_ipv4_cidr(const char *s)
+{
+	const char *slash = strchr(s, '/');
+	char ip[INET_ADDRSTRLEN];
+	struct in_addr a;
+	size_t n;
+
+	if (!slash || (size_t)(slash - s) >= sizeof(ip))
+		return false;
+	memcpy(ip, s, (size_t)(slash - s));
+	ip[slash - s] = '\0';
+	if (inet_pton(AF_INET, ip, &a) != 1)
+		return false;
+	n = strlen(++slash);
+	return n >= 1 && n <= 2 && strspn(slash, "0123456789") == n && atoi(slash) <= 32;
+}
+
+/* Parse "eal": prefix, hugepage memory, lcore ids of primary and mgmt, cpu set, extra args. */
+static int parse_eal(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	const cJSON *o, *arr, *it;
+	char path[64];
+	int i = 0;
+
+	if (get_section(c, root, "eal", eal_keys, &o) ||
+	    get_string(c, o, "eal", "file_prefix", cfg->file_prefix, sizeof(cfg->file_prefix),
+		       true, NAME_CHARS, "spanbox") ||
+	    get_u32(c, o, "eal", "socket_mem_mb", 64, 65536, 512, &cfg->socket_mem_mb) ||
+	    get_u16(c, o, "eal", "primary_lcore", 0, SBX_LCORE_ID_MAX, 0, &cfg->primary_lcore) ||
+	    get_u16(c, o, "eal", "mgmt_lcore", 0, SBX_LCORE_ID_MAX, 100, &cfg->mgmt_lcore) ||
+	    get_string(c, o, "eal", "cpus", cfg->cpus, sizeof(cfg->cpus), true, CPU_CHARS, "0-1") ||
+	    get_array(c, o, "eal", "extra_args", SBX_MAX_EXTRA_EAL, &arr))
+		return -1;
+	if (cfg->mgmt_lcore == cfg->primary_lcore)
+		return fail(c, "eal", "mgmt_lcore", "lcore %u is already eal.primary_lcore",
+			    cfg->mgmt_lcore);
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(path, sizeof(path), "eal.extra_args[%d]", i);
+		if (to_string(c, it, path, NULL, cfg->extra_eal[i], SBX_DEVARGS_LEN, true, NULL))
+			return -1;
+		i++;
+	}
+	cfg->nb_extra_eal = (uint16_t)i;
+	return 0;
+}
+
+/* Parse "pool": mbuf count (0 = let the planner compute it) and per-lcore cache. */
+static int parse_pool(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	const cJSON *o;
+
+	if (get_section(c, root, "pool", pool_keys, &o) ||
+	    get_u32(c, o, "pool", "mbufs", 0, 16777216, 0, &cfg->pool_mbufs) ||
+	    get_u16(c, o, "pool", "cache", 0, 512, 256, &cfg->pool_cache))
+		return -1;
+	if (cfg->pool_mbufs > 0 && cfg->pool_mbufs < 1024)
+		return fail(c, "pool", "mbufs", "%u out of range 1024..16777216 (or 0 = computed)",
+			    cfg->pool_mbufs);
+	return 0;
+}
+
+/* Parse the required "ports" array and derive each port's kind and PCI-ness. */
+static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	const cJSON *arr, *it;
+	char path[64];
+	int i = 0, j;
+
+	if (need(c, root, "", "ports") || get_array(c, root, "", "ports", SBX_MAX_PORTS, &arr))
+		return -1;
+	if (cJSON_GetArraySize(arr) == 0)
+		return fail(c, "", "ports", "at least one port is required");
+	cJSON_ArrayForEach(it, arr) {
+		struct sbx_port_cfg *p = &cfg->ports[i];
+
+		snprintf(path, sizeof(path), "ports[%d]", i);
+		if (!cJSON_IsObject(it))
+			return fail(c, path, NULL, "expected an object");
+		if (check_keys(c, it, path, port_keys) || need(c, it, path, "name") ||
+		    get_string(c, it, path, "name", p->name, sizeof(p->name), true, NAME_CHARS, ""))
+			return -1;
+		for (j = 0; j < i; j++)
+			if (!strcmp(cfg->ports[j].name, p->name))
+				return fail(c, path, "name", "duplicate port name \"%s\" (see ports[%d])",
+					    p->name, j);
+		if (need(c, it, path, "devargs") ||
+		    get_string(c, it, path, "devargs", p->devargs, sizeof(p->devargs), true, NULL, "") ||
+		    get_u16(c, it, path, "mtu", 68, 9600, 1500, &p->mtu) ||
+		    get_u16(c, it, path, "rx_desc", 64, 16384, 1024, &p->rx_desc) ||
+		    get_u16(c, it, path, "tx_desc", 64, 16384, 1024, &p->tx_desc) ||
+		    get_string(c, it, path, "netns", p->netns, sizeof(p->netns), false, NAME_CHARS, "") ||
+		    get_string(c, it, path, "address", p->address, sizeof(p->address), false, NULL, ""))
+			return -1;
+		if (p->address[0] && !is_ipv4_cidr(p->address))
+			return fail(c, path, "address", "\"%s\" is not an IPv4 CIDR like 198.18.0.1/24",
+				    p->address);
+		p->kind = (!strncmp(p->devargs, "net_pcap", 8) || !strncmp(p->devargs, "eth_pcap", 8))
+				  ? SBX_PORT_BRIDGED : SBX_PORT_ETHDEV;
+		p->is_pci = match_pci(p->devargs, "hhhh:hh:hh.h") || match_pci(p->devargs, "hh:hh.h");
+		i++;
+	}
+	cfg->nb_ports = (uint16_t)i;
+	return 0;
+}
+
+/* Parse workers.lcores, or derive it (primary_lcore+1+i, skipping mgmt_lcore); ids unique. */
+static int parse_lcores(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
+{
+	unsigned int next = cfg->primary_lcore + 1u;
+	const cJSON *arr;
+	char path[64];
+	long long v = 0;
+	int w, j;
+
+	if (get_array(c, o, "workers", "lcores", SBX_MAX_WORKERS, &arr))
+		return -1;
+	if (arr && cJSON_GetArraySize(arr) != cfg->nb_workers)
+		return fail(c, "workers", "lcores", "%d entries, expected workers.count = %u",
+			    cJSON_GetArraySize(arr), cfg->nb_workers);
+	for (w = 0; w < cfg->nb_workers; w++) {
+		snprintf(path, sizeof(path), "workers.lcores[%d]", w);
+		if (arr) {
+			if (to_int(c, cJSON_GetArrayItem(arr, w), path, NULL, 0, SBX_LCORE_ID_MAX, &v))
+				return -1;
+		} else {
+			if (next == cfg->mgmt_lcore)
+				next++;
+			if (next > SBX_LCORE_ID_MAX)
+				return fail(c, "workers", "lcores",
+					    "default lcore %u of worker %d is above %d: list the lcores",
+					    next, w, SBX_LCORE_ID_MAX);
+			v = next++;
+		}
+		if (v == cfg->primary_lcore)
+			return fail(c, path, NULL, "lcore %lld is already eal.primary_lcore", v);
+		if (v == cfg->mgmt_lcore)
+			return fail(c, path, NULL, "lcore %lld is already eal.mgmt_lcore", v);
+		for (j = 0; j < w; j++)
+			if (cfg->workers[j].lcore_id == v)
+				return fail(c, path, NULL, "lcore %lld is already used by worker %d", v, j);
+		cfg->workers[w].lcore_id = (uint16_t)v;
+	}
+	return 0;
+}
+
+/* Default polling: worker w polls queue w of every ETHDEV port; worker 0 polls BRIDGED ports. */
+static void default_queues(struct sbx_config *cfg)
+{
+	uint16_t w, p;
+
+	for (w = 0; w < cfg->nb_workers; w++) {
+		struct sbx_worker_cfg *wk = &cfg->workers[w];
+
+		for (p = 0; p < cfg->nb_ports; p++) {
+			if (cfg->ports[p].kind == SBX_PORT_BRIDGED && w != 0)
+				continue;
+			wk->rxq[wk->nb_rxq].port = p;
+			wk->rxq[wk->nb_rxq].queue = w;
+			wk->nb_rxq++;
+		}
+	}
+}
+
+/* Parse workers.queues, or derive it; each (port, queue) is polled by one worker at most. */
+static int parse_queues(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
+{
+	int owner[SBX_MAX_PORTS][MAX_RXQ_ID + 1];
+	const cJSON *arr, *list, *e;
+	char path[64], epath[64], name[SBX_NAME_LEN];
+	int w = 0, n, p;
+	long long q;
+
+	if (get_array(c, o, "workers", "queues", SBX_MAX_WORKERS, &arr))
+		return -1;
+	if (!arr) {
+		default_queues(cfg);
+		return 0;
+	}
+	if (cJSON_GetArraySize(arr) != cfg->nb_workers)
+		return fail(c, "workers", "queues", "%d entries, expected workers.count = %u",
+			    cJSON_GetArraySize(arr), cfg->nb_workers);
+	memset(owner, 0xff, sizeof(owner)); /* -1: nobody */
+	cJSON_ArrayForEach(list, arr) {
+		struct sbx_worker_cfg *wk = &cfg->workers[w];
+
+		snprintf(path, sizeof(path), "workers.queues[%d]", w);
+		if (!cJSON_IsArray(list))
+			return fail(c, path, NULL, "expected an array of {\"port\", \"queue\"} objects");
+		if (cJSON_GetArraySize(list) > SBX_MAX_RXQ_PER_WORKER)
+			return fail(c, path, NULL, "%d entries, at most %d", cJSON_GetArraySize(list),
+				    SBX_MAX_RXQ_PER_WORKER);
+		n = 0;
+		cJSON_ArrayForEach(e, list) {
+			snprintf(epath, sizeof(epath), "workers.queues[%d][%d]", w, n);
+			if (!cJSON_IsObject(e))
+				return fail(c, epath, NULL, "expected an object");
+			if (check_keys(c, e, epath, rxq_keys) || need(c, e, epath, "port") ||
+			    need(c, e, epath, "queue") ||
+			    get_string(c, e, epath, "port", name, sizeof(name), true, NULL, ""))
+				return -1;
+			p = sbx_config_port_index(cfg, name);
+			if (p < 0)
+				return fail(c, epath, "port", "unknown port \"%s\"", name);
+			if (get_int(c, e, epath, "queue", 0, MAX_RXQ_ID, 0, &q))
+				return -1;
+			if (cfg->ports[p].kind == SBX_PORT_BRIDGED && q >= cfg->nb_workers)
+				return fail(c, epath, "queue",
+					    "%lld out of range 0..%u (bridged port %s: one queue per worker)",
+					    q, cfg->nb_workers - 1u, name);
+			if (owner[p][q] >= 0)
+				return fail(c, epath, NULL, "%s queue %lld is already polled by worker %d",
+					    name, q, owner[p][q]);
+			owner[p][q] = w;
+			wk->rxq[n].port = (uint16_t)p;
+			wk->rxq[n].queue = (uint16_t)q;
+			n++;
+		}
+		wk->nb_rxq = (uint16_t)n;
+		w++;
+	}
+	return 0;
+}
+
+/* Parse "workers": count, lcores, polling knobs and queues (needs eal and ports parsed). */
+static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	const cJSON *o;
+
+	if (get_section(c, root, "workers", worker_keys, &o) ||
+	    get_u16(c, o, "workers", "count", 1, SBX_MAX_WORKERS, 2, &cfg->nb_workers) ||
+	    get_u16(c, o, "workers", "burst", 1, 256, 32, &cfg->burst) ||
+	    get_u32(c, o, "workers", "idle_sleep_us", 0, 1000000, 100, &cfg->idle_sleep_us) ||
+	    get_u32(c, o, "workers", "idle_polls", 1, 1000000, 64, &cfg->idle_polls))
+		return -1;
+	if (member(o, "busy_poll") && !cJSON_IsBool(member(o, "busy_poll")))
+		return fail(c, "workers", "busy_poll", "expected true or false");
+	cfg->busy_poll = cJSON_IsTrue(member(o, "busy_poll"));
+	return (parse_lcores(c, o, cfg) || parse_queues(c, o, cfg)) ? -1 : 0;
+}
+
+/* Parse forwarding.xconnects: pairs of two distinct ports, each port in one pair at most. */
+static int parse_forwarding(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	int used[SBX_MAX_PORTS], end[2], i = 0, k;
+	char path[64], epath[64], name[SBX_NAME_LEN];
+	const cJSON *o, *arr, *pair;
+
+	if (get_section(c, root, "forwarding", fwd_keys, &o) ||
+	    get_array(c, o, "forwarding", "xconnects", SBX_MAX_XCONNECTS, &arr))
+		return -1;
+	memset(used, 0xff, sizeof(used)); /* -1: in no xconnect */
+	cJSON_ArrayForEach(pair, arr) {
+		snprintf(path, sizeof(path), "forwarding.xconnects[%d]", i);
+		if (!cJSON_IsArray(pair) || cJSON_GetArraySize(pair) != 2)
+			return fail(c, path, NULL, "expected an array of 2 port names");
+		for (k = 0; k < 2; k++) {
+			snprintf(epath, sizeof(epath), "forwarding.xconnects[%d][%d]", i, k);
+			if (to_string(c, cJSON_GetArrayItem(pair, k), epath, NULL, name, sizeof(name),
+				      true, NULL))
+				return -1;
+			end[k] = sbx_config_port_index(cfg, name);
+			if (end[k] < 0)
+				return fail(c, epath, NULL, "unknown port \"%s\"", name);
+			if (k == 1 && end[1] == end[0])
+				return fail(c, epath, NULL, "%s is cross-connected to itself", name);
+			if (used[end[k]] >= 0)
+				return fail(c, epath, NULL, "%s is already in forwarding.xconnects[%d]",
+					    name, used[end[k]]);
+			used[end[k]] = i;
+		}
+		cfg->xconnects[i].a = (uint16_t)end[0];
+		cfg->xconnects[i].b = (uint16_t)end[1];
+		i++;
+	}
+	cfg->nb_xconnects = (uint16_t)i;
+	return 0;
+}
+
+/* Parse "mgmt": listen address, TCP port and SQLite database path. */
+static int parse_mgmt(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	unsigned char addr[sizeof(struct in6_addr)];
+	const cJSON *o;
+
+	if (get_section(c, root, "mgmt", mgmt_keys, &o) ||
+	    get_string(c, o, "mgmt", "listen", cfg->mgmt_listen, sizeof(cfg->mgmt_listen), true,
+		       NULL, "127.0.0.1") ||
+	    get_u16(c, o, "mgmt", "port", 1, 65535, 8080, &cfg->mgmt_port) ||
+	    get_string(c, o, "mgmt", "database", cfg->mgmt_database, sizeof(cfg->mgmt_database),
+		       true, NULL, "/var/lib/spanbox/spanbox.db"))
+		return -1;
+	if (inet_pton(AF_INET, cfg->mgmt_listen, addr) != 1 &&
+	    inet_pton(AF_INET6, cfg->mgmt_listen, addr) != 1)
+		return fail(c, "mgmt", "listen", "\"%s\" is not an IPv4 or IPv6 address",
+			    cfg->mgmt_listen);
+	return 0;
+}
+
+int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	struct ctx c = {err, errlen};
+	const char *end = NULL, *s;
+	unsigned int line = 1, col = 1;
+	const cJSON *mirrors;
+	cJSON *root;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (text == NULL || cfg == NULL)
+		return fail(&c, "config", NULL, "no text or no config to fill");
+	memset(cfg, 0, sizeof(*cfg));
+	root = cJSON_ParseWithOpts(text, &end, true);
+	if (root == NULL) {
+		for (s = text; end && s < end && *s; s++) {
+			col = *s == '\n' ? 1 : col + 1;
+			line += *s == '\n';
+		}
+		return fail(&c, "config", NULL, "JSON syntax error at line %u column %u", line, col);
+	}
+	if (!cJSON_IsObject(root)) {
+		rc = fail(&c, "config", NULL, "expected a JSON object");
+	} else if (check_keys(&c, root, "", root_keys) || parse_eal(&c, root, cfg) ||
+		   parse_pool(&c, root, cfg) || parse_ports(&c, root, cfg) ||
+		   parse_workers(&c, root, cfg) || parse_forwarding(&c, root, cfg) ||
+		   parse_mgmt(&c, root, cfg)) {
+		rc = -1;
+	} else {
+		/* "mirrors" belongs to the mirroring parser; here it only has to be an array. */
+		mirrors = member(root, "mirrors");
+		rc = mirrors && !cJSON_IsArray(mirrors) ? fail(&c, "", "mirrors", "expected an array")
+							: 0;
+	}
+	cJSON_Delete(root);
+	return rc;
+}
+
+int sbx_config_load(const char *path, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	struct ctx c = {err, errlen};
+	size_t len = 0, cap = 0, n;
+	char *buf = NULL, *nbuf;
+	FILE *f;
+	int rc, e;
+
+	if (path == NULL)
+		return fail(&c, "config", NULL, "no file name");
+	f = fopen(path, "r");
+	if (f == NULL)
+		return fail(&c, "config", NULL, "%s: %s", path, strerror(errno));
+	do {
+		if (len + 1 >= cap) {
+			cap = cap ? cap * 2 : 4096;
+			nbuf = cap > MAX_FILE_SIZE + 1 ? NULL : realloc(buf, cap);
+			if (nbuf == NULL) {
+				free(buf);
+				fclose(f);
+				return fail(&c, "config", NULL, "%s: %s", path,
+					    cap > MAX_FILE_SIZE + 1 ? "larger than 1 MiB"
+								    : strerror(ENOMEM));
+			}
+			buf = nbuf;
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	e = ferror(f) ? (errno ? errno : EIO) : 0;
+	fclose(f);
+	buf[len] = '\0';
+	if (e || strlen(buf) != len) {
+		free(buf);
+		return fail(&c, "config", NULL, "%s: %s", path,
+			    e ? strerror(e) : "contains a NUL byte");
+	}
+	rc = sbx_config_parse(buf, cfg, err, errlen);
+	free(buf);
+	return rc;
+}
+
+int sbx_config_port_index(const struct sbx_config *cfg, const char *name)
+{
+	uint16_t i;
+
+	for (i = 0; name && i < cfg->nb_ports; i++)
+		if (!strcmp(cfg->ports[i].name, name))
+			return i;
+	return -1;
+}
+
+uint16_t sbx_config_port_nb_rxq(const struct sbx_config *cfg, uint16_t port)
+{
+	uint16_t n = 1, w, i;
+
+	for (w = 0; w < cfg->nb_workers; w++)
+		for (i = 0; i < cfg->workers[w].nb_rxq; i++)
+			if (cfg->workers[w].rxq[i].port == port && cfg->workers[w].rxq[i].queue >= n)
+				n = cfg->workers[w].rxq[i].queue + 1;
+	return n;
+}
+
+bool sbx_config_has_pci(const struct sbx_config *cfg)
+{
+	uint16_t i;
+
+	for (i = 0; i < cfg->nb_ports; i++)
+		if (cfg->ports[i].is_pci)
+			return true;
+	return false;
+}
