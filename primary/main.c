@@ -192,7 +192,7 @@ int main(int argc, char **argv)
 	}
 	p.shm = shm_publish(&cfg);
 	ok = p.shm != NULL && sbx_ports_lookup(&p) == 0 && sbx_pools_create(&p) == 0 &&
-	     sbx_ports_start(&p) == 0 && (!p.replay || sbx_replay_prepare(&p) == 0);
+	     sbx_ports_start(&p) == 0;
 	if (ok) {
 		p.shm->running = 1;
 		for (w = 0; w < cfg.nb_workers && ok; w++)
@@ -227,7 +227,7 @@ int main(int argc, char **argv)
 		}
 		if (p.replay && ready && moved == 0) {
 			/* done only when the condition holds on three polls in a row, 10 ms apart */
-			stable = sbx_replay_done(&p, now) ? stable + 1 : 0;
+			stable = sbx_replay_done(&p) ? stable + 1 : 0;
 			if (stable >= 3)
 				break;
 			usleep(10000);

@@ -19,7 +19,7 @@
 /* Socket of a port, 0 when the device does not know (virtual devices say SOCKET_ID_ANY). */
 static int port_socket(uint16_t port_id)
 {
-	int s = rte_eth_dev_socket_id(port_id);
+	int s = rte_eth_dev_is_valid_port(port_id) ? rte_eth_dev_socket_id(port_id) : (int)rte_socket_id();
 
 	return s < 0 ? 0 : s;
 }
@@ -53,7 +53,6 @@ static uint32_t plan_pool(struct sbx_primary *p, int socket)
 		if (port_socket(pid) != socket)
 			continue;
 		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
-			desc += (uint64_t)cfg->ports[i].rx_desc + cfg->ports[i].tx_desc;
 			rings += (uint64_t)SBX_BRIDGE_RING_SIZE * (sbx_config_port_nb_rxq(cfg, i) + cfg->nb_workers);
 		} else {
 			desc += (uint64_t)sbx_config_port_nb_rxq(cfg, i) * cfg->ports[i].rx_desc +

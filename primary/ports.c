@@ -2,8 +2,9 @@
 /*
  * Ports: every port is probed, configured and started by the primary. Ethdev ports get one RX queue
  * per polling worker and one TX queue per worker (so no TX queue is shared by two cores). pcap
- * ports are "bridged": the pcap PMD cannot be shared with secondaries (docs/PCAP_SECONDARY.md), so
- * the primary polls them and exchanges mbuf pointers with workers through rte_rings (no copy).
+ * ports are "bridged": the primary reads and writes their files (pcap_port.c; the net_pcap PMD
+ * cannot be shared with secondaries, docs/PCAP_SECONDARY.md) and exchanges mbuf pointers with the
+ * workers through rte_rings (no copy).
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,9 +31,19 @@ int sbx_ports_lookup(struct sbx_primary *p)
 	uint16_t i;
 
 	for (i = 0; i < cfg->nb_ports; i++) {
-		char name[SBX_DEVARGS_LEN];
+		char name[SBX_DEVARGS_LEN], err[SBX_DEVARGS_LEN + 128];
 		uint16_t pid;
 
+		p->shm->ports[i].peer = -1;
+		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
+			p->shm->ports[i].port_id = RTE_MAX_ETHPORTS; /* not an ethdev */
+			p->shm->ports[i].socket_id = (int32_t)rte_socket_id();
+			if (sbx_pcap_port_open(&p->pcap[i], cfg->ports[i].devargs, err, sizeof(err)) != 0) {
+				fprintf(stderr, "spanbox-primary: ports[%u].devargs: %s\n", i, err);
+				return -1;
+			}
+			continue;
+		}
 		devname(&cfg->ports[i], name, sizeof(name));
 		if (rte_eth_dev_get_port_by_name(name, &pid) != 0) {
 			fprintf(stderr, "spanbox-primary: ports[%u] (%s): device %s was not probed by EAL\n",
@@ -41,7 +52,6 @@ int sbx_ports_lookup(struct sbx_primary *p)
 		}
 		p->shm->ports[i].port_id = pid;
 		p->shm->ports[i].socket_id = rte_eth_dev_socket_id(pid);
-		p->shm->ports[i].peer = -1;
 	}
 	for (i = 0; i < cfg->nb_xconnects; i++) {
 		p->shm->ports[cfg->xconnects[i].a].peer = (int16_t)cfg->xconnects[i].b;
@@ -83,16 +93,27 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	struct rte_eth_dev_info info;
 	struct rte_ether_addr mac;
 	struct rte_mempool *mp = sbx_pool_for_socket(p, ps->socket_id);
-	bool bridged = pc->kind == SBX_PORT_BRIDGED;
 	uint16_t nb_rxq, nb_txq, q, pid = ps->port_id;
 	int rc, socket = ps->socket_id < 0 ? 0 : ps->socket_id;
 
+	if (pc->kind == SBX_PORT_BRIDGED) {
+		ps->nb_rxq = sbx_config_port_nb_rxq(p->cfg, i);
+		ps->nb_txq = p->cfg->nb_workers;
+		ps->link_up = 1;
+		if (bridge_rings_create(p, i, socket) != 0) {
+			fprintf(stderr, "spanbox-primary: ports[%u] (%s): cannot create rings: %s\n", i, pc->name,
+				rte_strerror(rte_errno));
+			return -1;
+		}
+		printf("spanbox-primary: port %s = %s (pcap file port, %u RX / %u TX rings)\n", pc->name,
+		       pc->devargs, ps->nb_rxq, ps->nb_txq);
+		return 0;
+	}
 	rc = rte_eth_dev_info_get(pid, &info);
 	if (rc != 0)
 		goto fail;
-	/* bridged: the pcap device has one queue pair; the rings give workers their queues */
-	nb_rxq = bridged ? 1 : sbx_config_port_nb_rxq(p->cfg, i);
-	nb_txq = bridged ? 1 : p->cfg->nb_workers;
+	nb_rxq = sbx_config_port_nb_rxq(p->cfg, i);
+	nb_txq = p->cfg->nb_workers;
 	if (nb_rxq > info.max_rx_queues || nb_txq > info.max_tx_queues) {
 		fprintf(stderr, "spanbox-primary: ports[%u] (%s): needs %u RX / %u TX queues, device has %u / %u\n",
 			i, pc->name, nb_rxq, nb_txq, info.max_rx_queues, info.max_tx_queues);
@@ -120,17 +141,12 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	if (rc != 0)
 		goto fail;
 	rte_eth_promiscuous_enable(pid); /* not every PMD supports it; a forwarder wants all frames */
-	ps->nb_rxq = bridged ? sbx_config_port_nb_rxq(p->cfg, i) : nb_rxq;
-	ps->nb_txq = bridged ? p->cfg->nb_workers : nb_txq;
-	if (bridged && bridge_rings_create(p, i, socket) != 0) {
-		fprintf(stderr, "spanbox-primary: ports[%u] (%s): cannot create bridge rings: %s\n",
-			i, pc->name, rte_strerror(rte_errno));
-		return -1;
-	}
+	ps->nb_rxq = nb_rxq;
+	ps->nb_txq = nb_txq;
 	if (rte_eth_macaddr_get(pid, &mac) == 0)
 		memcpy(ps->mac, mac.addr_bytes, 6);
-	printf("spanbox-primary: port %s = %s (id %u, socket %d, %u RX / %u TX queues%s)\n", pc->name,
-	       pc->devargs, pid, ps->socket_id, ps->nb_rxq, ps->nb_txq, bridged ? ", bridged by primary" : "");
+	printf("spanbox-primary: port %s = %s (id %u, socket %d, %u RX / %u TX queues)\n", pc->name,
+	       pc->devargs, pid, ps->socket_id, ps->nb_rxq, ps->nb_txq);
 	return 0;
 fail:
 	fprintf(stderr, "spanbox-primary: ports[%u] (%s): setup failed: %s\n", i, pc->name, rte_strerror(-rc));
@@ -156,6 +172,18 @@ void sbx_ports_refresh(struct sbx_primary *p)
 		struct rte_eth_link link;
 		struct rte_eth_stats st;
 
+		if (p->cfg->ports[i].kind == SBX_PORT_BRIDGED) {
+			const struct sbx_pcap_port *pp = &p->pcap[i];
+
+			ps->ipackets = pp->rx_pkts;
+			ps->ibytes = pp->rx_bytes;
+			ps->opackets = pp->tx_pkts;
+			ps->obytes = pp->tx_bytes;
+			ps->ierrors = pp->rx_errors;
+			ps->rx_nombuf = pp->rx_nombuf;
+			ps->oerrors = pp->tx_errors;
+			continue;
+		}
 		if (rte_eth_link_get_nowait(ps->port_id, &link) == 0) {
 			ps->link_up = link.link_status;
 			ps->link_speed = link.link_speed;
@@ -173,48 +201,40 @@ void sbx_ports_refresh(struct sbx_primary *p)
 	}
 }
 
-/* pcap RX -> rx rings of bridged port i, round robin over the polled queues, burst by burst.
- * A burst the ring cannot take stays pending: nothing read from a file is ever dropped. */
+/* pcap file -> rx rings of bridged port i, round robin over the polled queues, burst by burst.
+ * A burst a ring cannot take stays pending: nothing read from a file is ever dropped. */
 static unsigned int bridge_rx(struct sbx_primary *p, uint16_t i)
 {
 	struct sbx_port_shm *ps = &p->shm->ports[i];
 	uint16_t *n = &p->rx_pending_n[i], *off = &p->rx_pending_off[i];
-	unsigned int moved = 0, k;
+	unsigned int k;
 
 	if (*n == 0) {
+		if (p->pcap[i].rx_eof)
+			return 0;
 		*off = 0;
-		*n = rte_eth_rx_burst(ps->port_id, 0, p->rx_pending[i], p->cfg->burst);
-		p->bridge_rx[i] += *n;
+		*n = sbx_pcap_port_rx(&p->pcap[i], sbx_pool_for_socket(p, ps->socket_id), p->rx_pending[i],
+				      RTE_MIN(p->cfg->burst, (uint16_t)RTE_DIM(p->rx_pending[i])));
 		p->rx_rr[i] = (uint16_t)((p->rx_rr[i] + 1) % ps->nb_rxq);
+		if (*n == 0)
+			return 0;
 	}
-	if (*n) {
-		k = rte_ring_enqueue_burst(p->rx_ring[i][p->rx_rr[i]], (void **)&p->rx_pending[i][*off], *n, NULL);
-		*off = (uint16_t)(*off + k);
-		*n = (uint16_t)(*n - k);
-		moved += k;
-	}
-	return moved;
+	k = rte_ring_enqueue_burst(p->rx_ring[i][p->rx_rr[i]], (void **)&p->rx_pending[i][*off], *n, NULL);
+	*off = (uint16_t)(*off + k);
+	*n = (uint16_t)(*n - k);
+	return k;
 }
 
-/* tx rings of bridged port i -> pcap TX. pcap TX writes synchronously; what it refuses is retried. */
+/* tx rings of bridged port i -> pcap file. */
 static unsigned int bridge_tx(struct sbx_primary *p, uint16_t i)
 {
-	struct sbx_port_shm *ps = &p->shm->ports[i];
 	struct rte_mbuf *pkts[64];
-	unsigned int moved = 0, n, sent, q;
+	unsigned int moved = 0, n, q;
 
-	for (q = 0; q < ps->nb_txq; q++) {
+	for (q = 0; q < p->shm->ports[i].nb_txq; q++) {
 		n = rte_ring_dequeue_burst(p->tx_ring[i][q], (void **)pkts, RTE_DIM(pkts), NULL);
-		sent = 0;
-		while (sent < n) {
-			uint16_t k = rte_eth_tx_burst(ps->port_id, 0, pkts + sent, (uint16_t)(n - sent));
-			if (k == 0)
-				break;
-			sent += k;
-		}
-		if (sent < n) /* the pcap PMD refused: it counts them as errors; we free */
-			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-		p->bridge_tx[i] += sent;
+		if (n)
+			sbx_pcap_port_tx(&p->pcap[i], pkts, (uint16_t)n);
 		moved += n;
 	}
 	return moved;
@@ -280,6 +300,10 @@ void sbx_ports_stop(struct sbx_primary *p)
 			ring_drain_free(p->rx_ring[i][q]);
 			ring_drain_free(p->tx_ring[i][q]);
 			p->rx_ring[i][q] = p->tx_ring[i][q] = NULL;
+		}
+		if (p->cfg->ports[i].kind == SBX_PORT_BRIDGED) {
+			sbx_pcap_port_close(&p->pcap[i]);
+			continue;
 		}
 		if (rte_eth_dev_stop(pid) != 0)
 			fprintf(stderr, "spanbox-primary: port %s: stop failed\n", p->cfg->ports[i].name);

@@ -11,6 +11,7 @@
 
 #include "spanbox/config.h"
 #include "spanbox/shm.h"
+#include "pcap_port.h"
 
 #define SBX_BRIDGE_RING_SIZE 1024 /**< slots per bridge ring (power of two) */
 
@@ -29,9 +30,7 @@ struct sbx_primary {
 	struct rte_mbuf *rx_pending[SBX_MAX_PORTS][64];
 	uint16_t rx_pending_n[SBX_MAX_PORTS], rx_pending_off[SBX_MAX_PORTS];
 	uint16_t rx_rr[SBX_MAX_PORTS];
-	uint64_t bridge_rx[SBX_MAX_PORTS]; /**< frames read from the pcap device */
-	uint64_t bridge_tx[SBX_MAX_PORTS]; /**< frames written to the pcap device */
-	uint64_t replay_expect[SBX_MAX_PORTS]; /**< records in the rx pcap file, 0 = none */
+	struct sbx_pcap_port pcap[SBX_MAX_PORTS]; /**< files of bridged ports */
 	uint64_t worker_next_start_ns[SBX_MAX_WORKERS];
 };
 
@@ -51,13 +50,13 @@ struct rte_mempool *sbx_pool_for_socket(struct sbx_primary *p, int socket_id);
 /* ports.c */
 /** Map each config port to its DPDK port id and fill peers in shm. @return 0 or -1. */
 int sbx_ports_lookup(struct sbx_primary *p);
-/** Configure and start every port; create bridge rings for pcap ports. @return 0 or -1. */
+/** Configure and start every ethdev port; create the rings of pcap ports. @return 0 or -1. */
 int sbx_ports_start(struct sbx_primary *p);
 /** Refresh link and basic stats of every port in shm. */
 void sbx_ports_refresh(struct sbx_primary *p);
 /**
- * Move mbufs between pcap devices and the bridge rings (pcap RX -> rx ring, tx rings -> pcap TX).
- * Ownership: mbufs dequeued from tx rings are handed to rte_eth_tx_burst (the PMD frees them).
+ * Move mbufs between pcap files and the bridge rings (file -> rx ring, tx rings -> file).
+ * Ownership: mbufs dequeued from tx rings are written and freed here.
  * @return frames moved (0 = idle).
  */
 unsigned int sbx_bridge_poll(struct sbx_primary *p);
@@ -77,10 +76,8 @@ void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms);
 bool sbx_workers_all_running(struct sbx_primary *p);
 
 /* replay.c */
-/** Count the records of every bridged port's rx_pcap file (libpcap). @return 0 or -1. */
-int sbx_replay_prepare(struct sbx_primary *p);
-/** @return true when every input is at EOF and every queue and ring has drained. */
-bool sbx_replay_done(struct sbx_primary *p, uint64_t now_ns);
+/** @return true when every pcap input is at EOF and every queue and ring has drained. */
+bool sbx_replay_done(struct sbx_primary *p);
 /** Print per-port counters (primary's view and the workers' sums) to stdout. */
 void sbx_print_counters(struct sbx_primary *p);
 

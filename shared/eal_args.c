@@ -48,7 +48,8 @@ int sbx_eal_args_build(struct sbx_eal_args *a, const struct sbx_config *cfg, enu
 			if (cfg->ports[i].is_pci) {
 				rc |= push(a, "-a");
 				rc |= push(a, "%s", cfg->ports[i].devargs);
-			} else {
+			} else if (cfg->ports[i].kind == SBX_PORT_ETHDEV) {
+				/* pcap ports are files the primary drives itself (primary/pcap_port.c) */
 				rc |= push(a, "--vdev=%s", cfg->ports[i].devargs);
 			}
 		}

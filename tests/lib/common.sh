@@ -1,0 +1,10 @@
+# Helpers for end-to-end tests (sourced). TAP lines: ok/not ok.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD="$ROOT/build"
+CAPTURES=$(cd "$ROOT/../shared/captures" 2>/dev/null && pwd || echo "$ROOT/../shared/captures")
+TMP=$(mktemp -d /tmp/spanbox-test.XXXXXX)
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; }
+# check DESCRIPTION CMD...: ok when CMD succeeds
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
