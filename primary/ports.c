@@ -8,10 +8,12 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_ethdev.h>
 #include <rte_ring.h>
 
+#include "netns_link.h"
 #include "primary.h"
 
 /* The ethdev name of a port: devargs up to the first ','. */
@@ -163,6 +165,29 @@ int sbx_ports_start(struct sbx_primary *p)
 	return 0;
 }
 
+/* Link of a tap moved into a namespace, asked inside it; -1 when unknown (see netns_link.c). */
+static int netns_link(struct sbx_primary *p, uint16_t i)
+{
+	const struct sbx_port_cfg *pc = &p->cfg->ports[i];
+	const char *iface = strstr(pc->devargs, "iface=");
+	char name[32];
+	int up;
+
+	if (pc->netns[0] == '\0' || iface == NULL)
+		return -1;
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(iface + 6, ","), iface + 6);
+	if (p->netns_sock[i] <= 0)
+		p->netns_sock[i] = sbx_netns_socket(pc->netns);
+	if (p->netns_sock[i] <= 0)
+		return -1;
+	up = sbx_netns_link_up(p->netns_sock[i], name);
+	if (up < 0) { /* namespace re-created or iface moved: ask again next time */
+		close(p->netns_sock[i]);
+		p->netns_sock[i] = -1;
+	}
+	return up;
+}
+
 void sbx_ports_refresh(struct sbx_primary *p)
 {
 	uint16_t i;
@@ -185,7 +210,9 @@ void sbx_ports_refresh(struct sbx_primary *p)
 			continue;
 		}
 		if (rte_eth_link_get_nowait(ps->port_id, &link) == 0) {
-			ps->link_up = link.link_status;
+			int ns_up = link.link_status ? -1 : netns_link(p, i);
+
+			ps->link_up = ns_up >= 0 ? (uint32_t)ns_up : link.link_status;
 			ps->link_speed = link.link_speed;
 		}
 		if (rte_eth_stats_get(ps->port_id, &st) == 0) {
@@ -301,6 +328,8 @@ void sbx_ports_stop(struct sbx_primary *p)
 			ring_drain_free(p->tx_ring[i][q]);
 			p->rx_ring[i][q] = p->tx_ring[i][q] = NULL;
 		}
+		if (p->netns_sock[i] > 0)
+			close(p->netns_sock[i]);
 		if (p->cfg->ports[i].kind == SBX_PORT_BRIDGED) {
 			sbx_pcap_port_close(&p->pcap[i]);
 			continue;

@@ -31,6 +31,7 @@ struct sbx_primary {
 	uint16_t rx_pending_n[SBX_MAX_PORTS], rx_pending_off[SBX_MAX_PORTS];
 	uint16_t rx_rr[SBX_MAX_PORTS];
 	struct sbx_pcap_port pcap[SBX_MAX_PORTS]; /**< files of bridged ports */
+	int netns_sock[SBX_MAX_PORTS]; /**< socket in ports[i].netns for link state, -1 none */
 	uint64_t worker_next_start_ns[SBX_MAX_WORKERS];
 };
 

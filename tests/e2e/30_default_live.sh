@@ -9,6 +9,9 @@ check "./spanbox start returns 0 with the default config" [ $? -eq 0 ]
 curl -fsS "$API/status" >"$TMP/status0.json"
 check "status: appliance up" jq -e '.appliance.state == "up"' "$TMP/status0.json"
 check "status: 3 ports p0 p1 mirror" jq -e '[.ports[].name] == ["p0","p1","mirror"]' "$TMP/status0.json"
+sleep 0.3 # link state is refreshed every 100 ms
+check "status: links of p0 and p1 (taps inside sbx-a/sbx-b) and mirror are up" \
+	bash -c "curl -fsS $API/status | jq -e '[.ports[].link.up] == [true, true, true]'"
 check "status: 2 workers running on distinct lcores" \
 	jq -e '[.workers[] | select(.state == "running")] | length == 2 and (map(.lcore) | unique | length == 2)' "$TMP/status0.json"
 check "status: one pool with mbufs in use (port RX rings are filled)" \
