@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mgmt is a DPDK secondary, and the EAL can be initialised only once per process. So when the
+ * primary is not there (or goes away) mgmt keeps serving HTTP with "appliance down", and every
+ * MGMT_RETRY_S re-executes itself to try again, handing the listening socket to the new image.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include "spanbox/eal_args.h"
+#include "attach.h"
+
+/* Where the primary of @p prefix keeps its locked config file (DPDK's eal_get_runtime_dir()). */
+static void runtime_config_path(const char *prefix, char *buf, size_t len)
+{
+	const char *dir = "/var/run";
+
+	if (getuid() != 0) {
+		dir = getenv("XDG_RUNTIME_DIR");
+		if (dir == NULL)
+			dir = "/tmp";
+	}
+	snprintf(buf, len, "%s/dpdk/%s/config", dir, prefix);
+}
+
+const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog, bool *eal_up,
+				  char *err, size_t errlen)
+{
+	struct sbx_eal_args a;
+	const struct sbx_shm *shm;
+	char path[SBX_PATH_LEN + 64];
+
+	*eal_up = false;
+	runtime_config_path(cfg->file_prefix, path, sizeof(path));
+	if (!rte_eal_primary_proc_alive(path)) {
+		snprintf(err, errlen, "primary not running (no lock on %s)", path);
+		return NULL;
+	}
+	if (sbx_eal_args_build(&a, cfg, SBX_ROLE_MGMT, prog, 0) < 0) {
+		snprintf(err, errlen, "EAL arguments do not fit");
+		return NULL;
+	}
+	if (rte_eal_init(a.argc, a.argv) < 0) {
+		snprintf(err, errlen, "rte_eal_init: %s", rte_strerror(rte_errno));
+		return NULL;
+	}
+	*eal_up = true;
+	shm = sbx_shm_attach(err, errlen);
+	if (shm == NULL || !mgmt_primary_alive(shm, err, errlen))
+		return NULL;
+	return shm;
+}
+
+bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen)
+{
+	uint64_t hb = __atomic_load_n(&shm->primary_heartbeat_ns, __ATOMIC_RELAXED);
+	uint64_t now = sbx_now_ns();
+	int32_t pid = __atomic_load_n(&shm->primary_pid, __ATOMIC_RELAXED);
+
+	if (__atomic_load_n(&shm->running, __ATOMIC_RELAXED) == 0) {
+		if (why && pid > 0)
+			snprintf(why, whylen, "primary (pid %d) stopped", pid);
+		else if (why) /* the primary zeroes the memzone when it frees it */
+			snprintf(why, whylen, "primary stopped");
+		return false;
+	}
+	if (now > hb && now - hb > MGMT_HEARTBEAT_MAX_NS) {
+		if (why)
+			snprintf(why, whylen, "primary (pid %d) heartbeat is %llu ms old", pid,
+				 (unsigned long long)((now - hb) / 1000000));
+		return false;
+	}
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH)) {
+		if (why)
+			snprintf(why, whylen, "primary (pid %d) has exited", pid);
+		return false;
+	}
+	return true;
+}
+
+int mgmt_reexec(int listen_fd, char *const argv[])
+{
+	char num[16];
+	int flags = fcntl(listen_fd, F_GETFD);
+
+	if (flags < 0 || fcntl(listen_fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+		return -1;
+	snprintf(num, sizeof(num), "%d", listen_fd);
+	if (setenv(MGMT_LISTEN_FD_ENV, num, 1) < 0)
+		return -1;
+	/* DPDK leaves fds (hugepage files, IPC socket) without O_CLOEXEC: do not leak them. */
+	if (listen_fd > 3)
+		close_range(3, (unsigned int)listen_fd - 1, 0);
+	close_range((unsigned int)listen_fd + 1, ~0U, 0);
+	execv("/proc/self/exe", argv);
+	return -1;
+}
+
+int mgmt_inherited_listen_fd(void)
+{
+	const char *s = getenv(MGMT_LISTEN_FD_ENV);
+	int fd, yes = 0;
+	socklen_t len = sizeof(yes);
+	char *end;
+
+	if (s == NULL)
+		return -1;
+	fd = (int)strtol(s, &end, 10);
+	unsetenv(MGMT_LISTEN_FD_ENV);
+	if (*end != '\0' || fd < 3 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &yes, &len) < 0 || !yes)
+		return -1;
+	fcntl(fd, F_SETFD, FD_CLOEXEC); /* nobody else (EAL threads, helpers) inherits it */
+	return fd;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Attaching mgmt to the running appliance, noticing when it goes away, and re-executing. */
+#ifndef SBX_MGMT_ATTACH_H
+#define SBX_MGMT_ATTACH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "spanbox/config.h"
+#include "spanbox/shm.h"
+
+/** Environment variable carrying the listening socket fd across mgmt_reexec(). */
+#define MGMT_LISTEN_FD_ENV "SBX_MGMT_LISTEN_FD"
+/** Seconds between two attach attempts while the appliance is down. */
+#define MGMT_RETRY_S 2
+/** A primary heartbeat older than this means the primary is gone, ns. */
+#define MGMT_HEARTBEAT_MAX_NS 1000000000ULL
+
+/**
+ * Attach to the primary as a DPDK secondary and look up the memzone.
+ *
+ * First tests the primary's lock on the EAL runtime config file; when nobody holds it the EAL is
+ * not initialised at all (rte_eal_init would fail, or worse map a dead primary's leftover files).
+ * Otherwise calls rte_eal_init() with sbx_eal_args_build(SBX_ROLE_MGMT), sbx_shm_attach() and
+ * mgmt_primary_alive().
+ *
+ * @param cfg       the loaded config (file_prefix, mgmt_lcore, cpus...).
+ * @param prog      argv[0], for the EAL.
+ * @param eal_up    set to true once rte_eal_init() succeeded (the caller must then call
+ *                  rte_eal_cleanup() before exiting or re-executing), false otherwise.
+ * @param err       receives why the appliance is down, on failure.
+ * @param errlen    size of @p err in bytes.
+ * @return the memzone (read-only for mgmt; valid until rte_eal_cleanup()), or NULL when down.
+ *         rte_eal_init() runs at most once per process: after a NULL return, retry by
+ *         mgmt_reexec().
+ */
+const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog, bool *eal_up,
+				  char *err, size_t errlen);
+
+/**
+ * Check that the primary behind @p shm still runs: shm->running is 1, its heartbeat is at most
+ * MGMT_HEARTBEAT_MAX_NS old and its pid exists. Reads only.
+ * @param why     receives the reason when the primary is gone (may be NULL).
+ * @return true when alive.
+ */
+bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen);
+
+/**
+ * Replace this process by a fresh copy of itself (/proc/self/exe, same @p argv) that keeps
+ * @p listen_fd open and finds it in MGMT_LISTEN_FD_ENV, so the TCP port never closes.
+ * Closes every other fd >= 3 first. The caller must have stopped the HTTP daemon, closed the
+ * database and cleaned up the EAL.
+ * @return only on failure: -1 with errno set.
+ */
+int mgmt_reexec(int listen_fd, char *const argv[]);
+
+/**
+ * The listening socket inherited through MGMT_LISTEN_FD_ENV (the variable is then unset).
+ * @return the fd, or -1 when there is none or it is not a listening socket.
+ */
+int mgmt_inherited_listen_fd(void);
+
+#endif

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* SQLite: open, migrate, log events. Every statement with data uses bound parameters. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <sqlite3.h>
+
+#include "spanbox/shm.h"
+#include "db.h"
+#include "status.h"
+
+/* Migration i + 1 is migrations[i]. Append only; never edit an applied one. */
+static const char *const migrations[] = {
+	"CREATE TABLE schema_version(version INTEGER NOT NULL, applied_at TEXT NOT NULL);"
+	"CREATE TABLE events(id INTEGER PRIMARY KEY, ts TEXT NOT NULL, kind TEXT NOT NULL,"
+	" detail TEXT NOT NULL);",
+};
+
+/* mkdir -p of the directory part of @p path. */
+static int make_parent(const char *path)
+{
+	char dir[sizeof(((struct mgmt_db *)0)->path)];
+	char *p;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	p = strrchr(dir, '/');
+	if (p == NULL || p == dir)
+		return 0;
+	*p = '\0';
+	for (p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(dir, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* Run every statement of @p sql (no parameters). */
+static int exec_all(sqlite3 *h, const char *sql)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	while (*sql) {
+		if (sqlite3_prepare_v2(h, sql, -1, &st, &sql) != SQLITE_OK)
+			return -1;
+		if (st == NULL) /* trailing blanks */
+			break;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			;
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return -1;
+	}
+	return 0;
+}
+
+/* @return the single integer the query yields, @p dflt when no row, -1 on error. */
+static int query_int(sqlite3 *h, const char *sql, int dflt)
+{
+	sqlite3_stmt *st;
+	int v = -1, rc;
+
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		v = sqlite3_column_type(st, 0) == SQLITE_NULL ? dflt : sqlite3_column_int(st, 0);
+	else if (rc == SQLITE_DONE)
+		v = dflt;
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* @return the schema version (0 for an empty database), -1 on error. */
+static int current_version(sqlite3 *h)
+{
+	int v = query_int(h, "SELECT count(*) FROM sqlite_master WHERE type='table' AND "
+			  "name='schema_version'", 0);
+
+	return v > 0 ? query_int(h, "SELECT max(version) FROM schema_version", 0) : v;
+}
+
+/* Apply migration @p n (1-based) unless another process did; one transaction. */
+static int migrate_one(struct mgmt_db *db, int n)
+{
+	sqlite3_stmt *st;
+	char ts[40];
+	int cur, rc;
+
+	if (exec_all(db->h, "BEGIN IMMEDIATE") < 0)
+		return -1;
+	cur = current_version(db->h);
+	if (cur < 0)
+		goto fail;
+	if (cur >= n) { /* a concurrent mgmt got there first */
+		db->schema_version = cur;
+		return exec_all(db->h, "COMMIT");
+	}
+	if (exec_all(db->h, migrations[n - 1]) < 0 ||
+	    sqlite3_prepare_v2(db->h, "INSERT INTO schema_version(version, applied_at) VALUES(?1, ?2)",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
+	sqlite3_bind_int(st, 1, n);
+	sqlite3_bind_text(st, 2, ts, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE || exec_all(db->h, "COMMIT") < 0)
+		goto fail;
+	db->schema_version = n;
+	return 0;
+fail:
+	/* keep the failing statement's message: ROLLBACK would overwrite it */
+	fprintf(stderr, "mgmt: database %s: migration %d: %s\n", db->path, n, sqlite3_errmsg(db->h));
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int mgmt_db_open(struct mgmt_db *db, const char *path, char *err, size_t errlen)
+{
+	const int n = (int)(sizeof(migrations) / sizeof(migrations[0]));
+	int cur, i;
+
+	memset(db, 0, sizeof(*db));
+	if (strlen(path) >= sizeof(db->path)) {
+		snprintf(err, errlen, "database %s: path too long", path);
+		return -1;
+	}
+	snprintf(db->path, sizeof(db->path), "%s", path);
+	if (make_parent(path) < 0) {
+		snprintf(err, errlen, "database %s: cannot create its directory: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+		    SQLITE_OK ||
+	    sqlite3_busy_timeout(db->h, 2000) != SQLITE_OK ||
+	    exec_all(db->h, "PRAGMA journal_mode=WAL") < 0)
+		goto fail;
+	cur = current_version(db->h);
+	if (cur < 0)
+		goto fail;
+	if (cur > n) {
+		snprintf(err, errlen, "database %s: schema version %d is newer than this mgmt (%d)",
+			 path, cur, n);
+		mgmt_db_close(db);
+		return -1;
+	}
+	db->schema_version = cur;
+	for (i = cur + 1; i <= n; i++) {
+		if (migrate_one(db, i) < 0) {
+			snprintf(err, errlen, "database %s: migration %d failed", path, i);
+			mgmt_db_close(db);
+			return -1;
+		}
+	}
+	return 0;
+fail:
+	snprintf(err, errlen, "database %s: %s", path,
+		 db->h ? sqlite3_errmsg(db->h) : "out of memory");
+	mgmt_db_close(db);
+	return -1;
+}
+
+int mgmt_db_event(struct mgmt_db *db, const char *kind, const char *detail)
+{
+	sqlite3_stmt *st;
+	char ts[40];
+	int rc;
+
+	if (db->h == NULL)
+		return -1;
+	if (sqlite3_prepare_v2(db->h, "INSERT INTO events(ts, kind, detail) VALUES(?1, ?2, ?3)", -1,
+			       &st, NULL) != SQLITE_OK)
+		goto fail;
+	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
+	sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, detail, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;
+fail:
+	fprintf(stderr, "mgmt: database %s: cannot record event %s: %s\n", db->path, kind,
+		sqlite3_errmsg(db->h));
+	return -1;
+}
+
+uint64_t mgmt_db_size(const struct mgmt_db *db)
+{
+	char wal[sizeof(db->path) + 8];
+	struct stat st;
+	uint64_t size = 0;
+
+	if (stat(db->path, &st) == 0)
+		size += (uint64_t)st.st_size;
+	snprintf(wal, sizeof(wal), "%s-wal", db->path);
+	if (stat(wal, &st) == 0)
+		size += (uint64_t)st.st_size;
+	return size;
+}
+
+void mgmt_db_close(struct mgmt_db *db)
+{
+	if (db->h != NULL)
+		sqlite3_close(db->h);
+	db->h = NULL;
+}

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * spanbox-mgmt: REST API and SQLite store of the appliance, a read-only DPDK secondary.
+ * Usage: spanbox-mgmt -c CONFIG.json [--listen ADDR] [--port N] [--db PATH]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+
+#include "spanbox/config.h"
+#include "attach.h"
+#include "db.h"
+#include "http.h"
+
+#define PROG "spanbox-mgmt"
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	g_stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: " PROG " -c CONFIG.json [--listen ADDR] [--port N] [--db PATH]\n");
+}
+
+/* Command line into @p cfg (after loading the config it names). @return 0, or an exit code. */
+static int parse_args(int argc, char **argv, struct sbx_config *cfg)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' }, { "listen", required_argument, NULL, 'l' },
+		{ "port", required_argument, NULL, 'p' },   { "db", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL, *listen_addr = NULL, *db = NULL;
+	long port = -1;
+	char err[512], *end;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "c:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'c': config = optarg; break;
+		case 'l': listen_addr = optarg; break;
+		case 'd': db = optarg; break;
+		case 'p':
+			port = strtol(optarg, &end, 10);
+			if (*end != '\0' || port < 1 || port > 65535) {
+				fprintf(stderr, PROG ": --port: expected 1..65535, got '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return -1;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (config == NULL || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (sbx_config_load(config, cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 2;
+	}
+	if ((listen_addr && strlen(listen_addr) >= sizeof(cfg->mgmt_listen)) ||
+	    (db && strlen(db) >= sizeof(cfg->mgmt_database))) {
+		fprintf(stderr, PROG ": --%s: too long\n", db && strlen(db) >= sizeof(cfg->mgmt_database) ? "db" : "listen");
+		return 2;
+	}
+	if (listen_addr)
+		snprintf(cfg->mgmt_listen, sizeof(cfg->mgmt_listen), "%s", listen_addr);
+	if (db)
+		snprintf(cfg->mgmt_database, sizeof(cfg->mgmt_database), "%s", db);
+	if (port > 0)
+		cfg->mgmt_port = (uint16_t)port;
+	return 0;
+}
+
+/* A listening TCP socket on @p addr (IPv4 or IPv6 literal, "[v6]" accepted) port @p port;
+ * -2 for a bad address, -1 when it cannot listen. */
+static int open_listen(const char *addr, uint16_t port)
+{
+	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+	struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons(port) };
+	char a[64];
+	size_t n = strlen(addr);
+	int fd, one = 1, af;
+
+	if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']')
+		snprintf(a, sizeof(a), "%.*s", (int)(n - 2), addr + 1);
+	else
+		snprintf(a, sizeof(a), "%s", addr);
+	if (inet_pton(AF_INET, a, &s4.sin_addr) == 1) {
+		af = AF_INET;
+	} else if (inet_pton(AF_INET6, a, &s6.sin6_addr) == 1) {
+		af = AF_INET6;
+	} else {
+		fprintf(stderr, PROG ": listen address '%s' is not an IPv4 or IPv6 literal\n", addr);
+		return -2;
+	}
+	fd = socket(af, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    (af == AF_INET ? bind(fd, (struct sockaddr *)&s4, sizeof(s4))
+			   : bind(fd, (struct sockaddr *)&s6, sizeof(s6))) < 0 ||
+	    listen(fd, 128) < 0) {
+		fprintf(stderr, PROG ": cannot listen on %s port %u: %s\n", addr, port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	const struct timespec tick = { 0, 100 * 1000 * 1000 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct sbx_config cfg;
+	struct mgmt_db db;
+	struct mgmt_ctx ctx = { 0 };
+	struct MHD_Daemon *httpd;
+	char **exec_argv, reason[256] = "", err[512], detail[320];
+	sigset_t sigs, old;
+	bool eal_up, fresh, lost = false, retry = false;
+	uint64_t t0;
+	int rc, lfd, i;
+
+	/* getopt permutes argv: keep the original order for re-executing */
+	exec_argv = calloc((size_t)argc + 1, sizeof(*exec_argv));
+	if (exec_argv == NULL)
+		return 1;
+	for (i = 0; i < argc; i++)
+		exec_argv[i] = argv[i];
+
+	/* A signal that arrived while the previous image re-executed is still pending and blocked. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	/* Block them while threads are created (EAL, MHD) so that only this thread takes them. */
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	sigdelset(&old, SIGINT);
+	sigdelset(&old, SIGTERM);
+
+	rc = parse_args(argc, argv, &cfg);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+
+	lfd = mgmt_inherited_listen_fd();
+	fresh = lfd < 0;
+	if (fresh && (lfd = open_listen(cfg.mgmt_listen, cfg.mgmt_port)) < 0)
+		return lfd == -2 ? 2 : 1;
+	if (mgmt_db_open(&db, cfg.mgmt_database, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 2;
+	}
+	if (fresh) {
+		fprintf(stderr, PROG ": listening on %s port %u, database %s\n", cfg.mgmt_listen,
+			cfg.mgmt_port, cfg.mgmt_database);
+		snprintf(detail, sizeof(detail), "pid %d, listening on %s port %u", (int)getpid(),
+			 cfg.mgmt_listen, cfg.mgmt_port);
+		mgmt_db_event(&db, "mgmt_start", detail);
+	}
+
+	ctx.shm = mgmt_attach(&cfg, argv[0], &eal_up, reason, sizeof(reason));
+	ctx.down_reason = reason;
+	ctx.db = &db;
+	if (ctx.shm != NULL) {
+		fprintf(stderr, PROG ": attached to primary pid %d\n", ctx.shm->primary_pid);
+		snprintf(detail, sizeof(detail), "primary pid %d", ctx.shm->primary_pid);
+		mgmt_db_event(&db, "appliance_up", detail);
+	} else if (fresh) {
+		fprintf(stderr, PROG ": appliance down: %s; retrying every %d s\n", reason, MGMT_RETRY_S);
+		mgmt_db_event(&db, "appliance_down", reason);
+	}
+
+	httpd = mgmt_http_start(lfd, &ctx, err, sizeof(err));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (httpd == NULL) {
+		fprintf(stderr, PROG ": %s\n", err);
+		rc = 1;
+		goto out;
+	}
+
+	/* Watch the primary; while down, re-execute every MGMT_RETRY_S to attach again. */
+	t0 = sbx_now_ns();
+	while (!g_stop) {
+		nanosleep(&tick, NULL);
+		if (ctx.shm != NULL && !mgmt_primary_alive(ctx.shm, reason, sizeof(reason))) {
+			lost = true;
+			break;
+		}
+		if (ctx.shm == NULL && sbx_now_ns() - t0 >= MGMT_RETRY_S * 1000000000ULL) {
+			retry = true;
+			break;
+		}
+	}
+	lfd = mgmt_http_stop(httpd); /* keeps the listening socket open */
+	if (lost) {
+		fprintf(stderr, PROG ": appliance down: %s; re-attaching\n", reason);
+		mgmt_db_event(&db, "appliance_down", reason);
+	}
+out:
+	mgmt_db_close(&db);
+	/* With the primary gone the EAL cannot tell it we leave (it would only log errors), and
+	 * exec drops our mappings anyway; the next primary clears the runtime directory. */
+	if (eal_up && rte_eal_primary_proc_alive(NULL))
+		rte_eal_cleanup();
+	/* Signals stay blocked (and pending) across exec: the new image sees them and exits. */
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	if ((lost || retry) && !g_stop) {
+		if (lfd >= 0)
+			mgmt_reexec(lfd, exec_argv); /* returns only on failure */
+		fprintf(stderr, PROG ": cannot re-execute: %s\n",
+			lfd >= 0 ? strerror(errno) : "lost the listening socket");
+		rc = 1;
+	}
+	if (lfd >= 0)
+		close(lfd);
+	free(exec_argv);
+	return rc;
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * JSON of the memzone. Counters are read while workers and the primary write them: each 64-bit
+ * value is whole, but one response may mix values of neighbouring loops. uint64 counters go out
+ * as JSON numbers (doubles: exact up to 2^53).
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include "db.h"
+#include "status.h"
+
+#ifndef SBX_VERSION
+#define SBX_VERSION "0.0.0"
+#endif
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+void mgmt_rfc3339(uint64_t realtime_ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(realtime_ns / 1000000000ULL);
+	struct tm tm;
+	char s[24];
+
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03uZ", s, (unsigned int)(realtime_ns / 1000000ULL % 1000));
+}
+
+static void num(cJSON *o, const char *key, double v)
+{
+	cJSON_AddNumberToObject(o, key, v);
+}
+
+/* A string from a fixed-size char array of the memzone, even if it lacks its NUL. */
+static void fixed_str(cJSON *o, const char *key, const char *s, size_t size)
+{
+	char buf[SBX_DEVARGS_LEN];
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)MIN(size, sizeof(buf) - 1), s);
+	cJSON_AddStringToObject(o, key, buf);
+}
+#define FIXED_STR(o, key, arr) fixed_str(o, key, arr, sizeof(arr))
+
+static uint64_t uptime_s(const struct sbx_shm *shm)
+{
+	uint64_t now = sbx_realtime_ns(), start = shm->start_realtime_ns;
+
+	return now > start ? (now - start) / 1000000000ULL : 0;
+}
+
+cJSON *mgmt_health_json(const struct sbx_shm *shm)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "status", "ok");
+	cJSON_AddStringToObject(o, "appliance", shm ? "up" : "down");
+	cJSON_AddStringToObject(o, "version", SBX_VERSION);
+	num(o, "uptime_s", shm ? (double)uptime_s(shm) : 0);
+	return o;
+}
+
+static void counters_json(cJSON *o, const struct sbx_port_counters *c)
+{
+	num(o, "rx_packets", (double)c->rx_pkts);
+	num(o, "rx_bytes", (double)c->rx_bytes);
+	num(o, "tx_packets", (double)c->tx_pkts);
+	num(o, "tx_bytes", (double)c->tx_bytes);
+	num(o, "drop_packets", (double)c->drop_pkts);
+	num(o, "drop_bytes", (double)c->drop_bytes);
+}
+
+static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports, uint16_t nb_w)
+{
+	const struct sbx_port_cfg *pc = &shm->cfg.ports[i];
+	const struct sbx_port_shm *ps = &shm->ports[i];
+	struct sbx_port_counters sum = {0};
+	cJSON *o = cJSON_CreateObject(), *link, *st;
+	char mac[18];
+	uint16_t w;
+
+	FIXED_STR(o, "name", pc->name);
+	num(o, "port_id", ps->port_id);
+	FIXED_STR(o, "devargs", pc->devargs);
+	cJSON_AddStringToObject(o, "kind", pc->kind == SBX_PORT_BRIDGED ? "bridged" : "ethdev");
+	num(o, "socket", ps->socket_id);
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", ps->mac[0], ps->mac[1],
+		 ps->mac[2], ps->mac[3], ps->mac[4], ps->mac[5]);
+	cJSON_AddStringToObject(o, "mac", mac);
+	link = cJSON_AddObjectToObject(o, "link");
+	cJSON_AddBoolToObject(link, "up", ps->link_up != 0);
+	num(link, "speed_mbps", ps->link_speed);
+	num(o, "rx_queues", ps->nb_rxq);
+	num(o, "tx_queues", ps->nb_txq);
+	if (ps->peer >= 0 && ps->peer < nb_ports)
+		FIXED_STR(o, "peer", shm->cfg.ports[ps->peer].name);
+	else
+		cJSON_AddNullToObject(o, "peer");
+	st = cJSON_AddObjectToObject(o, "stats");
+	num(st, "ipackets", (double)ps->ipackets);
+	num(st, "opackets", (double)ps->opackets);
+	num(st, "ibytes", (double)ps->ibytes);
+	num(st, "obytes", (double)ps->obytes);
+	num(st, "imissed", (double)ps->imissed);
+	num(st, "ierrors", (double)ps->ierrors);
+	num(st, "oerrors", (double)ps->oerrors);
+	num(st, "rx_nombuf", (double)ps->rx_nombuf);
+	for (w = 0; w < nb_w; w++) {
+		const struct sbx_port_counters *c = &shm->workers[w].stats.port[i];
+
+		sum.rx_pkts += c->rx_pkts;
+		sum.rx_bytes += c->rx_bytes;
+		sum.tx_pkts += c->tx_pkts;
+		sum.tx_bytes += c->tx_bytes;
+		sum.drop_pkts += c->drop_pkts;
+		sum.drop_bytes += c->drop_bytes;
+	}
+	counters_json(cJSON_AddObjectToObject(o, "workers"), &sum);
+	return o;
+}
+
+static cJSON *worker_json(const struct sbx_shm *shm, uint16_t w, uint16_t nb_ports)
+{
+	const struct sbx_worker_shm *ws = &shm->workers[w];
+	const struct sbx_worker_cfg *wc = &shm->cfg.workers[w];
+	uint64_t hb = ws->stats.heartbeat_ns, now = sbx_now_ns();
+	uint64_t cycles = ws->stats.busy_cycles, pkts = ws->stats.busy_pkts;
+	cJSON *o = cJSON_CreateObject(), *qs, *ports;
+	char ts[40];
+	uint16_t i;
+
+	num(o, "id", w);
+	num(o, "pid", ws->pid);
+	num(o, "lcore", ws->lcore_id);
+	cJSON_AddStringToObject(o, "state", sbx_worker_state_name(ws->state));
+	num(o, "restarts", ws->restarts);
+	if (ws->start_ns) {
+		mgmt_rfc3339(ws->start_ns, ts, sizeof(ts));
+		cJSON_AddStringToObject(o, "start_time", ts);
+	} else {
+		cJSON_AddNullToObject(o, "start_time");
+	}
+	if (hb)
+		num(o, "heartbeat_age_ms", (double)(now > hb ? (now - hb) / 1000000ULL : 0));
+	else
+		cJSON_AddNullToObject(o, "heartbeat_age_ms");
+	qs = cJSON_AddArrayToObject(o, "queues");
+	for (i = 0; i < MIN(wc->nb_rxq, SBX_MAX_RXQ_PER_WORKER); i++) {
+		cJSON *q = cJSON_CreateObject();
+
+		if (wc->rxq[i].port < nb_ports)
+			FIXED_STR(q, "port", shm->cfg.ports[wc->rxq[i].port].name);
+		else
+			cJSON_AddNullToObject(q, "port");
+		num(q, "queue", wc->rxq[i].queue);
+		cJSON_AddItemToArray(qs, q);
+	}
+	if (pkts) /* one decimal */
+		num(o, "cycles_per_packet", (double)(uint64_t)((double)cycles / (double)pkts * 10 + 0.5) / 10);
+	else
+		cJSON_AddNullToObject(o, "cycles_per_packet");
+	num(o, "loops", (double)ws->stats.loops);
+	num(o, "idle_sleeps", (double)ws->stats.idle_sleeps);
+	num(o, "bad_packets", (double)ws->stats.bad_pkts);
+	ports = cJSON_AddObjectToObject(o, "ports");
+	for (i = 0; i < nb_ports; i++) {
+		char name[SBX_NAME_LEN];
+
+		snprintf(name, sizeof(name), "%.*s", SBX_NAME_LEN - 1, shm->cfg.ports[i].name);
+		counters_json(cJSON_AddObjectToObject(ports, name), &ws->stats.port[i]);
+	}
+	return o;
+}
+
+cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
+{
+	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
+	uint16_t nb_w = MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS);
+	cJSON *o = cJSON_CreateObject(), *a, *arr, *d;
+	uint32_t i;
+
+	a = cJSON_AddObjectToObject(o, "appliance");
+	cJSON_AddStringToObject(a, "state", "up");
+	num(a, "primary_pid", shm->primary_pid);
+	num(a, "uptime_s", (double)uptime_s(shm));
+	FIXED_STR(a, "file_prefix", shm->cfg.file_prefix);
+	num(a, "tsc_hz", (double)shm->tsc_hz);
+
+	arr = cJSON_AddArrayToObject(o, "ports");
+	for (i = 0; i < nb_ports; i++)
+		cJSON_AddItemToArray(arr, port_json(shm, (uint16_t)i, nb_ports, nb_w));
+
+	arr = cJSON_AddArrayToObject(o, "workers");
+	for (i = 0; i < nb_w; i++)
+		cJSON_AddItemToArray(arr, worker_json(shm, (uint16_t)i, nb_ports));
+
+	arr = cJSON_AddArrayToObject(o, "pools");
+	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
+		const struct sbx_pool_shm *p = &shm->pools[i];
+		cJSON *po = cJSON_CreateObject();
+
+		FIXED_STR(po, "name", p->name);
+		num(po, "socket", p->socket_id);
+		num(po, "size", p->size);
+		num(po, "cache_size", p->cache_size);
+		num(po, "elt_size", p->elt_size);
+		num(po, "data_room", p->data_room);
+		num(po, "in_use", p->in_use);
+		num(po, "available", p->avail);
+		num(po, "populate_ms", (double)(p->populate_ns / 1000) / 1000.0);
+		cJSON_AddItemToArray(arr, po);
+	}
+
+	d = cJSON_AddObjectToObject(o, "database");
+	cJSON_AddStringToObject(d, "path", db->path);
+	num(d, "size_bytes", (double)mgmt_db_size(db));
+	num(d, "schema_version", db->schema_version);
+	return o;
+}

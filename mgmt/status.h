@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* JSON views of the shared memzone. */
+#ifndef SBX_MGMT_STATUS_H
+#define SBX_MGMT_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "spanbox/shm.h"
+
+struct mgmt_db;
+
+/**
+ * Format a CLOCK_REALTIME time as RFC 3339 UTC with milliseconds ("2026-11-30T01:37:58.123Z").
+ * @param realtime_ns  ns since the Unix epoch.
+ * @param buf          receives the text; 25 bytes are enough.
+ */
+void mgmt_rfc3339(uint64_t realtime_ns, char *buf, size_t len);
+
+/**
+ * The body of GET /api/v1/health.
+ * @param shm  the memzone, or NULL when the appliance is down.
+ * @return a new object the caller frees with cJSON_Delete(), NULL when out of memory.
+ */
+cJSON *mgmt_health_json(const struct sbx_shm *shm);
+
+/**
+ * The body of GET /api/v1/status (appliance, ports, workers, pools, database); reads @p shm only.
+ * @param shm  the memzone of a live primary (not NULL).
+ * @param db   the open database (path, size on disk, schema version).
+ * @return a new object the caller frees with cJSON_Delete(), NULL when out of memory.
+ */
+cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db);
+
+#endif
