@@ -45,6 +45,17 @@ check "iperf3 TCP 5 s sbx-a -> sbx-b completes" [ $rc -eq 0 ]
 echo "# iperf3 rate: $(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$TMP/iperf.json" 2>/dev/null) Mbit/s"
 check "iperf3 moved data" jq -e '.end.sum_received.bytes > 1000000' "$TMP/iperf.json"
 
+# A worker that dies is restarted on the same lcore; the pools stay and forwarding resumes.
+old=$(curl -fsS "$API/status" | jq '.workers[0].pid')
+kill -9 "$old"
+restarted() { curl -fsS "$API/status" | jq -e ".workers[0] | .state == \"running\" and .restarts == 1 and .pid != $old and .lcore == 1" >/dev/null; }
+for _ in $(seq 50); do restarted && break; sleep 0.1; done
+check "worker 0 killed with -9 is restarted within 5 s on lcore 1" restarted || curl -sS "$API/status" | jq -c ".workers"
+check "pool unchanged across the worker restart" \
+	bash -c "curl -fsS $API/status | jq -e '.pools[0].size == $(jq '.pools[0].size' "$TMP/status0.json")'"
+ip netns exec sbx-a ping -c 10 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping_after.txt"
+check "ping after the worker restart: 0% loss" grep -q ' 0% packet loss' "$TMP/ping_after.txt"
+
 "$ROOT/spanbox" stop
 check "./spanbox stop returns 0" [ $? -eq 0 ]
 no_spanbox_process() { ! pgrep -f 'spanbox-(primary|worker|mgmt).*(file-prefix=spanbox( |$)|config/default.json)' >/dev/null; }
