@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* EAL command lines for the primary, the workers and mgmt. */
+#include <glob.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,19 @@ static int push(struct sbx_eal_args *a, const char *fmt, ...)
 	return 0;
 }
 
+/* NUMA nodes of this machine (/sys/devices/system/node/node*), at least 1. */
+static unsigned int numa_nodes(void)
+{
+	glob_t g;
+	unsigned int n = 1;
+
+	if (glob("/sys/devices/system/node/node[0-9]*", GLOB_ONLYDIR, NULL, &g) == 0) {
+		n = g.gl_pathc > 0 ? (unsigned int)g.gl_pathc : 1;
+		globfree(&g);
+	}
+	return n;
+}
+
 int sbx_eal_args_build(struct sbx_eal_args *a, const struct sbx_config *cfg, enum sbx_role role,
 		       const char *prog, unsigned int lcore_id)
 {
@@ -43,7 +57,13 @@ int sbx_eal_args_build(struct sbx_eal_args *a, const struct sbx_config *cfg, enu
 	rc |= push(a, "--log-level=lib.eal:notice");
 	if (role == SBX_ROLE_PRIMARY) {
 		rc |= push(a, "--proc-type=primary");
-		rc |= push(a, "--socket-mem=%u", cfg->socket_mem_mb);
+		/* the same amount on every socket: "--socket-mem=512,512" on two sockets */
+		char mem[128] = "";
+		unsigned int s, nodes = numa_nodes();
+
+		for (s = 0; s < nodes && strlen(mem) + 12 < sizeof(mem); s++)
+			snprintf(mem + strlen(mem), sizeof(mem) - strlen(mem), "%s%u", s ? "," : "", cfg->socket_mem_mb);
+		rc |= push(a, "--socket-mem=%s", mem);
 		for (i = 0; i < cfg->nb_ports; i++) {
 			if (cfg->ports[i].is_pci) {
 				rc |= push(a, "-a");

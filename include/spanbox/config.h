@@ -65,7 +65,7 @@ struct sbx_xconnect_cfg {
 struct sbx_config {
 	/* eal */
 	char file_prefix[SBX_NAME_LEN]; /**< EAL --file-prefix shared by all processes */
-	uint32_t socket_mem_mb;         /**< hugepage memory the primary reserves on socket 0, MiB */
+	uint32_t socket_mem_mb;         /**< hugepage memory the primary reserves on each NUMA socket, MiB */
 	uint16_t primary_lcore;         /**< lcore id of the primary */
 	uint16_t mgmt_lcore;            /**< lcore id of mgmt */
 	char cpus[SBX_NAME_LEN];        /**< CPU set every lcore id floats on, e.g. "0-1" */

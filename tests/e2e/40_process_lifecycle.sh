@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Process independence: mgmt stops and starts without touching forwarding; workers and mgmt notice
+# a primary killed with -9; the next start works without manual clean-up.
+source "$(dirname "$0")/../lib/common.sh"
+API=http://127.0.0.1:8080/api/v1
+CFG="$ROOT/config/default.json"
+trap '"$ROOT/spanbox" stop >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+kstat() { ip -n "$1" -s -j link show "$2" | jq ".[0].stats64.$3.packets"; }
+# (a function, not bash -c: pgrep -f would match the bash -c command line itself)
+no_workers() { ! pgrep -f 'spanbox-worker --file-prefix=spanbox ' >/dev/null; }
+health_is() { curl -fsS "$API/health" 2>/dev/null | jq -e ".appliance == \"$1\"" >/dev/null; }
+wait_for() { # wait_for TENTHS CMD...: poll CMD every 0.1 s
+	local n=$1 i; shift
+	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+
+timeout 180 "$ROOT/spanbox" start >/dev/null 2>&1
+check "appliance started" health_is up
+
+kill -TERM "$(cat /run/spanbox/spanbox.mgmt.pid)"
+check "mgmt stops on SIGTERM" wait_for 50 bash -c '! curl -fsS http://127.0.0.1:8080/api/v1/health >/dev/null 2>&1'
+rx0=$(kstat sbx-b sbx-p1 rx)
+ip netns exec sbx-a ping -c 10 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping.txt"
+check "forwarding goes on while mgmt is down (0% loss)" grep -q ' 0% packet loss' "$TMP/ping.txt"
+check "sbx-b received the pings while mgmt was down" [ $(( $(kstat sbx-b sbx-p1 rx) - rx0 )) -ge 10 ]
+setsid "$ROOT/build/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >"$TMP/mgmt.log" 2>&1 &
+echo $! >/run/spanbox/spanbox.mgmt.pid
+check "mgmt started again attaches to the running appliance" wait_for 100 health_is up
+check "status after mgmt restart shows the pings" \
+	bash -c "curl -fsS $API/status | jq -e '.ports[] | select(.name == \"p1\") | .workers.tx_packets >= 10' >/dev/null"
+check "workers were not restarted by the mgmt restart" \
+	bash -c "curl -fsS $API/status | jq -e '[.workers[].restarts] == [0, 0]' >/dev/null"
+
+kill -9 "$(cat /run/spanbox/spanbox.primary.pid)"
+t0=$(date +%s%N)
+check "workers exit within 2 s of the primary's death" wait_for 20 no_workers
+echo "# workers gone after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+check "mgmt reports the appliance down within 2 s" wait_for 20 health_is down
+check "no process left spinning (no worker with file prefix spanbox)" no_workers
+
+"$ROOT/spanbox" stop >/dev/null 2>&1
+timeout 180 "$ROOT/spanbox" start >"$TMP/start2.log" 2>&1
+check "next ./spanbox start works without manual clean-up" [ $? -eq 0 ]
+ip netns exec sbx-a ping -c 5 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping2.txt"
+check "forwarding after the restart (0% loss)" grep -q ' 0% packet loss' "$TMP/ping2.txt"
+"$ROOT/spanbox" stop >/dev/null 2>&1
+check "no hugepage file of prefix spanbox left" bash -c "! ls /dev/hugepages/spanboxmap_* >/dev/null 2>&1"
