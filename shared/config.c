@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <pcap/pcap.h>
 
 #include "spanbox/config.h"
 
@@ -31,6 +32,56 @@ static const char *const worker_keys[] = {
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
 static const char *const mgmt_keys[] = {"listen", "port", "database", NULL};
+static const char *const mirror_keys[] = {
+	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", NULL};
+static const char *const source_keys[] = {"port", "direction", NULL};
+static const char *const dest_keys[] = {"port", NULL};
+static const char *const encap_keys[] = {
+	"type", "vlan", "src_ip", "dst_ip", "dst_mac", "src_mac", "ttl", "dscp", "df",
+	"granularity", "hw_id", "sgt", "platform_subheader", NULL};
+static const char *const copy_keys[] = {"strategy", "threshold", NULL};
+
+/* One accepted string of an enumerated key and the value it stands for. */
+struct choice {
+	const char *name;
+	uint8_t value;
+};
+
+static const struct choice direction_choices[] = {
+	{"rx", SBX_DIR_RX}, {"tx", SBX_DIR_TX}, {"both", SBX_DIR_BOTH}, {NULL, 0}};
+static const struct choice encap_choices[] = {
+	{"span", SBX_ENCAP_SPAN}, {"rspan", SBX_ENCAP_RSPAN}, {"erspan2", SBX_ENCAP_ERSPAN2},
+	{"erspan3", SBX_ENCAP_ERSPAN3}, {NULL, 0}};
+static const struct choice gra_choices[] = {
+	{"100us", SBX_GRA_100US}, {"100ns", SBX_GRA_100NS}, {"ieee1588", SBX_GRA_IEEE1588},
+	{NULL, 0}};
+static const struct choice strategy_choices[] = {
+	{"adaptive", SBX_COPY_ADAPTIVE}, {"copy", SBX_COPY_COPY}, {"share", SBX_COPY_SHARE},
+	{NULL, 0}};
+
+#define ENC_RSPAN (1u << SBX_ENCAP_RSPAN)
+#define ENC_ERSPAN ((1u << SBX_ENCAP_ERSPAN2) | (1u << SBX_ENCAP_ERSPAN3))
+#define ENC_ERSPAN3 (1u << SBX_ENCAP_ERSPAN3)
+
+/* The encap types (bit mask of 1 << enum sbx_encap) each encap key other than "type" applies to. */
+static const struct {
+	const char *key;
+	unsigned int types;
+	const char *only;
+} encap_scope[] = {
+	{"vlan", ENC_RSPAN, "rspan"},
+	{"src_ip", ENC_ERSPAN, "erspan2 and erspan3"},
+	{"dst_ip", ENC_ERSPAN, "erspan2 and erspan3"},
+	{"dst_mac", ENC_ERSPAN, "erspan2 and erspan3"},
+	{"src_mac", ENC_ERSPAN, "erspan2 and erspan3"},
+	{"ttl", ENC_ERSPAN, "erspan2 and erspan3"},
+	{"dscp", ENC_ERSPAN, "erspan2 and erspan3"},
+	{"df", ENC_ERSPAN, "erspan2 and erspan3"},
+	{"granularity", ENC_ERSPAN3, "erspan3"},
+	{"hw_id", ENC_ERSPAN3, "erspan3"},
+	{"sgt", ENC_ERSPAN3, "erspan3"},
+	{"platform_subheader", ENC_ERSPAN3, "erspan3"},
+};
 
 /* Destination of error messages. */
 struct ctx {
@@ -88,19 +139,27 @@ static int need(struct ctx *c, const cJSON *obj, const char *path, const char *k
 	return member(obj, key) ? 0 : fail(c, path, key, "missing required key");
 }
 
-/* Fetch the top-level object @key into *out (NULL when absent) and check its keys. */
-static int get_section(struct ctx *c, const cJSON *root, const char *key,
-		       const char *const allowed[], const cJSON **out)
+/* Fetch the object member @key of @obj into *out (NULL when absent) and check its keys;
+ * @opath is the path of the object itself. */
+static int get_object(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		      const char *opath, const char *const allowed[], const cJSON **out)
 {
-	const cJSON *it = member(root, key);
+	const cJSON *it = member(obj, key);
 
 	*out = NULL;
 	if (!it)
 		return 0;
 	if (!cJSON_IsObject(it))
-		return fail(c, "", key, "expected an object");
+		return fail(c, path, key, "expected an object");
 	*out = it;
-	return check_keys(c, it, key, allowed);
+	return check_keys(c, it, opath, allowed);
+}
+
+/* Fetch the top-level object @key into *out (NULL when absent) and check its keys. */
+static int get_section(struct ctx *c, const cJSON *root, const char *key,
+		       const char *const allowed[], const cJSON **out)
+{
+	return get_object(c, root, "", key, key, allowed, out);
 }
 
 /* Fetch the array member @key of @obj into *out (NULL when absent); at most @max entries. */
@@ -148,6 +207,18 @@ static int get_int(struct ctx *c, const cJSON *obj, const char *path, const char
 
 	*out = def;
 	return it ? to_int(c, it, path, key, min, max, out) : 0;
+}
+
+/* get_int() into a uint8_t. */
+static int get_u8(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		  long long min, long long max, long long def, uint8_t *out)
+{
+	long long v;
+
+	if (get_int(c, obj, path, key, min, max, def, &v))
+		return -1;
+	*out = (uint8_t)v;
+	return 0;
 }
 
 /* get_int() into a uint16_t. */
@@ -206,6 +277,66 @@ static int get_string(struct ctx *c, const cJSON *obj, const char *path, const c
 		return to_string(c, it, path, key, dst, size, nonempty, chars);
 	snprintf(dst, size, "%s", def);
 	return 0;
+}
+
+/* Boolean member @key of @obj into *out, @def when absent. */
+static int get_bool(struct ctx *c, const cJSON *obj, const char *path, const char *key, bool def,
+		    bool *out)
+{
+	const cJSON *it = member(obj, key);
+
+	*out = def;
+	if (!it)
+		return 0;
+	if (!cJSON_IsBool(it))
+		return fail(c, path, key, "expected true or false");
+	*out = cJSON_IsTrue(it);
+	return 0;
+}
+
+/* String member @key of @obj, one of the names of @choices, into *out as its value; @def when absent. */
+static int get_choice(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		      const struct choice *choices, uint8_t def, uint8_t *out)
+{
+	const cJSON *it = member(obj, key);
+	char list[128] = "";
+	size_t i, n = 0;
+
+	*out = def;
+	if (!it)
+		return 0;
+	if (!cJSON_IsString(it))
+		return fail(c, path, key, "expected a string");
+	for (i = 0; choices[i].name; i++) {
+		if (!strcmp(choices[i].name, it->valuestring)) {
+			*out = choices[i].value;
+			return 0;
+		}
+		if (n < sizeof(list))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s\"%s\"", i ? ", " : "",
+					      choices[i].name);
+	}
+	return fail(c, path, key, "\"%s\" is not one of %s", it->valuestring, list);
+}
+
+/* True when @s is a MAC address "aa:bb:cc:dd:ee:ff" (hex digits of either case); stored in @mac. */
+static bool parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int i, k, v;
+
+	if (strlen(s) != 17)
+		return false;
+	for (i = 0; i < 6; i++, s += 3) {
+		if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]) ||
+		    (i < 5 && s[2] != ':'))
+			return false;
+		for (v = 0, k = 0; k < 2; k++)
+			v = v * 16 + (unsigned int)(isdigit((unsigned char)s[k])
+							    ? s[k] - '0'
+							    : tolower((unsigned char)s[k]) - 'a' + 10);
+		mac[i] = (uint8_t)v;
+	}
+	return true;
 }
 
 /* True when @s starts with @pat ('h' = a hex digit, anything else literal) then ends or has ','. */
@@ -452,9 +583,8 @@ static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cf
 	    get_u32(c, o, "workers", "idle_sleep_us", 0, 1000000, 100, &cfg->idle_sleep_us) ||
 	    get_u32(c, o, "workers", "idle_polls", 1, 1000000, 64, &cfg->idle_polls))
 		return -1;
-	if (member(o, "busy_poll") && !cJSON_IsBool(member(o, "busy_poll")))
-		return fail(c, "workers", "busy_poll", "expected true or false");
-	cfg->busy_poll = cJSON_IsTrue(member(o, "busy_poll"));
+	if (get_bool(c, o, "workers", "busy_poll", false, &cfg->busy_poll))
+		return -1;
 	return (parse_lcores(c, o, cfg) || parse_queues(c, o, cfg)) ? -1 : 0;
 }
 
@@ -496,6 +626,218 @@ static int parse_forwarding(struct ctx *c, const cJSON *root, struct sbx_config 
 	return 0;
 }
 
+/* Check that @filter (tcpdump syntax) compiles with libpcap for Ethernet frames. */
+static int check_filter(struct ctx *c, const char *path, const char *filter)
+{
+	struct bpf_program prog = {0, NULL};
+	pcap_t *p;
+	int rc = 0;
+
+	p = pcap_open_dead(DLT_EN10MB, 65535);
+	if (p == NULL)
+		return fail(c, path, "filter", "\"%s\": cannot open a libpcap handle", filter);
+	if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0)
+		rc = fail(c, path, "filter", "\"%s\": %s", filter, pcap_geterr(p));
+	pcap_freecode(&prog);
+	pcap_close(p);
+	return rc;
+}
+
+/* Parse the required port name member "port" of @obj (at @path) into its index *out. */
+static int get_port(struct ctx *c, const struct sbx_config *cfg, const cJSON *obj,
+		    const char *path, int *out)
+{
+	char name[SBX_NAME_LEN];
+
+	if (need(c, obj, path, "port") ||
+	    get_string(c, obj, path, "port", name, sizeof(name), true, NULL, ""))
+		return -1;
+	*out = sbx_config_port_index(cfg, name);
+	return *out < 0 ? fail(c, path, "port", "unknown port \"%s\"", name) : 0;
+}
+
+/* Parse the required "sources" of session @m at @path: 1..8 distinct ports with a direction. */
+static int parse_sources(struct ctx *c, const struct sbx_config *cfg, const cJSON *obj,
+			 const char *path, struct sbx_mirror_cfg *m)
+{
+	const cJSON *arr, *it;
+	char spath[64];
+	int k = 0, j, p;
+
+	if (need(c, obj, path, "sources") ||
+	    get_array(c, obj, path, "sources", SBX_MAX_MIRROR_SOURCES, &arr))
+		return -1;
+	if (cJSON_GetArraySize(arr) == 0)
+		return fail(c, path, "sources", "at least one source is required");
+	cJSON_ArrayForEach(it, arr) {
+		struct sbx_mirror_source *src = &m->sources[k];
+
+		snprintf(spath, sizeof(spath), "%s.sources[%d]", path, k);
+		if (!cJSON_IsObject(it))
+			return fail(c, spath, NULL, "expected an object");
+		if (check_keys(c, it, spath, source_keys) || get_port(c, cfg, it, spath, &p))
+			return -1;
+		for (j = 0; j < k; j++)
+			if (m->sources[j].port == p)
+				return fail(c, spath, "port",
+					    "%s is already %s.sources[%d] (one source per port; "
+					    "use direction \"both\")",
+					    cfg->ports[p].name, path, j);
+		src->port = (uint16_t)p;
+		if (get_choice(c, it, spath, "direction", direction_choices, SBX_DIR_BOTH,
+			       &src->direction))
+			return -1;
+		k++;
+	}
+	m->nb_sources = (uint16_t)k;
+	return 0;
+}
+
+/* Parse the IPv4 or IPv6 literal member @key of @obj into @ip (network order); *version = 4 or 6. */
+static int get_ip(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		  uint8_t ip[16], uint8_t *version, char *text, size_t size)
+{
+	if (get_string(c, obj, path, key, text, size, true, NULL, ""))
+		return -1;
+	if (inet_pton(AF_INET, text, ip) == 1)
+		*version = 4;
+	else if (inet_pton(AF_INET6, text, ip) == 1)
+		*version = 6;
+	else
+		return fail(c, path, key, "\"%s\" is not an IPv4 or IPv6 address", text);
+	return 0;
+}
+
+/* Parse the MAC address member @key of @obj into @mac. */
+static int get_mac(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		   uint8_t mac[6])
+{
+	char text[SBX_NAME_LEN];
+
+	if (get_string(c, obj, path, key, text, sizeof(text), true, NULL, ""))
+		return -1;
+	if (!parse_mac(text, mac))
+		return fail(c, path, key, "\"%s\" is not a MAC address like aa:bb:cc:dd:ee:ff", text);
+	return 0;
+}
+
+/* Parse the optional "encap" of session @m at @path: type, then the keys that type takes. */
+static int parse_encap(struct ctx *c, const cJSON *obj, const char *path, struct sbx_mirror_cfg *m)
+{
+	char epath[64], src_text[48], dst_text[48];
+	uint8_t src_version = 0, dst_version = 0;
+	const cJSON *o, *it;
+	size_t i;
+
+	snprintf(epath, sizeof(epath), "%s.encap", path);
+	if (get_object(c, obj, path, "encap", epath, encap_keys, &o) ||
+	    get_choice(c, o, epath, "type", encap_choices, SBX_ENCAP_SPAN, &m->encap))
+		return -1;
+	cJSON_ArrayForEach(it, o) {
+		for (i = 0; i < sizeof(encap_scope) / sizeof(encap_scope[0]); i++)
+			if (!strcmp(encap_scope[i].key, it->string) &&
+			    !(encap_scope[i].types & (1u << m->encap)))
+				return fail(c, epath, it->string, "only for %s", encap_scope[i].only);
+	}
+	if (m->encap == SBX_ENCAP_RSPAN &&
+	    (need(c, o, epath, "vlan") || get_u16(c, o, epath, "vlan", 1, 4094, 0, &m->vlan)))
+		return -1;
+	/* the keys below are absent unless the type takes them: their defaults are filled anyway */
+	if (get_u8(c, o, epath, "ttl", 1, 255, 64, &m->ttl) ||
+	    get_u8(c, o, epath, "dscp", 0, 63, 0, &m->dscp) ||
+	    get_bool(c, o, epath, "df", true, &m->df) ||
+	    get_choice(c, o, epath, "granularity", gra_choices, SBX_GRA_100US, &m->gra) ||
+	    get_u8(c, o, epath, "hw_id", 0, 63, 0, &m->hw_id) ||
+	    get_u16(c, o, epath, "sgt", 0, 65535, 0, &m->sgt) ||
+	    get_bool(c, o, epath, "platform_subheader", false, &m->platform_subheader))
+		return -1;
+	if (m->encap != SBX_ENCAP_ERSPAN2 && m->encap != SBX_ENCAP_ERSPAN3)
+		return 0;
+	if (need(c, o, epath, "src_ip") || need(c, o, epath, "dst_ip") ||
+	    need(c, o, epath, "dst_mac") ||
+	    get_ip(c, o, epath, "src_ip", m->src_ip, &src_version, src_text, sizeof(src_text)) ||
+	    get_ip(c, o, epath, "dst_ip", m->dst_ip, &dst_version, dst_text, sizeof(dst_text)) ||
+	    get_mac(c, o, epath, "dst_mac", m->dst_mac))
+		return -1;
+	if (dst_version != src_version)
+		return fail(c, epath, "dst_ip", "\"%s\" is IPv%u but src_ip \"%s\" is IPv%u", dst_text,
+			    dst_version, src_text, src_version);
+	m->ip_version = src_version;
+	m->src_mac_set = member(o, "src_mac") != NULL;
+	return m->src_mac_set ? get_mac(c, o, epath, "src_mac", m->src_mac) : 0;
+}
+
+/* Parse one session object @obj, mirrors[@i]; sessions 0..i-1 are already parsed. */
+static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_config *cfg)
+{
+	struct sbx_mirror_cfg *m = &cfg->mirrors[i];
+	const cJSON *o;
+	char path[24], dpath[64]; /* "mirrors[<int>]" fits path, any child of it fits dpath */
+	int j, p;
+
+	snprintf(path, sizeof(path), "mirrors[%d]", i);
+	if (!cJSON_IsObject(obj))
+		return fail(c, path, NULL, "expected an object");
+	if (check_keys(c, obj, path, mirror_keys) || need(c, obj, path, "id") ||
+	    get_u16(c, obj, path, "id", 1, 1023, 0, &m->id))
+		return -1;
+	for (j = 0; j < i; j++)
+		if (cfg->mirrors[j].id == m->id)
+			return fail(c, path, "id", "duplicate session id %u (see mirrors[%d])", m->id, j);
+	snprintf(m->name, sizeof(m->name), "session-%u", m->id);
+	if (member(obj, "name") &&
+	    get_string(c, obj, path, "name", m->name, sizeof(m->name), true, NAME_CHARS, ""))
+		return -1;
+	for (j = 0; j < i; j++)
+		if (!strcmp(cfg->mirrors[j].name, m->name))
+			return fail(c, path, "name", "duplicate session name \"%s\" (see mirrors[%d])",
+				    m->name, j);
+	if (parse_sources(c, cfg, obj, path, m) ||
+	    get_string(c, obj, path, "filter", m->filter, sizeof(m->filter), false, NULL, "") ||
+	    (m->filter[0] && check_filter(c, path, m->filter)) ||
+	    get_u32(c, obj, path, "snaplen", 0, 65535, 0, &m->snaplen) ||
+	    get_u32(c, obj, path, "sample", 1, 1000000, 1, &m->sample))
+		return -1;
+	if (m->snaplen > 0 && m->snaplen < 14)
+		return fail(c, path, "snaplen", "%u out of range 14..65535 (or 0 = whole frame)",
+			    m->snaplen);
+	snprintf(dpath, sizeof(dpath), "%s.destination", path);
+	if (need(c, obj, path, "destination") ||
+	    get_object(c, obj, path, "destination", dpath, dest_keys, &o) ||
+	    get_port(c, cfg, o, dpath, &p))
+		return -1;
+	for (j = 0; j < m->nb_sources; j++)
+		if (m->sources[j].port == p)
+			return fail(c, dpath, "port", "%s is also a source of this session (mirror loop)",
+				    cfg->ports[p].name);
+	m->dst_port = (uint16_t)p;
+	if (parse_encap(c, obj, path, m))
+		return -1;
+	snprintf(dpath, sizeof(dpath), "%s.copy", path);
+	return (get_object(c, obj, path, "copy", dpath, copy_keys, &o) ||
+		get_choice(c, o, dpath, "strategy", strategy_choices, SBX_COPY_ADAPTIVE,
+			   &m->copy_strategy) ||
+		get_u32(c, o, dpath, "threshold", 0, 65535, 512, &m->copy_threshold))
+		       ? -1 : 0;
+}
+
+/* Parse the optional "mirrors" array: at most 16 sessions, ids and names unique (needs ports). */
+static int parse_mirrors(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	const cJSON *arr, *it;
+	int i = 0;
+
+	if (get_array(c, root, "", "mirrors", SBX_MAX_MIRRORS, &arr))
+		return -1;
+	cJSON_ArrayForEach(it, arr) {
+		if (parse_mirror(c, it, i, cfg))
+			return -1;
+		i++;
+	}
+	cfg->nb_mirrors = (uint16_t)i;
+	return 0;
+}
+
 /* Parse "mgmt": listen address, TCP port and SQLite database path. */
 static int parse_mgmt(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
@@ -521,7 +863,6 @@ int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t
 	struct ctx c = {err, errlen};
 	const char *end = NULL, *s;
 	unsigned int line = 1, col = 1;
-	const cJSON *mirrors;
 	cJSON *root;
 	int rc;
 
@@ -540,16 +881,12 @@ int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t
 	}
 	if (!cJSON_IsObject(root)) {
 		rc = fail(&c, "config", NULL, "expected a JSON object");
-	} else if (check_keys(&c, root, "", root_keys) || parse_eal(&c, root, cfg) ||
-		   parse_pool(&c, root, cfg) || parse_ports(&c, root, cfg) ||
-		   parse_workers(&c, root, cfg) || parse_forwarding(&c, root, cfg) ||
-		   parse_mgmt(&c, root, cfg)) {
-		rc = -1;
 	} else {
-		/* "mirrors" belongs to the mirroring parser; here it only has to be an array. */
-		mirrors = member(root, "mirrors");
-		rc = mirrors && !cJSON_IsArray(mirrors) ? fail(&c, "", "mirrors", "expected an array")
-							: 0;
+		rc = (check_keys(&c, root, "", root_keys) || parse_eal(&c, root, cfg) ||
+		      parse_pool(&c, root, cfg) || parse_ports(&c, root, cfg) ||
+		      parse_workers(&c, root, cfg) || parse_forwarding(&c, root, cfg) ||
+		      parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg))
+			     ? -1 : 0;
 	}
 	cJSON_Delete(root);
 	return rc;

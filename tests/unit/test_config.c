@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pcap/pcap.h>
+
 #include "spanbox/config.h"
 
 static int tests, failures;
@@ -101,6 +103,84 @@ static void test_default(void)
 	      "default: mgmt 127.0.0.1:8080");
 	check(sbx_config_port_index(&cfg, "mirror") == 2 && sbx_config_port_index(&cfg, "p9") == -1,
 	      "default: sbx_config_port_index");
+	check(cfg.nb_mirrors == 0, "default: no mirror session");
+}
+
+/* True when @got holds the @n bytes given as varargs ints, then zeros up to @size. */
+static bool bytes(const uint8_t *got, size_t size, size_t n, ...)
+{
+	bool ok = true;
+	va_list ap;
+	size_t i;
+
+	va_start(ap, n);
+	for (i = 0; i < size; i++)
+		ok = ok && got[i] == (i < n ? va_arg(ap, int) : 0);
+	va_end(ap);
+	return ok;
+}
+
+/* tests/configs/good/mirrors.json: one session of each encap kind, every value checked. */
+static void test_mirrors(void)
+{
+	static struct sbx_config cfg;
+	const struct sbx_mirror_cfg *m = cfg.mirrors;
+
+	if (!load("tests/configs/good/mirrors.json", &cfg))
+		return;
+	check(cfg.nb_mirrors == 3, "mirrors: 3 sessions (%u)", cfg.nb_mirrors);
+
+	/* 0: ERSPAN II over IPv4, filter, snaplen, defaults elsewhere */
+	check(m[0].id == 10 && !strcmp(m[0].name, "web") && m[0].nb_sources == 1 &&
+		      m[0].sources[0].port == 0 && m[0].sources[0].direction == SBX_DIR_BOTH &&
+		      !strcmp(m[0].filter, "tcp port 80") && m[0].snaplen == 128 && m[0].sample == 1 &&
+		      m[0].dst_port == 4,
+	      "mirrors[0]: id, name, source p0 both ways (default), filter, snaplen, sample 1, "
+	      "destination");
+	check(m[0].encap == SBX_ENCAP_ERSPAN2 && m[0].ip_version == 4 &&
+		      bytes(m[0].src_ip, 16, 4, 192, 0, 2, 1) &&
+		      bytes(m[0].dst_ip, 16, 4, 198, 51, 100, 7) &&
+		      bytes(m[0].dst_mac, 6, 6, 0x02, 0x00, 0x5e, 0x10, 0x00, 0x01) &&
+		      !m[0].src_mac_set && bytes(m[0].src_mac, 6, 0),
+	      "mirrors[0]: erspan2, IPv4 bytes, dst_mac, no src_mac");
+	check(m[0].ttl == 64 && m[0].dscp == 0 && m[0].df && m[0].gra == SBX_GRA_100US &&
+		      m[0].hw_id == 0 && m[0].sgt == 0 && !m[0].platform_subheader && m[0].vlan == 0,
+	      "mirrors[0]: defaults ttl 64, dscp 0, df true");
+	check(m[0].copy_strategy == SBX_COPY_ADAPTIVE && m[0].copy_threshold == 512,
+	      "mirrors[0]: default copy adaptive, threshold 512");
+
+	/* 1: ERSPAN III over IPv6, every encap key given */
+	check(m[1].id == 1023 && !strcmp(m[1].name, "session-1023") && m[1].nb_sources == 2 &&
+		      m[1].sources[0].port == 0 && m[1].sources[0].direction == SBX_DIR_RX &&
+		      m[1].sources[1].port == 1 && m[1].sources[1].direction == SBX_DIR_TX &&
+		      !m[1].filter[0] && m[1].snaplen == 0 && m[1].sample == 100 && m[1].dst_port == 4,
+	      "mirrors[1]: id 1023, default name, sources rx/tx, no filter, whole frame, sample 100");
+	check(m[1].encap == SBX_ENCAP_ERSPAN3 && m[1].ip_version == 6 &&
+		      bytes(m[1].src_ip, 16, 16, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+			    0, 1) &&
+		      bytes(m[1].dst_ip, 16, 16, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+			    0xbe, 0xef),
+	      "mirrors[1]: erspan3, IPv6 bytes");
+	check(bytes(m[1].dst_mac, 6, 6, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff) && m[1].src_mac_set &&
+		      bytes(m[1].src_mac, 6, 6, 0x02, 0, 0, 0, 0, 0x2a),
+	      "mirrors[1]: mixed-case dst_mac, src_mac set");
+	check(m[1].ttl == 10 && m[1].dscp == 46 && !m[1].df && m[1].gra == SBX_GRA_100NS &&
+		      m[1].hw_id == 63 && m[1].sgt == 65535 && m[1].platform_subheader,
+	      "mirrors[1]: ttl, dscp, df false, granularity 100ns, hw_id, sgt, platform_subheader");
+	check(m[1].copy_strategy == SBX_COPY_SHARE && m[1].copy_threshold == 512,
+	      "mirrors[1]: copy share, default threshold");
+
+	/* 2: RSPAN */
+	check(m[2].id == 1 && !strcmp(m[2].name, "lab_rspan-1") && m[2].nb_sources == 2 &&
+		      m[2].sources[0].port == 2 && m[2].sources[0].direction == SBX_DIR_BOTH &&
+		      m[2].sources[1].port == 3 && m[2].sources[1].direction == SBX_DIR_RX &&
+		      !m[2].filter[0] && m[2].snaplen == 14 && m[2].sample == 1000000 &&
+		      m[2].dst_port == 5,
+	      "mirrors[2]: sources, empty filter, snaplen 14, sample 1000000, destination trunk");
+	check(m[2].encap == SBX_ENCAP_RSPAN && m[2].vlan == 865 && m[2].ip_version == 0 &&
+		      bytes(m[2].src_ip, 16, 0) && bytes(m[2].dst_ip, 16, 0) && !m[2].src_mac_set &&
+		      m[2].copy_strategy == SBX_COPY_COPY && m[2].copy_threshold == 0,
+	      "mirrors[2]: rspan vlan 865, no IP, copy strategy copy, threshold 0");
 }
 
 /* The files in tests/configs/good. */
@@ -114,7 +194,8 @@ static void test_good(void)
 			      cfg.socket_mem_mb == 512 && cfg.nb_workers == 2 &&
 			      cfg.workers[0].lcore_id == 1 && cfg.workers[1].lcore_id == 2 &&
 			      cfg.nb_xconnects == 0 && cfg.mgmt_port == 8080 && cfg.pool_cache == 256 &&
-			      !p[0].netns[0] && !p[0].address[0] && p[0].mtu == 1500,
+			      !p[0].netns[0] && !p[0].address[0] && p[0].mtu == 1500 &&
+			      cfg.nb_mirrors == 0,
 		      "minimal: defaults filled in");
 		check(polls(&cfg, 0, 1, 0, 0) && polls(&cfg, 1, 1, 0, 1) &&
 			      sbx_config_port_nb_rxq(&cfg, 0) == 2,
@@ -153,13 +234,15 @@ static void test_good(void)
 		      "explicit: nb_rxq is max queue + 1, at least 1");
 		check(cfg.nb_xconnects == 2 && cfg.xconnects[1].a == 3 && cfg.xconnects[1].b == 2 &&
 			      !strcmp(cfg.mgmt_listen, "::1") && cfg.mgmt_port == 65535 &&
-			      cfg.burst == 256 && cfg.idle_sleep_us == 0 && cfg.idle_polls == 1000000,
+			      cfg.burst == 256 && cfg.idle_sleep_us == 0 && cfg.idle_polls == 1000000 &&
+			      cfg.nb_mirrors == 0,
 		      "explicit: xconnects, mgmt, polling");
 	}
 	if (load("tests/configs/good/single_worker.json", &cfg))
 		check(cfg.nb_workers == 1 && cfg.workers[0].lcore_id == 100 &&
-			      cfg.workers[0].nb_rxq == 0 && sbx_config_port_nb_rxq(&cfg, 1) == 1,
-		      "single_worker: default lcore skips mgmt_lcore, empty queue list");
+			      cfg.workers[0].nb_rxq == 0 && sbx_config_port_nb_rxq(&cfg, 1) == 1 &&
+			      cfg.nb_mirrors == 0,
+		      "single_worker: default lcore skips mgmt_lcore, empty queue list, mirrors []");
 }
 
 /* Each bad file, the field its error must start with, and an optional substring of it. */
@@ -199,6 +282,35 @@ static const struct {
 	{"bridged_queue.json", "workers.queues[1][0].queue", "out of range 0..1"},
 	{"mirrors_not_array.json", "mirrors", "expected an array"},
 	{"mgmt_listen.json", "mgmt.listen", NULL},
+	{"mirror_17_sessions.json", "mirrors", "17 entries, at most 16"},
+	{"mirror_bad_filter.json", "mirrors[0].filter", "\"tcp prt 80\": "},
+	{"mirror_dup_id.json", "mirrors[1].id", "duplicate session id 7 (see mirrors[0])"},
+	{"mirror_dup_name.json", "mirrors[1].name", "duplicate session name \"tap\""},
+	{"mirror_id_zero.json", "mirrors[0].id", "0 out of range 1..1023"},
+	{"mirror_id_1024.json", "mirrors[0].id", "1024 out of range 1..1023"},
+	{"mirror_missing_id.json", "mirrors[0].id", "missing required key"},
+	{"mirror_unknown_source.json", "mirrors[0].sources[1].port", "unknown port \"p9\""},
+	{"mirror_source_twice.json", "mirrors[0].sources[2].port", "p0 is already mirrors[0].sources[0]"},
+	{"mirror_no_sources.json", "mirrors[0].sources", "at least one source"},
+	{"mirror_dst_is_source.json", "mirrors[0].destination.port",
+	 "mon is also a source of this session (mirror loop)"},
+	{"mirror_no_destination.json", "mirrors[0].destination", "missing required key"},
+	{"mirror_erspan2_no_dst_ip.json", "mirrors[0].encap.dst_ip", "missing required key"},
+	{"mirror_mixed_ip.json", "mirrors[0].encap.dst_ip", "is IPv6 but src_ip \"192.0.2.1\" is IPv4"},
+	{"mirror_bad_ip.json", "mirrors[0].encap.src_ip", "not an IPv4 or IPv6 address"},
+	{"mirror_bad_mac.json", "mirrors[0].encap.dst_mac", "not a MAC address"},
+	{"mirror_vlan_on_erspan2.json", "mirrors[0].encap.vlan", "only for rspan"},
+	{"mirror_rspan_no_vlan.json", "mirrors[0].encap.vlan", "missing required key"},
+	{"mirror_vlan_range.json", "mirrors[0].encap.vlan", "4095 out of range 1..4094"},
+	{"mirror_sgt_on_erspan2.json", "mirrors[1].encap.sgt", "only for erspan3"},
+	{"mirror_ttl_on_span.json", "mirrors[0].encap.ttl", "only for erspan2 and erspan3"},
+	{"mirror_bad_encap_type.json", "mirrors[0].encap.type", "\"gre\" is not one of"},
+	{"mirror_bad_direction.json", "mirrors[0].sources[0].direction",
+	 "\"in\" is not one of \"rx\", \"tx\", \"both\""},
+	{"mirror_bad_strategy.json", "mirrors[0].copy.strategy", "\"clone\" is not one of"},
+	{"mirror_snaplen_small.json", "mirrors[0].snaplen", "13 out of range 14..65535"},
+	{"mirror_sample_zero.json", "mirrors[0].sample", "0 out of range 1..1000000"},
+	{"mirror_unknown_key.json", "mirrors[0].encap.key", "unknown key"},
 	{"does_not_exist.json", "config", "does_not_exist.json: No such file or directory"},
 };
 
@@ -234,6 +346,138 @@ static void test_bad(void)
 		check(i < sizeof(bad) / sizeof(bad[0]), "bad/%s has an expected error", d->d_name);
 	}
 	closedir(dir);
+}
+
+/* The bad filter's message carries libpcap's own error text, whatever the libpcap version. */
+static void test_bad_filter_text(void)
+{
+	char path[1024], err[512], want[512] = "(libpcap accepted it)";
+	struct bpf_program prog = {0, NULL};
+	struct sbx_config cfg;
+	pcap_t *p;
+
+	p = pcap_open_dead(DLT_EN10MB, 65535);
+	if (!check(p != NULL, "pcap_open_dead"))
+		return;
+	if (check(pcap_compile(p, &prog, "tcp prt 80", 1, PCAP_NETMASK_UNKNOWN) != 0,
+		  "libpcap refuses \"tcp prt 80\""))
+		snprintf(want, sizeof(want), "mirrors[0].filter: \"tcp prt 80\": %s", pcap_geterr(p));
+	pcap_freecode(&prog);
+	pcap_close(p);
+	snprintf(path, sizeof(path), "%s/tests/configs/bad/mirror_bad_filter.json", root);
+	check(sbx_config_load(path, &cfg, err, sizeof(err)) == -1 && !strcmp(err, want),
+	      "bad filter message \"%s\" is \"%s\"", err, want);
+}
+
+/* A config with ports a, b, c, d and the mirror sessions @mirrors (JSON array text). */
+static int parse_mirrors(const char *mirrors, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	char text[8192];
+
+	snprintf(text, sizeof(text),
+		 "{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"},{\"name\":\"b\",\"devargs\":\"x1\"},"
+		 "{\"name\":\"c\",\"devargs\":\"x2\"},{\"name\":\"d\",\"devargs\":\"x3\"}],"
+		 "\"mirrors\":%s}",
+		 mirrors);
+	return sbx_config_parse(text, cfg, err, errlen);
+}
+
+#define SESSION "\"sources\":[{\"port\":\"a\"}],\"destination\":{\"port\":\"d\"}"
+
+/* Mirror edge cases not worth a file. */
+static void test_mirrors_inline(void)
+{
+	static struct sbx_config cfg;
+	char err[512], text[4096], filter[300];
+	size_t n;
+	int i;
+
+	check(parse_mirrors("[]", &cfg, err, sizeof(err)) == 0 && cfg.nb_mirrors == 0,
+	      "mirrors: empty array");
+	for (n = 0, i = 1; i <= 16; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s{\"id\":%d," SESSION "}",
+				      i > 1 ? "," : "[", i);
+	snprintf(text + n, sizeof(text) - n, "]");
+	check(parse_mirrors(text, &cfg, err, sizeof(err)) == 0 && cfg.nb_mirrors == 16 &&
+		      !strcmp(cfg.mirrors[15].name, "session-16") && cfg.mirrors[15].encap == SBX_ENCAP_SPAN &&
+		      cfg.mirrors[15].sample == 1 && cfg.mirrors[15].copy_threshold == 512,
+	      "mirrors: 16 sessions accepted, span by default (%s)", err);
+	check(parse_mirrors("[{\"id\":1,\"name\":\"session-2\"," SESSION "},{\"id\":2," SESSION "}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[1].name: duplicate session name \"session-2\" (see mirrors[0])"),
+	      "mirrors: default name clashing with a given one (%s)", err);
+	check(parse_mirrors("[5]", &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0]: expected an object"),
+	      "mirrors: session not an object (%s)", err);
+	check(parse_mirrors("[{\"id\":1,\"sources\":[\"a\"],\"destination\":{\"port\":\"d\"}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].sources[0]: expected an object"),
+	      "mirrors: source not an object (%s)", err);
+	check(parse_mirrors("[{\"id\":1,\"sources\":[{\"port\":\"a\"},{\"port\":\"b\"},{\"port\":\"c\"},"
+			    "{\"port\":\"a\"},{\"port\":\"b\"},{\"port\":\"c\"},{\"port\":\"a\"},"
+			    "{\"port\":\"b\"},{\"port\":\"c\"}],\"destination\":{\"port\":\"d\"}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].sources: 9 entries, at most 8"),
+	      "mirrors: 9 sources (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"destination\":{\"port\":\"d\"}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].destination: duplicate key"),
+	      "mirrors: destination twice (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"snaplen\":65536}]", &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].snaplen: 65536 out of range 0..65535"),
+	      "mirrors: snaplen above 65535 (%s)", err);
+	memset(filter, 'x', 256);
+	filter[256] = '\0';
+	snprintf(text, sizeof(text), "[{\"id\":1," SESSION ",\"filter\":\"%s\"}]", filter);
+	check(parse_mirrors(text, &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].filter: longer than 255 characters"),
+	      "mirrors: 256-character filter (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"filter\":\"vlan 10 and (udp or icmp6)\"}]", &cfg,
+			    err, sizeof(err)) == 0 &&
+		      !strcmp(cfg.mirrors[0].filter, "vlan 10 and (udp or icmp6)"),
+	      "mirrors: vlan filter compiles (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"rspan\",\"vlan\":4094}},"
+			    "{\"id\":2," SESSION ",\"encap\":{\"type\":\"rspan\",\"vlan\":1}}]",
+			    &cfg, err, sizeof(err)) == 0 &&
+		      cfg.mirrors[0].vlan == 4094 && cfg.mirrors[1].vlan == 1,
+	      "mirrors: rspan vlan 1 and 4094 (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"rspan\",\"vlan\":2,"
+			    "\"dst_ip\":\"1.2.3.4\"}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.dst_ip: only for erspan2 and erspan3"),
+	      "mirrors: dst_ip on rspan (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"erspan2\",\"src_ip\":\"10.0.0.1\","
+			    "\"dst_ip\":\"10.0.0.2\",\"dst_mac\":\"00:00:00:00:00:01\",\"granularity\":\"100us\"}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.granularity: only for erspan3"),
+	      "mirrors: granularity on erspan2 (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"erspan3\",\"src_ip\":\"10.0.0.1\","
+			    "\"dst_ip\":\"10.0.0.2\",\"dst_mac\":\"00:00:00:00:00:01\","
+			    "\"granularity\":\"ieee1588\",\"dscp\":63,\"ttl\":255}}]",
+			    &cfg, err, sizeof(err)) == 0 &&
+		      cfg.mirrors[0].ip_version == 4 && cfg.mirrors[0].gra == SBX_GRA_IEEE1588 &&
+		      cfg.mirrors[0].dscp == 63 && cfg.mirrors[0].ttl == 255 &&
+		      !cfg.mirrors[0].platform_subheader,
+	      "mirrors: erspan3 over IPv4, ieee1588 (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"erspan3\",\"src_ip\":\"10.0.0.1\","
+			    "\"dst_ip\":\"10.0.0.2\",\"dst_mac\":\"00:00:00:00:00:01\",\"ttl\":0}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.ttl: 0 out of range 1..255"),
+	      "mirrors: ttl 0 (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"erspan2\",\"src_ip\":\"10.0.0.1\","
+			    "\"dst_ip\":\"10.0.0.2\",\"dst_mac\":\"00:00:00:00:00:01\","
+			    "\"src_mac\":\"00-00-00-00-00-02\"}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strncmp(err, "mirrors[0].encap.src_mac: \"00-00-00-00-00-02\" is not a MAC", 55),
+	      "mirrors: src_mac with dashes (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"copy\":{\"threshold\":65536}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].copy.threshold: 65536 out of range 0..65535"),
+	      "mirrors: threshold above 65535 (%s)", err);
+	check(parse_mirrors("[{\"id\":1,\"sources\":[{\"port\":\"a\"}],\"destination\":{}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].destination.port: missing required key"),
+	      "mirrors: destination without port (%s)", err);
 }
 
 /* In-memory parsing: defaults of "{ports}" and small edge cases not worth a file. */
@@ -293,8 +537,11 @@ int main(int argc, char **argv)
 	root = argv[1];
 	test_default();
 	test_good();
+	test_mirrors();
 	test_bad();
+	test_bad_filter_text();
 	test_inline();
+	test_mirrors_inline();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }
