@@ -53,16 +53,17 @@ static uint32_t plan_pool(struct sbx_primary *p, int socket)
 		if (port_socket(pid) != socket)
 			continue;
 		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
-			rings += (uint64_t)SBX_BRIDGE_RING_SIZE * (sbx_config_port_nb_rxq(cfg, i) + cfg->nb_workers);
+			rings += (uint64_t)SBX_BRIDGE_RING_SIZE * (sbx_config_port_nb_rxq(cfg, i) + sbx_config_port_nb_txq(cfg, i));
 		} else {
 			desc += (uint64_t)sbx_config_port_nb_rxq(cfg, i) * cfg->ports[i].rx_desc +
-				(uint64_t)cfg->nb_workers * cfg->ports[i].tx_desc;
+				(uint64_t)sbx_config_port_nb_txq(cfg, i) * cfg->ports[i].tx_desc;
 		}
 	}
 	/* each lcore's cache may hold up to 1.5 x its size (rte_mempool flush threshold) */
 	caches = (uint64_t)(cfg->nb_workers + 2) * cfg->pool_cache * 3 / 2;
+	/* each worker holds a burst per polled queue, plus up to a burst per mirror session */
 	for (i = 0; i < cfg->nb_workers; i++)
-		bursts += (uint64_t)cfg->burst * cfg->workers[i].nb_rxq;
+		bursts += (uint64_t)cfg->burst * (cfg->workers[i].nb_rxq + cfg->nb_mirrors);
 	total = desc + caches + bursts + rings + SBX_POOL_HEADROOM;
 	printf("spanbox-primary: pool plan socket %d: descriptors %llu + lcore caches %llu + bursts %llu"
 	       " + bridge rings %llu + headroom %u = %llu mbufs\n",

@@ -100,7 +100,7 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 
 	if (pc->kind == SBX_PORT_BRIDGED) {
 		ps->nb_rxq = sbx_config_port_nb_rxq(p->cfg, i);
-		ps->nb_txq = p->cfg->nb_workers;
+		ps->nb_txq = sbx_config_port_nb_txq(p->cfg, i);
 		ps->link_up = 1;
 		if (bridge_rings_create(p, i, socket) != 0) {
 			fprintf(stderr, "spanbox-primary: ports[%u] (%s): cannot create rings: %s\n", i, pc->name,
@@ -115,7 +115,7 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	if (rc != 0)
 		goto fail;
 	nb_rxq = sbx_config_port_nb_rxq(p->cfg, i);
-	nb_txq = p->cfg->nb_workers;
+	nb_txq = sbx_config_port_nb_txq(p->cfg, i);
 	if (nb_rxq > info.max_rx_queues || nb_txq > info.max_tx_queues) {
 		fprintf(stderr, "spanbox-primary: ports[%u] (%s): needs %u RX / %u TX queues, device has %u / %u\n",
 			i, pc->name, nb_rxq, nb_txq, info.max_rx_queues, info.max_tx_queues);
@@ -323,10 +323,13 @@ void sbx_ports_stop(struct sbx_primary *p)
 		if (p->rx_pending_n[i])
 			rte_pktmbuf_free_bulk(&p->rx_pending[i][p->rx_pending_off[i]], p->rx_pending_n[i]);
 		p->rx_pending_n[i] = 0;
-		for (q = 0; q < SBX_MAX_WORKERS; q++) {
+		for (q = 0; q < RTE_DIM(p->rx_ring[i]); q++) {
 			ring_drain_free(p->rx_ring[i][q]);
+			p->rx_ring[i][q] = NULL;
+		}
+		for (q = 0; q < RTE_DIM(p->tx_ring[i]); q++) {
 			ring_drain_free(p->tx_ring[i][q]);
-			p->rx_ring[i][q] = p->tx_ring[i][q] = NULL;
+			p->tx_ring[i][q] = NULL;
 		}
 		if (p->netns_sock[i] > 0)
 			close(p->netns_sock[i]);

@@ -26,7 +26,7 @@ struct sbx_primary {
 	bool replay;
 	/* bridged (pcap) ports: rings and mbufs the primary holds between bursts */
 	struct rte_ring *rx_ring[SBX_MAX_PORTS][SBX_MAX_WORKERS];
-	struct rte_ring *tx_ring[SBX_MAX_PORTS][SBX_MAX_WORKERS];
+	struct rte_ring *tx_ring[SBX_MAX_PORTS][2 * SBX_MAX_WORKERS];
 	struct rte_mbuf *rx_pending[SBX_MAX_PORTS][64];
 	uint16_t rx_pending_n[SBX_MAX_PORTS], rx_pending_off[SBX_MAX_PORTS];
 	uint16_t rx_rr[SBX_MAX_PORTS];

@@ -68,6 +68,7 @@ int main(int argc, char **argv)
 	}
 	wk.quit = &quit;
 	rc = sbx_worker_run(&wk);
+	sbx_mirror_teardown(&wk.mirror);
 	flush_caches(shm);
 	if (rc == 0)
 		wk.slot->state = SBX_W_STOPPED;

@@ -45,6 +45,8 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 			return -1;
 		}
 	}
+	if (sbx_mirror_setup(&wk->mirror, shm, id, err, errlen) != 0)
+		return -1;
 	for (i = 0; i < wk->nb_rxq; i++) {
 		const struct sbx_rxq_cfg *rq = &cfg->workers[id].rxq[i];
 		const struct sbx_port_shm *ps = &shm->ports[rq->port];
@@ -60,20 +62,6 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 		}
 	}
 	return 0;
-}
-
-static inline uint16_t q_rx(const struct sbx_queue *q, struct rte_mbuf **pkts, uint16_t n)
-{
-	if (q->ring != NULL)
-		return (uint16_t)rte_ring_sc_dequeue_burst(q->ring, (void **)pkts, n, NULL);
-	return rte_eth_rx_burst(q->port_id, q->queue, pkts, n);
-}
-
-static inline uint16_t q_tx(const struct sbx_queue *q, struct rte_mbuf **pkts, uint16_t n)
-{
-	if (q->ring != NULL)
-		return (uint16_t)rte_ring_sp_enqueue_burst(q->ring, (void **)pkts, n, NULL);
-	return rte_eth_tx_burst(q->port_id, q->queue, pkts, n);
 }
 
 /* true when pkt_len and nb_segs agree with the segment chain */
@@ -120,13 +108,22 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	}
 	if (ng == 0)
 		return;
+	if (unlikely(sbx_mirror_watches(&wk->mirror, in, SBX_DIR_RX)))
+		sbx_mirror_prepare(&wk->mirror, in, SBX_DIR_RX, good, ng);
 	if (unlikely(out < 0)) {
 		st->port[in].drop_pkts += ng;
 		st->port[in].drop_bytes += bytes;
 		rte_pktmbuf_free_bulk(good, ng);
 		return;
 	}
-	sent = q_tx(&wk->txq[out], good, ng);
+	if (unlikely(sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX))) {
+		/* copies are made before TX: afterwards the mbufs belong to the PMD */
+		sbx_mirror_prepare(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng);
+		sent = sbx_q_tx(&wk->txq[out], good, ng);
+		sbx_mirror_commit_tx(&wk->mirror, (uint16_t)out, sent);
+	} else {
+		sent = sbx_q_tx(&wk->txq[out], good, ng);
+	}
 	if (unlikely(sent < ng)) {
 		uint64_t lost = 0;
 
@@ -166,11 +163,13 @@ int sbx_worker_run(struct sbx_worker *wk)
 
 		for (i = 0; i < wk->nb_rxq; i++) {
 			uint64_t t0 = rte_rdtsc();
-			uint16_t n = q_rx(&wk->rxq[i], pkts, burst);
+			uint16_t n = sbx_q_rx(&wk->rxq[i], pkts, burst);
 
 			if (n == 0)
 				continue;
 			forward_burst(wk, wk->rxq[i].port, pkts, n);
+			if (wk->mirror.nb)
+				sbx_mirror_flush(&wk->mirror);
 			st->busy_cycles += rte_rdtsc() - t0;
 			st->busy_pkts += n;
 			got += n;
@@ -194,7 +193,8 @@ int sbx_worker_run(struct sbx_worker *wk)
 		}
 	}
 	st->loops = loops;
-	/* draining: RX stopped; TX is synchronous here, so nothing is buffered to flush */
+	/* draining: RX stopped; forward TX is synchronous, mirror copies are flushed after each burst */
 	wk->slot->state = SBX_W_DRAINING;
+	sbx_mirror_flush(&wk->mirror);
 	return 0;
 }

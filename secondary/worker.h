@@ -6,17 +6,9 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include <rte_ring.h>
-
 #include "spanbox/shm.h"
-
-/** Where a worker receives or transmits: an ethdev queue, or a bridge ring (pcap ports). */
-struct sbx_queue {
-	uint16_t port;         /**< index into cfg.ports */
-	uint16_t port_id;      /**< DPDK port id */
-	uint16_t queue;        /**< queue id on the ethdev */
-	struct rte_ring *ring; /**< non-NULL for bridged ports: mbufs go through this ring instead */
-};
+#include "mirror.h"
+#include "queue.h"
 
 /** Everything the loop needs, resolved once at start. */
 struct sbx_worker {
@@ -27,6 +19,7 @@ struct sbx_worker {
 	struct sbx_queue rxq[SBX_MAX_RXQ_PER_WORKER];
 	struct sbx_queue txq[SBX_MAX_PORTS]; /**< this worker's own TX queue on each port */
 	int16_t peer[SBX_MAX_PORTS];         /**< cross-connect: output port of each input port, -1 none */
+	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
 	volatile sig_atomic_t *quit;
 };
 

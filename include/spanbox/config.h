@@ -61,6 +61,71 @@ struct sbx_xconnect_cfg {
 	uint16_t a, b; /**< indexes into sbx_config.ports; a != b */
 };
 
+#define SBX_MAX_MIRRORS 16          /**< mirror sessions */
+#define SBX_MAX_MIRROR_SOURCES 8    /**< sources of one session */
+#define SBX_FILTER_LEN 256          /**< tcpdump filter text, NUL included */
+
+/** Which traffic of a source port a session mirrors. */
+enum sbx_direction { SBX_DIR_RX = 1, SBX_DIR_TX = 2, SBX_DIR_BOTH = 3 };
+
+/** How the mirrored frame is carried to the destination. */
+enum sbx_encap {
+	SBX_ENCAP_SPAN = 0,    /**< the original frame, unchanged */
+	SBX_ENCAP_RSPAN = 1,   /**< an 802.1Q tag (vlan) pushed in front of any existing tags (IEEE 802.1Q) */
+	SBX_ENCAP_ERSPAN2 = 2, /**< Eth/IP/GRE(0x88BE)/ERSPAN type II (draft-foschiano-erspan, RFC 2784/2890) */
+	SBX_ENCAP_ERSPAN3 = 3, /**< Eth/IP/GRE(0x22EB)/ERSPAN type III (draft-foschiano-erspan) */
+};
+
+/** How a mirror copy is made. */
+enum sbx_copy_strategy {
+	SBX_COPY_ADAPTIVE = 0, /**< copy frames of at most threshold bytes, share bigger ones */
+	SBX_COPY_COPY = 1,     /**< always a private deep copy (rte_pktmbuf_copy) */
+	SBX_COPY_SHARE = 2,    /**< always share the frame (indirect mbuf, refcount) behind a header mbuf */
+};
+
+/** ERSPAN type III timestamp granularity (the Gra field). */
+enum sbx_erspan_gra {
+	SBX_GRA_100US = 0,    /**< 100 microseconds */
+	SBX_GRA_100NS = 1,    /**< 100 nanoseconds */
+	SBX_GRA_IEEE1588 = 2, /**< IEEE 1588: seconds (upper 32 bits, in the platform subheader) + ns */
+};
+
+/** One source of a session. */
+struct sbx_mirror_source {
+	uint16_t port;     /**< index into sbx_config.ports */
+	uint8_t direction; /**< enum sbx_direction */
+};
+
+/** One mirror session (docs/CONFIG.md "mirrors"). */
+struct sbx_mirror_cfg {
+	uint16_t id;                  /**< session id: 1..1023 (10 bits in ERSPAN); unique */
+	char name[SBX_NAME_LEN];
+	uint16_t nb_sources;
+	struct sbx_mirror_source sources[SBX_MAX_MIRROR_SOURCES];
+	char filter[SBX_FILTER_LEN];  /**< tcpdump syntax, "" = every frame */
+	uint32_t snaplen;             /**< bytes of the frame kept, 0 = whole frame */
+	uint32_t sample;              /**< mirror 1 frame in N (per worker), 1 = every frame */
+	uint16_t dst_port;            /**< index into sbx_config.ports */
+	/* encap */
+	uint8_t encap;                /**< enum sbx_encap */
+	uint16_t vlan;                /**< RSPAN VLAN id 1..4094 */
+	uint8_t ip_version;           /**< 4 or 6, from the address family of src_ip/dst_ip */
+	uint8_t src_ip[16], dst_ip[16]; /**< network byte order; IPv4 in the first 4 bytes */
+	uint8_t dst_mac[6];
+	uint8_t src_mac[6];
+	bool src_mac_set;             /**< false: use the destination port's MAC */
+	uint8_t ttl;                  /**< IPv4 TTL / IPv6 hop limit, default 64 */
+	uint8_t dscp;                 /**< 0..63 */
+	bool df;                      /**< IPv4 don't-fragment bit, default true */
+	uint8_t gra;                  /**< enum sbx_erspan_gra (type III) */
+	uint8_t hw_id;                /**< 6-bit hardware id (type III) */
+	uint16_t sgt;                 /**< security group tag (type III) */
+	bool platform_subheader;      /**< type III: append the platform-specific subheader (id 0x3) */
+	/* copy */
+	uint8_t copy_strategy;        /**< enum sbx_copy_strategy */
+	uint32_t copy_threshold;      /**< bytes; adaptive copies frames <= threshold (default 512) */
+};
+
 /** The whole configuration. */
 struct sbx_config {
 	/* eal */
@@ -87,6 +152,9 @@ struct sbx_config {
 	/* forwarding */
 	uint16_t nb_xconnects;
 	struct sbx_xconnect_cfg xconnects[SBX_MAX_XCONNECTS];
+	/* mirroring */
+	uint16_t nb_mirrors;
+	struct sbx_mirror_cfg mirrors[SBX_MAX_MIRRORS];
 	/* mgmt */
 	char mgmt_listen[48];           /**< IPv4 or IPv6 literal */
 	uint16_t mgmt_port;             /**< TCP port */
@@ -116,6 +184,25 @@ int sbx_config_port_index(const struct sbx_config *cfg, const char *name);
 
 /** @return number of RX queues the primary sets up on port @p port (max queue id polled + 1, >= 1). */
 uint16_t sbx_config_port_nb_rxq(const struct sbx_config *cfg, uint16_t port);
+
+/** @return true when port @p port is the destination of a mirror session. */
+static inline bool sbx_config_is_mirror_dst(const struct sbx_config *cfg, uint16_t port)
+{
+	for (uint16_t i = 0; i < cfg->nb_mirrors; i++)
+		if (cfg->mirrors[i].dst_port == port)
+			return true;
+	return false;
+}
+
+/**
+ * TX queues of port @p port: one per worker for forwarding (queue w), plus one per worker for
+ * mirror copies (queue nb_workers + w) when the port is a mirror destination, so mirror traffic
+ * never waits behind, or blocks, forwarded traffic, and no queue is shared by two cores.
+ */
+static inline uint16_t sbx_config_port_nb_txq(const struct sbx_config *cfg, uint16_t port)
+{
+	return (uint16_t)(cfg->nb_workers * (sbx_config_is_mirror_dst(cfg, port) ? 2 : 1));
+}
 
 /** @return true when any port is a PCI device (EAL must then run without --no-pci). */
 bool sbx_config_has_pci(const struct sbx_config *cfg);

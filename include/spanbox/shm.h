@@ -23,7 +23,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 1
+#define SBX_SHM_VERSION 2
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 
 /** Life cycle of a worker, as the primary and the worker itself record it. */
@@ -47,6 +47,19 @@ struct sbx_port_counters {
 	uint64_t drop_pkts, drop_bytes; /**< refused by TX (queue full) or no route, freed by the worker */
 };
 
+/** Per worker, per mirror session counters. */
+struct sbx_mirror_counters {
+	uint64_t mirrored_pkts;  /**< mirror frames accepted by the destination TX queue */
+	uint64_t mirrored_bytes; /**< their bytes, encapsulation included */
+	uint64_t copied;         /**< copies made by deep copy */
+	uint64_t shared;         /**< copies made by sharing the frame (indirect mbuf + header mbuf) */
+	uint64_t filtered_out;   /**< frames the filter rejected */
+	uint64_t sampled_out;    /**< frames skipped by 1-in-N sampling */
+	uint64_t drop_txfull;    /**< copies the destination TX queue refused (freed) */
+	uint64_t drop_nombuf;    /**< copies not made: pool empty */
+	uint64_t truncated;      /**< copies cut at snaplen (T bit set) */
+};
+
 /** Counters written only by the worker that owns the slot. */
 struct sbx_worker_stats {
 	uint64_t heartbeat_ns;   /**< CLOCK_MONOTONIC ns, written every loop */
@@ -56,7 +69,20 @@ struct sbx_worker_stats {
 	uint64_t busy_pkts;      /**< packets handled in those loops; cycles/packet = busy_cycles/busy_pkts */
 	uint64_t bad_pkts;       /**< mbufs dropped because their chain is inconsistent */
 	struct sbx_port_counters port[SBX_MAX_PORTS];
+	struct sbx_mirror_counters mirror[SBX_MAX_MIRRORS]; /**< indexed like cfg.mirrors */
 } __rte_cache_aligned;
+
+/**
+ * Shared per-session state. GRE sequence numbers must never repeat across workers: a worker takes
+ * a block of SBX_SEQ_BLOCK numbers with one atomic fetch-add on seq_next and uses them one by one,
+ * so numbers are unique per session and increase within each worker, at the cost of one atomic
+ * per SBX_SEQ_BLOCK mirrored frames (not one per frame, which would bounce this cache line).
+ */
+struct sbx_mirror_shm {
+	uint64_t seq_next;
+} __rte_cache_aligned;
+
+#define SBX_SEQ_BLOCK 256
 
 /** One worker slot. */
 struct sbx_worker_shm {
@@ -86,7 +112,7 @@ struct sbx_port_shm {
 	 *  RX ring q: primary enqueues, worker polling queue q dequeues.
 	 *  TX ring w: worker w enqueues, primary dequeues and transmits. */
 	char rx_ring[SBX_MAX_WORKERS][SBX_NAME_LEN];
-	char tx_ring[SBX_MAX_WORKERS][SBX_NAME_LEN];
+	char tx_ring[2 * SBX_MAX_WORKERS][SBX_NAME_LEN]; /* forward + mirror queues */
 } __rte_cache_aligned;
 
 /** One pktmbuf pool. */
@@ -117,6 +143,7 @@ struct sbx_shm {
 	struct sbx_config cfg;   /**< the running config */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
+	struct sbx_mirror_shm mirrors[SBX_MAX_MIRRORS];
 };
 
 /**

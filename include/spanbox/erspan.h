@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file erspan.h
+ * Wire formats of mirror encapsulations, written into caller buffers (no mbufs, no DPDK runtime),
+ * so the same code serves the worker and the field-parity tests.
+ *
+ * Sources:
+ *  - ERSPAN type II and III: draft-foschiano-erspan-03 (section 4.1 type II, 4.2 type III and its
+ *    platform-specific subheader, platform id 0x3).
+ *  - GRE: RFC 2784 (base header), RFC 2890 (sequence number: S bit, 32-bit field after the header).
+ *  - IPv4: RFC 791 (header checksum RFC 1071); IPv6: RFC 8200; 802.1Q tags: IEEE 802.1Q.
+ *
+ * All multi-byte fields are written in network byte order.
+ */
+#ifndef SPANBOX_ERSPAN_H
+#define SPANBOX_ERSPAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define SBX_GRE_PROTO_ERSPAN2 0x88BE /**< GRE protocol type of ERSPAN types I and II */
+#define SBX_GRE_PROTO_ERSPAN3 0x22EB /**< GRE protocol type of ERSPAN type III */
+#define SBX_ERSPAN_EN_NOVLAN 0        /**< En: frame originally without VLAN tag */
+#define SBX_ERSPAN_EN_INFRAME 3       /**< En: VLAN tag preserved in the mirrored frame */
+#define SBX_ENCAP_MAX_LEN 96          /**< largest header any encapsulation writes, bytes */
+
+/** Values of the GRE and ERSPAN header fields, host order, before packing. */
+struct sbx_erspan_fields {
+	uint8_t version;     /**< 1 = type II, 2 = type III */
+	uint16_t vlan;       /**< 12 bits */
+	uint8_t cos;         /**< 3 bits */
+	uint8_t en;          /**< type II En / type III BSO, 2 bits */
+	bool truncated;      /**< T bit: the frame was cut (snaplen) */
+	uint16_t session_id; /**< 10 bits */
+	uint32_t index;      /**< type II: 20-bit port index */
+	uint32_t timestamp;  /**< type III: low 32 bits, in units of gra */
+	uint16_t sgt;        /**< type III security group tag */
+	bool p;              /**< type III P: the payload is an Ethernet PDU (frame without FCS) */
+	uint8_t ft;          /**< type III frame type, 5 bits (0 = Ethernet) */
+	uint8_t hw_id;       /**< type III hardware id, 6 bits */
+	uint8_t dir;         /**< type III D: 0 ingress, 1 egress */
+	uint8_t gra;         /**< type III timestamp granularity, 2 bits */
+	bool o;              /**< type III O: a platform-specific subheader follows */
+	uint16_t port_id;    /**< subheader (platform id 0x3): 14-bit port id/index */
+	uint32_t ts_upper;   /**< subheader (platform id 0x3): upper 32 bits of the timestamp */
+	bool seq_present;    /**< GRE S bit (we always set it; reference captures may not) */
+	uint32_t seq;        /**< GRE sequence number */
+};
+
+/**
+ * Write the GRE header (with the sequence number when seq_present) and the ERSPAN header of
+ * @p f->version (plus the platform subheader when f->o) into @p buf.
+ * @return bytes written: 8+8 (type II), 8+12 (type III), 8+20 (type III with subheader),
+ *         4 fewer without a sequence number.
+ */
+size_t sbx_gre_erspan_write(uint8_t *buf, const struct sbx_erspan_fields *f);
+
+/**
+ * Set vlan, en and cos of @p f from the mirrored frame, the documented way:
+ *  - a frame that carries an 802.1Q/802.1ad tag keeps it inside the mirror copy: En = 3 and VLAN =
+ *    the outer tag's VLAN id (12 bits); an untagged frame: En = 0 and VLAN = @p untagged_vlan;
+ *  - COS is the IP precedence (IPv4 TOS or IPv6 traffic class >> 5) of the first IP header behind
+ *    at most two tags, as Linux's ERSPAN encoder does; 0 for non-IP frames.
+ * Reads at most the first 58 bytes; a short frame gives the untagged values.
+ */
+void sbx_erspan_fields_from_frame(struct sbx_erspan_fields *f, const uint8_t *frame, uint32_t len,
+				  uint16_t untagged_vlan);
+
+/**
+ * Write Ethernet + IPv4 (checksum computed) or IPv6 outer headers for a GRE payload of
+ * @p gre_len bytes (GRE header through the end of the mirrored frame), protocol 47.
+ * Addresses, TTL, DSCP and DF come from the session; @p src_mac is the source MAC to use.
+ * @return bytes written (34 for IPv4, 54 for IPv6).
+ */
+size_t sbx_outer_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8_t *src_mac, uint32_t gre_len,
+		       uint16_t ip_id);
+
+/**
+ * ERSPAN type III timestamp of @p ns (CLOCK_REALTIME ns) at granularity @p gra (enum
+ * sbx_erspan_gra): 100 us or 100 ns units, or IEEE 1588 (low word = ns within the second, upper
+ * word = seconds). @return the 64-bit value; the header carries the low 32 bits, the platform
+ * subheader the upper 32.
+ */
+uint64_t sbx_erspan_timestamp(uint64_t ns, uint8_t gra);
+
+#endif

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Mirror copies, size-aware (NOTES.md section 5): small frames are deep-copied (a 64-256 B memcpy
+ * is cheaper than refcount atomics that bounce a cache line between cores); big frames are shared
+ * through an indirect mbuf (rte_pktmbuf_clone) behind a separate header mbuf, so the shared
+ * buffer is never written. Each worker sends on its own mirror TX queue of the destination.
+ */
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_mempool.h>
+
+#include "spanbox/erspan.h"
+#include "mirror.h"
+
+/* Largest mirrored frame an ERSPAN packet can carry: 65535 B of IP minus IPv4 + GRE + ERSPAN III
+ * with subheader; longer frames (TSO super-frames in captures) are cut and marked truncated. */
+#define SBX_ERSPAN_MAX_INNER (65535 - 20 - 28)
+
+/* Compile a tcpdump filter into a loaded rte_bpf (classic BPF -> eBPF, DPDK's converter). */
+static struct rte_bpf *filter_load(const char *filter, char *err, size_t errlen)
+{
+	struct bpf_program prog;
+	struct rte_bpf_prm *prm;
+	struct rte_bpf *bpf = NULL;
+	pcap_t *p = pcap_open_dead(DLT_EN10MB, 65535);
+
+	if (p == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0) {
+		snprintf(err, errlen, "\"%s\": %s", filter, pcap_geterr(p));
+		pcap_close(p);
+		return NULL;
+	}
+	prm = rte_bpf_convert(&prog);
+	pcap_freecode(&prog);
+	pcap_close(p);
+	if (prm == NULL) {
+		snprintf(err, errlen, "\"%s\": rte_bpf_convert: %s", filter, rte_strerror(rte_errno));
+		return NULL;
+	}
+	bpf = rte_bpf_load(prm);
+	rte_free(prm);
+	if (bpf == NULL)
+		snprintf(err, errlen, "\"%s\": rte_bpf_load: %s", filter, rte_strerror(rte_errno));
+	return bpf;
+}
+
+int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, unsigned int worker, char *err,
+		     size_t errlen)
+{
+	const struct sbx_config *cfg = &shm->cfg;
+	uint16_t i, k;
+
+	memset(e, 0, sizeof(*e));
+	e->worker = worker;
+	e->tsc_hz = rte_get_tsc_hz();
+	e->tsc0 = rte_rdtsc();
+	e->ns0 = sbx_realtime_ns();
+	e->mp = shm->nb_pools ? rte_mempool_lookup(shm->pools[0].name) : NULL;
+	for (i = 0; i < shm->nb_pools; i++)
+		if (shm->pools[i].socket_id == (int)rte_socket_id())
+			e->mp = rte_mempool_lookup(shm->pools[i].name);
+	if (cfg->nb_mirrors && e->mp == NULL) {
+		snprintf(err, errlen, "no mbuf pool for mirror copies");
+		return -1;
+	}
+	for (i = 0; i < cfg->nb_mirrors; i++) {
+		const struct sbx_mirror_cfg *mc = &cfg->mirrors[i];
+		const struct sbx_port_shm *dp = &shm->ports[mc->dst_port];
+		struct sbx_mirror_rt *rt = &e->s[i];
+		uint16_t q = (uint16_t)(cfg->nb_workers + worker);
+
+		rt->cfg = mc;
+		rt->st = &shm->workers[worker].stats.mirror[i];
+		rt->seq_shared = &shm->mirrors[i].seq_next;
+		memcpy(rt->src_mac, mc->src_mac_set ? mc->src_mac : dp->mac, 6);
+		rt->dst = (struct sbx_queue){ .port = mc->dst_port, .port_id = dp->port_id, .queue = q };
+		if (cfg->ports[mc->dst_port].kind == SBX_PORT_BRIDGED) {
+			rt->dst.ring = rte_ring_lookup(dp->tx_ring[q]);
+			if (rt->dst.ring == NULL) {
+				snprintf(err, errlen, "mirrors[%u]: ring %s not found", i, dp->tx_ring[q]);
+				return -1;
+			}
+		}
+		if (mc->filter[0] != '\0') {
+			char ferr[512];
+
+			rt->bpf = filter_load(mc->filter, ferr, sizeof(ferr));
+			if (rt->bpf == NULL) {
+				snprintf(err, errlen, "mirrors[%u].filter: %s", i, ferr);
+				return -1;
+			}
+		}
+		for (k = 0; k < mc->nb_sources; k++) {
+			uint16_t port = mc->sources[k].port;
+
+			if (mc->sources[k].direction & SBX_DIR_RX)
+				e->rx[port][e->nb_rx[port]++] = (uint8_t)i;
+			if (mc->sources[k].direction & SBX_DIR_TX)
+				e->tx[port][e->nb_tx[port]++] = (uint8_t)i;
+		}
+		e->nb++;
+	}
+	return 0;
+}
+
+void sbx_mirror_teardown(struct sbx_mirror_engine *e)
+{
+	uint16_t i;
+
+	for (i = 0; i < e->nb; i++) {
+		struct sbx_mirror_rt *rt = &e->s[i];
+
+		if (rt->ntx)
+			rte_pktmbuf_free_bulk(rt->txbuf, rt->ntx);
+		rt->ntx = 0;
+		if (rt->bpf != NULL)
+			rte_bpf_destroy(rt->bpf);
+		rt->bpf = NULL;
+	}
+}
+
+/* The next GRE sequence number of the session (see struct sbx_mirror_shm for uniqueness). */
+static inline uint32_t next_seq(struct sbx_mirror_rt *rt)
+{
+	if (unlikely(rt->seq_next == rt->seq_end)) {
+		rt->seq_next = (uint32_t)__atomic_fetch_add(rt->seq_shared, SBX_SEQ_BLOCK, __ATOMIC_RELAXED);
+		rt->seq_end = rt->seq_next + SBX_SEQ_BLOCK;
+	}
+	return rt->seq_next++;
+}
+
+/* Cut a (cloned) chain to @p len bytes, freeing the segments past it. */
+static void chain_trim(struct rte_mbuf *m, uint32_t len)
+{
+	struct rte_mbuf *s = m;
+	uint32_t cum = 0;
+	uint16_t segs = 1;
+
+	while (cum + s->data_len < len && s->next != NULL) {
+		cum += s->data_len;
+		s = s->next;
+		segs++;
+	}
+	s->data_len = (uint16_t)(len - cum);
+	if (s->next != NULL) {
+		rte_pktmbuf_free(s->next);
+		s->next = NULL;
+	}
+	m->nb_segs = segs;
+	m->pkt_len = len;
+}
+
+/*
+ * Write the encapsulation header of one copy into hdr. @p strip receives how many bytes of the
+ * frame the header replaces (RSPAN re-writes the two MAC addresses in front of its tag).
+ * @return header length.
+ */
+static uint32_t build_header(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct rte_mbuf *m,
+			     uint16_t port, uint8_t dir, uint32_t cap, bool truncated, uint64_t now_ns,
+			     uint8_t *hdr, uint32_t *strip)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	uint8_t tmp[64];
+	const uint8_t *f;
+	struct sbx_erspan_fields ef;
+	uint32_t outer, ge;
+	uint64_t ts;
+
+	*strip = 0;
+	switch (c->encap) {
+	case SBX_ENCAP_RSPAN:
+		/* IEEE 802.1Q: the new tag goes right after the MACs, in front of any existing tag */
+		f = rte_pktmbuf_read(m, 0, 12, tmp);
+		memcpy(hdr, f, 12);
+		hdr[12] = 0x81;
+		hdr[13] = 0x00;
+		hdr[14] = (uint8_t)(c->vlan >> 8);
+		hdr[15] = (uint8_t)c->vlan;
+		*strip = 12;
+		return 16;
+	case SBX_ENCAP_ERSPAN2:
+	case SBX_ENCAP_ERSPAN3:
+		break;
+	default:
+		return 0;
+	}
+	memset(&ef, 0, sizeof(ef));
+	f = rte_pktmbuf_read(m, 0, RTE_MIN(m->pkt_len, (uint32_t)sizeof(tmp)), tmp);
+	sbx_erspan_fields_from_frame(&ef, f, RTE_MIN(m->pkt_len, (uint32_t)sizeof(tmp)), 0);
+	ef.session_id = c->id;
+	ef.truncated = truncated;
+	ef.seq_present = true;
+	ef.seq = next_seq(rt);
+	if (c->encap == SBX_ENCAP_ERSPAN2) {
+		ef.version = 1;
+		ef.index = port;
+	} else {
+		ts = sbx_erspan_timestamp(now_ns, c->gra);
+		ef.version = 2;
+		ef.timestamp = (uint32_t)ts;
+		ef.sgt = c->sgt;
+		ef.p = true; /* the payload is an Ethernet frame without FCS */
+		ef.hw_id = c->hw_id;
+		ef.dir = dir == SBX_DIR_TX;
+		ef.gra = c->gra;
+		ef.o = c->platform_subheader;
+		ef.port_id = port;
+		ef.ts_upper = (uint32_t)(ts >> 32);
+	}
+	outer = c->ip_version == 6 ? 54 : 34;
+	ge = (uint32_t)sbx_gre_erspan_write(hdr + outer, &ef);
+	sbx_outer_write(hdr, c, rt->src_mac, ge + cap, e->ip_id++);
+	return outer + ge;
+}
+
+/* One mirror copy of @p m, or NULL when no mbuf could be had (counted by the caller). */
+static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
+				  uint16_t port, uint8_t dir, uint64_t now_ns)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	uint8_t hdr[SBX_ENCAP_MAX_LEN];
+	uint32_t len = m->pkt_len, cap = len, hlen, strip;
+	struct rte_mbuf *cp, *h;
+	bool share;
+
+	if (c->snaplen && c->snaplen < cap)
+		cap = c->snaplen;
+	if ((c->encap == SBX_ENCAP_ERSPAN2 || c->encap == SBX_ENCAP_ERSPAN3) && cap > SBX_ERSPAN_MAX_INNER)
+		cap = SBX_ERSPAN_MAX_INNER;
+	hlen = build_header(e, rt, m, port, dir, cap, cap < len, now_ns, hdr, &strip);
+	share = c->copy_strategy == SBX_COPY_SHARE ||
+		(c->copy_strategy == SBX_COPY_ADAPTIVE && cap > c->copy_threshold);
+	/* RSPAN re-writes the MACs: sharing needs them in the first segment to skip them */
+	if (share && strip > m->data_len)
+		share = false;
+
+	if (!share) {
+		cp = rte_pktmbuf_copy(m, e->mp, strip, cap - strip);
+		if (cp == NULL)
+			return NULL;
+		if (hlen) {
+			char *d = rte_pktmbuf_prepend(cp, (uint16_t)hlen);
+
+			if (d == NULL) { /* headroom too small: cannot happen with RTE_PKTMBUF_HEADROOM >= 96 */
+				rte_pktmbuf_free(cp);
+				return NULL;
+			}
+			memcpy(d, hdr, hlen);
+		}
+		rt->st->copied++;
+	} else {
+		cp = rte_pktmbuf_clone(m, e->mp);
+		if (cp == NULL)
+			return NULL;
+		if (cap < len)
+			chain_trim(cp, cap);
+		if (strip)
+			rte_pktmbuf_adj(cp, (uint16_t)strip);
+		if (hlen) {
+			h = rte_pktmbuf_alloc(e->mp);
+			if (h == NULL) {
+				rte_pktmbuf_free(cp);
+				return NULL;
+			}
+			memcpy(rte_pktmbuf_append(h, (uint16_t)hlen), hdr, hlen);
+			if (rte_pktmbuf_chain(h, cp) != 0) {
+				rte_pktmbuf_free(h);
+				rte_pktmbuf_free(cp);
+				return NULL;
+			}
+			cp = h;
+		}
+		rt->st->shared++;
+	}
+	if (cap < len)
+		rt->st->truncated++;
+	return cp;
+}
+
+/* Send the buffered copies of one session. */
+static void flush_session(struct sbx_mirror_rt *rt)
+{
+	uint64_t bytes = 0, lost = 0;
+	uint16_t i, sent;
+
+	for (i = 0; i < rt->ntx; i++)
+		bytes += rt->txbuf[i]->pkt_len;
+	sent = sbx_q_tx(&rt->dst, rt->txbuf, rt->ntx);
+	if (unlikely(sent < rt->ntx)) {
+		for (i = sent; i < rt->ntx; i++)
+			lost += rt->txbuf[i]->pkt_len;
+		rte_pktmbuf_free_bulk(rt->txbuf + sent, rt->ntx - sent);
+		rt->st->drop_txfull += rt->ntx - sent;
+	}
+	rt->st->mirrored_pkts += sent;
+	rt->st->mirrored_bytes += bytes - lost;
+	rt->ntx = 0;
+}
+
+void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
+{
+	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
+	uint8_t nb = dir == SBX_DIR_RX ? e->nb_rx[port] : e->nb_tx[port];
+	uint64_t now_ns = e->ns0 + (uint64_t)((double)(rte_rdtsc() - e->tsc0) * 1e9 / (double)e->tsc_hz);
+	uint8_t k;
+	uint16_t i;
+
+	for (k = 0; k < nb; k++) {
+		struct sbx_mirror_rt *rt = &e->s[list[k]];
+		struct rte_bpf_jit jit = { 0 };
+
+		if (rt->ntx + n > SBX_MIRROR_TXBUF)
+			flush_session(rt);
+		rt->burst_start = rt->ntx;
+		if (rt->bpf != NULL)
+			rte_bpf_get_jit(rt->bpf, &jit);
+		for (i = 0; i < n; i++) {
+			struct rte_mbuf *cp;
+
+			if (rt->bpf != NULL &&
+			    (jit.func ? jit.func(pkts[i]) : rte_bpf_exec(rt->bpf, pkts[i])) == 0) {
+				rt->st->filtered_out++;
+				continue;
+			}
+			if (rt->sample_left) {
+				rt->sample_left--;
+				rt->st->sampled_out++;
+				continue;
+			}
+			rt->sample_left = rt->cfg->sample - 1;
+			cp = make_copy(e, rt, pkts[i], port, dir, now_ns);
+			if (unlikely(cp == NULL)) {
+				rt->st->drop_nombuf++;
+				continue;
+			}
+			rt->txbuf[rt->ntx] = cp;
+			rt->src_idx[rt->ntx++] = i;
+		}
+	}
+}
+
+void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t sent)
+{
+	uint8_t k;
+
+	for (k = 0; k < e->nb_tx[port]; k++) {
+		struct sbx_mirror_rt *rt = &e->s[e->tx[port][k]];
+		uint16_t j = rt->burst_start;
+
+		while (j < rt->ntx && rt->src_idx[j] < sent)
+			j++;
+		if (j < rt->ntx) {
+			rte_pktmbuf_free_bulk(rt->txbuf + j, rt->ntx - j);
+			rt->ntx = j;
+		}
+	}
+}
+
+void sbx_mirror_flush(struct sbx_mirror_engine *e)
+{
+	uint16_t i;
+
+	for (i = 0; i < e->nb; i++)
+		if (e->s[i].ntx)
+			flush_session(&e->s[i]);
+}

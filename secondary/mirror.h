@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file mirror.h
+ * The mirror engine of one worker: SPAN, RSPAN, ERSPAN II/III copies of the frames of its source
+ * ports, made with a size-aware strategy and sent on the worker's own mirror TX queue of each
+ * destination port. Mirroring never delays or drops forwarded traffic: a copy that cannot be made
+ * or sent is counted and freed, the forwarded frame is untouched (nobody writes to a shared buffer).
+ */
+#ifndef SPANBOX_MIRROR_H
+#define SPANBOX_MIRROR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_bpf.h>
+#include <rte_mbuf.h>
+
+#include "spanbox/shm.h"
+#include "queue.h"
+
+#define SBX_MIRROR_TXBUF 512 /**< mirror copies a session buffers: two bursts of the largest size (256) */
+
+/** One session as this worker runs it. */
+struct sbx_mirror_rt {
+	const struct sbx_mirror_cfg *cfg;
+	struct sbx_mirror_counters *st;  /**< this worker's counters for the session (in shm) */
+	uint64_t *seq_shared;            /**< shm->mirrors[i].seq_next */
+	struct rte_bpf *bpf;             /**< compiled filter, NULL = every frame */
+	struct sbx_queue dst;            /**< this worker's mirror TX queue on the destination port */
+	uint8_t src_mac[6];              /**< outer source MAC */
+	uint32_t sample_left;            /**< frames to skip before the next mirrored one */
+	uint32_t seq_next, seq_end;      /**< the block of GRE sequence numbers in use */
+	uint16_t ntx;                    /**< copies waiting in txbuf */
+	uint16_t burst_start;            /**< first txbuf slot of the burst being prepared */
+	struct rte_mbuf *txbuf[SBX_MIRROR_TXBUF];
+	uint16_t src_idx[SBX_MIRROR_TXBUF]; /**< index of the original frame in its burst */
+};
+
+/** Every session of one worker, and which sessions watch each port and direction. */
+struct sbx_mirror_engine {
+	uint16_t nb;
+	struct sbx_mirror_rt s[SBX_MAX_MIRRORS];
+	uint8_t nb_rx[SBX_MAX_PORTS], nb_tx[SBX_MAX_PORTS];
+	uint8_t rx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring RX of a port */
+	uint8_t tx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring TX of a port */
+	struct rte_mempool *mp;          /**< pool for copies, clones and header mbufs */
+	uint64_t tsc0, ns0, tsc_hz;      /**< realtime clock from the TSC for ERSPAN III timestamps */
+	uint16_t ip_id;                  /**< outer IPv4 identification */
+	unsigned int worker;
+};
+
+/**
+ * Set up the engine of worker @p worker: compile filters (pcap_compile + rte_bpf_convert +
+ * rte_bpf_load), look up destination queues (queue nb_workers + worker, or its ring).
+ * @return 0, or -1 with "mirrors[i]...: reason" in @p err.
+ */
+int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, unsigned int worker, char *err,
+		     size_t errlen);
+
+/** Release filters and free buffered copies. */
+void sbx_mirror_teardown(struct sbx_mirror_engine *e);
+
+/**
+ * Make mirror copies of @p n frames received on (dir SBX_DIR_RX) or about to be sent from
+ * (SBX_DIR_TX) port @p port. The frames are only read; copies are buffered per session.
+ * For TX, call sbx_mirror_commit() after the TX burst with the number the PMD accepted.
+ */
+void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Keep the copies of the first @p sent frames prepared for TX of @p port, free the others
+ * (frames the TX queue refused were never on the wire, so they are not mirrored).
+ */
+void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t sent);
+
+/** Send every buffered copy; what a destination refuses is freed and counted in drop_txfull. */
+void sbx_mirror_flush(struct sbx_mirror_engine *e);
+
+/** @return true when any session watches @p dir of @p port. */
+static inline bool sbx_mirror_watches(const struct sbx_mirror_engine *e, uint16_t port, uint8_t dir)
+{
+	return dir == SBX_DIR_RX ? e->nb_rx[port] != 0 : e->nb_tx[port] != 0;
+}
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A worker's RX or TX queue: an ethdev queue, or a ring to the primary for pcap file ports. */
+#ifndef SPANBOX_QUEUE_H
+#define SPANBOX_QUEUE_H
+
+#include <stdint.h>
+
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+
+/** Where a worker receives or transmits: an ethdev queue, or a bridge ring (pcap ports). */
+struct sbx_queue {
+	uint16_t port;         /**< index into cfg.ports */
+	uint16_t port_id;      /**< DPDK port id */
+	uint16_t queue;        /**< queue id on the ethdev */
+	struct rte_ring *ring; /**< non-NULL for pcap file ports: mbufs go through this ring instead */
+};
+
+/** Receive up to @p n mbufs; the caller owns them. @return count. */
+static inline uint16_t sbx_q_rx(const struct sbx_queue *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (q->ring != NULL)
+		return (uint16_t)rte_ring_sc_dequeue_burst(q->ring, (void **)pkts, n, NULL);
+	return rte_eth_rx_burst(q->port_id, q->queue, pkts, n);
+}
+
+/** Transmit up to @p n mbufs; ownership of the first (returned) count passes on, the rest stays with
+ * the caller. */
+static inline uint16_t sbx_q_tx(const struct sbx_queue *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (q->ring != NULL)
+		return (uint16_t)rte_ring_sp_enqueue_burst(q->ring, (void **)pkts, n, NULL);
+	return rte_eth_tx_burst(q->port_id, q->queue, pkts, n);
+}
+
+#endif

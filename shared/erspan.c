@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* GRE / ERSPAN II / ERSPAN III / outer Ethernet+IP headers (sources in include/spanbox/erspan.h). */
+#include <string.h>
+
+#include "spanbox/erspan.h"
+
+static inline void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+size_t sbx_gre_erspan_write(uint8_t *buf, const struct sbx_erspan_fields *f)
+{
+	uint8_t *p = buf;
+	uint32_t w;
+
+	/* GRE (RFC 2784 + RFC 2890): only the S bit of the flags, version 0 */
+	put16(p, f->seq_present ? 0x1000 : 0x0000);
+	put16(p + 2, f->version == 2 ? SBX_GRE_PROTO_ERSPAN3 : SBX_GRE_PROTO_ERSPAN2);
+	p += 4;
+	if (f->seq_present) {
+		put32(p, f->seq);
+		p += 4;
+	}
+	/* first word, both types: Ver(4) VLAN(12) COS(3) En|BSO(2) T(1) Session ID(10) */
+	w = ((uint32_t)(f->version & 0xf) << 28) | ((uint32_t)(f->vlan & 0xfff) << 16) |
+	    ((uint32_t)(f->cos & 0x7) << 13) | ((uint32_t)(f->en & 0x3) << 11) |
+	    ((uint32_t)(f->truncated ? 1 : 0) << 10) | (f->session_id & 0x3ff);
+	put32(p, w);
+	p += 4;
+	if (f->version != 2) {
+		/* type II: Reserved(12) Index(20) */
+		put32(p, f->index & 0xfffff);
+		return (size_t)(p + 4 - buf);
+	}
+	/* type III: Timestamp(32); SGT(16) P(1) FT(5) Hw ID(6) D(1) Gra(2) O(1) */
+	put32(p, f->timestamp);
+	put16(p + 4, f->sgt);
+	put16(p + 6, (uint16_t)(((f->p ? 1u : 0u) << 15) | ((f->ft & 0x1fu) << 10) | ((f->hw_id & 0x3fu) << 4) |
+				((f->dir & 1u) << 3) | ((f->gra & 3u) << 1) | (f->o ? 1u : 0u)));
+	p += 8;
+	if (f->o) {
+		/* platform-specific subheader, platform id 0x3: Platf ID(6) Reserved(12) Port ID(14);
+		 * then the upper 32 bits of the timestamp */
+		put32(p, (0x3u << 26) | (f->port_id & 0x3fffu));
+		put32(p + 4, f->ts_upper);
+		p += 8;
+	}
+	return (size_t)(p - buf);
+}
+
+void sbx_erspan_fields_from_frame(struct sbx_erspan_fields *f, const uint8_t *frame, uint32_t len,
+				  uint16_t untagged_vlan)
+{
+	uint32_t off = 12;
+	uint16_t type;
+	int tags = 0;
+
+	f->vlan = untagged_vlan & 0xfff;
+	f->en = SBX_ERSPAN_EN_NOVLAN;
+	f->cos = 0;
+	if (len < 14)
+		return;
+	type = (uint16_t)(frame[off] << 8 | frame[off + 1]);
+	while ((type == 0x8100 || type == 0x88a8) && tags < 2 && off + 6 <= len) {
+		if (tags == 0) {
+			f->vlan = (uint16_t)((frame[off + 2] << 8 | frame[off + 3]) & 0xfff);
+			f->en = SBX_ERSPAN_EN_INFRAME;
+		}
+		off += 4;
+		tags++;
+		type = (uint16_t)(frame[off] << 8 | frame[off + 1]);
+	}
+	off += 2; /* first byte after the EtherType */
+	if (type == 0x0800 && off + 2 <= len)
+		f->cos = frame[off + 1] >> 5; /* TOS >> 5 */
+	else if (type == 0x86dd && off + 2 <= len)
+		f->cos = (uint8_t)((((frame[off] & 0x0f) << 4) | (frame[off + 1] >> 4)) >> 5); /* TC >> 5 */
+}
+
+/* RFC 1071 checksum of an IPv4 header of 20 bytes. */
+static uint16_t ipv4_cksum(const uint8_t *h)
+{
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i < 20; i += 2)
+		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+size_t sbx_outer_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8_t *src_mac, uint32_t gre_len,
+		       uint16_t ip_id)
+{
+	uint8_t *ip = buf + 14;
+
+	memcpy(buf, s->dst_mac, 6);
+	memcpy(buf + 6, src_mac, 6);
+	if (s->ip_version == 6) {
+		uint32_t vtf = (6u << 28) | ((uint32_t)(s->dscp & 0x3f) << 22);
+
+		put16(buf + 12, 0x86dd);
+		put32(ip, vtf);
+		put16(ip + 4, (uint16_t)gre_len);
+		ip[6] = 47; /* next header: GRE */
+		ip[7] = s->ttl;
+		memcpy(ip + 8, s->src_ip, 16);
+		memcpy(ip + 24, s->dst_ip, 16);
+		return 14 + 40;
+	}
+	put16(buf + 12, 0x0800);
+	ip[0] = 0x45;
+	ip[1] = (uint8_t)(s->dscp << 2);
+	put16(ip + 2, (uint16_t)(20 + gre_len));
+	put16(ip + 4, ip_id);
+	put16(ip + 6, s->df ? 0x4000 : 0);
+	ip[8] = s->ttl;
+	ip[9] = 47; /* protocol: GRE */
+	put16(ip + 10, 0);
+	memcpy(ip + 12, s->src_ip, 4);
+	memcpy(ip + 16, s->dst_ip, 4);
+	put16(ip + 10, ipv4_cksum(ip));
+	return 14 + 20;
+}
+
+uint64_t sbx_erspan_timestamp(uint64_t ns, uint8_t gra)
+{
+	switch (gra) {
+	case SBX_GRA_100NS:
+		return ns / 100;
+	case SBX_GRA_IEEE1588:
+		return ((ns / 1000000000ULL) << 32) | (ns % 1000000000ULL);
+	default:
+		return ns / 100000;
+	}
+}
