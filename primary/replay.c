@@ -42,8 +42,9 @@ void sbx_print_counters(struct sbx_primary *p)
 	uint16_t i;
 	unsigned int w;
 
-	printf("%-10s %12s %12s %12s %14s %14s\n", "port", "rx_packets", "tx_packets", "drop_packets",
-	       "rx_bytes", "tx_bytes");
+	/* rx/tx/drop: what the workers forwarded; port_out: every frame the port sent, mirror copies included */
+	printf("%-10s %12s %12s %12s %14s %14s %12s\n", "port", "rx_packets", "tx_packets", "drop_packets",
+	       "rx_bytes", "tx_bytes", "port_out");
 	for (i = 0; i < p->cfg->nb_ports; i++) {
 		struct sbx_port_counters sum = { 0 };
 
@@ -55,7 +56,22 @@ void sbx_print_counters(struct sbx_primary *p)
 			sum.rx_bytes += c->rx_bytes;
 			sum.tx_bytes += c->tx_bytes;
 		}
-		printf("%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n",
-		       p->cfg->ports[i].name, sum.rx_pkts, sum.tx_pkts, sum.drop_pkts, sum.rx_bytes, sum.tx_bytes);
+		printf("%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64 " %12" PRIu64 "\n",
+		       p->cfg->ports[i].name, sum.rx_pkts, sum.tx_pkts, sum.drop_pkts, sum.rx_bytes, sum.tx_bytes,
+		       p->shm->ports[i].opackets);
+	}
+	if (p->cfg->nb_mirrors == 0)
+		return;
+	printf("%-16s %6s %10s %10s %10s %12s %11s %11s %11s %9s\n", "session", "worker", "mirrored", "copied",
+	       "shared", "filtered_out", "sampled_out", "drop_txfull", "drop_nombuf", "truncated");
+	for (i = 0; i < p->cfg->nb_mirrors; i++) {
+		for (w = 0; w < p->cfg->nb_workers; w++) {
+			const struct sbx_mirror_counters *m = &p->shm->workers[w].stats.mirror[i];
+
+			printf("%-16s %6u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %11" PRIu64
+			       " %11" PRIu64 " %11" PRIu64 " %9" PRIu64 "\n",
+			       p->cfg->mirrors[i].name, w, m->mirrored_pkts, m->copied, m->shared, m->filtered_out,
+			       m->sampled_out, m->drop_txfull, m->drop_nombuf, m->truncated);
+		}
 	}
 }
