@@ -172,6 +172,74 @@ static cJSON *worker_json(const struct sbx_shm *shm, uint16_t w, uint16_t nb_por
 	return o;
 }
 
+static void mirror_counters_json(cJSON *o, const struct sbx_mirror_counters *c)
+{
+	num(o, "mirrored_packets", (double)c->mirrored_pkts);
+	num(o, "mirrored_bytes", (double)c->mirrored_bytes);
+	num(o, "copied", (double)c->copied);
+	num(o, "shared", (double)c->shared);
+	num(o, "filtered_out", (double)c->filtered_out);
+	num(o, "sampled_out", (double)c->sampled_out);
+	num(o, "drop_txfull", (double)c->drop_txfull);
+	num(o, "drop_nombuf", (double)c->drop_nombuf);
+	num(o, "truncated", (double)c->truncated);
+}
+
+/* One mirror session: its config and its counters, summed and per worker. */
+static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
+{
+	static const char *const encaps[] = { "span", "rspan", "erspan2", "erspan3" };
+	static const char *const strategies[] = { "adaptive", "copy", "share" };
+	static const char *const dirs[] = { "", "rx", "tx", "both" };
+	const struct sbx_mirror_cfg *m = &shm->cfg.mirrors[i];
+	struct sbx_mirror_counters sum = { 0 };
+	cJSON *o = cJSON_CreateObject(), *a, *e, *per;
+	uint16_t k;
+
+	num(o, "id", m->id);
+	FIXED_STR(o, "name", m->name);
+	a = cJSON_AddArrayToObject(o, "sources");
+	for (k = 0; k < MIN(m->nb_sources, SBX_MAX_MIRROR_SOURCES); k++) {
+		cJSON *src = cJSON_CreateObject();
+
+		FIXED_STR(src, "port", shm->cfg.ports[m->sources[k].port % SBX_MAX_PORTS].name);
+		cJSON_AddStringToObject(src, "direction", dirs[m->sources[k].direction & 3]);
+		cJSON_AddItemToArray(a, src);
+	}
+	FIXED_STR(cJSON_AddObjectToObject(o, "destination"), "port", shm->cfg.ports[m->dst_port % SBX_MAX_PORTS].name);
+	FIXED_STR(o, "filter", m->filter);
+	num(o, "snaplen", m->snaplen);
+	num(o, "sample", m->sample);
+	e = cJSON_AddObjectToObject(o, "encap");
+	cJSON_AddStringToObject(e, "type", encaps[m->encap & 3]);
+	if (m->encap == SBX_ENCAP_RSPAN)
+		num(e, "vlan", m->vlan);
+	e = cJSON_AddObjectToObject(o, "copy");
+	cJSON_AddStringToObject(e, "strategy", strategies[m->copy_strategy % 3]);
+	num(e, "threshold", m->copy_threshold);
+	per = cJSON_CreateArray();
+	for (k = 0; k < nb_w; k++) {
+		const struct sbx_mirror_counters *c = &shm->workers[k].stats.mirror[i];
+		cJSON *w = cJSON_CreateObject();
+
+		num(w, "worker", k);
+		mirror_counters_json(w, c);
+		cJSON_AddItemToArray(per, w);
+		sum.mirrored_pkts += c->mirrored_pkts;
+		sum.mirrored_bytes += c->mirrored_bytes;
+		sum.copied += c->copied;
+		sum.shared += c->shared;
+		sum.filtered_out += c->filtered_out;
+		sum.sampled_out += c->sampled_out;
+		sum.drop_txfull += c->drop_txfull;
+		sum.drop_nombuf += c->drop_nombuf;
+		sum.truncated += c->truncated;
+	}
+	mirror_counters_json(cJSON_AddObjectToObject(o, "counters"), &sum);
+	cJSON_AddItemToObject(o, "workers", per);
+	return o;
+}
+
 cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
@@ -193,6 +261,10 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	arr = cJSON_AddArrayToObject(o, "workers");
 	for (i = 0; i < nb_w; i++)
 		cJSON_AddItemToArray(arr, worker_json(shm, (uint16_t)i, nb_ports));
+
+	arr = cJSON_AddArrayToObject(o, "mirrors");
+	for (i = 0; i < MIN(shm->cfg.nb_mirrors, SBX_MAX_MIRRORS); i++)
+		cJSON_AddItemToArray(arr, mirror_json(shm, (uint16_t)i, nb_w));
 
 	arr = cJSON_AddArrayToObject(o, "pools");
 	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {

@@ -191,6 +191,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	p.shm = shm_publish(&cfg);
+	if (p.shm != NULL)
+		p.cfg = &p.shm->cfg; /* one truth from here on: the primary may add queues (ports.c) */
 	ok = p.shm != NULL && sbx_ports_lookup(&p) == 0 && sbx_pools_create(&p) == 0 &&
 	     sbx_ports_start(&p) == 0;
 	if (ok) {
@@ -240,6 +242,7 @@ int main(int argc, char **argv)
 	printf("spanbox-primary: shutting down\n");
 	if (p.shm != NULL) {
 		p.shm->running = 0;
+		p.cfg = &cfg; /* the memzone is freed below */
 		sbx_workers_stop(&p, 3000);
 		refresh(&p, false);
 		if (p.replay && rc == 0)

@@ -53,10 +53,10 @@ static uint32_t plan_pool(struct sbx_primary *p, int socket)
 		if (port_socket(pid) != socket)
 			continue;
 		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
-			rings += (uint64_t)SBX_BRIDGE_RING_SIZE * (sbx_config_port_nb_rxq(cfg, i) + sbx_config_port_nb_txq(cfg, i));
+			rings += (uint64_t)SBX_BRIDGE_RING_SIZE * (p->shm->ports[i].nb_rxq + p->shm->ports[i].nb_txq);
 		} else {
-			desc += (uint64_t)sbx_config_port_nb_rxq(cfg, i) * cfg->ports[i].rx_desc +
-				(uint64_t)sbx_config_port_nb_txq(cfg, i) * cfg->ports[i].tx_desc;
+			desc += (uint64_t)p->shm->ports[i].nb_rxq * cfg->ports[i].rx_desc +
+				(uint64_t)p->shm->ports[i].nb_txq * cfg->ports[i].tx_desc;
 		}
 	}
 	/* each lcore's cache may hold up to 1.5 x its size (rte_mempool flush threshold) */

@@ -27,6 +27,26 @@ static void devname(const struct sbx_port_cfg *pc, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
+/*
+ * net_tap needs as many RX as TX queues, and a mirror destination has two TX queues per worker:
+ * add the missing RX queues and have the workers poll them too (queue q goes to worker q % n),
+ * so no frame the kernel puts on an extra queue is stranded. Written into the shared config.
+ */
+static void equalize_rxq(struct sbx_primary *p, uint16_t i)
+{
+	struct sbx_config *cfg = &p->shm->cfg;
+	struct sbx_port_shm *ps = &p->shm->ports[i];
+	uint16_t q;
+
+	for (q = ps->nb_rxq; q < ps->nb_txq; q++) {
+		struct sbx_worker_cfg *wc = &cfg->workers[q % cfg->nb_workers];
+
+		if (wc->nb_rxq < SBX_MAX_RXQ_PER_WORKER)
+			wc->rxq[wc->nb_rxq++] = (struct sbx_rxq_cfg){ .port = i, .queue = q };
+	}
+	ps->nb_rxq = ps->nb_txq;
+}
+
 int sbx_ports_lookup(struct sbx_primary *p)
 {
 	const struct sbx_config *cfg = p->cfg;
@@ -34,9 +54,12 @@ int sbx_ports_lookup(struct sbx_primary *p)
 
 	for (i = 0; i < cfg->nb_ports; i++) {
 		char name[SBX_DEVARGS_LEN], err[SBX_DEVARGS_LEN + 128];
+		struct rte_eth_dev_info info;
 		uint16_t pid;
 
 		p->shm->ports[i].peer = -1;
+		p->shm->ports[i].nb_rxq = sbx_config_port_nb_rxq(cfg, i);
+		p->shm->ports[i].nb_txq = sbx_config_port_nb_txq(cfg, i);
 		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
 			p->shm->ports[i].port_id = RTE_MAX_ETHPORTS; /* not an ethdev */
 			p->shm->ports[i].socket_id = (int32_t)rte_socket_id();
@@ -54,6 +77,9 @@ int sbx_ports_lookup(struct sbx_primary *p)
 		}
 		p->shm->ports[i].port_id = pid;
 		p->shm->ports[i].socket_id = rte_eth_dev_socket_id(pid);
+		if (rte_eth_dev_info_get(pid, &info) == 0 && strcmp(info.driver_name, "net_tap") == 0 &&
+		    p->shm->ports[i].nb_rxq < p->shm->ports[i].nb_txq)
+			equalize_rxq(p, i);
 	}
 	for (i = 0; i < cfg->nb_xconnects; i++) {
 		p->shm->ports[cfg->xconnects[i].a].peer = (int16_t)cfg->xconnects[i].b;
@@ -99,8 +125,6 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	int rc, socket = ps->socket_id < 0 ? 0 : ps->socket_id;
 
 	if (pc->kind == SBX_PORT_BRIDGED) {
-		ps->nb_rxq = sbx_config_port_nb_rxq(p->cfg, i);
-		ps->nb_txq = sbx_config_port_nb_txq(p->cfg, i);
 		ps->link_up = 1;
 		if (bridge_rings_create(p, i, socket) != 0) {
 			fprintf(stderr, "spanbox-primary: ports[%u] (%s): cannot create rings: %s\n", i, pc->name,
@@ -114,8 +138,8 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	rc = rte_eth_dev_info_get(pid, &info);
 	if (rc != 0)
 		goto fail;
-	nb_rxq = sbx_config_port_nb_rxq(p->cfg, i);
-	nb_txq = sbx_config_port_nb_txq(p->cfg, i);
+	nb_rxq = ps->nb_rxq; /* planned in sbx_ports_lookup() */
+	nb_txq = ps->nb_txq;
 	if (nb_rxq > info.max_rx_queues || nb_txq > info.max_tx_queues) {
 		fprintf(stderr, "spanbox-primary: ports[%u] (%s): needs %u RX / %u TX queues, device has %u / %u\n",
 			i, pc->name, nb_rxq, nb_txq, info.max_rx_queues, info.max_tx_queues);
@@ -143,8 +167,6 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	if (rc != 0)
 		goto fail;
 	rte_eth_promiscuous_enable(pid); /* not every PMD supports it; a forwarder wants all frames */
-	ps->nb_rxq = nb_rxq;
-	ps->nb_txq = nb_txq;
 	if (rte_eth_macaddr_get(pid, &mac) == 0)
 		memcpy(ps->mac, mac.addr_bytes, 6);
 	printf("spanbox-primary: port %s = %s (id %u, socket %d, %u RX / %u TX queues)\n", pc->name,
