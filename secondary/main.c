@@ -3,6 +3,7 @@
  * spanbox-worker: a DPDK secondary process started by the primary. It attaches to the pools and
  * ports the primary created, finds its queues in the memzone and forwards until asked to stop.
  * usage: spanbox-worker <EAL args> -- --id N
+ *        spanbox-worker --calibrate [ITERATIONS]   (copy vs share cost, recommended copy.threshold)
  */
 #include <getopt.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
+#include "calibrate.h"
 #include "worker.h"
 
 static volatile sig_atomic_t quit;
@@ -47,9 +49,11 @@ int main(int argc, char **argv)
 	long id = -1;
 	int n, rc;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && strcmp(argv[1], "--calibrate") == 0)
+		return sbx_calibrate(argv[0], argc >= 3 ? (unsigned int)strtoul(argv[2], NULL, 10) : 20000);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	n = rte_eal_init(argc, argv);
 	if (n < 0) {
 		fprintf(stderr, "spanbox-worker: EAL init failed: %s\n", rte_strerror(rte_errno));
