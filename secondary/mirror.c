@@ -193,6 +193,7 @@ static uint32_t build_header(struct sbx_mirror_engine *e, struct sbx_mirror_rt *
 		return 0;
 	}
 	memset(&ef, 0, sizeof(ef));
+	ef.version = c->encap == SBX_ENCAP_ERSPAN2 ? 1 : 2;
 	f = rte_pktmbuf_read(m, 0, RTE_MIN(m->pkt_len, (uint32_t)sizeof(tmp)), tmp);
 	sbx_erspan_fields_from_frame(&ef, f, RTE_MIN(m->pkt_len, (uint32_t)sizeof(tmp)), 0);
 	ef.session_id = c->id;
@@ -200,11 +201,9 @@ static uint32_t build_header(struct sbx_mirror_engine *e, struct sbx_mirror_rt *
 	ef.seq_present = true;
 	ef.seq = next_seq(rt);
 	if (c->encap == SBX_ENCAP_ERSPAN2) {
-		ef.version = 1;
 		ef.index = port;
 	} else {
 		ts = sbx_erspan_timestamp(now_ns, c->gra);
-		ef.version = 2;
 		ef.timestamp = (uint32_t)ts;
 		ef.sgt = c->sgt;
 		ef.p = true; /* the payload is an Ethernet frame without FCS */

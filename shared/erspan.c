@@ -74,7 +74,9 @@ void sbx_erspan_fields_from_frame(struct sbx_erspan_fields *f, const uint8_t *fr
 	while ((type == 0x8100 || type == 0x88a8) && tags < 2 && off + 6 <= len) {
 		if (tags == 0) {
 			f->vlan = (uint16_t)((frame[off + 2] << 8 | frame[off + 3]) & 0xfff);
-			f->en = SBX_ERSPAN_EN_INFRAME;
+			/* type III has no En: its BSO field (bad/short/oversized) stays 0, "good" */
+			if (f->version != 2)
+				f->en = SBX_ERSPAN_EN_INFRAME;
 		}
 		off += 4;
 		tags++;

@@ -59,9 +59,10 @@ struct sbx_erspan_fields {
 size_t sbx_gre_erspan_write(uint8_t *buf, const struct sbx_erspan_fields *f);
 
 /**
- * Set vlan, en and cos of @p f from the mirrored frame, the documented way:
- *  - a frame that carries an 802.1Q/802.1ad tag keeps it inside the mirror copy: En = 3 and VLAN =
- *    the outer tag's VLAN id (12 bits); an untagged frame: En = 0 and VLAN = @p untagged_vlan;
+ * Set vlan, en and cos of @p f from the mirrored frame, the documented way (set f->version first):
+ *  - a frame that carries an 802.1Q/802.1ad tag keeps it inside the mirror copy: VLAN = the outer
+ *    tag's VLAN id (12 bits) and, for type II, En = 3; an untagged frame: En = 0 and VLAN =
+ *    @p untagged_vlan. Type III has no En field: BSO stays 0 (the frames we mirror are good);
  *  - COS is the IP precedence (IPv4 TOS or IPv6 traffic class >> 5) of the first IP header behind
  *    at most two tags, as Linux's ERSPAN encoder does; 0 for non-IP frames.
  * Reads at most the first 58 bytes; a short frame gives the untagged values.
