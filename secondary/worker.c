@@ -71,7 +71,8 @@ static inline bool chain_ok(const struct rte_mbuf *m)
 	uint32_t len = 0;
 	uint16_t segs = 0;
 
-	if (likely(m->nb_segs == 1 && m->next == NULL))
+	/* single segment: only first-cache-line fields (m->next lives in the second cache line) */
+	if (likely(m->nb_segs == 1))
 		return m->data_len == m->pkt_len;
 	for (s = m; s != NULL && segs <= m->nb_segs; s = s->next) {
 		len += s->data_len;
