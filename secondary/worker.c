@@ -10,6 +10,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include "chain.h"
 #include "worker.h"
 
 #define SBX_MAX_BURST 256
@@ -64,23 +65,6 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	return 0;
 }
 
-/* true when pkt_len and nb_segs agree with the segment chain */
-static inline bool chain_ok(const struct rte_mbuf *m)
-{
-	const struct rte_mbuf *s;
-	uint32_t len = 0;
-	uint16_t segs = 0;
-
-	/* single segment: only first-cache-line fields (m->next lives in the second cache line) */
-	if (likely(m->nb_segs == 1))
-		return m->data_len == m->pkt_len;
-	for (s = m; s != NULL && segs <= m->nb_segs; s = s->next) {
-		len += s->data_len;
-		segs++;
-	}
-	return s == NULL && segs == m->nb_segs && len == m->pkt_len;
-}
-
 /* Forward one received burst from input port @p in. */
 static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -92,7 +76,7 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 
 	for (i = 0; i < n; i++) {
 		bytes += pkts[i]->pkt_len;
-		if (likely(chain_ok(pkts[i]))) {
+		if (likely(sbx_mbuf_chain_ok(pkts[i]))) {
 			good[ng++] = pkts[i];
 		} else {
 			bad_bytes += pkts[i]->pkt_len;
