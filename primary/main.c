@@ -235,7 +235,8 @@ int main(int argc, char **argv)
 			usleep(10000);
 			continue;
 		}
-		if (moved == 0 && !cfg.busy_poll)
+		/* busy_poll is for the workers; the primary spins only while it moves pcap frames */
+		if (moved == 0)
 			usleep(p.replay ? 50 : 1000);
 	}
 
