@@ -182,6 +182,7 @@ static void mirror_counters_json(cJSON *o, const struct sbx_mirror_counters *c)
 	num(o, "sampled_out", (double)c->sampled_out);
 	num(o, "drop_txfull", (double)c->drop_txfull);
 	num(o, "drop_nombuf", (double)c->drop_nombuf);
+	num(o, "drop_malformed", (double)c->drop_malformed);
 	num(o, "truncated", (double)c->truncated);
 }
 
@@ -233,6 +234,7 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		sum.sampled_out += c->sampled_out;
 		sum.drop_txfull += c->drop_txfull;
 		sum.drop_nombuf += c->drop_nombuf;
+		sum.drop_malformed += c->drop_malformed;
 		sum.truncated += c->truncated;
 	}
 	mirror_counters_json(cJSON_AddObjectToObject(o, "counters"), &sum);

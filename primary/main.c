@@ -196,7 +196,16 @@ int main(int argc, char **argv)
 	ok = p.shm != NULL && sbx_ports_lookup(&p) == 0 && sbx_pools_create(&p) == 0 &&
 	     sbx_ports_start(&p) == 0;
 	if (ok) {
+		/* mbufs the ports' RX rings hold before any traffic: the pool audit's baseline */
+		sbx_pools_refresh(&p);
+		for (w = 0; w < p.shm->nb_pools; w++)
+			p.shm->pools[w].rx_held = p.shm->pools[w].in_use;
+		ok = sbx_control_init(&p) == 0;
+	}
+	if (ok) {
 		p.shm->running = 1;
+		sbx_event(&p, "appliance_start", -1, getpid(), "%u ports, %u workers, %u pools", cfg.nb_ports,
+			  cfg.nb_workers, p.shm->nb_pools);
 		for (w = 0; w < cfg.nb_workers && ok; w++)
 			ok = sbx_worker_spawn(&p, w) == 0;
 	}
@@ -227,8 +236,9 @@ int main(int argc, char **argv)
 				break;
 			}
 		}
-		if (p.replay && ready && moved == 0) {
-			/* done only when the condition holds on three polls in a row, 10 ms apart */
+		if (p.replay && ready && moved == 0 && sbx_replay_inputs_at_eof(&p)) {
+			/* done only when the condition holds on three polls in a row, 10 ms apart; never
+			 * sleep that long while inputs remain: a full RX ring must be refilled promptly */
 			stable = sbx_replay_done(&p) ? stable + 1 : 0;
 			if (stable >= 3)
 				break;
@@ -241,7 +251,9 @@ int main(int argc, char **argv)
 	}
 
 	printf("spanbox-primary: shutting down\n");
+	sbx_control_fini();
 	if (p.shm != NULL) {
+		sbx_event(&p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : "replay done or error");
 		p.shm->running = 0;
 		p.cfg = &cfg; /* the memzone is freed below */
 		sbx_workers_stop(&p, 3000);

@@ -14,6 +14,7 @@
 #include "pcap_port.h"
 
 #define SBX_BRIDGE_RING_SIZE 1024 /**< slots per bridge ring (power of two) */
+#define SBX_CRASH_HISTORY 64      /**< crash times kept per worker for the crash-loop limit */
 
 /** Process-local state of the primary (the shared part lives in shm). */
 struct sbx_primary {
@@ -33,7 +34,30 @@ struct sbx_primary {
 	struct sbx_pcap_port pcap[SBX_MAX_PORTS]; /**< files of bridged ports */
 	int netns_sock[SBX_MAX_PORTS]; /**< socket in ports[i].netns for link state, -1 none */
 	uint64_t worker_next_start_ns[SBX_MAX_WORKERS];
+	uint64_t worker_spawn_ns[SBX_MAX_WORKERS];   /**< CLOCK_MONOTONIC of the last fork */
+	uint64_t crash_ns[SBX_MAX_WORKERS][SBX_CRASH_HISTORY];
+	unsigned int crash_next[SBX_MAX_WORKERS];
+	bool restart_requested[SBX_MAX_WORKERS];     /**< the stopping worker is to be started again */
+	uint32_t restart_flag[SBX_MAX_WORKERS];      /**< set by the IPC thread (control.c), atomically */
 };
+
+/* events.c */
+/**
+ * Record an event in the memzone ring (mgmt stores it in SQLite) and print it to stdout with a
+ * timestamp. Main thread only (single writer).
+ */
+void sbx_event(struct sbx_primary *p, const char *kind, int worker, int pid, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* control.c */
+/**
+ * Register the "sbx_ctl" EAL multi-process action: mgmt (a secondary) asks for
+ * "restart-worker <id>"; the request is validated, flagged for the main loop, and answered
+ * "ok" or "error: <why>". @return 0 or -1.
+ */
+int sbx_control_init(struct sbx_primary *p);
+/** Unregister the action. */
+void sbx_control_fini(void);
 
 /* pools.c */
 /**
@@ -77,6 +101,8 @@ void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms);
 bool sbx_workers_all_running(struct sbx_primary *p);
 
 /* replay.c */
+/** @return true when every pcap input file is at EOF. */
+bool sbx_replay_inputs_at_eof(struct sbx_primary *p);
 /** @return true when every pcap input is at EOF and every queue and ring has drained. */
 bool sbx_replay_done(struct sbx_primary *p);
 /** Print per-port counters (primary's view and the workers' sums) to stdout. */

@@ -27,14 +27,19 @@ static bool workers_drained(struct sbx_primary *p)
 	return true;
 }
 
-bool sbx_replay_done(struct sbx_primary *p)
+bool sbx_replay_inputs_at_eof(struct sbx_primary *p)
 {
 	uint16_t i;
 
 	for (i = 0; i < p->cfg->nb_ports; i++)
 		if (p->cfg->ports[i].kind == SBX_PORT_BRIDGED && !p->pcap[i].rx_eof)
 			return false;
-	return sbx_bridge_idle(p) && workers_drained(p);
+	return true;
+}
+
+bool sbx_replay_done(struct sbx_primary *p)
+{
+	return sbx_replay_inputs_at_eof(p) && sbx_bridge_idle(p) && workers_drained(p);
 }
 
 void sbx_print_counters(struct sbx_primary *p)
@@ -62,16 +67,16 @@ void sbx_print_counters(struct sbx_primary *p)
 	}
 	if (p->cfg->nb_mirrors == 0)
 		return;
-	printf("%-16s %6s %10s %10s %10s %12s %11s %11s %11s %9s\n", "session", "worker", "mirrored", "copied",
-	       "shared", "filtered_out", "sampled_out", "drop_txfull", "drop_nombuf", "truncated");
+	printf("%-16s %6s %10s %10s %10s %12s %11s %11s %11s %9s %14s\n", "session", "worker", "mirrored", "copied",
+	       "shared", "filtered_out", "sampled_out", "drop_txfull", "drop_nombuf", "truncated", "drop_malformed");
 	for (i = 0; i < p->cfg->nb_mirrors; i++) {
 		for (w = 0; w < p->cfg->nb_workers; w++) {
 			const struct sbx_mirror_counters *m = &p->shm->workers[w].stats.mirror[i];
 
 			printf("%-16s %6u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %11" PRIu64
-			       " %11" PRIu64 " %11" PRIu64 " %9" PRIu64 "\n",
+			       " %11" PRIu64 " %11" PRIu64 " %9" PRIu64 " %14" PRIu64 "\n",
 			       p->cfg->mirrors[i].name, w, m->mirrored_pkts, m->copied, m->shared, m->filtered_out,
-			       m->sampled_out, m->drop_txfull, m->drop_nombuf, m->truncated);
+			       m->sampled_out, m->drop_txfull, m->drop_nombuf, m->truncated, m->drop_malformed);
 		}
 	}
 }

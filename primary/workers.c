@@ -1,20 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Worker supervision: fork/exec of spanbox-worker as a DPDK secondary with its own lcore id, reaping
- * and restarting. The pools and ports stay up across worker restarts.
+ * Worker supervision: fork/exec of spanbox-worker as a DPDK secondary with its own lcore id;
+ * reaping, hang detection (stale heartbeat), restart with exponential back-off, a crash-loop limit,
+ * and graceful restarts. The pools and ports stay up across all of it.
+ *
+ * Before a dead worker's lcore id is given to its successor, the primary returns that lcore's
+ * mempool caches to the pools (the caches live in the pool, in shared memory, indexed by lcore id).
+ * The mbufs of the burst the worker held when it died cannot be found again: they are counted in
+ * lost_mbufs (at most one burst per crash) and show as "unexplained" in the pool audit.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <rte_mempool.h>
+
 #include "spanbox/eal_args.h"
 #include "primary.h"
 
-#define SBX_RESTART_DELAY_NS (100ULL * 1000 * 1000) /* back-off before restarting a worker */
+#define SBX_BACKOFF_BASE_NS (100ULL * 1000 * 1000) /* second crash in the window: 100 ms, then x2 */
+#define SBX_BACKOFF_MAX_NS (5ULL * 1000 * 1000 * 1000)
+#define SBX_START_TIMEOUT_NS (15ULL * 1000 * 1000 * 1000) /* EAL attach must finish by then */
 
 int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 {
@@ -31,11 +42,14 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 	a.argv[a.argc++] = idbuf;
 	a.argv[a.argc] = NULL;
 
-	memset(&ws->stats.heartbeat_ns, 0, sizeof(ws->stats.heartbeat_ns));
+	ws->stats.heartbeat_ns = 0;
+	ws->stats.held = 0;
+	ws->stats.first_rx_ns = 0;
 	ws->stop = 0;
 	ws->lcore_id = p->cfg->workers[w].lcore_id;
 	ws->state = SBX_W_STARTING;
 	ws->start_ns = sbx_realtime_ns();
+	p->worker_spawn_ns[w] = sbx_now_ns();
 	pid = fork();
 	if (pid < 0) {
 		perror("spanbox-primary: fork");
@@ -51,7 +65,7 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 		_exit(127);
 	}
 	ws->pid = pid;
-	printf("spanbox-primary: worker %u started: pid %d, lcore %u\n", w, (int)pid, ws->lcore_id);
+	sbx_event(p, "worker_start", (int)w, pid, "lcore %u, restarts %u", ws->lcore_id, ws->restarts);
 	return 0;
 }
 
@@ -66,6 +80,104 @@ static int slot_of(struct sbx_primary *p, pid_t pid)
 	return -1;
 }
 
+/* Return the mbufs cached for @p lcore_id to every pool (the dead process cannot). */
+static void flush_lcore_caches(struct sbx_primary *p, unsigned int lcore_id)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->shm->nb_pools; i++) {
+		struct rte_mempool_cache *c = rte_mempool_default_cache(p->pools[i], lcore_id);
+
+		if (c != NULL && c->len)
+			rte_mempool_cache_flush(c, p->pools[i]);
+	}
+}
+
+/* Crashes of worker w within the window, after recording one at @p now. */
+static unsigned int record_crash(struct sbx_primary *p, unsigned int w, uint64_t now)
+{
+	uint64_t window = (uint64_t)p->cfg->crash_window_s * 1000000000ULL;
+	unsigned int i, n = 0;
+
+	p->crash_ns[w][p->crash_next[w]++ % SBX_CRASH_HISTORY] = now;
+	for (i = 0; i < SBX_CRASH_HISTORY; i++)
+		if (p->crash_ns[w][i] && now - p->crash_ns[w][i] <= window)
+			n++;
+	return n;
+}
+
+/* A worker process ended: decide what happens to its slot. */
+static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int status, bool restart)
+{
+	struct sbx_worker_shm *ws = &p->shm->workers[s];
+	uint64_t now = sbx_now_ns();
+	bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	unsigned int crashes;
+
+	ws->exit_status = (uint32_t)status;
+	ws->pid = 0;
+	if (clean) {
+		ws->state = SBX_W_STOPPED;
+		sbx_event(p, "worker_exit", (int)s, pid, "exited with status 0");
+	} else {
+		ws->state = SBX_W_DEAD;
+		ws->crashes++;
+		ws->lost_mbufs += ws->stats.held;
+		if (WIFSIGNALED(status))
+			sbx_event(p, "worker_crash", (int)s, pid, "killed by signal %d (%s), held %llu mbufs",
+				  WTERMSIG(status), strsignal(WTERMSIG(status)), (unsigned long long)ws->stats.held);
+		else
+			sbx_event(p, "worker_crash", (int)s, pid, "exited with status %d, held %llu mbufs",
+				  WEXITSTATUS(status), (unsigned long long)ws->stats.held);
+	}
+	ws->stats.held = 0;
+	flush_lcore_caches(p, ws->lcore_id);
+	if (!restart)
+		return;
+	if (clean && ws->stop && !p->restart_requested[s])
+		return; /* asked to stop, not to restart */
+	if (clean) {
+		/* graceful restart: start the successor at once */
+		p->restart_requested[s] = false;
+		ws->state = SBX_W_RESTARTING;
+		p->worker_next_start_ns[s] = now;
+		return;
+	}
+	crashes = record_crash(p, s, now);
+	if (crashes >= p->cfg->crash_limit) {
+		ws->state = SBX_W_FAILED;
+		sbx_event(p, "worker_failed", (int)s, pid, "%u crashes within %u s: not restarted until asked",
+			  crashes, p->cfg->crash_window_s);
+		return;
+	}
+	/* exponential back-off: first crash in the window restarts at once, then 100 ms, 200 ms, ... */
+	ws->state = SBX_W_RESTARTING;
+	p->worker_next_start_ns[s] = now + (crashes <= 1 ? 0 :
+		RTE_MIN(SBX_BACKOFF_BASE_NS << (crashes - 2), SBX_BACKOFF_MAX_NS));
+}
+
+/* Kill workers whose heartbeat is stale (hung, or stopped with SIGSTOP) or whose start stalls. */
+static void check_hangs(struct sbx_primary *p, uint64_t now)
+{
+	uint64_t timeout = (uint64_t)p->cfg->hang_timeout_ms * 1000000ULL;
+	unsigned int w;
+
+	for (w = 0; w < p->cfg->nb_workers; w++) {
+		struct sbx_worker_shm *ws = &p->shm->workers[w];
+		uint64_t hb = ws->stats.heartbeat_ns;
+
+		if (ws->pid <= 0)
+			continue;
+		if ((ws->state == SBX_W_RUNNING && hb && now > hb + timeout) ||
+		    (ws->state == SBX_W_STARTING && now > p->worker_spawn_ns[w] + SBX_START_TIMEOUT_NS)) {
+			ws->hangs++;
+			sbx_event(p, "worker_hang", (int)w, ws->pid, "no heartbeat for %llu ms: SIGKILL",
+				  (unsigned long long)((now - (hb ? hb : p->worker_spawn_ns[w])) / 1000000ULL));
+			kill(ws->pid, SIGKILL); /* also ends a SIGSTOPped process; reaped below */
+		}
+	}
+}
+
 void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 {
 	uint64_t now = sbx_now_ns();
@@ -73,34 +185,37 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 	int status;
 	pid_t pid;
 
+	if (restart)
+		check_hangs(p, now);
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		int s = slot_of(p, pid);
-		struct sbx_worker_shm *ws;
 
-		if (s < 0)
-			continue;
-		ws = &p->shm->workers[s];
-		ws->exit_status = (uint32_t)status;
-		ws->pid = 0;
-		if (WIFSIGNALED(status))
-			printf("spanbox-primary: worker %d (pid %d) killed by signal %d\n", s, (int)pid, WTERMSIG(status));
-		else
-			printf("spanbox-primary: worker %d (pid %d) exited with status %d\n", s, (int)pid, WEXITSTATUS(status));
-		ws->state = (WIFEXITED(status) && WEXITSTATUS(status) == 0) ? SBX_W_STOPPED : SBX_W_DEAD;
-		if (restart && !ws->stop) {
-			ws->state = SBX_W_RESTARTING;
-			p->worker_next_start_ns[s] = now + SBX_RESTART_DELAY_NS;
-		}
+		if (s >= 0)
+			worker_ended(p, (unsigned int)s, pid, status, restart);
 	}
 	if (!restart)
 		return;
 	for (w = 0; w < p->cfg->nb_workers; w++) {
 		struct sbx_worker_shm *ws = &p->shm->workers[w];
 
+		/* a requested restart: drain the running worker, or revive a failed one */
+		if (__atomic_exchange_n(&p->restart_flag[w], 0, __ATOMIC_ACQ_REL)) {
+			if (ws->pid > 0) {
+				p->restart_requested[w] = true;
+				ws->stop = 1;
+				sbx_event(p, "worker_restart", (int)w, ws->pid, "graceful restart requested");
+			} else if (ws->state == SBX_W_FAILED || ws->state == SBX_W_STOPPED || ws->state == SBX_W_DEAD) {
+				sbx_event(p, "worker_restart", (int)w, 0, "restart of a %s worker requested",
+					  sbx_worker_state_name(ws->state));
+				memset(p->crash_ns[w], 0, sizeof(p->crash_ns[w]));
+				ws->state = SBX_W_RESTARTING;
+				p->worker_next_start_ns[w] = now;
+			}
+		}
 		if (ws->state == SBX_W_RESTARTING && ws->pid == 0 && now >= p->worker_next_start_ns[w]) {
 			ws->restarts++;
 			if (sbx_worker_spawn(p, w) != 0)
-				p->worker_next_start_ns[w] = now + SBX_RESTART_DELAY_NS;
+				p->worker_next_start_ns[w] = now + SBX_BACKOFF_BASE_NS;
 		}
 	}
 }

@@ -71,6 +71,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	wk.quit = &quit;
+	/* test hook (tests/e2e/90_worker_lifecycle.sh): this worker crashes right after attaching */
+	if (getenv("SBX_TEST_CRASH_WORKER") != NULL && atol(getenv("SBX_TEST_CRASH_WORKER")) == id)
+		abort();
 	rc = sbx_worker_run(&wk);
 	sbx_mirror_teardown(&wk.mirror);
 	flush_caches(shm);

@@ -177,7 +177,8 @@ static uint32_t build_header(struct sbx_mirror_engine *e, struct sbx_mirror_rt *
 	*strip = 0;
 	switch (c->encap) {
 	case SBX_ENCAP_RSPAN:
-		/* IEEE 802.1Q: the new tag goes right after the MACs, in front of any existing tag */
+		/* IEEE 802.1Q: the new tag goes right after the MACs, in front of any existing tag;
+		 * a frame shorter than the two MACs has no place for it (the caller checked) */
 		f = rte_pktmbuf_read(m, 0, 12, tmp);
 		memcpy(hdr, f, 12);
 		hdr[12] = 0x81;
@@ -220,7 +221,7 @@ static uint32_t build_header(struct sbx_mirror_engine *e, struct sbx_mirror_rt *
 	return outer + ge;
 }
 
-/* One mirror copy of @p m, or NULL when no mbuf could be had (counted by the caller). */
+/* One mirror copy of @p m, or NULL (counted: drop_nombuf or drop_malformed). */
 static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
 				  uint16_t port, uint8_t dir, uint64_t now_ns)
 {
@@ -234,6 +235,10 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 		cap = c->snaplen;
 	if ((c->encap == SBX_ENCAP_ERSPAN2 || c->encap == SBX_ENCAP_ERSPAN3) && cap > SBX_ERSPAN_MAX_INNER)
 		cap = SBX_ERSPAN_MAX_INNER;
+	if (c->encap == SBX_ENCAP_RSPAN && len < 12) {
+		rt->st->drop_malformed++; /* no MAC addresses to put the tag behind */
+		return NULL;
+	}
 	hlen = build_header(e, rt, m, port, dir, cap, cap < len, now_ns, hdr, &strip);
 	share = c->copy_strategy == SBX_COPY_SHARE ||
 		(c->copy_strategy == SBX_COPY_ADAPTIVE && cap > c->copy_threshold);
@@ -242,14 +247,19 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 		share = false;
 
 	if (!share) {
-		cp = rte_pktmbuf_copy(m, e->mp, strip, cap - strip);
-		if (cp == NULL)
+		/* rte_pktmbuf_copy() refuses an offset at the very end of the frame: a 12 B frame under
+		 * RSPAN keeps nothing but its MACs, which the header already holds */
+		cp = cap > strip ? rte_pktmbuf_copy(m, e->mp, strip, cap - strip) : rte_pktmbuf_alloc(e->mp);
+		if (cp == NULL) {
+			rt->st->drop_nombuf++;
 			return NULL;
+		}
 		if (hlen) {
 			char *d = rte_pktmbuf_prepend(cp, (uint16_t)hlen);
 
 			if (d == NULL) { /* headroom too small: cannot happen with RTE_PKTMBUF_HEADROOM >= 96 */
 				rte_pktmbuf_free(cp);
+				rt->st->drop_nombuf++;
 				return NULL;
 			}
 			memcpy(d, hdr, hlen);
@@ -257,8 +267,10 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 		rt->st->copied++;
 	} else {
 		cp = rte_pktmbuf_clone(m, e->mp);
-		if (cp == NULL)
+		if (cp == NULL) {
+			rt->st->drop_nombuf++;
 			return NULL;
+		}
 		if (cap < len)
 			chain_trim(cp, cap);
 		if (strip)
@@ -267,12 +279,14 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 			h = rte_pktmbuf_alloc(e->mp);
 			if (h == NULL) {
 				rte_pktmbuf_free(cp);
+				rt->st->drop_nombuf++;
 				return NULL;
 			}
 			memcpy(rte_pktmbuf_append(h, (uint16_t)hlen), hdr, hlen);
-			if (rte_pktmbuf_chain(h, cp) != 0) {
+			if (rte_pktmbuf_chain(h, cp) != 0) { /* more than RTE_MBUF_MAX_NB_SEGS segments */
 				rte_pktmbuf_free(h);
 				rte_pktmbuf_free(cp);
+				rt->st->drop_malformed++;
 				return NULL;
 			}
 			cp = h;
@@ -336,10 +350,8 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 			}
 			rt->sample_left = rt->cfg->sample - 1;
 			cp = make_copy(e, rt, pkts[i], port, dir, now_ns);
-			if (unlikely(cp == NULL)) {
-				rt->st->drop_nombuf++;
-				continue;
-			}
+			if (unlikely(cp == NULL))
+				continue; /* counted by make_copy */
 			rt->txbuf[rt->ntx] = cp;
 			rt->src_idx[rt->ntx++] = i;
 		}

@@ -5,7 +5,9 @@
 
 #include <stdint.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_pause.h>
 #include <rte_ring.h>
 
 /** Where a worker receives or transmits: an ethdev queue, or a bridge ring (pcap ports). */
@@ -31,6 +33,27 @@ static inline uint16_t sbx_q_tx(const struct sbx_queue *q, struct rte_mbuf **pkt
 	if (q->ring != NULL)
 		return (uint16_t)rte_ring_sp_enqueue_burst(q->ring, (void **)pkts, n, NULL);
 	return rte_eth_tx_burst(q->port_id, q->queue, pkts, n);
+}
+
+/**
+ * Forward TX: like sbx_q_tx(), but a pcap file port (ring to the primary) is not a wire: when its
+ * ring is full the worker waits for the primary to write (up to @p max_wait_cycles TSC cycles)
+ * instead of dropping, so replays lose nothing. Ethdev queues behave as sbx_q_tx().
+ */
+static inline uint16_t sbx_q_tx_fwd(const struct sbx_queue *q, struct rte_mbuf **pkts, uint16_t n,
+				    uint64_t max_wait_cycles)
+{
+	uint16_t sent = sbx_q_tx(q, pkts, n);
+	uint64_t deadline;
+
+	if (likely(sent == n || q->ring == NULL))
+		return sent;
+	deadline = rte_get_tsc_cycles() + max_wait_cycles;
+	while (sent < n && rte_get_tsc_cycles() < deadline) {
+		rte_pause();
+		sent = (uint16_t)(sent + sbx_q_tx(q, pkts + sent, (uint16_t)(n - sent)));
+	}
+	return sent;
 }
 
 #endif

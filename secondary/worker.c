@@ -29,6 +29,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	wk->shm = shm;
 	wk->slot = &shm->workers[id];
 	wk->nb_rxq = cfg->workers[id].nb_rxq;
+	wk->file_wait_cycles = rte_get_tsc_hz(); /* 1 s: the primary is writing, or it is gone */
 	for (i = 0; i < cfg->nb_ports; i++) {
 		const struct sbx_port_shm *ps = &shm->ports[i];
 
@@ -104,10 +105,10 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	if (unlikely(sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX))) {
 		/* copies are made before TX: afterwards the mbufs belong to the PMD */
 		sbx_mirror_prepare(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng);
-		sent = sbx_q_tx(&wk->txq[out], good, ng);
+		sent = sbx_q_tx_fwd(&wk->txq[out], good, ng, wk->file_wait_cycles);
 		sbx_mirror_commit_tx(&wk->mirror, (uint16_t)out, sent);
 	} else {
-		sent = sbx_q_tx(&wk->txq[out], good, ng);
+		sent = sbx_q_tx_fwd(&wk->txq[out], good, ng, wk->file_wait_cycles);
 	}
 	if (unlikely(sent < ng)) {
 		uint64_t lost = 0;
@@ -152,9 +153,13 @@ int sbx_worker_run(struct sbx_worker *wk)
 
 			if (n == 0)
 				continue;
+			st->held = n; /* what a crash here would lose (the primary counts it) */
+			if (unlikely(st->first_rx_ns == 0))
+				st->first_rx_ns = sbx_realtime_ns();
 			forward_burst(wk, wk->rxq[i].port, pkts, n);
 			if (wk->mirror.nb)
 				sbx_mirror_flush(&wk->mirror);
+			st->held = 0;
 			st->busy_cycles += rte_rdtsc() - t0;
 			st->busy_pkts += n;
 			got += n;

@@ -20,6 +20,7 @@ struct sbx_worker {
 	struct sbx_queue txq[SBX_MAX_PORTS]; /**< this worker's own TX queue on each port */
 	int16_t peer[SBX_MAX_PORTS];         /**< cross-connect: output port of each input port, -1 none */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
+	uint64_t file_wait_cycles;           /**< longest wait for a full pcap-port TX ring, TSC cycles */
 	volatile sig_atomic_t *quit;
 };
 

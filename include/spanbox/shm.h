@@ -23,7 +23,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 2
+#define SBX_SHM_VERSION 4
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 
 /** Life cycle of a worker, as the primary and the worker itself record it. */
@@ -57,6 +57,8 @@ struct sbx_mirror_counters {
 	uint64_t sampled_out;    /**< frames skipped by 1-in-N sampling */
 	uint64_t drop_txfull;    /**< copies the destination TX queue refused (freed) */
 	uint64_t drop_nombuf;    /**< copies not made: pool empty */
+	uint64_t drop_malformed; /**< copies not made: the frame cannot carry the encapsulation (RSPAN of
+				      a frame shorter than its two MACs, a chain over the segment limit) */
 	uint64_t truncated;      /**< copies cut at snaplen (T bit set) */
 };
 
@@ -68,6 +70,8 @@ struct sbx_worker_stats {
 	uint64_t busy_cycles;    /**< TSC cycles spent in loops that received packets */
 	uint64_t busy_pkts;      /**< packets handled in those loops; cycles/packet = busy_cycles/busy_pkts */
 	uint64_t bad_pkts;       /**< mbufs dropped because their chain is inconsistent */
+	uint64_t held;           /**< mbufs of the burst being handled (lost if the worker dies now) */
+	uint64_t first_rx_ns;    /**< CLOCK_REALTIME ns of the first burst this process received */
 	struct sbx_port_counters port[SBX_MAX_PORTS];
 	struct sbx_mirror_counters mirror[SBX_MAX_MIRRORS]; /**< indexed like cfg.mirrors */
 } __rte_cache_aligned;
@@ -94,6 +98,9 @@ struct sbx_worker_shm {
 	uint64_t start_ns;       /**< CLOCK_REALTIME ns of the last start */
 	volatile uint32_t stop;  /**< set by the primary: drain and exit */
 	uint32_t exit_status;    /**< last wait status (as from waitpid) */
+	uint32_t crashes;        /**< exits on a signal or non-zero status, hangs included */
+	uint32_t hangs;          /**< times the primary killed it for a stale heartbeat */
+	uint64_t lost_mbufs;     /**< mbufs it held when it crashed (at most one burst per crash) */
 	struct sbx_worker_stats stats;
 } __rte_cache_aligned;
 
@@ -115,6 +122,23 @@ struct sbx_port_shm {
 	char tx_ring[2 * SBX_MAX_WORKERS][SBX_NAME_LEN]; /* forward + mirror queues */
 } __rte_cache_aligned;
 
+#define SBX_EVENTS 256 /**< events kept in the memzone ring (mgmt copies them to SQLite) */
+
+/**
+ * An event of the primary: worker start, exit, crash, hang, restart, give-up. Written by the
+ * primary's main thread only; a reader takes events[(s - 1) % SBX_EVENTS] for s up to event_seq
+ * and keeps it only when its seq is still s (not overwritten meanwhile).
+ */
+struct sbx_event {
+	uint64_t seq;            /**< 1, 2, ...; written last */
+	uint64_t time_ns;        /**< CLOCK_REALTIME */
+	int32_t worker;          /**< worker id, -1 for the appliance */
+	int32_t pid;
+	char kind[16];           /**< "worker_start", "worker_exit", "worker_crash", "worker_hang",
+				      "worker_restart", "worker_failed", "appliance_start", "appliance_stop" */
+	char detail[104];
+};
+
 /** One pktmbuf pool. */
 struct sbx_pool_shm {
 	char name[SBX_NAME_LEN]; /**< rte_mempool name */
@@ -126,6 +150,7 @@ struct sbx_pool_shm {
 	uint64_t populate_ns;    /**< time rte_pktmbuf_pool_create took, ns */
 	uint32_t in_use;         /**< refreshed by the primary every 100 ms */
 	uint32_t avail;
+	uint32_t rx_held;        /**< mbufs the ports' RX rings held once started, before any traffic */
 };
 
 /** The memzone. */
@@ -144,6 +169,8 @@ struct sbx_shm {
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
 	struct sbx_mirror_shm mirrors[SBX_MAX_MIRRORS];
+	uint64_t event_seq;      /**< events written so far */
+	struct sbx_event events[SBX_EVENTS];
 };
 
 /**

@@ -361,8 +361,8 @@ L=$TMP/rob_rspan.log
 eq "rob_rspan: p0 rx_packets = frames" "$(pctr "$L" p0 rx_packets)" "$N"
 check "rob_rspan: forwarded p1 output equals the input" peq "$IN" "$TMP/rob_rspan_p1.pcap"
 mc rspan "rob_rspan rspan 865" "$TMP/rob_rspan_m_r.pcap" "$IN" --vlan 865
-acc=$(( $(mctr "$L" rr mirrored) + $(mctr "$L" rr drop_nombuf) + $(mctr "$L" rr drop_txfull) ))
-eq "rob_rspan: every frame mirrored or counted (mirrored + drop_nombuf + drop_txfull)" "$acc" "$N"
+acc=$(( $(mctr "$L" rr mirrored) + $(mctr "$L" rr drop_nombuf) + $(mctr "$L" rr drop_txfull) + $(mctr "$L" rr drop_malformed) ))
+eq "rob_rspan: every frame mirrored or counted (mirrored + drop_nombuf + drop_txfull + drop_malformed)" "$acc" "$N"
 
 # ---------------------------------------------------------------------------------------------
 # 6. Mirroring never affects forwarding: the same replay with no session, and with an ERSPAN II
