@@ -122,3 +122,26 @@ int mgmt_inherited_listen_fd(void)
 	fcntl(fd, F_SETFD, FD_CLOEXEC); /* nobody else (EAL threads, helpers) inherits it */
 	return fd;
 }
+
+int mgmt_control(const char *request, char *answer, size_t len)
+{
+	struct rte_mp_msg req;
+	struct rte_mp_reply rep;
+	struct timespec ts = { .tv_sec = 1, .tv_nsec = 0 };
+	int rc = -1;
+
+	snprintf(answer, len, "no answer from the primary");
+	memset(&req, 0, sizeof(req));
+	snprintf(req.name, sizeof(req.name), "sbx_ctl");
+	req.len_param = (int)strlen(request);
+	if (req.len_param > RTE_MP_MAX_PARAM_LEN)
+		return -1;
+	memcpy(req.param, request, (size_t)req.len_param);
+	memset(&rep, 0, sizeof(rep));
+	if (rte_mp_request_sync(&req, &rep, &ts) == 0 && rep.nb_received == 1) {
+		snprintf(answer, len, "%.*s", rep.msgs[0].len_param, (const char *)rep.msgs[0].param);
+		rc = 0;
+	}
+	free(rep.msgs);
+	return rc;
+}

@@ -60,4 +60,11 @@ int mgmt_reexec(int listen_fd, char *const argv[]);
  */
 int mgmt_inherited_listen_fd(void);
 
+/**
+ * Send a control request to the primary over the EAL multi-process channel (action "sbx_ctl",
+ * primary/control.c), e.g. "restart-worker 1", and wait up to 1 s for its answer ("ok" or
+ * "error: ..."), copied into @p answer. @return 0 when answered, -1 otherwise.
+ */
+int mgmt_control(const char *request, char *answer, size_t len);
+
 #endif

@@ -16,6 +16,12 @@ static const char *const migrations[] = {
 	"CREATE TABLE schema_version(version INTEGER NOT NULL, applied_at TEXT NOT NULL);"
 	"CREATE TABLE events(id INTEGER PRIMARY KEY, ts TEXT NOT NULL, kind TEXT NOT NULL,"
 	" detail TEXT NOT NULL);",
+	/* 2: events of the primary (memzone ring): who, and where they came from, to skip repeats */
+	"ALTER TABLE events ADD COLUMN worker INTEGER;"
+	"ALTER TABLE events ADD COLUMN pid INTEGER;"
+	"ALTER TABLE events ADD COLUMN primary_start INTEGER;"
+	"ALTER TABLE events ADD COLUMN seq INTEGER;"
+	"CREATE UNIQUE INDEX events_origin ON events(primary_start, seq) WHERE seq IS NOT NULL;",
 };
 
 /* mkdir -p of the directory part of @p path. */
@@ -138,7 +144,9 @@ int mgmt_db_open(struct mgmt_db *db, const char *path, char *err, size_t errlen)
 			 strerror(errno));
 		return -1;
 	}
-	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	/* FULLMUTEX: the HTTP thread and the main thread (event import) share the connection */
+	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+			    NULL) !=
 		    SQLITE_OK ||
 	    sqlite3_busy_timeout(db->h, 2000) != SQLITE_OK ||
 	    exec_all(db->h, "PRAGMA journal_mode=WAL") < 0)
@@ -191,6 +199,81 @@ fail:
 	fprintf(stderr, "mgmt: database %s: cannot record event %s: %s\n", db->path, kind,
 		sqlite3_errmsg(db->h));
 	return -1;
+}
+
+int mgmt_db_import_events(struct mgmt_db *db, const struct sbx_shm *shm)
+{
+	uint64_t last = shm->event_seq, first, s;
+	sqlite3_stmt *st;
+	int n = 0;
+
+	if (db->h == NULL || last == 0)
+		return 0;
+	first = last > SBX_EVENTS ? last - SBX_EVENTS + 1 : 1;
+	if (sqlite3_prepare_v2(db->h,
+			       "INSERT OR IGNORE INTO events(ts, kind, detail, worker, pid, primary_start, seq)"
+			       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
+	for (s = first; s <= last; s++) {
+		const struct sbx_event *e = &shm->events[(s - 1) % SBX_EVENTS];
+		struct sbx_event copy = *e;
+		char ts[40];
+
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (copy.seq != s || e->seq != s) /* overwritten or being written */
+			continue;
+		copy.kind[sizeof(copy.kind) - 1] = '\0';
+		copy.detail[sizeof(copy.detail) - 1] = '\0';
+		mgmt_rfc3339(copy.time_ns, ts, sizeof(ts));
+		sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, copy.kind, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, copy.detail, -1, SQLITE_TRANSIENT);
+		if (copy.worker >= 0)
+			sqlite3_bind_int(st, 4, copy.worker);
+		else
+			sqlite3_bind_null(st, 4);
+		sqlite3_bind_int(st, 5, copy.pid);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)shm->start_realtime_ns);
+		sqlite3_bind_int64(st, 7, (sqlite3_int64)s);
+		if (sqlite3_step(st) == SQLITE_DONE)
+			n += sqlite3_changes(db->h);
+		sqlite3_reset(st);
+	}
+	sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
+	sqlite3_finalize(st);
+	return n;
+}
+
+cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit)
+{
+	cJSON *arr = cJSON_CreateArray();
+	sqlite3_stmt *st;
+
+	if (db->h == NULL || sqlite3_prepare_v2(db->h,
+			"SELECT id, ts, kind, detail, worker, pid FROM events ORDER BY id DESC LIMIT ?1",
+			-1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int(st, 1, limit);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		cJSON *o = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(o, "id", (double)sqlite3_column_int64(st, 0));
+		cJSON_AddStringToObject(o, "time", (const char *)sqlite3_column_text(st, 1));
+		cJSON_AddStringToObject(o, "kind", (const char *)sqlite3_column_text(st, 2));
+		cJSON_AddStringToObject(o, "detail", (const char *)sqlite3_column_text(st, 3));
+		if (sqlite3_column_type(st, 4) == SQLITE_NULL)
+			cJSON_AddNullToObject(o, "worker");
+		else
+			cJSON_AddNumberToObject(o, "worker", sqlite3_column_int(st, 4));
+		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
+			cJSON_AddNullToObject(o, "pid");
+		else
+			cJSON_AddNumberToObject(o, "pid", sqlite3_column_int(st, 5));
+		cJSON_AddItemToArray(arr, o);
+	}
+	sqlite3_finalize(st);
+	return arr;
 }
 
 uint64_t mgmt_db_size(const struct mgmt_db *db)

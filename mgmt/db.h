@@ -6,11 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
+#include "spanbox/shm.h"
+
 struct sqlite3;
 
 /** An open database. */
 struct mgmt_db {
-	struct sqlite3 *h;        /**< the connection; one thread at a time (see http.c) */
+	struct sqlite3 *h;        /**< the connection, opened FULLMUTEX (HTTP thread + main thread) */
 	char path[256];           /**< file name as given */
 	int schema_version;       /**< highest migration applied */
 };
@@ -31,6 +35,16 @@ int mgmt_db_open(struct mgmt_db *db, const char *path, char *err, size_t errlen)
  * @return 0, or -1 (the error is printed to stderr: losing an event is not fatal).
  */
 int mgmt_db_event(struct mgmt_db *db, const char *kind, const char *detail);
+
+/**
+ * Copy the primary's new events from the memzone ring into the events table. Events already stored
+ * (same primary start time and sequence number) are skipped, so a restarted mgmt re-imports nothing.
+ * @return events added, -1 on a database error.
+ */
+int mgmt_db_import_events(struct mgmt_db *db, const struct sbx_shm *shm);
+
+/** @return the newest @p limit events, newest first, as a new JSON array; NULL on error. */
+cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit);
 
 /** @return bytes the database uses on disk (main file plus WAL), 0 when unknown. */
 uint64_t mgmt_db_size(const struct mgmt_db *db);

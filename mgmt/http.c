@@ -7,6 +7,7 @@
  * every handler. Requests are short reads of shared memory that never block, so one thread
  * keeps up, and it means the SQLite handle is only ever used by one thread: no locking around it.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,16 @@
 #include "http.h"
 #include "status.h"
 
+/** What a handler gets: the path parameters ({id}, {name}) and the connection (query args). */
+struct req {
+	const struct mgmt_ctx *ctx;
+	struct MHD_Connection *conn;
+	char params[2][64];
+	int nparams;
+};
+
 /** A route handler: returns the HTTP status and sets *body (NULL when out of memory). */
-typedef unsigned int (*route_fn)(const struct mgmt_ctx *ctx, cJSON **body);
+typedef unsigned int (*route_fn)(struct req *r, cJSON **body);
 
 static cJSON *error_json(unsigned int code, const char *fmt, const char *a, const char *b)
 {
@@ -43,35 +52,195 @@ static const struct sbx_shm *live_shm(const struct mgmt_ctx *ctx, char *why, siz
 	return mgmt_primary_alive(ctx->shm, why, len) ? ctx->shm : NULL;
 }
 
-static unsigned int get_health(const struct mgmt_ctx *ctx, cJSON **body)
+/* live_shm() or a 503 body. */
+static const struct sbx_shm *need_shm(struct req *r, cJSON **body, unsigned int *code)
 {
 	char why[256];
-
-	*body = mgmt_health_json(live_shm(ctx, why, sizeof(why)));
-	return MHD_HTTP_OK;
-}
-
-static unsigned int get_status(const struct mgmt_ctx *ctx, cJSON **body)
-{
-	char why[256];
-	const struct sbx_shm *shm = live_shm(ctx, why, sizeof(why));
+	const struct sbx_shm *shm = live_shm(r->ctx, why, sizeof(why));
 
 	if (shm == NULL) {
 		*body = error_json(MHD_HTTP_SERVICE_UNAVAILABLE, "appliance down: %s%s", why, "");
+		*code = MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+	return shm;
+}
+
+/* Parse a worker id parameter: 0..nb_workers-1, digits only. @return id or -1. */
+static int worker_id(const struct sbx_shm *shm, const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (*s == '\0' || *end != '\0' || v < 0 || v >= shm->cfg.nb_workers || strlen(s) > 3)
+		return -1;
+	return (int)v;
+}
+
+static unsigned int get_health(struct req *r, cJSON **body)
+{
+	char why[256];
+
+	*body = mgmt_health_json(live_shm(r->ctx, why, sizeof(why)));
+	return MHD_HTTP_OK;
+}
+
+static unsigned int get_status(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = need_shm(r, body, &code);
+
+	if (shm != NULL)
+		*body = mgmt_status_json(shm, r->ctx->db);
+	return code;
+}
+
+static unsigned int get_workers(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = need_shm(r, body, &code);
+	uint16_t w;
+
+	if (shm == NULL)
+		return code;
+	*body = cJSON_CreateArray();
+	for (w = 0; w < shm->cfg.nb_workers && w < SBX_MAX_WORKERS; w++)
+		cJSON_AddItemToArray(*body, mgmt_worker_json(shm, w));
+	return code;
+}
+
+static unsigned int get_worker(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = need_shm(r, body, &code);
+	int w;
+
+	if (shm == NULL)
+		return code;
+	w = worker_id(shm, r->params[0]);
+	if (w < 0) {
+		*body = error_json(MHD_HTTP_NOT_FOUND, "no worker %s%s", r->params[0], "");
+		return MHD_HTTP_NOT_FOUND;
+	}
+	*body = mgmt_worker_json(shm, (uint16_t)w);
+	return code;
+}
+
+/* POST /workers/{id}/restart: graceful restart (drain, exit, start again) or revive a failed one. */
+static unsigned int post_worker_restart(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_ACCEPTED;
+	const struct sbx_shm *shm = need_shm(r, body, &code);
+	char answer[128], req[32];
+	int w;
+
+	if (shm == NULL)
+		return code;
+	w = worker_id(shm, r->params[0]);
+	if (w < 0) {
+		*body = error_json(MHD_HTTP_NOT_FOUND, "no worker %s%s", r->params[0], "");
+		return MHD_HTTP_NOT_FOUND;
+	}
+	snprintf(req, sizeof(req), "restart-worker %d", w);
+	if (mgmt_control(req, answer, sizeof(answer)) != 0 || strcmp(answer, "ok") != 0) {
+		*body = error_json(MHD_HTTP_SERVICE_UNAVAILABLE, "primary did not accept the restart: %s%s",
+				   answer, "");
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	}
-	*body = mgmt_status_json(shm, ctx->db);
+	*body = cJSON_CreateObject();
+	cJSON_AddNumberToObject(*body, "worker", w);
+	cJSON_AddStringToObject(*body, "status", "restart requested");
+	cJSON_AddNumberToObject(*body, "restarts_before", shm->workers[w].restarts);
+	return code;
+}
+
+static unsigned int get_pools(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = need_shm(r, body, &code);
+	uint32_t i;
+
+	if (shm == NULL)
+		return code;
+	*body = cJSON_CreateArray();
+	for (i = 0; i < shm->nb_pools && i < SBX_MAX_POOLS; i++)
+		cJSON_AddItemToArray(*body, mgmt_pool_json(shm, i));
+	return code;
+}
+
+/* GET /pools/{name}: the pool with its audit, computed on demand. */
+static unsigned int get_pool(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = need_shm(r, body, &code);
+	uint32_t i;
+
+	if (shm == NULL)
+		return code;
+	for (i = 0; i < shm->nb_pools && i < SBX_MAX_POOLS; i++) {
+		if (strncmp(shm->pools[i].name, r->params[0], sizeof(shm->pools[i].name)) == 0) {
+			*body = mgmt_pool_audit_json(shm, i);
+			return *body ? code : MHD_HTTP_INTERNAL_SERVER_ERROR;
+		}
+	}
+	*body = error_json(MHD_HTTP_NOT_FOUND, "no pool %s%s", r->params[0], "");
+	return MHD_HTTP_NOT_FOUND;
+}
+
+/* GET /events?limit=N (default 100, at most 1000), newest first. */
+static unsigned int get_events(struct req *r, cJSON **body)
+{
+	const char *l = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "limit");
+	char *end = NULL;
+	long limit = l ? strtol(l, &end, 10) : 100;
+
+	if (l != NULL && (*l == '\0' || *end != '\0' || limit < 1 || limit > 1000)) {
+		*body = error_json(MHD_HTTP_BAD_REQUEST, "limit: %s is not an integer in 1..1000%s", l, "");
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	*body = mgmt_db_events_json(r->ctx->db, (int)limit);
+	if (*body == NULL) {
+		*body = error_json(MHD_HTTP_SERVICE_UNAVAILABLE, "database: cannot read events%s%s", "", "");
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
 	return MHD_HTTP_OK;
 }
 
 static const struct route {
 	const char *method; /* HEAD is served wherever GET is */
-	const char *path;
+	const char *path;   /* "{x}" matches one path segment, passed to the handler */
 	route_fn fn;
 } routes[] = {
 	{ "GET", "/api/v1/health", get_health },
 	{ "GET", "/api/v1/status", get_status },
+	{ "GET", "/api/v1/workers", get_workers },
+	{ "GET", "/api/v1/workers/{id}", get_worker },
+	{ "POST", "/api/v1/workers/{id}/restart", post_worker_restart },
+	{ "GET", "/api/v1/pools", get_pools },
+	{ "GET", "/api/v1/pools/{name}", get_pool },
+	{ "GET", "/api/v1/events", get_events },
 };
+
+/* Match @p url against a route template, collecting "{x}" segments. */
+static bool match(const char *tmpl, const char *url, struct req *r)
+{
+	r->nparams = 0;
+	while (*tmpl && *url) {
+		if (*tmpl == '{') {
+			size_t n = strcspn(url, "/");
+
+			if (n == 0 || n >= sizeof(r->params[0]) || r->nparams == 2)
+				return false;
+			memcpy(r->params[r->nparams], url, n);
+			r->params[r->nparams++][n] = '\0';
+			url += n;
+			tmpl = strchr(tmpl, '}') + 1;
+			continue;
+		}
+		if (*tmpl++ != *url++)
+			return false;
+	}
+	return *tmpl == '\0' && *url == '\0';
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, cJSON *body,
 			     const char *allow)
@@ -123,11 +292,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		if (strcmp(routes[i].path, url) != 0)
+		struct req r = { .ctx = ctx, .conn = c };
+
+		if (!match(routes[i].path, url, &r))
 			continue;
 		if (strcmp(routes[i].method, m) == 0) {
 			cJSON *body = NULL;
-			unsigned int code = routes[i].fn(ctx, &body);
+			unsigned int code = routes[i].fn(&r, &body);
 
 			return reply(c, code, body, NULL);
 		}

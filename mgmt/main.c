@@ -204,6 +204,8 @@ int main(int argc, char **argv)
 			lost = true;
 			break;
 		}
+		if (ctx.shm != NULL) /* the primary's worker events -> SQLite */
+			mgmt_db_import_events(&db, ctx.shm);
 		if (ctx.shm == NULL && sbx_now_ns() - t0 >= MGMT_RETRY_S * 1000000000ULL) {
 			retry = true;
 			break;

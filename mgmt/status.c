@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <time.h>
 
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
 #include "db.h"
+
 #include "status.h"
 
 #ifndef SBX_VERSION
@@ -119,8 +123,9 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	return o;
 }
 
-static cJSON *worker_json(const struct sbx_shm *shm, uint16_t w, uint16_t nb_ports)
+cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 {
+	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
 	const struct sbx_worker_shm *ws = &shm->workers[w];
 	const struct sbx_worker_cfg *wc = &shm->cfg.workers[w];
 	uint64_t hb = ws->stats.heartbeat_ns, now = sbx_now_ns();
@@ -134,6 +139,10 @@ static cJSON *worker_json(const struct sbx_shm *shm, uint16_t w, uint16_t nb_por
 	num(o, "lcore", ws->lcore_id);
 	cJSON_AddStringToObject(o, "state", sbx_worker_state_name(ws->state));
 	num(o, "restarts", ws->restarts);
+	num(o, "crashes", ws->crashes);
+	num(o, "hangs", ws->hangs);
+	num(o, "recovered_mbufs", (double)ws->recovered_mbufs);
+	num(o, "held_mbufs", (double)ws->stats.held);
 	if (ws->start_ns) {
 		mgmt_rfc3339(ws->start_ns, ts, sizeof(ts));
 		cJSON_AddStringToObject(o, "start_time", ts);
@@ -242,11 +251,84 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	return o;
 }
 
+cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i)
+{
+	const struct sbx_pool_shm *p = &shm->pools[i];
+	cJSON *po = cJSON_CreateObject();
+
+	FIXED_STR(po, "name", p->name);
+	num(po, "socket", p->socket_id);
+	num(po, "size", p->size);
+	num(po, "cache_size", p->cache_size);
+	num(po, "elt_size", p->elt_size);
+	num(po, "data_room", p->data_room);
+	num(po, "in_use", p->in_use);
+	num(po, "available", p->avail);
+	num(po, "populate_ms", (double)(p->populate_ns / 1000) / 1000.0);
+	return po;
+}
+
+cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
+{
+	const struct sbx_pool_shm *ps = &shm->pools[i];
+	struct rte_mempool *mp = rte_mempool_lookup(ps->name);
+	uint64_t in_ring, in_caches = 0, in_rings = 0, in_workers = 0, lost = 0;
+	int64_t unexplained;
+	cJSON *o, *a;
+	unsigned int l, q;
+	uint16_t p, w;
+
+	if (mp == NULL)
+		return NULL;
+	if (mp->cache_size)
+		for (l = 0; l < RTE_MAX_LCORE; l++)
+			in_caches += mp->local_cache[l].len;
+	/* rte_mempool_avail_count() = objects in the ring + in every lcore cache */
+	in_ring = rte_mempool_avail_count(mp);
+	in_ring = in_ring > in_caches ? in_ring - in_caches : 0;
+	for (p = 0; p < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); p++) {
+		const struct sbx_port_shm *pp = &shm->ports[p];
+
+		if (shm->cfg.ports[p].kind != SBX_PORT_BRIDGED)
+			continue;
+		for (q = 0; q < RTE_DIM(pp->rx_ring); q++) {
+			struct rte_ring *r = pp->rx_ring[q][0] ? rte_ring_lookup(pp->rx_ring[q]) : NULL;
+			in_rings += r ? rte_ring_count(r) : 0;
+		}
+		for (q = 0; q < RTE_DIM(pp->tx_ring); q++) {
+			struct rte_ring *r = pp->tx_ring[q][0] ? rte_ring_lookup(pp->tx_ring[q]) : NULL;
+			in_rings += r ? rte_ring_count(r) : 0;
+		}
+	}
+	for (w = 0; w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++) {
+		in_workers += shm->workers[w].stats.held;
+		lost += shm->workers[w].recovered_mbufs;
+	}
+	unexplained = (int64_t)mp->populated_size - (int64_t)in_ring - (int64_t)in_caches -
+		      (int64_t)ps->rx_held - (int64_t)in_rings - (int64_t)in_workers;
+	o = mgmt_pool_json(shm, i);
+	a = cJSON_AddObjectToObject(o, "audit");
+	num(a, "populated", mp->populated_size);
+	num(a, "available_in_ring", (double)in_ring);
+	num(a, "in_lcore_caches", (double)in_caches);
+	num(a, "held_by_rx_rings", ps->rx_held);
+	num(a, "in_flight_in_rings", (double)in_rings);
+	num(a, "held_by_workers", (double)in_workers);
+	num(a, "recovered_after_crashes", (double)lost);
+	num(a, "unexplained", (double)unexplained);
+	cJSON_AddStringToObject(a, "note",
+		"unexplained = populated - ring - lcore caches - RX rings (measured at start) - bridge rings"
+		" - bursts held by workers; includes mbufs lost in worker crashes (at most one burst each)"
+		" and any held by TX descriptors or in the primary's pcap read buffer at this instant");
+	return o;
+}
+
 cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
 	uint16_t nb_w = MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS);
 	cJSON *o = cJSON_CreateObject(), *a, *arr, *d;
+
 	uint32_t i;
 
 	a = cJSON_AddObjectToObject(o, "appliance");
@@ -262,28 +344,15 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 
 	arr = cJSON_AddArrayToObject(o, "workers");
 	for (i = 0; i < nb_w; i++)
-		cJSON_AddItemToArray(arr, worker_json(shm, (uint16_t)i, nb_ports));
+		cJSON_AddItemToArray(arr, mgmt_worker_json(shm, (uint16_t)i));
 
 	arr = cJSON_AddArrayToObject(o, "mirrors");
 	for (i = 0; i < MIN(shm->cfg.nb_mirrors, SBX_MAX_MIRRORS); i++)
 		cJSON_AddItemToArray(arr, mirror_json(shm, (uint16_t)i, nb_w));
 
 	arr = cJSON_AddArrayToObject(o, "pools");
-	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
-		const struct sbx_pool_shm *p = &shm->pools[i];
-		cJSON *po = cJSON_CreateObject();
-
-		FIXED_STR(po, "name", p->name);
-		num(po, "socket", p->socket_id);
-		num(po, "size", p->size);
-		num(po, "cache_size", p->cache_size);
-		num(po, "elt_size", p->elt_size);
-		num(po, "data_room", p->data_room);
-		num(po, "in_use", p->in_use);
-		num(po, "available", p->avail);
-		num(po, "populate_ms", (double)(p->populate_ns / 1000) / 1000.0);
-		cJSON_AddItemToArray(arr, po);
-	}
+	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++)
+		cJSON_AddItemToArray(arr, mgmt_pool_json(shm, i));
 
 	d = cJSON_AddObjectToObject(o, "database");
 	cJSON_AddStringToObject(d, "path", db->path);

@@ -34,4 +34,20 @@ cJSON *mgmt_health_json(const struct sbx_shm *shm);
  */
 cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db);
 
+/** One worker's JSON (state, pid, lcore, restarts, crashes, heartbeat, queues, counters). */
+cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w);
+
+/** One pool's JSON (socket, size, cache, in use, populate time). */
+cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i);
+
+/**
+ * The pool audit, computed now (a few hundred reads, no locks): where every mbuf of pool @p i is.
+ * populated = in the ring + in lcore caches + held by port RX rings (measured once at start,
+ * before traffic) + in bridge rings + held by workers + unexplained; unexplained covers mbufs lost
+ * in worker crashes (at most one burst per crash: the rest is recovered by the primary) and
+ * transient ones.
+ * Needs the DPDK secondary attachment (reads the mempool). @return new JSON, NULL if not found.
+ */
+cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i);
+
 #endif

@@ -119,13 +119,12 @@ static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 	return shm;
 }
 
-/* Periodic work: heartbeat, stats, supervision. */
-static void refresh(struct sbx_primary *p, bool restart)
+/* Periodic work (every SBX_REFRESH_NS): heartbeat, port and pool stats. */
+static void refresh(struct sbx_primary *p)
 {
 	p->shm->primary_heartbeat_ns = sbx_now_ns();
 	sbx_ports_refresh(p);
 	sbx_pools_refresh(p);
-	sbx_workers_supervise(p, restart);
 }
 
 int main(int argc, char **argv)
@@ -217,9 +216,11 @@ int main(int argc, char **argv)
 		uint64_t now = sbx_now_ns();
 		unsigned int moved = sbx_bridge_poll(&p);
 
+		/* every loop (about 1 ms): a dead worker is replaced without waiting for a refresh */
+		sbx_workers_supervise(&p, true);
 		if (now - t_refresh >= SBX_REFRESH_NS) {
 			t_refresh = now;
-			refresh(&p, true);
+			refresh(&p);
 			if (!ready && sbx_workers_all_running(&p)) {
 				ready = true;
 				printf("spanbox-primary: ready: %u workers running, pid %d\n", cfg.nb_workers, (int)getpid());
@@ -257,7 +258,7 @@ int main(int argc, char **argv)
 		p.shm->running = 0;
 		p.cfg = &cfg; /* the memzone is freed below */
 		sbx_workers_stop(&p, 3000);
-		refresh(&p, false);
+		refresh(&p);
 		if (p.replay && rc == 0)
 			sbx_print_counters(&p);
 		sbx_ports_stop(&p);

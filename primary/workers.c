@@ -6,8 +6,9 @@
  *
  * Before a dead worker's lcore id is given to its successor, the primary returns that lcore's
  * mempool caches to the pools (the caches live in the pool, in shared memory, indexed by lcore id).
- * The mbufs of the burst the worker held when it died cannot be found again: they are counted in
- * lost_mbufs (at most one burst per crash) and show as "unexplained" in the pool audit.
+ * A worker receives into an array in its memzone slot and says how many of those mbufs are still
+ * untouched (held); the primary frees them after a crash. What a worker had already started to
+ * free or send when it died is lost (at most one burst) and shows as "unexplained" in the audit.
  */
 #include <errno.h>
 #include <signal.h>
@@ -120,15 +121,21 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 		ws->state = SBX_W_STOPPED;
 		sbx_event(p, "worker_exit", (int)s, pid, "exited with status 0");
 	} else {
+		uint64_t held = __atomic_load_n(&ws->stats.held, __ATOMIC_ACQUIRE);
+
 		ws->state = SBX_W_DEAD;
 		ws->crashes++;
-		ws->lost_mbufs += ws->stats.held;
+		/* the burst it had received but not yet freed or sent: ours to free now */
+		if (held > 0 && held <= RTE_DIM(ws->stats.burst)) {
+			rte_pktmbuf_free_bulk(ws->stats.burst, (unsigned int)held);
+			ws->recovered_mbufs += held;
+		}
 		if (WIFSIGNALED(status))
-			sbx_event(p, "worker_crash", (int)s, pid, "killed by signal %d (%s), held %llu mbufs",
-				  WTERMSIG(status), strsignal(WTERMSIG(status)), (unsigned long long)ws->stats.held);
+			sbx_event(p, "worker_crash", (int)s, pid, "killed by signal %d (%s), %llu mbufs recovered",
+				  WTERMSIG(status), strsignal(WTERMSIG(status)), (unsigned long long)held);
 		else
-			sbx_event(p, "worker_crash", (int)s, pid, "exited with status %d, held %llu mbufs",
-				  WEXITSTATUS(status), (unsigned long long)ws->stats.held);
+			sbx_event(p, "worker_crash", (int)s, pid, "exited with status %d, %llu mbufs recovered",
+				  WEXITSTATUS(status), (unsigned long long)held);
 	}
 	ws->stats.held = 0;
 	flush_lcore_caches(p, ws->lcore_id);

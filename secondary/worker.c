@@ -66,50 +66,56 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	return 0;
 }
 
-/* Forward one received burst from input port @p in. */
+/*
+ * Forward one received burst from input port @p in. The burst sits in the worker's slot of the
+ * memzone (st->burst, st->held = n) until the first mbuf is freed or handed to a PMD: a worker
+ * killed before that point loses nothing, the primary frees the burst (workers.c). After it, a
+ * crash leaks at most this burst (counted in lost_mbufs).
+ */
 static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct sbx_worker_stats *st = &wk->slot->stats;
-	struct rte_mbuf *good[SBX_MAX_BURST];
+	struct rte_mbuf *good[SBX_MAX_BURST], *bad[SBX_MAX_BURST];
 	uint64_t bytes = 0, bad_bytes = 0;
-	uint16_t i, ng = 0, sent;
+	uint16_t i, ng = 0, nb = 0, sent;
 	int16_t out = wk->peer[in];
 
 	for (i = 0; i < n; i++) {
 		bytes += pkts[i]->pkt_len;
-		if (likely(sbx_mbuf_chain_ok(pkts[i]))) {
+		if (likely(sbx_mbuf_chain_ok(pkts[i])))
 			good[ng++] = pkts[i];
-		} else {
-			bad_bytes += pkts[i]->pkt_len;
-			st->bad_pkts++;
-			rte_pktmbuf_free(pkts[i]);
-		}
+		else
+			bad[nb++] = pkts[i];
 	}
+	/* copies are made while the burst is still recoverable; they only read the frames */
+	if (unlikely(sbx_mirror_watches(&wk->mirror, in, SBX_DIR_RX)) && ng)
+		sbx_mirror_prepare(&wk->mirror, in, SBX_DIR_RX, good, ng);
+	if (unlikely(out >= 0 && sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX)) && ng)
+		sbx_mirror_prepare(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng);
+	/* from here on mbufs leave the burst: the primary must no longer free it after a crash */
+	__atomic_store_n(&st->held, 0, __ATOMIC_RELEASE);
 	st->port[in].rx_pkts += n;
 	st->port[in].rx_bytes += bytes;
-	if (unlikely(ng != n)) {
-		st->port[in].drop_pkts += n - ng;
+	if (unlikely(nb)) {
+		for (i = 0; i < nb; i++)
+			bad_bytes += bad[i]->pkt_len;
+		st->bad_pkts += nb;
+		st->port[in].drop_pkts += nb;
 		st->port[in].drop_bytes += bad_bytes;
 		bytes -= bad_bytes;
+		rte_pktmbuf_free_bulk(bad, nb);
 	}
 	if (ng == 0)
 		return;
-	if (unlikely(sbx_mirror_watches(&wk->mirror, in, SBX_DIR_RX)))
-		sbx_mirror_prepare(&wk->mirror, in, SBX_DIR_RX, good, ng);
 	if (unlikely(out < 0)) {
 		st->port[in].drop_pkts += ng;
 		st->port[in].drop_bytes += bytes;
 		rte_pktmbuf_free_bulk(good, ng);
 		return;
 	}
-	if (unlikely(sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX))) {
-		/* copies are made before TX: afterwards the mbufs belong to the PMD */
-		sbx_mirror_prepare(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng);
-		sent = sbx_q_tx_fwd(&wk->txq[out], good, ng, wk->file_wait_cycles);
-		sbx_mirror_commit_tx(&wk->mirror, (uint16_t)out, sent);
-	} else {
-		sent = sbx_q_tx_fwd(&wk->txq[out], good, ng, wk->file_wait_cycles);
-	}
+	sent = sbx_q_tx_fwd(&wk->txq[out], good, ng, wk->file_wait_cycles);
+	if (unlikely(sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX)))
+		sbx_mirror_commit_tx(&wk->mirror, (uint16_t)out, sent); /* refused frames: no copies */
 	if (unlikely(sent < ng)) {
 		uint64_t lost = 0;
 
@@ -134,7 +140,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 {
 	const struct sbx_config *cfg = &wk->shm->cfg;
 	struct sbx_worker_stats *st = &wk->slot->stats;
-	struct rte_mbuf *pkts[SBX_MAX_BURST];
+	struct rte_mbuf **pkts = st->burst; /* in the memzone: recoverable by the primary */
 	uint16_t burst = cfg->burst > SBX_MAX_BURST ? SBX_MAX_BURST : cfg->burst;
 	struct timespec nap = { .tv_sec = cfg->idle_sleep_us / 1000000,
 				.tv_nsec = (long)(cfg->idle_sleep_us % 1000000) * 1000 };
@@ -153,13 +159,12 @@ int sbx_worker_run(struct sbx_worker *wk)
 
 			if (n == 0)
 				continue;
-			st->held = n; /* what a crash here would lose (the primary counts it) */
+			__atomic_store_n(&st->held, n, __ATOMIC_RELEASE); /* see forward_burst() */
 			if (unlikely(st->first_rx_ns == 0))
 				st->first_rx_ns = sbx_realtime_ns();
 			forward_burst(wk, wk->rxq[i].port, pkts, n);
 			if (wk->mirror.nb)
 				sbx_mirror_flush(&wk->mirror);
-			st->held = 0;
 			st->busy_cycles += rte_rdtsc() - t0;
 			st->busy_pkts += n;
 			got += n;

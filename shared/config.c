@@ -28,7 +28,8 @@ static const char *const pool_keys[] = {"mbufs", "cache", NULL};
 static const char *const port_keys[] = {
 	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", NULL};
 static const char *const worker_keys[] = {
-	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues", NULL};
+	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues",
+	"hang_timeout_ms", "crash_limit", "crash_window_s", NULL};
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
 static const char *const mgmt_keys[] = {"listen", "port", "database", NULL};
@@ -581,7 +582,10 @@ static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cf
 	    get_u16(c, o, "workers", "count", 1, SBX_MAX_WORKERS, 2, &cfg->nb_workers) ||
 	    get_u16(c, o, "workers", "burst", 1, 256, 32, &cfg->burst) ||
 	    get_u32(c, o, "workers", "idle_sleep_us", 0, 1000000, 100, &cfg->idle_sleep_us) ||
-	    get_u32(c, o, "workers", "idle_polls", 1, 1000000, 64, &cfg->idle_polls))
+	    get_u32(c, o, "workers", "idle_polls", 1, 1000000, 64, &cfg->idle_polls) ||
+	    get_u32(c, o, "workers", "hang_timeout_ms", 50, 60000, 500, &cfg->hang_timeout_ms) ||
+	    get_u16(c, o, "workers", "crash_limit", 1, 1000, 5, &cfg->crash_limit) ||
+	    get_u16(c, o, "workers", "crash_window_s", 1, 3600, 30, &cfg->crash_window_s))
 		return -1;
 	if (get_bool(c, o, "workers", "busy_poll", false, &cfg->busy_poll))
 		return -1;

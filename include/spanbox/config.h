@@ -148,6 +148,9 @@ struct sbx_config {
 	uint32_t idle_sleep_us;         /**< sleep after idle_polls empty polls, microseconds */
 	uint32_t idle_polls;            /**< empty polls in a row before sleeping */
 	bool busy_poll;                 /**< never sleep (benchmarks) */
+	uint32_t hang_timeout_ms;       /**< a worker whose heartbeat is older is killed and restarted */
+	uint16_t crash_limit;           /**< crashes within crash_window_s that mark a worker failed */
+	uint16_t crash_window_s;        /**< seconds */
 	struct sbx_worker_cfg workers[SBX_MAX_WORKERS];
 	/* forwarding */
 	uint16_t nb_xconnects;

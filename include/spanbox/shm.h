@@ -18,12 +18,13 @@
 
 #include <stdint.h>
 #include <rte_common.h>
+#include <rte_mbuf.h>
 
 #include "config.h"
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 4
+#define SBX_SHM_VERSION 5
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 
 /** Life cycle of a worker, as the primary and the worker itself record it. */
@@ -70,10 +71,12 @@ struct sbx_worker_stats {
 	uint64_t busy_cycles;    /**< TSC cycles spent in loops that received packets */
 	uint64_t busy_pkts;      /**< packets handled in those loops; cycles/packet = busy_cycles/busy_pkts */
 	uint64_t bad_pkts;       /**< mbufs dropped because their chain is inconsistent */
-	uint64_t held;           /**< mbufs of the burst being handled (lost if the worker dies now) */
+	uint64_t held;           /**< mbufs of burst[] still owned by the burst (freed by the primary if
+				      the worker dies); 0 once any of them was freed or handed to a PMD */
 	uint64_t first_rx_ns;    /**< CLOCK_REALTIME ns of the first burst this process received */
 	struct sbx_port_counters port[SBX_MAX_PORTS];
 	struct sbx_mirror_counters mirror[SBX_MAX_MIRRORS]; /**< indexed like cfg.mirrors */
+	struct rte_mbuf *burst[256]; /**< the worker receives into this array (SBX_MAX_BURST) */
 } __rte_cache_aligned;
 
 /**
@@ -100,7 +103,7 @@ struct sbx_worker_shm {
 	uint32_t exit_status;    /**< last wait status (as from waitpid) */
 	uint32_t crashes;        /**< exits on a signal or non-zero status, hangs included */
 	uint32_t hangs;          /**< times the primary killed it for a stale heartbeat */
-	uint64_t lost_mbufs;     /**< mbufs it held when it crashed (at most one burst per crash) */
+	uint64_t recovered_mbufs; /**< mbufs of its burst the primary freed after it crashed */
 	struct sbx_worker_stats stats;
 } __rte_cache_aligned;
 
