@@ -35,6 +35,7 @@ struct sbx_primary {
 	int netns_sock[SBX_MAX_PORTS]; /**< socket in ports[i].netns for link state, -1 none */
 	uint64_t worker_next_start_ns[SBX_MAX_WORKERS];
 	uint64_t worker_spawn_ns[SBX_MAX_WORKERS];   /**< CLOCK_MONOTONIC of the last fork */
+	bool kill_sent[SBX_MAX_WORKERS];             /**< SIGKILL sent for a hang, not yet reaped */
 	uint64_t crash_ns[SBX_MAX_WORKERS][SBX_CRASH_HISTORY];
 	unsigned int crash_next[SBX_MAX_WORKERS];
 	bool restart_requested[SBX_MAX_WORKERS];     /**< the stopping worker is to be started again */

@@ -51,6 +51,7 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 	ws->state = SBX_W_STARTING;
 	ws->start_ns = sbx_realtime_ns();
 	p->worker_spawn_ns[w] = sbx_now_ns();
+	p->kill_sent[w] = false;
 	pid = fork();
 	if (pid < 0) {
 		perror("spanbox-primary: fork");
@@ -173,7 +174,7 @@ static void check_hangs(struct sbx_primary *p, uint64_t now)
 		struct sbx_worker_shm *ws = &p->shm->workers[w];
 		uint64_t hb = ws->stats.heartbeat_ns;
 
-		if (ws->pid <= 0)
+		if (ws->pid <= 0 || p->kill_sent[w])
 			continue;
 		if ((ws->state == SBX_W_RUNNING && hb && now > hb + timeout) ||
 		    (ws->state == SBX_W_STARTING && now > p->worker_spawn_ns[w] + SBX_START_TIMEOUT_NS)) {
@@ -181,6 +182,7 @@ static void check_hangs(struct sbx_primary *p, uint64_t now)
 			sbx_event(p, "worker_hang", (int)w, ws->pid, "no heartbeat for %llu ms: SIGKILL",
 				  (unsigned long long)((now - (hb ? hb : p->worker_spawn_ns[w])) / 1000000ULL));
 			kill(ws->pid, SIGKILL); /* also ends a SIGSTOPped process; reaped below */
+			p->kill_sent[w] = true;
 		}
 	}
 }

@@ -14,7 +14,6 @@
 #include "worker.h"
 
 #define SBX_MAX_BURST 256
-#define SBX_PRIMARY_CHECK_LOOPS 1024 /* loops between heartbeat / primary liveness checks */
 
 int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen)
 {
@@ -144,6 +143,9 @@ int sbx_worker_run(struct sbx_worker *wk)
 	uint16_t burst = cfg->burst > SBX_MAX_BURST ? SBX_MAX_BURST : cfg->burst;
 	struct timespec nap = { .tv_sec = cfg->idle_sleep_us / 1000000,
 				.tv_nsec = (long)(cfg->idle_sleep_us % 1000000) * 1000 };
+	/* heartbeat and primary check by time, not by loop count: a loop can take long under load */
+	const uint64_t hb_cycles = rte_get_tsc_hz() / 100, check_cycles = rte_get_tsc_hz() / 10;
+	uint64_t next_hb = 0, next_check = 0;
 	uint32_t idle = 0;
 	uint64_t loops = 0;
 	uint16_t i;
@@ -170,11 +172,17 @@ int sbx_worker_run(struct sbx_worker *wk)
 			got += n;
 		}
 		loops++;
-		if ((loops & (SBX_PRIMARY_CHECK_LOOPS - 1)) == 0) {
+		if (unlikely(rte_rdtsc() >= next_hb)) {
+			uint64_t now = rte_rdtsc();
+
+			next_hb = now + hb_cycles;
 			st->loops = loops;
 			st->heartbeat_ns = sbx_now_ns();
-			if (!primary_alive(wk->shm))
-				return 1;
+			if (now >= next_check) {
+				next_check = now + check_cycles;
+				if (!primary_alive(wk->shm))
+					return 1;
+			}
 		}
 		if (got) {
 			idle = 0;
@@ -183,8 +191,6 @@ int sbx_worker_run(struct sbx_worker *wk)
 			st->heartbeat_ns = sbx_now_ns();
 			st->idle_sleeps++;
 			nanosleep(&nap, NULL);
-			if ((st->idle_sleeps & 63) == 0 && !primary_alive(wk->shm))
-				return 1;
 		}
 	}
 	st->loops = loops;

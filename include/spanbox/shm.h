@@ -65,7 +65,7 @@ struct sbx_mirror_counters {
 
 /** Counters written only by the worker that owns the slot. */
 struct sbx_worker_stats {
-	uint64_t heartbeat_ns;   /**< CLOCK_MONOTONIC ns, written every loop */
+	uint64_t heartbeat_ns;   /**< CLOCK_MONOTONIC ns, written at least every 10 ms and before each idle sleep */
 	uint64_t loops;          /**< poll loops */
 	uint64_t idle_sleeps;    /**< times the worker slept for idle back-off */
 	uint64_t busy_cycles;    /**< TSC cycles spent in loops that received packets */
