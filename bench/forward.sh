@@ -1,0 +1,412 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# bench/forward.sh - forwarding rate of spanbox against dpdk-testpmd --forward-mode=io.
+#
+# Both forward between two net_null ports (64 B frames, burst 32) with one forwarding core on
+# CPU $CPU. The tools run alternately, $RUNS times each. Each run prints Mpps (frames forwarded,
+# both directions together) and cycles per packet = tsc_hz / pps; the forwarding core busy-polls,
+# so this is the CPU cost of one forwarded frame. The end is a markdown table and the line
+#   spanbox median X Mpps, testpmd median Y Mpps, ratio Z
+# followed by "TARGET MET" or "TARGET MISSED" (target: ratio >= $TARGET). The exit status is 0
+# in both cases; it is 1 only when the benchmark itself cannot run (not root, no hugepages, a
+# tool that does not start, ...).
+#
+# Run as root from anywhere: bench/forward.sh        (about 10 x (DURATION + 5) s)
+#
+# Environment (defaults in brackets):
+#   DURATION [10]        seconds measured per run, after WARMUP
+#   WARMUP [2]           seconds of forwarding before the measurement starts
+#   RUNS [5]             runs per tool
+#   BURST [32]           RX/TX burst, both tools
+#   PKT_SIZE [64]        net_null frame size (devargs size=)
+#   CPU [1]              CPU of the forwarding core, both tools
+#   HK_CPU [0]           CPU of testpmd's main (stats) lcore
+#   MEM_MB [128]         hugepage memory each tool reserves (--socket-mem / eal.socket_mem_mb)
+#   MBUFS [8191]         mbufs in testpmd's pool (spanbox sizes its own: 8191 for this config)
+#   MGMT_PORT [18090]    TCP port of the spanbox API (127.0.0.1)
+#   SBX_CPUS [$CPU]      spanbox eal.cpus: the CPU set of EVERY spanbox process (primary, mgmt,
+#                        worker). The default puts all of them on the forwarding CPU.
+#   SBX_BUSY_POLL [true] spanbox workers.busy_poll
+#   SBX_HOUSEKEEPING_CPU [unset]  when set, move every thread of the spanbox primary and mgmt to
+#                        this CPU once they run (taskset), so that only the worker is left on
+#                        $CPU - the layout testpmd has (main lcore on HK_CPU). For diagnosis.
+#   BUILD [repo/build]   spanbox build directory
+#   TESTPMD [/usr/bin/dpdk-testpmd]
+#   KEEP_TMP [0]         1: keep the temp dir with configs and logs
+#   TARGET [0.9]         minimum spanbox/testpmd ratio
+set -u
+
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-2}
+RUNS=${RUNS:-5}
+BURST=${BURST:-32}
+PKT_SIZE=${PKT_SIZE:-64}
+CPU=${CPU:-1}
+HK_CPU=${HK_CPU:-0}
+MEM_MB=${MEM_MB:-128}
+MBUFS=${MBUFS:-8191}
+MGMT_PORT=${MGMT_PORT:-18090}
+SBX_CPUS=${SBX_CPUS:-$CPU}
+SBX_BUSY_POLL=${SBX_BUSY_POLL:-true}
+SBX_HOUSEKEEPING_CPU=${SBX_HOUSEKEEPING_CPU:-}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+TESTPMD=${TESTPMD:-/usr/bin/dpdk-testpmd}
+KEEP_TMP=${KEEP_TMP:-0}
+TARGET=${TARGET:-0.9}
+
+SBX_PREFIX=sbxbench
+PMD_PREFIX=sbxbenchpmd
+API="http://127.0.0.1:$MGMT_PORT/api/v1"
+PRIMARY="$BUILD/primary/spanbox-primary"
+MGMT="$BUILD/mgmt/spanbox-mgmt"
+WORKER="$BUILD/secondary/spanbox-worker"
+CLK_TCK=$(getconf CLK_TCK)
+
+die() { echo "forward.sh: $*" >&2; exit 1; }
+log() { echo "# $*"; }
+
+# ---------------------------------------------------------------- process bookkeeping, cleanup
+OURS=() # pids this script started (the worker is the primary's child: stopped through it)
+WORKER_PID=""
+NAP_PID=""
+STARTED=0 # 1 once this script started a DPDK process: only then are the prefix files ours
+TMP=""
+
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+
+# stop_pid PID SECONDS: SIGTERM, wait at most SECONDS, then SIGKILL. Only for our own pids.
+stop_pid() {
+	local pid=$1 limit=$(( $2 * 10 )) i=0
+	alive "$pid" || { wait "$pid" 2>/dev/null; return 0; }
+	kill -TERM "$pid" 2>/dev/null
+	while alive "$pid" && [ $i -lt $limit ]; do sleep 0.1; i=$((i + 1)); done
+	if alive "$pid"; then
+		echo "forward.sh: pid $pid did not stop in $2 s: SIGKILL" >&2
+		kill -KILL "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# Hugepage files and runtime dir of one of OUR prefixes (never another instance's).
+remove_prefix_files() {
+	local prefix=$1 mnt
+	while read -r _ mnt type _; do
+		[ "$type" = hugetlbfs ] && rm -f "$mnt/${prefix}map_"*
+	done </proc/mounts
+	rm -rf "/var/run/dpdk/$prefix"
+}
+
+cleanup() {
+	local pid i
+	trap - EXIT INT TERM HUP
+	# reverse order: mgmt before primary (mgmt re-attaches when the primary goes away)
+	for (( i = ${#OURS[@]} - 1; i >= 0; i-- )); do
+		pid=${OURS[i]}
+		alive "$pid" && stop_pid "$pid" 10
+	done
+	if alive "$WORKER_PID" && [ "$(cat /proc/"$WORKER_PID"/comm 2>/dev/null)" = spanbox-worker ]; then
+		stop_pid "$WORKER_PID" 5
+	fi
+	alive "$NAP_PID" && kill "$NAP_PID" 2>/dev/null
+	if [ "$STARTED" = 1 ]; then
+		remove_prefix_files "$SBX_PREFIX"
+		remove_prefix_files "$PMD_PREFIX"
+	fi
+	if [ -n "$TMP" ] && [ -d "$TMP" ]; then
+		if [ "$KEEP_TMP" = 1 ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
+	fi
+}
+on_signal() { echo; echo "forward.sh: interrupted, cleaning up" >&2; cleanup; exit 130; }
+trap cleanup EXIT
+trap on_signal INT TERM HUP
+
+# nap SECONDS: a sleep that a signal interrupts at once (the trap runs during `wait`)
+nap() { sleep "$1" & NAP_PID=$!; wait "$NAP_PID"; NAP_PID=""; }
+
+# ---------------------------------------------------------------- measurements
+# cpu_ticks PID TID: utime+stime of one thread, in clock ticks
+cpu_ticks() {
+	local s
+	s=$(cat "/proc/$1/task/$2/stat" 2>/dev/null) || { echo 0; return; }
+	s=${s##*) }
+	set -- $s
+	echo $(( ${12} + ${13} ))
+}
+
+# cpu_snap CPU: "busy steal" clock ticks of one CPU (busy: user nice system irq softirq)
+cpu_snap() { awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
+
+# pct TICKS SECONDS: ticks as a percentage of SECONDS of one CPU
+pct() { awk -v d="$1" -v t="$2" -v k="$CLK_TCK" 'BEGIN { printf "%.0f", d / k / t * 100 }'; }
+
+# cpu_report S1 S2 THREAD_TICKS SECONDS: what else ran on the forwarding CPU, and steal
+cpu_report() {
+	local b1 s1 b2 s2
+	read -r b1 s1 <<<"$1"
+	read -r b2 s2 <<<"$2"
+	echo "other threads on CPU $CPU $(pct $(( b2 - b1 - $3 < 0 ? 0 : b2 - b1 - $3 )) "$4") %, steal $(pct $(( s2 - s1 )) "$4") %"
+}
+
+# tid of the thread of PID whose comm is NAME (testpmd's forwarding lcore), or empty
+tid_by_comm() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] && { basename "$t"; return; }
+	done
+}
+
+# fmt EXPR [DECIMALS]: an arithmetic expression of numbers, evaluated by awk and rounded
+fmt() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# ---------------------------------------------------------------- preflight
+[ "$(id -u)" -eq 0 ] || die "run as root (DPDK needs hugepages and /var/run/dpdk)"
+for b in "$PRIMARY" "$MGMT" "$WORKER"; do
+	[ -x "$b" ] || die "$b missing: build first (ninja -C $BUILD)"
+done
+[ -x "$TESTPMD" ] || die "$TESTPMD missing (Debian package dpdk)"
+for t in curl jq awk taskset; do command -v "$t" >/dev/null || die "$t not found"; done
+for v in DURATION WARMUP RUNS BURST PKT_SIZE CPU HK_CPU MEM_MB MBUFS MGMT_PORT; do
+	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v=${!v}: expected a whole number"
+done
+[ "$DURATION" -ge 1 ] && [ "$RUNS" -ge 1 ] || die "DURATION and RUNS must be >= 1"
+ncpu=$(nproc --all)
+[ "$CPU" -lt "$ncpu" ] && [ "$HK_CPU" -lt "$ncpu" ] || die "CPU=$CPU / HK_CPU=$HK_CPU: this machine has CPUs 0..$((ncpu - 1))"
+[ "$CPU" -ne "$HK_CPU" ] || die "CPU and HK_CPU must differ (testpmd needs a main lcore besides the forwarding one)"
+if pgrep -f -- "--file-prefix[= ]($SBX_PREFIX|$PMD_PREFIX)( |$)" >/dev/null; then
+	die "a process with file prefix $SBX_PREFIX or $PMD_PREFIX runs already (another forward.sh?)"
+fi
+if ss -Hltn "sport = :$MGMT_PORT" 2>/dev/null | grep -q .; then
+	die "TCP port $MGMT_PORT is in use: set MGMT_PORT"
+fi
+
+# Hugepages: the tools run one at a time, each reserving MEM_MB (+ margin for EAL metadata).
+hp_kb=$(awk '/^Hugepagesize:/ { print $2 }' /proc/meminfo)
+hp_free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+hp_total=$(awk '/^HugePages_Total:/ { print $2 }' /proc/meminfo)
+need_pages=$(( (MEM_MB + 32) * 1024 / ${hp_kb:-2048} ))
+if [ -z "$hp_free" ] || [ "$hp_free" -lt "$need_pages" ]; then
+	echo "forward.sh: NOT ENOUGH HUGEPAGES: need $need_pages free pages of $((hp_kb / 1024)) MiB ($((MEM_MB + 32)) MiB)," \
+	     "HugePages_Free is ${hp_free:-?} of ${hp_total:-?}." >&2
+	echo "  Other DPDK processes may hold them (ls /dev/hugepages), or raise the pool:" \
+	     "echo $((hp_total + need_pages)) > /proc/sys/vm/nr_hugepages; or lower MEM_MB." >&2
+	exit 1
+fi
+log "hugepages: $hp_free of $hp_total pages of $((hp_kb / 1024)) MiB free, $need_pages needed: ok"
+
+# Other busy processes disturb the measurement: say so (the numbers stay comparable only if the
+# disturbance is the same for both tools, which alternating runs make more likely).
+busy=$(top -b -n 2 -d 0.5 -w 200 2>/dev/null | awk '/^ *PID/ { n++; next } n == 2 && $9 + 0 >= 20 { printf "%s(pid %s, %s%%) ", $12, $1, $9 }')
+[ -n "$busy" ] && log "WARNING: busy processes before the benchmark, results may be disturbed: $busy"
+
+TMP=$(mktemp -d /tmp/sbxbench.XXXXXX)
+
+# Run copies of the binaries: a rebuild of $BUILD during the benchmark must not change them.
+# The primary finds the worker as ../secondary/spanbox-worker beside itself.
+mkdir -p "$TMP/bin/primary" "$TMP/bin/secondary" "$TMP/bin/mgmt"
+cp "$PRIMARY" "$TMP/bin/primary/" && cp "$WORKER" "$TMP/bin/secondary/" && cp "$MGMT" "$TMP/bin/mgmt/" ||
+	die "cannot copy the spanbox binaries from $BUILD"
+PRIMARY="$TMP/bin/primary/spanbox-primary" WORKER="$TMP/bin/secondary/spanbox-worker" MGMT="$TMP/bin/mgmt/spanbox-mgmt"
+
+# ---------------------------------------------------------------- spanbox
+write_config() {
+	cat >"$TMP/spanbox.json" <<EOF
+{
+  "eal": { "file_prefix": "$SBX_PREFIX", "socket_mem_mb": $MEM_MB, "primary_lcore": 0, "mgmt_lcore": 100,
+           "cpus": "$SBX_CPUS" },
+  "pool": { "mbufs": 0, "cache": 256 },
+  "ports": [
+    { "name": "p0", "devargs": "net_null0,size=$PKT_SIZE", "rx_desc": 1024, "tx_desc": 1024 },
+    { "name": "p1", "devargs": "net_null1,size=$PKT_SIZE", "rx_desc": 1024, "tx_desc": 1024 }
+  ],
+  "workers": { "count": 1, "lcores": [1], "burst": $BURST, "busy_poll": $SBX_BUSY_POLL },
+  "forwarding": { "xconnects": [["p0", "p1"]] },
+  "mgmt": { "listen": "127.0.0.1", "port": $MGMT_PORT, "database": "$TMP/spanbox.db" }
+}
+EOF
+}
+
+TSC_HZ=""
+RESULT_RUN=() RESULT_TOOL=() RESULT_MPPS=() RESULT_CPP=() RESULT_API=() RESULT_CPU=()
+
+# record RUN TOOL MPPS CPP API_CPP CPU%
+record() {
+	RESULT_RUN+=("$1") RESULT_TOOL+=("$2") RESULT_MPPS+=("$3") RESULT_CPP+=("$4") RESULT_API+=("$5") RESULT_CPU+=("$6")
+	echo "# => $2 run $1: $3 Mpps, $4 cycles/pkt (API $5), forwarding thread $6 % CPU"
+}
+
+# sum of TX packets of every worker on every port (= frames forwarded, both directions)
+sbx_tx() { jq '[.workers[].ports[].tx_packets] | add' "$1"; }
+
+run_spanbox() {
+	local n=$1 log="$TMP/spanbox.$1" ppid mpid i t1 t2 c1 c2 pc1 pc2 st1 st2 pk dt pps cpp api cpu
+	rm -f "$TMP/ready"
+	STARTED=1
+	"$PRIMARY" -c "$TMP/spanbox.json" --ready-file "$TMP/ready" >"$log.primary.log" 2>&1 &
+	ppid=$!
+	OURS+=("$ppid")
+	for (( i = 0; i < 300; i++ )); do [ -f "$TMP/ready" ] || ! alive "$ppid" && break; nap 0.1; done
+	if ! [ -f "$TMP/ready" ]; then
+		echo "forward.sh: spanbox-primary not ready in 30 s; its log:" >&2; tail -20 "$log.primary.log" >&2
+		stop_pid "$ppid" 10; OURS=(); return 1
+	fi
+	"$MGMT" -c "$TMP/spanbox.json" >"$log.mgmt.log" 2>&1 &
+	mpid=$!
+	OURS+=("$mpid")
+	for (( i = 0; i < 200; i++ )); do
+		curl -fsS -m 2 "$API/status" -o "$log.s0.json" 2>/dev/null &&
+			jq -e '.appliance.state == "up" and .workers[0].state == "running"' "$log.s0.json" >/dev/null && break
+		alive "$mpid" || break
+		nap 0.1
+	done
+	if ! jq -e '.workers[0].state == "running"' "$log.s0.json" >/dev/null 2>&1; then
+		echo "forward.sh: spanbox API not answering on port $MGMT_PORT in 20 s; mgmt log:" >&2
+		tail -20 "$log.mgmt.log" >&2
+		stop_pid "$mpid" 10; stop_pid "$ppid" 10; OURS=(); return 1
+	fi
+	WORKER_PID=$(jq '.workers[0].pid' "$log.s0.json")
+	TSC_HZ=$(jq '.appliance.tsc_hz' "$log.s0.json")
+	if [ -n "$SBX_HOUSEKEEPING_CPU" ]; then
+		taskset -a -p -c "$SBX_HOUSEKEEPING_CPU" "$ppid" >/dev/null
+		taskset -a -p -c "$SBX_HOUSEKEEPING_CPU" "$mpid" >/dev/null
+	fi
+	[ "$n" -eq 1 ] && log "spanbox: worker pid $WORKER_PID affinity $(taskset -c -p "$WORKER_PID" | sed 's/.*: //')," \
+		"primary $(taskset -c -p "$ppid" | sed 's/.*: //'), mgmt $(taskset -c -p "$mpid" | sed 's/.*: //')"
+
+	nap "$WARMUP"
+	c1=$(cpu_ticks "$WORKER_PID" "$WORKER_PID"); st1=$(cpu_snap "$CPU")
+	pc1=$(cpu_ticks "$ppid" "$ppid")
+	curl -fsS -m 5 "$API/status" -o "$log.s1.json" >&2; t1=$(date +%s.%N)
+	nap "$DURATION"
+	curl -fsS -m 5 "$API/status" -o "$log.s2.json" >&2; t2=$(date +%s.%N)
+	c2=$(cpu_ticks "$WORKER_PID" "$WORKER_PID"); st2=$(cpu_snap "$CPU")
+	pc2=$(cpu_ticks "$ppid" "$ppid")
+
+	stop_pid "$mpid" 10
+	stop_pid "$ppid" 15
+	alive "$WORKER_PID" && stop_pid "$WORKER_PID" 5
+	WORKER_PID=""
+	OURS=()
+
+	if ! jq -e '.workers' "$log.s1.json" >/dev/null 2>&1 || ! jq -e '.workers' "$log.s2.json" >/dev/null 2>&1; then
+		echo "forward.sh: spanbox run $n: GET $API/status failed during the measurement; logs in $TMP" >&2
+		KEEP_TMP=1
+		return 1
+	fi
+	pk=$(( $(sbx_tx "$log.s2.json") - $(sbx_tx "$log.s1.json") ))
+	dt=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')
+	pps=$(awk -v p="$pk" -v t="$dt" 'BEGIN { print p / t }')
+	cpp=$(awk -v h="$TSC_HZ" -v r="$pps" 'BEGIN { print (r > 0 ? h / r : 0) }')
+	api=$(jq '.workers[0].cycles_per_packet' "$log.s2.json")
+	cpu=$(awk -v a="$c1" -v b="$c2" -v t="$dt" -v k="$CLK_TCK" 'BEGIN { printf "%.0f", (b - a) / k / t * 100 }')
+	log "spanbox run $n: $pk frames in $(fmt "$dt" 3) s; worker $cpu % CPU," \
+	    "primary $(pct $(( pc2 - pc1 )) "$dt") % CPU; $(cpu_report "$st1" "$st2" $(( c2 - c1 )) "$dt")"
+	[ "$pk" -gt 0 ] || { echo "forward.sh: spanbox forwarded nothing" >&2; return 1; }
+	record "$n" spanbox "$(fmt "$pps / 1e6" 2)" "$(fmt "$cpp" 1)" "$api" "$cpu"
+}
+
+# ---------------------------------------------------------------- testpmd
+run_testpmd() {
+	local n=$1 log="$TMP/testpmd.$1.log" pid i tid t1 t2 dt c1 c2 st1 st2 pps cpp cpu hz skip
+	# main lcore HK_CPU (prints stats, sleeps), forwarding lcore CPU; pool and descriptors as spanbox
+	STARTED=1
+	"$TESTPMD" --no-pci --file-prefix "$PMD_PREFIX" -l "$HK_CPU,$CPU" --main-lcore "$HK_CPU" \
+		--socket-mem "$MEM_MB" --log-level=lib.eal:notice \
+		--vdev "net_null0,size=$PKT_SIZE" --vdev "net_null1,size=$PKT_SIZE" -- \
+		--forward-mode=io --burst="$BURST" --nb-cores=1 --auto-start --stats-period=1 \
+		--rxd=1024 --txd=1024 --mbcache=256 --total-num-mbufs="$MBUFS" </dev/null >"$log" 2>&1 &
+	pid=$!
+	OURS+=("$pid")
+	for (( i = 0; i < 300; i++ )); do
+		grep -saq 'start packet forwarding' "$log" && break
+		alive "$pid" || break
+		nap 0.1
+	done
+	if ! grep -saq 'start packet forwarding' "$log" || ! alive "$pid"; then
+		echo "forward.sh: dpdk-testpmd did not start forwarding in 30 s; its log:" >&2; tail -20 "$log" >&2
+		stop_pid "$pid" 10; OURS=(); return 1
+	fi
+	tid=$(tid_by_comm "$pid" "rte-worker-$CPU")
+	[ "$n" -eq 1 ] && log "testpmd: forwarding thread ${tid:-?} affinity $( [ -n "$tid" ] && taskset -c -p "$tid" | sed 's/.*: //')"
+	# stats periods: the first prints 0; then WARMUP periods of warm-up; then DURATION measured
+	nap "$(( WARMUP + 1 ))"
+	c1=$(cpu_ticks "$pid" "${tid:-$pid}"); st1=$(cpu_snap "$CPU"); t1=$(date +%s.%N)
+	nap "$DURATION"
+	c2=$(cpu_ticks "$pid" "${tid:-$pid}"); st2=$(cpu_snap "$CPU"); t2=$(date +%s.%N)
+	nap 1.2
+	stop_pid "$pid" 15
+	OURS=()
+
+	# Tx-pps lines come per port, port 0 then port 1, once per stats period
+	skip=$(( WARMUP + 1 ))
+	pps=$(grep -a 'Tx-pps:' "$log" | awk -v skip="$skip" -v take="$DURATION" '
+		{ v[NR] = $2 }
+		END {
+			periods = int(NR / 2)
+			for (p = skip + 1; p <= periods && used < take; p++) { s += v[2 * p - 1] + v[2 * p]; used++ }
+			print used ? s / used : 0
+		}')
+	hz=${TSC_HZ:-$(awk '/^cpu MHz/ { print $4 * 1e6; exit }' /proc/cpuinfo)}
+	cpp=$(awk -v h="$hz" -v r="$pps" 'BEGIN { print (r > 0 ? h / r : 0) }')
+	dt=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')
+	cpu=$(awk -v a="$c1" -v b="$c2" -v t="$dt" -v k="$CLK_TCK" 'BEGIN { printf "%.0f", (b - a) / k / t * 100 }')
+	log "testpmd run $n: forwarding thread $cpu % CPU; $(cpu_report "$st1" "$st2" $(( c2 - c1 )) "$dt")"
+	awk -v r="$pps" 'BEGIN { exit !(r > 0) }' || { echo "forward.sh: no Tx-pps figures in $log" >&2; return 1; }
+	record "$n" testpmd "$(fmt "$pps / 1e6" 2)" "$(fmt "$cpp" 1)" "-" "$cpu"
+}
+
+# ---------------------------------------------------------------- main
+write_config
+"$PRIMARY" -c "$TMP/spanbox.json" --check >/dev/null || die "the generated spanbox config is refused: $TMP/spanbox.json"
+case "$BUILD" in
+"$ROOT"/*) src="built from $ROOT at $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')" ;;
+*) src="built outside $ROOT" ;;
+esac
+log "spanbox binaries: $BUILD ($src); sha256 $(sha256sum "$PRIMARY" "$WORKER" | cut -c1-12 | tr '\n' ' ')(primary, worker)"
+log "$(lscpu | sed -n 's/^Model name: *//p'), $ncpu CPUs; forwarding CPU $CPU;" \
+    "spanbox eal.cpus \"$SBX_CPUS\", busy_poll $SBX_BUSY_POLL${SBX_HOUSEKEEPING_CPU:+, primary+mgmt moved to CPU $SBX_HOUSEKEEPING_CPU};" \
+    "testpmd -l $HK_CPU,$CPU; $PKT_SIZE B, burst $BURST; $RUNS runs x ${DURATION} s each (+${WARMUP} s warm-up)"
+failed=0
+for (( r = 1; r <= RUNS; r++ )); do
+	run_spanbox "$r" || failed=$((failed + 1))
+	run_testpmd "$r" || failed=$((failed + 1))
+done
+
+echo
+echo "| run | tool | Mpps | cycles/pkt | cycles/pkt (API, cumulative busy) | fwd thread CPU % |"
+echo "|---|---|---|---|---|---|"
+sbx=() pmd=()
+for (( i = 0; i < ${#RESULT_TOOL[@]}; i++ )); do
+	echo "| ${RESULT_RUN[i]} | ${RESULT_TOOL[i]} | ${RESULT_MPPS[i]} | ${RESULT_CPP[i]} | ${RESULT_API[i]} | ${RESULT_CPU[i]} |"
+	if [ "${RESULT_TOOL[i]}" = spanbox ]; then sbx+=("${RESULT_MPPS[i]}"); else pmd+=("${RESULT_MPPS[i]}"); fi
+done
+echo
+if [ ${#sbx[@]} -eq 0 ] || [ ${#pmd[@]} -eq 0 ]; then
+	echo "forward.sh: no successful run of $([ ${#sbx[@]} -eq 0 ] && echo spanbox || echo testpmd); $failed runs failed" >&2
+	exit 1
+fi
+[ "$failed" -gt 0 ] && echo "# WARNING: $failed runs failed and are left out of the medians"
+ms=$(median "${sbx[@]}") mp=$(median "${pmd[@]}")
+ratio=$(fmt "$ms / $mp" 3)
+# ratio of each spanbox run to the testpmd run right after it: less sensitive to load that
+# comes and goes during the benchmark than the ratio of medians
+pairs=() slow=()
+for (( i = 0; i < ${#RESULT_TOOL[@]}; i++ )); do
+	if [ "${RESULT_TOOL[i]}" = spanbox ] && [ "${RESULT_TOOL[i + 1]:-}" = testpmd ] &&
+	   [ "${RESULT_RUN[i + 1]}" = "${RESULT_RUN[i]}" ]; then
+		pairs+=("$(fmt "${RESULT_MPPS[i]} / ${RESULT_MPPS[i + 1]}" 3)")
+	fi
+	[ "${RESULT_CPU[i]}" -lt 95 ] && slow+=("${RESULT_TOOL[i]} run ${RESULT_RUN[i]} (${RESULT_CPU[i]} %)")
+done
+[ ${#pairs[@]} -gt 0 ] && echo "# per-run ratios spanbox/testpmd: ${pairs[*]} (median $(median "${pairs[@]}"))"
+[ ${#slow[@]} -gt 0 ] && echo "# forwarding thread below 95 % of its CPU in: ${slow[*]} (see the log lines above for what else ran)"
+echo "spanbox median $(fmt "$ms" 2) Mpps, testpmd median $(fmt "$mp" 2) Mpps, ratio $ratio"
+if awk -v r="$ratio" -v t="$TARGET" 'BEGIN { exit !(r >= t) }'; then
+	echo "TARGET MET (ratio >= $TARGET)"
+else
+	echo "TARGET MISSED (ratio $ratio < $TARGET)"
+fi
+exit 0
