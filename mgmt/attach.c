@@ -60,6 +60,26 @@ const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog
 	return shm;
 }
 
+/* true when process @p pid is a zombie (dead, not yet reaped by its parent): /proc/<pid>/stat. */
+static bool is_zombie(int32_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen)
 {
 	uint64_t hb = __atomic_load_n(&shm->primary_heartbeat_ns, __ATOMIC_RELAXED);
@@ -79,7 +99,8 @@ bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen)
 				 (unsigned long long)((now - hb) / 1000000));
 		return false;
 	}
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH)) {
+	/* a primary killed with -9 stays a zombie until its parent reaps it: dead all the same */
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH) || is_zombie(pid)) {
 		if (why)
 			snprintf(why, whylen, "primary (pid %d) has exited", pid);
 		return false;

@@ -10,15 +10,18 @@
  * keeps the forward path zero-copy and makes EOF exact (pcap_next_ex() returns -2).
  *
  * devargs keep the net_pcap spelling users know: "net_pcapN,rx_pcap=IN.pcap,tx_pcap=OUT.pcap"
- * (either key may be omitted).
+ * (either key may be omitted), plus "pps=N": read the input at N frames per second (default: as
+ * fast as the workers take it), like tcpreplay's --pps.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
 #include <rte_mbuf.h>
 
 #include "spanbox/config.h"
+#include "spanbox/shm.h"
 #include "pcap_port.h"
 
 #define SBX_PCAP_SNAPLEN 262144 /* bytes; libpcap's own maximum for Ethernet */
@@ -63,6 +66,16 @@ int sbx_pcap_port_open(struct sbx_pcap_port *pp, const char *devargs, char *err,
 			return -1;
 		}
 		pp->rx_eof = false;
+	}
+	if (devarg(devargs, "pps", path, sizeof(path)) == 1) {
+		char *end;
+
+		pp->pps = strtoull(path, &end, 10);
+		if (*end != '\0' || pp->pps == 0 || pp->pps > 100000000) {
+			snprintf(err, errlen, "pps=%s: not a rate in 1..100000000 frames/s", path);
+			sbx_pcap_port_close(pp);
+			return -1;
+		}
 	}
 	if (devarg(devargs, "tx_pcap", path, sizeof(path)) == 1) {
 		pp->tx_dead = pcap_open_dead(DLT_EN10MB, SBX_PCAP_SNAPLEN);
@@ -113,6 +126,17 @@ uint16_t sbx_pcap_port_rx(struct sbx_pcap_port *pp, struct rte_mempool *mp, stru
 	const u_char *data;
 	uint16_t got = 0;
 
+	if (pp->pps) { /* pacing: frames allowed by now since the first read */
+		uint64_t now = sbx_now_ns(), allowed;
+
+		if (pp->pace_start_ns == 0)
+			pp->pace_start_ns = now;
+		allowed = (now - pp->pace_start_ns) / 1000 * pp->pps / 1000000 + 1;
+		if (allowed <= pp->rx_pkts + pp->rx_nombuf)
+			return 0;
+		if (allowed - pp->rx_pkts - pp->rx_nombuf < n)
+			n = (uint16_t)(allowed - pp->rx_pkts - pp->rx_nombuf);
+	}
 	while (!pp->rx_eof && got < n) {
 		int rc = pcap_next_ex(pp->rx, &h, &data);
 
