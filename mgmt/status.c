@@ -142,6 +142,9 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	num(o, "crashes", ws->crashes);
 	num(o, "hangs", ws->hangs);
 	num(o, "recovered_mbufs", (double)ws->recovered_mbufs);
+	/* CLOCK_REALTIME ns of this process's first received burst (restart gap), 0 = none yet */
+	num(o, "first_rx_ns", (double)ws->stats.first_rx_ns);
+	num(o, "start_ns", (double)ws->start_ns);
 	num(o, "held_mbufs", (double)ws->stats.held);
 	if (ws->start_ns) {
 		mgmt_rfc3339(ws->start_ns, ts, sizeof(ts));
