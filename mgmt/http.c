@@ -4,8 +4,10 @@
  * {"error":{"code":N,"message":"..."}}.
  *
  * Threading: MHD_USE_INTERNAL_POLLING_THREAD (+ epoll where available), i.e. a single thread runs
- * every handler. Requests are short reads of shared memory that never block, so one thread
- * keeps up, and it means the SQLite handle is only ever used by one thread: no locking around it.
+ * every handler. Requests are short reads of shared memory that never block, so one thread keeps
+ * up, and handlers never race each other. The SQLite connection is also used by the main thread
+ * (event import), so it is opened SQLITE_OPEN_FULLMUTEX (db.c). A restart request waits up to 1 s
+ * for the primary's answer over rte_mp: the only handler that can block.
  */
 #include <stdbool.h>
 #include <stdio.h>
