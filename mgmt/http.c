@@ -67,14 +67,25 @@ static const struct sbx_shm *need_shm(struct req *r, cJSON **body, unsigned int 
 	return shm;
 }
 
-/* Parse a worker id parameter: 0..nb_workers-1, digits only. @return id or -1. */
-static int worker_id(const struct sbx_shm *shm, const char *s)
+/*
+ * The live memzone and the worker named by path parameter {id} (digits, 0..nb_workers-1).
+ * @return the worker id, or -1 with the 503 or 404 answer already set in *body and *code.
+ */
+static int find_worker(struct req *r, cJSON **body, unsigned int *code, const struct sbx_shm **shm)
 {
+	const char *s = r->params[0];
 	char *end;
-	long v = strtol(s, &end, 10);
+	long v;
 
-	if (*s == '\0' || *end != '\0' || v < 0 || v >= shm->cfg.nb_workers || strlen(s) > 3)
+	*shm = need_shm(r, body, code);
+	if (*shm == NULL)
 		return -1;
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || v < 0 || v >= (*shm)->cfg.nb_workers || strlen(s) > 3) {
+		*body = error_json(MHD_HTTP_NOT_FOUND, "no worker %s%s", s, "");
+		*code = MHD_HTTP_NOT_FOUND;
+		return -1;
+	}
 	return (int)v;
 }
 
@@ -113,16 +124,11 @@ static unsigned int get_workers(struct req *r, cJSON **body)
 static unsigned int get_worker(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm = need_shm(r, body, &code);
-	int w;
+	const struct sbx_shm *shm;
+	int w = find_worker(r, body, &code, &shm);
 
-	if (shm == NULL)
+	if (w < 0)
 		return code;
-	w = worker_id(shm, r->params[0]);
-	if (w < 0) {
-		*body = error_json(MHD_HTTP_NOT_FOUND, "no worker %s%s", r->params[0], "");
-		return MHD_HTTP_NOT_FOUND;
-	}
 	*body = mgmt_worker_json(shm, (uint16_t)w);
 	return code;
 }
@@ -131,17 +137,12 @@ static unsigned int get_worker(struct req *r, cJSON **body)
 static unsigned int post_worker_restart(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_ACCEPTED;
-	const struct sbx_shm *shm = need_shm(r, body, &code);
+	const struct sbx_shm *shm;
 	char answer[128], req[32];
-	int w;
+	int w = find_worker(r, body, &code, &shm);
 
-	if (shm == NULL)
+	if (w < 0)
 		return code;
-	w = worker_id(shm, r->params[0]);
-	if (w < 0) {
-		*body = error_json(MHD_HTTP_NOT_FOUND, "no worker %s%s", r->params[0], "");
-		return MHD_HTTP_NOT_FOUND;
-	}
 	snprintf(req, sizeof(req), "restart-worker %d", w);
 	if (mgmt_control(req, answer, sizeof(answer)) != 0 || strcmp(answer, "ok") != 0) {
 		*body = error_json(MHD_HTTP_SERVICE_UNAVAILABLE, "primary did not accept the restart: %s%s",

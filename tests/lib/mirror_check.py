@@ -28,10 +28,14 @@ The expected input frames are the frames of IN (caplen bytes: what the replay re
 --expect PCAP (e.g. what tcpdump selects with a filter), thinned by --sample N (frames 1, N+1, ...).
 """
 import argparse
+import os
 import struct
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pcap_equal import frames  # noqa: E402  (one pcap reader for the test helpers)
 
 FAILED = False
 
@@ -45,29 +49,6 @@ def tap(ok, label, msg):
 
 def comment(msg):
     print(f"# {msg}")
-
-
-def frames(path):
-    """[(caplen bytes, origlen)] of a classic pcap file (either byte order, us or ns)."""
-    out = []
-    with open(path, 'rb') as f:
-        hdr = f.read(24)
-        magic = hdr[:4]
-        if magic in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1'):
-            end = '<'
-        elif magic in (b'\xa1\xb2\xc3\xd4', b'\xa1\xb2\x3c\x4d'):
-            end = '>'
-        else:
-            raise ValueError(f'{path}: not a classic pcap file')
-        while True:
-            rec = f.read(16)
-            if len(rec) < 16:
-                return out
-            _, _, caplen, origlen = struct.unpack(end + 'IIII', rec)
-            data = f.read(caplen)
-            if len(data) < caplen:
-                return out
-            out.append((data, origlen))
 
 
 def expected(args):
