@@ -24,7 +24,7 @@ static const char *const root_keys[] = {
 	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", NULL};
 static const char *const eal_keys[] = {
 	"file_prefix", "socket_mem_mb", "primary_lcore", "mgmt_lcore", "cpus", "extra_args", NULL};
-static const char *const pool_keys[] = {"mbufs", "cache", NULL};
+static const char *const pool_keys[] = {"mbufs", "cache", "headroom", "force", "measure_memset", NULL};
 static const char *const port_keys[] = {
 	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", NULL};
 static const char *const worker_keys[] = {
@@ -396,14 +396,18 @@ static int parse_eal(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 	return 0;
 }
 
-/* Parse "pool": mbuf count (0 = let the planner compute it) and per-lcore cache. */
+/* Parse "pool": mbuf count (0 = let the planner compute it), per-lcore cache, the planner's
+ * headroom, whether a count below the plan is allowed, and the start-up memset measurement. */
 static int parse_pool(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
 	const cJSON *o;
 
 	if (get_section(c, root, "pool", pool_keys, &o) ||
 	    get_u32(c, o, "pool", "mbufs", 0, 16777216, 0, &cfg->pool_mbufs) ||
-	    get_u16(c, o, "pool", "cache", 0, 512, 256, &cfg->pool_cache))
+	    get_u16(c, o, "pool", "cache", 0, 512, 256, &cfg->pool_cache) ||
+	    get_u32(c, o, "pool", "headroom", 0, 1000000, 2048, &cfg->pool_headroom) ||
+	    get_bool(c, o, "pool", "force", false, &cfg->pool_force) ||
+	    get_bool(c, o, "pool", "measure_memset", false, &cfg->pool_measure_memset))
 		return -1;
 	if (cfg->pool_mbufs > 0 && cfg->pool_mbufs < 1024)
 		return fail(c, "pool", "mbufs", "%u out of range 1024..16777216 (or 0 = computed)",

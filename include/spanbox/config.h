@@ -139,6 +139,9 @@ struct sbx_config {
 	/* pool */
 	uint32_t pool_mbufs;            /**< mbufs per socket pool; 0 = computed by the planner */
 	uint16_t pool_cache;            /**< per-lcore mempool cache, objects; 0..512 */
+	uint32_t pool_headroom;         /**< mbufs the planner adds to each pool; 0..1000000 (default 2048) */
+	bool pool_force;                /**< start with a pool.mbufs below the plan (warning, not refusal) */
+	bool pool_measure_memset;       /**< time a first-touch memset of each pool's bytes at start */
 	/* ports */
 	uint16_t nb_ports;
 	struct sbx_port_cfg ports[SBX_MAX_PORTS];

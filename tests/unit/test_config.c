@@ -74,7 +74,9 @@ static void test_default(void)
 		      cfg.primary_lcore == 0 && cfg.mgmt_lcore == 100 && !strcmp(cfg.cpus, "0-1") &&
 		      cfg.nb_extra_eal == 0,
 	      "default: eal section");
-	check(cfg.pool_mbufs == 0 && cfg.pool_cache == 256, "default: pool section");
+	check(cfg.pool_mbufs == 0 && cfg.pool_cache == 256 && cfg.pool_headroom == 2048 &&
+		      !cfg.pool_force && !cfg.pool_measure_memset,
+	      "default: pool section");
 	check(cfg.nb_ports == 3 && !strcmp(p[0].name, "p0") && !strcmp(p[1].name, "p1") &&
 		      !strcmp(p[2].name, "mirror") &&
 		      !strcmp(p[0].devargs, "net_tap0,iface=sbx-p0") &&
@@ -528,6 +530,55 @@ static void test_inline(void)
 	check(sbx_config_parse("{}", &cfg, NULL, 0) == -1, "NULL error buffer is allowed");
 }
 
+/* A config with one port and the pool section @pool (JSON object text). */
+static int parse_pool(const char *pool, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text), "{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}],\"pool\":%s}", pool);
+	return sbx_config_parse(text, cfg, err, errlen);
+}
+
+/* pool.headroom, pool.force and pool.measure_memset: good and bad values. */
+static void test_pool_keys(void)
+{
+	static const struct {
+		const char *pool, *err; /* err NULL: accepted */
+	} bad[] = {
+		{"{\"headroom\":-1}", "pool.headroom: -1 out of range 0..1000000"},
+		{"{\"headroom\":1000001}", "pool.headroom: 1000001 out of range 0..1000000"},
+		{"{\"headroom\":1.5}", "pool.headroom: expected an integer"},
+		{"{\"headroom\":\"2048\"}", "pool.headroom: expected an integer"},
+		{"{\"force\":1}", "pool.force: expected true or false"},
+		{"{\"force\":\"true\"}", "pool.force: expected true or false"},
+		{"{\"force\":null}", "pool.force: expected true or false"},
+		{"{\"measure_memset\":0}", "pool.measure_memset: expected true or false"},
+		{"{\"headroom\":0,\"headroom\":1}", "pool.headroom: duplicate key"},
+		{"{\"forced\":true}", "pool.forced: unknown key"},
+	};
+	static struct sbx_config cfg;
+	char err[512];
+	size_t i;
+
+	check(parse_pool("{}", &cfg, err, sizeof(err)) == 0 && cfg.pool_headroom == 2048 &&
+		      !cfg.pool_force && !cfg.pool_measure_memset,
+	      "pool: defaults headroom 2048, force false, measure_memset false (%s)", err);
+	check(parse_pool("{\"headroom\":0,\"force\":true,\"measure_memset\":true,\"mbufs\":1024}",
+			 &cfg, err, sizeof(err)) == 0 &&
+		      cfg.pool_headroom == 0 && cfg.pool_force && cfg.pool_measure_memset &&
+		      cfg.pool_mbufs == 1024,
+	      "pool: headroom 0, force and measure_memset true (%s)", err);
+	check(parse_pool("{\"headroom\":1000000,\"force\":false,\"measure_memset\":false}", &cfg, err,
+			 sizeof(err)) == 0 &&
+		      cfg.pool_headroom == 1000000 && !cfg.pool_force && !cfg.pool_measure_memset,
+	      "pool: headroom 1000000 (the maximum), explicit false (%s)", err);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		strcpy(err, "(no message)");
+		check(parse_pool(bad[i].pool, &cfg, err, sizeof(err)) == -1 && !strcmp(err, bad[i].err),
+		      "pool %s refused: \"%s\" (want \"%s\")", bad[i].pool, err, bad[i].err);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -542,6 +593,7 @@ int main(int argc, char **argv)
 	test_bad_filter_text();
 	test_inline();
 	test_mirrors_inline();
+	test_pool_keys();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }
