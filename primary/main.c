@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	uint64_t t_refresh = 0, t_start, stable = 0;
 	char err[512];
 	unsigned int w;
-	int c, rc = 0;
+	int c, rc = 0, prc = 0;
 
 	default_worker_bin(p.worker_bin, sizeof(p.worker_bin));
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
@@ -192,8 +192,11 @@ int main(int argc, char **argv)
 	p.shm = shm_publish(&cfg);
 	if (p.shm != NULL)
 		p.cfg = &p.shm->cfg; /* one truth from here on: the primary may add queues (ports.c) */
-	ok = p.shm != NULL && sbx_ports_lookup(&p) == 0 && sbx_pools_create(&p) == 0 &&
-	     sbx_ports_start(&p) == 0;
+	/* refusals (pool.mbufs below the plan, hugepages short, a bad test hook) exit with 2 */
+	ok = p.shm != NULL && sbx_ports_lookup(&p) == 0 && (prc = sbx_numa_setup(&p)) == 0;
+	if (ok)
+		sbx_pcie_log(&p);
+	ok = ok && (prc = sbx_pools_create(&p)) == 0 && sbx_ports_start(&p) == 0;
 	if (ok) {
 		/* mbufs the ports' RX rings hold before any traffic: the pool audit's baseline */
 		sbx_pools_refresh(&p);
@@ -209,7 +212,7 @@ int main(int argc, char **argv)
 			ok = sbx_worker_spawn(&p, w) == 0;
 	}
 	if (!ok)
-		rc = 1;
+		rc = prc == -2 ? 2 : 1;
 
 	t_start = sbx_now_ns();
 	while (ok && !quit) {

@@ -22,6 +22,7 @@ struct sbx_primary {
 	const struct sbx_config *cfg;
 	struct rte_mempool *pools[SBX_MAX_POOLS];
 	int pool_socket[SBX_MAX_POOLS];
+	int fallback_socket; /**< pool socket of ports whose own socket has no hugepage memory (numa.c) */
 	char worker_bin[SBX_PATH_LEN];
 	char config_path[SBX_PATH_LEN];
 	bool replay;
@@ -60,17 +61,65 @@ int sbx_control_init(struct sbx_primary *p);
 /** Unregister the action. */
 void sbx_control_fini(void);
 
+/* numa.c */
+/**
+ * Record a start-up warning: printed as "spanbox-primary: warning: <text>" and kept in
+ * shm->warnings (GET /api/v1/system, /status). Main thread only, before the appliance runs.
+ * @param kind  "numa", "pcie" or "pool" (at most 15 characters).
+ */
+void sbx_warn(struct sbx_primary *p, const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/**
+ * NUMA placement, after sbx_ports_lookup() and before sbx_pools_create(): the socket of every
+ * port (rte_eth_dev_socket_id(), or the test hook SBX_TEST_PORT_SOCKET="p1=1,p2=0" which makes
+ * the primary pretend a port is on another socket), of every lcore (the NUMA nodes of the CPU set
+ * eal.cpus it floats on, from /sys/devices/system/cpu/cpuN/nodeM), and the socket of the pool
+ * that serves each port (the port's own, or p->fallback_socket when that socket has no hugepage
+ * memory). Fills shm ports[].numa_socket/pool_socket and shm lcores[], prints them, and records a
+ * warning for each remote pair: port-worker, port-pool, worker-pool, and a worker whose CPU set
+ * spans sockets.
+ * @return 0, or -2 when the test hook is malformed or names no port (message printed; exit 2).
+ */
+int sbx_numa_setup(struct sbx_primary *p);
+/**
+ * For each PCI port: decode its PCIe path (device and bridges, shared/pcie.c), print it, and
+ * record each warning (kind "pcie"). A path that cannot be read is a warning, not an error.
+ */
+void sbx_pcie_log(struct sbx_primary *p);
+
+/* hugepages.c */
+/**
+ * The hugepage check, before any pool is created: can EAL get @p need bytes on @p socket? EAL
+ * already reserved eal.socket_mem_mb per socket at init (its heap); beyond its free part, EAL can
+ * add free hugepages of the node (not with --legacy-mem, where the heap never grows). Prints the
+ * figures; on a shortage prints what to raise (the nr_hugepages file) and returns -2.
+ * @param heap_free   receives the heap's free bytes on @p socket.
+ * @param free_huge   receives the bytes of free hugepages of node @p socket EAL could add.
+ * @return 0 when the memory is there, -2 when not (message printed; exit 2).
+ */
+int sbx_hugepages_check(const struct sbx_primary *p, int socket, uint64_t need, uint64_t *heap_free,
+			uint64_t *free_huge);
+/** The hugepage size EAL allocates with on @p socket (its memseg lists; default size if none). */
+uint64_t sbx_hugepages_eal_page_size(int socket);
+
 /* pools.c */
 /**
- * Plan and create one pktmbuf pool per NUMA socket used by ports or worker lcores, timing each
- * creation (sbx_pool_shm.populate_ns). Prints the plan. @return 0 or -1 (message printed).
+ * Plan and create one pktmbuf pool per NUMA socket that serves a port (ports[].pool_socket, set
+ * by sbx_numa_setup()) or hosts the primary. For each pool the plan's terms are computed, printed
+ * and kept in shm (sbx_pool_plan); pool.mbufs overrides the size, but a size below the plan is
+ * refused unless pool.force (then a warning). Then the hugepage check of every socket, then per
+ * pool the optional first-touch memset measurement (pool.measure_memset) and the timed creation
+ * (populate_ns, bytes, hugepage size).
+ * @return 0; -2 when refused (pool.mbufs below the plan, not enough hugepages: the message and
+ *         the plan are printed; exit 2); -1 when a pool cannot be created (message printed).
  */
 int sbx_pools_create(struct sbx_primary *p);
 /** Refresh in_use/avail of every pool in shm (cheap: ring count plus cache counts). */
 void sbx_pools_refresh(struct sbx_primary *p);
 /** Free every pool (after ports are closed and workers gone). */
 void sbx_pools_free(struct sbx_primary *p);
-/** @return the pool for @p socket_id (falls back to the first pool). */
+/** @return the pool for @p socket_id; for a socket without a pool, the pool of
+ *  p->fallback_socket (the first pool if there is none). */
 struct rte_mempool *sbx_pool_for_socket(struct sbx_primary *p, int socket_id);
 
 /* ports.c */

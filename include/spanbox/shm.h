@@ -24,8 +24,11 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 5
+#define SBX_SHM_VERSION 6
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
+#define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
+#define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
+#define SBX_MAX_LCORES (SBX_MAX_WORKERS + 2) /**< primary, mgmt and every worker */
 
 /** Life cycle of a worker, as the primary and the worker itself record it. */
 enum sbx_worker_state {
@@ -112,6 +115,11 @@ struct sbx_port_shm {
 	uint16_t port_id;        /**< DPDK port id */
 	uint16_t nb_rxq, nb_txq; /**< queues configured */
 	int32_t socket_id;       /**< rte_eth_dev_socket_id(), -1 when unknown */
+	int32_t numa_socket;     /**< socket the primary plans with: socket_id, or the value of the test
+				      hook SBX_TEST_PORT_SOCKET; -1 when unknown (treated as the
+				      primary's socket, never reported as remote) */
+	int32_t pool_socket;     /**< socket of the pool that serves this port (its RX mbufs) */
+	uint8_t socket_from_hook; /**< 1 when numa_socket comes from SBX_TEST_PORT_SOCKET */
 	int16_t peer;            /**< cross-connect peer (index into ports[]), -1 = none */
 	uint8_t mac[6];
 	/* refreshed by the primary every 100 ms */
@@ -142,6 +150,32 @@ struct sbx_event {
 	char detail[104];
 };
 
+/**
+ * The capacity plan of one pool: what it must hold so that no RX queue, TX queue, cache or burst
+ * ever waits for an mbuf, each term in mbufs (docs/CONFIG.md "pool"). total is the sum of the terms.
+ */
+struct sbx_pool_plan {
+	uint64_t rx_desc;      /**< ethdev ports this pool serves: sum of RX queues x rx_desc */
+	uint64_t tx_desc;      /**< the same ports: forwarding TX queues (one per worker) x tx_desc */
+	uint64_t mirror_tx;    /**< mirror destinations among them: mirror TX queues (one per worker) x
+				    tx_desc, plus one burst of copies per worker and session */
+	uint64_t lcore_caches; /**< workers x 1.5 x pool.cache (a cache holds up to its flush threshold) */
+	uint64_t bursts;       /**< sum over workers of burst x RX queues it polls on these ports */
+	uint64_t rings;        /**< bridged (pcap) ports: ring slots, the primary's read burst and its
+				    lcore cache (1.5 x pool.cache) */
+	uint64_t headroom;     /**< pool.headroom */
+	uint64_t total;        /**< sum of the terms above */
+	uint32_t ports;        /**< ports this pool serves */
+	uint32_t workers;      /**< workers counted in lcore_caches */
+};
+
+/** Where a pool's size comes from. */
+enum sbx_pool_size_source {
+	SBX_POOL_SIZE_PLAN = 0,   /**< the plan's total rounded up to 2^k - 1 */
+	SBX_POOL_SIZE_CONFIG = 1, /**< pool.mbufs, at least the plan */
+	SBX_POOL_SIZE_FORCED = 2, /**< pool.mbufs below the plan, accepted with pool.force (a warning) */
+};
+
 /** One pktmbuf pool. */
 struct sbx_pool_shm {
 	char name[SBX_NAME_LEN]; /**< rte_mempool name */
@@ -154,6 +188,40 @@ struct sbx_pool_shm {
 	uint32_t in_use;         /**< refreshed by the primary every 100 ms */
 	uint32_t avail;
 	uint32_t rx_held;        /**< mbufs the ports' RX rings held once started, before any traffic */
+	struct sbx_pool_plan plan;
+	uint32_t size_source;    /**< enum sbx_pool_size_source */
+	uint64_t bytes;          /**< memory holding the pool's objects (sum of its chunks), bytes */
+	uint64_t hugepage_size;  /**< page size of that memory, bytes */
+	uint64_t heap_grow_bytes; /**< hugepage memory EAL added to its heap while creating the pool:
+				       fresh pages whose first touch is inside populate_ns (the rest was
+				       pre-faulted by EAL at init, eal.socket_mem_mb) */
+	/* hugepage check of this pool's socket, before any pool was created */
+	uint64_t need_bytes;     /**< estimated memory of every pool on this socket (objects, ring, header) */
+	uint64_t heap_free_bytes; /**< free in EAL's heap on this socket at the check */
+	uint64_t free_huge_bytes; /**< free hugepages on this node EAL could still add, bytes */
+	/* first-touch memset of the same bytes on fresh hugepages (pool.measure_memset) */
+	int32_t memset_status;   /**< 0 not requested, 1 measured, -1 failed (memset_error says why) */
+	uint64_t memset_ns;      /**< time of the memset, ns */
+	uint64_t memset_bytes;   /**< bytes set (the estimate of the pool's object memory, whole pages) */
+	uint64_t memset_page_size; /**< bytes */
+	char memset_error[128];
+};
+
+/** One lcore of the appliance and where it runs. */
+struct sbx_lcore_shm {
+	uint16_t lcore_id;       /**< EAL lcore id */
+	int16_t worker;          /**< worker id, -1 for the primary and mgmt */
+	int32_t socket;          /**< NUMA node of its CPU set; -2 when the set spans nodes, -1 unknown
+				      (SBX_SOCKET_MIXED, SBX_SOCKET_UNKNOWN of hostinfo.h) */
+	char role[12];           /**< "primary", "mgmt" or "worker" */
+	char cpus[SBX_NAME_LEN]; /**< CPU set it floats on (eal.cpus: --lcores id@(cpus)) */
+	char nodes[SBX_NAME_LEN]; /**< NUMA nodes of those CPUs, e.g. "0" or "0,1" */
+};
+
+/** A warning the primary found at start (a remote NUMA pair, a PCIe path problem, a forced pool). */
+struct sbx_warning {
+	char kind[16];           /**< "numa", "pcie", "pool" */
+	char text[SBX_WARN_LEN]; /**< the message, naming both ends of a remote pair */
 };
 
 /** The memzone. */
@@ -168,6 +236,11 @@ struct sbx_shm {
 	uint64_t tsc_hz;         /**< rte_get_tsc_hz() */
 	uint32_t nb_pools;
 	struct sbx_pool_shm pools[SBX_MAX_POOLS];
+	uint32_t nb_lcores;
+	struct sbx_lcore_shm lcores[SBX_MAX_LCORES];
+	uint32_t nb_warnings;    /**< entries used in warnings[] (written before running is set) */
+	uint32_t warnings_dropped; /**< warnings that did not fit */
+	struct sbx_warning warnings[SBX_MAX_WARNINGS];
 	struct sbx_config cfg;   /**< the running config */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
