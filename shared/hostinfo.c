@@ -381,7 +381,7 @@ int sbx_memset_probe(uint64_t bytes, uint64_t page_size, int node, struct sbx_me
 		     char *err, size_t errlen)
 {
 	int nodes[SBX_MAX_NODES], shift = 0, flags;
-	uint64_t t0;
+	uint64_t t0, map_len;
 	void *p;
 
 	memset(r, 0, sizeof(*r));
@@ -394,15 +394,14 @@ int sbx_memset_probe(uint64_t bytes, uint64_t page_size, int node, struct sbx_me
 	while ((1ULL << shift) < page_size)
 		shift++;
 	r->page_size = page_size;
-	r->bytes = (bytes + page_size - 1) / page_size * page_size;
-	if (r->bytes == 0)
-		r->bytes = page_size;
+	r->bytes = bytes ? bytes : 1;
+	map_len = (r->bytes + page_size - 1) / page_size * page_size;
 	flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | (shift << MAP_HUGE_SHIFT);
 	/* hugetlb reserves every page at mmap time: ENOMEM here, never SIGBUS on touch */
-	p = mmap(NULL, r->bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+	p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, flags, -1, 0);
 	if (p == MAP_FAILED) {
 		snprintf(err, errlen, "mmap of %llu MiB on %llu KiB hugepages: %s (free pages of that size: %llu)",
-			 (unsigned long long)(r->bytes >> 20), (unsigned long long)(page_size >> 10),
+			 (unsigned long long)(map_len >> 20), (unsigned long long)(page_size >> 10),
 			 strerror(errno),
 			 (unsigned long long)sbx_hugepages_available(page_size, node < 0 ? 0 : node));
 		return -1;
@@ -411,11 +410,11 @@ int sbx_memset_probe(uint64_t bytes, uint64_t page_size, int node, struct sbx_me
 		unsigned long mask = 1UL << node;
 
 		/* preferred, not bound: a node short of pages must not turn into SIGBUS */
-		syscall(SYS_mbind, p, (unsigned long)r->bytes, SBX_MPOL_PREFERRED, &mask, 64UL, 0U);
+		syscall(SYS_mbind, p, (unsigned long)map_len, SBX_MPOL_PREFERRED, &mask, 64UL, 0U);
 	}
 	t0 = mono_ns();
 	memset(p, 0x5a, r->bytes);
 	r->ns = mono_ns() - t0;
-	munmap(p, r->bytes);
+	munmap(p, map_len);
 	return 0;
 }

@@ -119,7 +119,8 @@ int sbx_prefix_hugefiles(const char *mount, const char *prefix, uint64_t *files,
 
 /** What sbx_memset_probe() measured. */
 struct sbx_memset_result {
-	uint64_t bytes;     /**< bytes mapped and set (the request rounded up to whole pages) */
+	uint64_t bytes;     /**< bytes set (the request; the mapping is rounded up to whole pages, and
+				 the kernel clears every page it hands out, the last one whole) */
 	uint64_t page_size; /**< hugepage size used, bytes */
 	uint64_t ns;        /**< time of the memset alone (first touch: page faults + the kernel's
 				 clearing of each new page + the stores), CLOCK_MONOTONIC ns */
@@ -127,7 +128,7 @@ struct sbx_memset_result {
 
 /**
  * Time a first-touch memset of @p bytes on fresh hugepages: mmap(MAP_ANONYMOUS | MAP_HUGETLB of
- * @p page_size), bound to @p node (mbind MPOL_BIND) when the machine has more than one node,
+ * @p page_size, rounded up to whole pages), bound to @p node (mbind MPOL_BIND) when the machine has more than one node,
  * memset the whole area, munmap it. No page is touched before the timed memset. The pages are
  * returned at once; this needs @p bytes of free hugepages for the duration.
  * @param page_size  0 for the default hugepage size.

@@ -121,8 +121,8 @@ static void test_memset(void)
 	}
 	rc = sbx_memset_probe(3, 0, 0, &r, err, sizeof(err));
 
-	check(rc == 0 && r.bytes == ps && r.page_size == ps && r.ns > 0,
-	      "memset probe of 3 bytes maps one page (%llu B in %llu ns) %s", (unsigned long long)r.bytes,
+	check(rc == 0 && r.bytes == 3 && r.page_size == ps && r.ns > 0,
+	      "memset probe of 3 bytes on one page (%llu B in %llu ns) %s", (unsigned long long)r.bytes,
 	      (unsigned long long)r.ns, err);
 	rc = sbx_memset_probe(1ULL << 50, 0, 0, &r, err, sizeof(err));
 	check(rc == -1 && strstr(err, "mmap of") != NULL,
