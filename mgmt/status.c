@@ -13,6 +13,7 @@
 #include "db.h"
 
 #include "status.h"
+#include "system.h"
 
 #ifndef SBX_VERSION
 #define SBX_VERSION "0.0.0"
@@ -121,6 +122,11 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	}
 	counters_json(cJSON_AddObjectToObject(o, "workers"), &sum);
 	return o;
+}
+
+cJSON *mgmt_port_json(const struct sbx_shm *shm, uint16_t i)
+{
+	return port_json(shm, i, MIN(shm->cfg.nb_ports, SBX_MAX_PORTS), MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS));
 }
 
 cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
@@ -268,6 +274,7 @@ cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i)
 	num(po, "in_use", p->in_use);
 	num(po, "available", p->avail);
 	num(po, "populate_ms", (double)(p->populate_ns / 1000) / 1000.0);
+	mgmt_pool_details_json(po, shm, i); /* plan, bytes, hugepage size, memset bound */
 	return po;
 }
 
@@ -356,6 +363,8 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	arr = cJSON_AddArrayToObject(o, "pools");
 	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++)
 		cJSON_AddItemToArray(arr, mgmt_pool_json(shm, i));
+
+	cJSON_AddItemToObject(o, "warnings", mgmt_warnings_json(shm));
 
 	d = cJSON_AddObjectToObject(o, "database");
 	cJSON_AddStringToObject(d, "path", db->path);

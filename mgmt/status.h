@@ -27,17 +27,21 @@ void mgmt_rfc3339(uint64_t realtime_ns, char *buf, size_t len);
 cJSON *mgmt_health_json(const struct sbx_shm *shm);
 
 /**
- * The body of GET /api/v1/status (appliance, ports, workers, pools, database); reads @p shm only.
+ * The body of GET /api/v1/status (appliance, ports, workers, pools, start-up warnings, database);
+ * reads @p shm only.
  * @param shm  the memzone of a live primary (not NULL).
  * @param db   the open database (path, size on disk, schema version).
  * @return a new object the caller frees with cJSON_Delete(), NULL when out of memory.
  */
 cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db);
 
+/** One port's JSON as in /status (config, socket, link, queues, peer, stats, worker counters). */
+cJSON *mgmt_port_json(const struct sbx_shm *shm, uint16_t i);
+
 /** One worker's JSON (state, pid, lcore, restarts, crashes, heartbeat, queues, counters). */
 cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w);
 
-/** One pool's JSON (socket, size, cache, in use, populate time). */
+/** One pool's JSON (socket, size, cache, in use, populate time, and mgmt_pool_details_json()). */
 cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i);
 
 /**
