@@ -12,6 +12,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_memcpy.h>
 #include <rte_mempool.h>
 
 #include "spanbox/erspan.h"
@@ -81,6 +82,8 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, unsigned 
 		rt->st = &shm->workers[worker].stats.mirror[i];
 		rt->seq_shared = &shm->mirrors[i].seq_next;
 		memcpy(rt->src_mac, mc->src_mac_set ? mc->src_mac : dp->mac, 6);
+		if (mc->encap == SBX_ENCAP_ERSPAN2 || mc->encap == SBX_ENCAP_ERSPAN3)
+			rt->outer_len = (uint8_t)sbx_outer_write(rt->outer_tmpl, mc, rt->src_mac, 0, 0);
 		rt->dst = (struct sbx_queue){ .port = mc->dst_port, .port_id = dp->port_id, .queue = q };
 		if (cfg->ports[mc->dst_port].kind == SBX_PORT_BRIDGED) {
 			rt->dst.ring = rte_ring_lookup(dp->tx_ring[q]);
@@ -215,9 +218,10 @@ static uint32_t build_header(struct sbx_mirror_engine *e, struct sbx_mirror_rt *
 		ef.port_id = port;
 		ef.ts_upper = (uint32_t)(ts >> 32);
 	}
-	outer = c->ip_version == 6 ? 54 : 34;
+	outer = rt->outer_len;
 	ge = (uint32_t)sbx_gre_erspan_write(hdr + outer, &ef);
-	sbx_outer_write(hdr, c, rt->src_mac, ge + cap, e->ip_id++);
+	memcpy(hdr, rt->outer_tmpl, outer);
+	sbx_outer_patch(hdr, c->ip_version, ge + cap, e->ip_id++);
 	return outer + ge;
 }
 
@@ -246,7 +250,21 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 	if (share && strip > m->data_len)
 		share = false;
 
-	if (!share) {
+	if (!share && m->nb_segs == 1 && hlen + cap - strip <= (uint32_t)rte_pktmbuf_data_room_size(e->mp) -
+							     RTE_PKTMBUF_HEADROOM) {
+		/* the common case, a small one-segment frame: header and frame in one write each */
+		uint8_t *d;
+
+		cp = rte_pktmbuf_alloc(e->mp);
+		if (cp == NULL) {
+			rt->st->drop_nombuf++;
+			return NULL;
+		}
+		d = (uint8_t *)rte_pktmbuf_append(cp, (uint16_t)(hlen + cap - strip));
+		memcpy(d, hdr, hlen);
+		rte_memcpy(d + hlen, rte_pktmbuf_mtod_offset(m, const uint8_t *, strip), cap - strip);
+		rt->st->copied++;
+	} else if (!share) {
 		/* rte_pktmbuf_copy() refuses an offset at the very end of the frame: a 12 B frame under
 		 * RSPAN keeps nothing but its MACs, which the header already holds */
 		cp = cap > strip ? rte_pktmbuf_copy(m, e->mp, strip, cap - strip) : rte_pktmbuf_alloc(e->mp);

@@ -28,6 +28,8 @@ struct sbx_mirror_rt {
 	struct rte_bpf *bpf;             /**< compiled filter, NULL = every frame */
 	struct sbx_queue dst;            /**< this worker's mirror TX queue on the destination port */
 	uint8_t src_mac[6];              /**< outer source MAC */
+	uint8_t outer_tmpl[64];          /**< Ethernet + IP header of every copy (ERSPAN), patched per copy */
+	uint8_t outer_len;               /**< 34 (IPv4) or 54 (IPv6) */
 	uint32_t sample_left;            /**< frames to skip before the next mirrored one */
 	uint32_t seq_next, seq_end;      /**< the block of GRE sequence numbers in use */
 	uint16_t ntx;                    /**< copies waiting in txbuf */

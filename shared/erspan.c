@@ -136,6 +136,37 @@ size_t sbx_outer_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8
 	return 14 + 20;
 }
 
+/* One's complement add of 16-bit words (RFC 1071). */
+static inline uint32_t csum_add(uint32_t sum, uint16_t v)
+{
+	sum += v;
+	return (sum & 0xffff) + (sum >> 16);
+}
+
+void sbx_outer_patch(uint8_t *hdr, uint8_t ip_version, uint32_t gre_len, uint16_t ip_id)
+{
+	uint8_t *ip = hdr + 14;
+	uint16_t len, old_len, hc;
+	uint32_t sum;
+
+	if (ip_version == 6) {
+		put16(ip + 4, (uint16_t)gre_len);
+		return;
+	}
+	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m') for each changed 16-bit word m -> m' */
+	old_len = (uint16_t)(ip[2] << 8 | ip[3]);
+	len = (uint16_t)(20 + gre_len);
+	hc = (uint16_t)(ip[10] << 8 | ip[11]);
+	sum = (uint16_t)~hc;
+	sum = csum_add(sum, (uint16_t)~old_len);
+	sum = csum_add(sum, len);
+	sum = csum_add(sum, (uint16_t)~(uint16_t)(ip[4] << 8 | ip[5]));
+	sum = csum_add(sum, ip_id);
+	put16(ip + 2, len);
+	put16(ip + 4, ip_id);
+	put16(ip + 10, (uint16_t)~sum);
+}
+
 uint64_t sbx_erspan_timestamp(uint64_t ns, uint8_t gra)
 {
 	switch (gra) {

@@ -80,6 +80,14 @@ size_t sbx_outer_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8
 		       uint16_t ip_id);
 
 /**
+ * Patch a copy of an outer header template (written by sbx_outer_write() with gre_len 0 and
+ * ip_id 0) for a GRE payload of @p gre_len bytes and IPv4 identification @p ip_id: IPv4 total
+ * length, identification and checksum (updated incrementally, RFC 1624), or the IPv6 payload length.
+ * Gives the same bytes as sbx_outer_write() with those values, for about a tenth of the work.
+ */
+void sbx_outer_patch(uint8_t *hdr, uint8_t ip_version, uint32_t gre_len, uint16_t ip_id);
+
+/**
  * ERSPAN type III timestamp of @p ns (CLOCK_REALTIME ns) at granularity @p gra (enum
  * sbx_erspan_gra): 100 us or 100 ns units, or IEEE 1588 (low word = ns within the second, upper
  * word = seconds). @return the 64-bit value; the header carries the low 32 bits, the platform

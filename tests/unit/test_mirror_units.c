@@ -126,6 +126,43 @@ int main(void)
 	      "IEEE 1588 granularity: seconds in the upper word, ns in the lower");
 	check(sbx_erspan_timestamp(1000000, SBX_GRA_100US) == 10 && sbx_erspan_timestamp(1000, SBX_GRA_100NS) == 10,
 	      "100 us and 100 ns granularities");
+	/* outer header: template + incremental patch (RFC 1624) == a full write, IPv4 and IPv6 */
+	{
+		struct sbx_mirror_cfg mc;
+		static const uint32_t lens[] = { 0, 1, 62, 1514, 9050, 65000 };
+		static const uint16_t ids[] = { 0, 1, 0x1234, 0xfffe, 0xffff };
+		uint8_t tmpl[64], full[64], mac[6] = { 2, 0, 0, 0, 0, 1 };
+		int v, bad = 0, cases = 0;
+		size_t a, b, olen;
+
+		memset(&mc, 0, sizeof(mc));
+		memcpy(mc.dst_mac, "\x02\x00\x00\x00\x00\x02", 6);
+		mc.ttl = 64;
+		mc.dscp = 46;
+		mc.df = true;
+		for (v = 4; v <= 6; v += 2) {
+			mc.ip_version = (uint8_t)v;
+			static const uint8_t v4s[16] = { 192, 0, 2, 1 }, v4d[16] = { 198, 51, 100, 254 };
+			static const uint8_t v6s[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+			static const uint8_t v6d[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 2 };
+
+			memcpy(mc.src_ip, v == 4 ? v4s : v6s, 16);
+			memcpy(mc.dst_ip, v == 4 ? v4d : v6d, 16);
+			olen = sbx_outer_write(tmpl, &mc, mac, 0, 0);
+			for (a = 0; a < RTE_DIM(lens); a++)
+				for (b = 0; b < RTE_DIM(ids); b++) {
+					uint8_t patched[64];
+
+					memcpy(patched, tmpl, olen);
+					sbx_outer_patch(patched, mc.ip_version, lens[a], ids[b]);
+					sbx_outer_write(full, &mc, mac, lens[a], ids[b]);
+					bad += memcmp(patched, full, olen) != 0;
+					cases++;
+				}
+		}
+		printf("# %d outer header cases\n", cases);
+		check(bad == 0, "outer header template patched per copy equals a full write (IPv4 checksum by RFC 1624, IPv6)");
+	}
 	printf("1..%d\n", n);
 	return failed ? 1 : 0;
 }
