@@ -132,23 +132,6 @@ static bool names_port(const char *text, const char *name)
 	return false;
 }
 
-/* "0000:01:00.0" from a PCI port's devargs ("01:00.0,x=y" too); false when it is not one. */
-static bool devargs_bdf(const char *devargs, char bdf[SBX_PCIE_BDF_LEN])
-{
-	size_t n = strcspn(devargs, ","), k;
-
-	if (n == 7)
-		snprintf(bdf, SBX_PCIE_BDF_LEN, "0000:%.7s", devargs);
-	else if (n == 12)
-		snprintf(bdf, SBX_PCIE_BDF_LEN, "%.12s", devargs);
-	else
-		return false;
-	for (k = 0; bdf[k]; k++)
-		if (bdf[k] >= 'A' && bdf[k] <= 'F')
-			bdf[k] = (char)(bdf[k] - 'A' + 'a');
-	return sbx_pcie_bdf_valid(bdf);
-}
-
 void mgmt_port_placement_json(cJSON *o, const struct sbx_shm *shm, uint16_t i)
 {
 	const struct sbx_port_shm *ps = &shm->ports[i];
@@ -193,11 +176,11 @@ void mgmt_port_placement_json(cJSON *o, const struct sbx_shm *shm, uint16_t i)
 	for (k = 0; k < MIN(shm->nb_warnings, SBX_MAX_WARNINGS); k++)
 		if (names_port(shm->warnings[k].text, name))
 			cJSON_AddItemToArray(a, cJSON_CreateString(shm->warnings[k].text));
-	if (pc->is_pci && devargs_bdf(pc->devargs, bdf) && mgmt_pci_json(bdf, &pci, err, sizeof(err)) == 200) {
+	if (pc->is_pci && sbx_pcie_devargs_bdf(pc->devargs, bdf) && mgmt_pci_json(bdf, &pci, err, sizeof(err)) == 200) {
 		cJSON_AddItemToObject(o, "pci", pci);
 	} else if (pc->is_pci) {
 		pci = cJSON_AddObjectToObject(o, "pci");
-		cJSON_AddStringToObject(pci, "error", pc->is_pci && devargs_bdf(pc->devargs, bdf) ? err
+		cJSON_AddStringToObject(pci, "error", pc->is_pci && sbx_pcie_devargs_bdf(pc->devargs, bdf) ? err
 												  : "not a DDDD:BB:DD.F address");
 	} else {
 		cJSON_AddNullToObject(o, "pci");
@@ -209,7 +192,7 @@ void mgmt_port_placement_json(cJSON *o, const struct sbx_shm *shm, uint16_t i)
 unsigned int mgmt_pci_json(const char *bdf, cJSON **out, char *err, size_t errlen)
 {
 	static struct sbx_pcie_info chain[SBX_PCIE_MAX_CHAIN];
-	char warn[32][SBX_PCIE_WARN_LEN], path[96];
+	char warn[32][SBX_PCIE_WARN_LEN], path[96], lower[SBX_PCIE_BDF_LEN];
 	cJSON *a;
 	int n, nw, i;
 
@@ -218,6 +201,8 @@ unsigned int mgmt_pci_json(const char *bdf, cJSON **out, char *err, size_t errle
 		snprintf(err, errlen, "%s is not a PCI address DDDD:BB:DD.F (hex, device 00..1f, function 0..7)", bdf);
 		return 400;
 	}
+	sbx_pcie_devargs_bdf(bdf, lower); /* sysfs names are lower case */
+	bdf = lower;
 	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", bdf);
 	if (access(path, F_OK) != 0) {
 		snprintf(err, errlen, "no PCI device %s", bdf);

@@ -252,22 +252,6 @@ int sbx_numa_setup(struct sbx_primary *p)
 	return 0;
 }
 
-/* The BDF of a PCI port's devargs: "0000:01:00.0,x=y" or "01:00.0" -> "0000:01:00.0". */
-static bool port_bdf(const char *devargs, char bdf[SBX_PCIE_BDF_LEN])
-{
-	size_t n = strcspn(devargs, ",");
-
-	if (n == 7)
-		snprintf(bdf, SBX_PCIE_BDF_LEN, "0000:%.7s", devargs);
-	else if (n == 12)
-		snprintf(bdf, SBX_PCIE_BDF_LEN, "%.12s", devargs);
-	else
-		return false;
-	for (n = 0; bdf[n]; n++)
-		bdf[n] = (char)tolower((unsigned char)bdf[n]);
-	return sbx_pcie_bdf_valid(bdf);
-}
-
 void sbx_pcie_log(struct sbx_primary *p)
 {
 	static struct sbx_pcie_info chain[SBX_PCIE_MAX_CHAIN];
@@ -280,7 +264,7 @@ void sbx_pcie_log(struct sbx_primary *p)
 
 		if (!pc->is_pci)
 			continue;
-		if (!port_bdf(pc->devargs, bdf)) {
+		if (!sbx_pcie_devargs_bdf(pc->devargs, bdf)) {
 			sbx_warn(p, "pcie", "port %s: %s is not a PCI address spanbox can decode", pc->name, pc->devargs);
 			continue;
 		}

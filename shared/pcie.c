@@ -88,6 +88,22 @@ bool sbx_pcie_bdf_valid(const char *s)
 	return strtoul((char[]){s[8], s[9], 0}, NULL, 16) <= 0x1f && s[11] >= '0' && s[11] <= '7';
 }
 
+bool sbx_pcie_devargs_bdf(const char *devargs, char bdf[SBX_PCIE_BDF_LEN])
+{
+	size_t n = strcspn(devargs, ","), k;
+
+	if (n == SBX_PCIE_BDF_LEN - 1 - 5) /* "BB:DD.F": domain 0000 */
+		snprintf(bdf, SBX_PCIE_BDF_LEN, "0000:%.7s", devargs);
+	else if (n == SBX_PCIE_BDF_LEN - 1)
+		snprintf(bdf, SBX_PCIE_BDF_LEN, "%.12s", devargs);
+	else
+		return false;
+	for (k = 0; bdf[k]; k++) /* sysfs names are lower case */
+		if (bdf[k] >= 'A' && bdf[k] <= 'F')
+			bdf[k] = (char)(bdf[k] - 'A' + 'a');
+	return sbx_pcie_bdf_valid(bdf);
+}
+
 int sbx_pcie_decode_buf(const uint8_t *cfg, size_t len, struct sbx_pcie_info *out, char *err,
 			size_t errlen)
 {

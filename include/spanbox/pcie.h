@@ -85,6 +85,13 @@ struct sbx_pcie_info {
 bool sbx_pcie_bdf_valid(const char *s);
 
 /**
+ * The PCI address of a port's DPDK devargs ("0000:01:00.0,key=value" or the short "01:00.0",
+ * domain 0000), lower-cased as sysfs names devices, into @p bdf.
+ * @return true when it is a valid BDF (sbx_pcie_bdf_valid()), false otherwise (@p bdf undefined).
+ */
+bool sbx_pcie_devargs_bdf(const char *devargs, char bdf[SBX_PCIE_BDF_LEN]);
+
+/**
  * Decode @p len bytes of config space at @p cfg (never reads beyond cfg + len).
  * Walks the capability list from the Capabilities Pointer (0x34 for header types 0 and 1, 0x14
  * for type 2) when Status bit 4 is set, recording every capability, and decodes the PCI Express

@@ -156,6 +156,28 @@ static void test_bdf(void)
 	check(ok, "BDF: short forms, path tricks, device > 0x1f, function > 7, padding are refused");
 }
 
+/* The BDF of a port's devargs: full and short forms, arguments after ',', case. */
+static void test_devargs_bdf(void)
+{
+	static const struct {
+		const char *devargs, *bdf; /* bdf NULL: refused */
+	} cases[] = {
+		{"0000:01:00.0", "0000:01:00.0"}, {"01:00.0", "0000:01:00.0"},
+		{"0000:3B:00.1,rxq_cqe_comp_en=0", "0000:3b:00.1"}, {"af:1F.7,x=1", "0000:af:1f.7"},
+		{"net_tap0,iface=x", NULL}, {"01:00.8", NULL}, {"1:00.0", NULL}, {"", NULL},
+		{"0000:01:00.0.1", NULL},
+	};
+	char bdf[SBX_PCIE_BDF_LEN];
+	unsigned int i;
+	bool r;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		r = sbx_pcie_devargs_bdf(cases[i].devargs, bdf);
+		check(cases[i].bdf ? r && !strcmp(bdf, cases[i].bdf) : !r, "devargs \"%s\": %s", cases[i].devargs,
+		      cases[i].bdf ? cases[i].bdf : "not a PCI address");
+	}
+}
+
 static void test_fixtures(void)
 {
 	struct sbx_pcie_info d;
@@ -354,6 +376,7 @@ int main(int argc, char **argv)
 	}
 	root = argv[1];
 	test_bdf();
+	test_devargs_bdf();
 	test_fixtures();
 	test_prefixes();
 	test_chains();
