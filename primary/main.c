@@ -193,10 +193,10 @@ int main(int argc, char **argv)
 	if (p.shm != NULL)
 		p.cfg = &p.shm->cfg; /* one truth from here on: the primary may add queues (ports.c) */
 	/* refusals (pool.mbufs below the plan, hugepages short, a bad test hook) exit with 2 */
-	ok = p.shm != NULL && sbx_ports_lookup(&p) == 0 && (prc = sbx_numa_setup(&p)) == 0;
-	if (ok)
-		sbx_pcie_log(&p);
-	ok = ok && (prc = sbx_pools_create(&p)) == 0 && sbx_ports_start(&p) == 0;
+	if (p.shm != NULL)
+		sbx_pcie_log(&p); /* first: the path of a PCI port is worth seeing even if it fails */
+	ok = p.shm != NULL && sbx_ports_lookup(&p) == 0 && (prc = sbx_numa_setup(&p)) == 0 &&
+	     (prc = sbx_pools_create(&p)) == 0 && sbx_ports_start(&p) == 0;
 	if (ok) {
 		/* mbufs the ports' RX rings hold before any traffic: the pool audit's baseline */
 		sbx_pools_refresh(&p);

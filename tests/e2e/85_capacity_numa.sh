@@ -215,3 +215,23 @@ check "no hugepage file of prefix $PREFIX left" bash -c "! ls /dev/hugepages/${P
 config base '.'
 rc=$(refused base SBX_TEST_PORT_SOCKET=nope=1)
 check "SBX_TEST_PORT_SOCKET naming no port: exit 2" bash -c "[ $rc = 2 ] && grep -q 'SBX_TEST_PORT_SOCKET: no port \"nope\"' '$TMP/base.log'"
+
+### 5. the PCIe path of a PCI port is logged at start (a device of this machine that no DPDK
+### driver takes, never a network device: EAL then does not probe it and the start fails, exit 1)
+pci=
+for d in /sys/bus/pci/devices/*; do
+	case $(cat "$d/class") in 0x02*) continue ;; esac
+	pci=$(basename "$d")
+	break
+done
+config pci ".ports = [{\"name\": \"pp\", \"devargs\": \"$pci\"}] | del(.forwarding, .mirrors)"
+rc=$(refused pci)
+"$BUILD/tools/spanbox-pcie" "$pci" 2>/dev/null | sed -n '/^  warning: /!{/^$/!p}' >"$TMP/pcie_tool.txt"
+sed -n 's/^spanbox-primary: pcie: port pp: //p' "$TMP/pci.log" >"$TMP/pcie_log.txt"
+echo "# PCI port on $pci (class $(cat "/sys/bus/pci/devices/$pci/class")): exit $rc; $(head -1 "$TMP/pcie_log.txt")"
+check "PCI port $pci: the log shows its decoded path, as spanbox-pcie prints it" \
+	bash -c "[ -s '$TMP/pcie_tool.txt' ] && cmp -s '$TMP/pcie_tool.txt' '$TMP/pcie_log.txt'"
+check "... and each warning of the path, naming the port" \
+	bash -c "[ \"\$('$BUILD/tools/spanbox-pcie' '$pci' | grep -c '^  warning: ')\" = \"\$(grep -c '^spanbox-primary: warning: port pp: $pci' '$TMP/pci.log')\" ]"
+check "... then the start fails (no DPDK driver for it): exit 1, not probed" \
+	bash -c "[ $rc = 1 ] && grep -q 'device $pci was not probed by EAL' '$TMP/pci.log'"
