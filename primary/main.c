@@ -224,9 +224,17 @@ int main(int argc, char **argv)
 		if (now - t_refresh >= SBX_REFRESH_NS) {
 			t_refresh = now;
 			refresh(&p);
-			if (!ready && sbx_workers_all_running(&p)) {
+			/* ready once every worker has settled: running, or given up on (failed) with at
+			 * least one running; a worker that keeps crashing must not hold the appliance back */
+			if (!ready && sbx_workers_settled(&p)) {
+				unsigned int running = sbx_workers_count(&p, SBX_W_RUNNING);
+
 				ready = true;
-				printf("spanbox-primary: ready: %u workers running, pid %d\n", cfg.nb_workers, (int)getpid());
+				printf("spanbox-primary: ready: %u of %u workers running, pid %d\n", running,
+				       cfg.nb_workers, (int)getpid());
+				if (running < cfg.nb_workers)
+					fprintf(stderr, "spanbox-primary: warning: %u workers failed to start (see events)\n",
+						cfg.nb_workers - running);
 				if (ready_file != NULL) {
 					FILE *f = fopen(ready_file, "w");
 					if (f != NULL) {
@@ -235,7 +243,7 @@ int main(int argc, char **argv)
 					}
 				}
 			} else if (!ready && now - t_start > SBX_READY_TIMEOUT_NS) {
-				fprintf(stderr, "spanbox-primary: workers did not all start within 20 s\n");
+				fprintf(stderr, "spanbox-primary: no worker could start within 20 s\n");
 				rc = 1;
 				break;
 			}

@@ -147,8 +147,10 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w);
 void sbx_workers_supervise(struct sbx_primary *p, bool restart);
 /** Ask every worker to drain and exit; SIGKILL those still alive after @p timeout_ms. */
 void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms);
-/** @return true when every worker slot is RUNNING. */
-bool sbx_workers_all_running(struct sbx_primary *p);
+/** @return how many worker slots are in @p state. */
+unsigned int sbx_workers_count(struct sbx_primary *p, enum sbx_worker_state state);
+/** @return true when every worker is RUNNING or FAILED (given up on), at least one RUNNING. */
+bool sbx_workers_settled(struct sbx_primary *p);
 
 /* replay.c */
 /** @return true when every pcap input file is at EOF. */

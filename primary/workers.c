@@ -229,14 +229,20 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 	}
 }
 
-bool sbx_workers_all_running(struct sbx_primary *p)
+unsigned int sbx_workers_count(struct sbx_primary *p, enum sbx_worker_state state)
 {
-	unsigned int w;
+	unsigned int w, n = 0;
 
 	for (w = 0; w < p->cfg->nb_workers; w++)
-		if (p->shm->workers[w].state != SBX_W_RUNNING)
-			return false;
-	return true;
+		n += p->shm->workers[w].state == state;
+	return n;
+}
+
+bool sbx_workers_settled(struct sbx_primary *p)
+{
+	unsigned int running = sbx_workers_count(p, SBX_W_RUNNING);
+
+	return running > 0 && running + sbx_workers_count(p, SBX_W_FAILED) == p->cfg->nb_workers;
 }
 
 void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms)
