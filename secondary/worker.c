@@ -69,7 +69,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
  * Forward one received burst from input port @p in. The burst sits in the worker's slot of the
  * memzone (st->burst, st->held = n) until the first mbuf is freed or handed to a PMD: a worker
  * killed before that point loses nothing, the primary frees the burst (workers.c). After it, a
- * crash leaks at most this burst (counted in lost_mbufs).
+ * crash leaks at most this burst (it shows as "unexplained" in the pool audit).
  */
 static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_mbuf **pkts, uint16_t n)
 {
