@@ -2,7 +2,7 @@
 # End to end on the embedded default config: taps in namespaces sbx-a and sbx-b, two workers, mgmt.
 source "$(dirname "$0")/../lib/common.sh"
 API=http://127.0.0.1:8080/api/v1
-trap '"$ROOT/spanbox" stop >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+trap '"$ROOT/spanbox" stop "$ROOT/config/default.json" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
 
 timeout 180 "$ROOT/spanbox" start
 check "./spanbox start returns 0 with the default config" [ $? -eq 0 ]
@@ -57,7 +57,7 @@ check "pool unchanged across the worker restart" \
 ip netns exec sbx-a ping -c 10 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping_after.txt"
 check "ping after the worker restart: 0% loss" grep -q ' 0% packet loss' "$TMP/ping_after.txt"
 
-"$ROOT/spanbox" stop
+"$ROOT/spanbox" stop "$ROOT/config/default.json"
 check "./spanbox stop returns 0" [ $? -eq 0 ]
 no_spanbox_process() { ! pgrep -f 'spanbox-(primary|worker|mgmt).*(file-prefix=spanbox( |$)|config/default.json)' >/dev/null; }
 check "no spanbox process of prefix spanbox left" no_spanbox_process

@@ -4,7 +4,7 @@
 source "$(dirname "$0")/../lib/common.sh"
 API=http://127.0.0.1:8080/api/v1
 CFG="$ROOT/config/default.json"
-trap '"$ROOT/spanbox" stop >/dev/null 2>&1; rm -rf "$TMP"' EXIT
+trap '"$ROOT/spanbox" stop "$ROOT/config/default.json" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
 kstat() { ip -n "$1" -s -j link show "$2" | jq ".[0].stats64.$3.packets"; }
 # (a function, not bash -c: pgrep -f would match the bash -c command line itself)
 no_workers() { ! pgrep -f 'spanbox-worker --file-prefix=spanbox ' >/dev/null; }
@@ -39,10 +39,10 @@ echo "# workers gone after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 check "mgmt reports the appliance down within 1 s of the primary's death" wait_for 10 health_is down
 check "no process left spinning (no worker with file prefix spanbox)" no_workers
 
-"$ROOT/spanbox" stop >/dev/null 2>&1
+"$ROOT/spanbox" stop "$ROOT/config/default.json" >/dev/null 2>&1
 timeout 180 "$ROOT/spanbox" start >"$TMP/start2.log" 2>&1
 check "next ./spanbox start works without manual clean-up" [ $? -eq 0 ]
 ip netns exec sbx-a ping -c 5 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping2.txt"
 check "forwarding after the restart (0% loss)" grep -q ' 0% packet loss' "$TMP/ping2.txt"
-"$ROOT/spanbox" stop >/dev/null 2>&1
+"$ROOT/spanbox" stop "$ROOT/config/default.json" >/dev/null 2>&1
 check "no hugepage file of prefix spanbox left" bash -c "! ls /dev/hugepages/spanboxmap_* >/dev/null 2>&1"
