@@ -38,7 +38,15 @@ check "workers exit within 1 s of the primary's death" wait_for 10 no_workers
 echo "# workers gone after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 check "mgmt reports the appliance down within 1 s of the primary's death" wait_for 10 health_is down
 check "no process left spinning (no worker with file prefix spanbox)" no_workers
+check "mgmt keeps serving while the appliance is down (health answers 200)" \
+	curl -fsS -o /dev/null "$API/health"
 
+# A new primary on the same prefix, started by hand (stale hugepage files and runtime directory
+# of the killed one are still there): the running mgmt re-attaches to it by itself.
+setsid "$ROOT/build/primary/spanbox-primary" -c "$CFG" --ready-file "$TMP/ready" </dev/null >"$TMP/p2.log" 2>&1 &
+echo $! >/run/spanbox/spanbox.primary.pid
+check "a new primary starts over the killed one's leftovers" wait_for 300 test -f "$TMP/ready"
+check "the same mgmt re-attaches to the new primary (health up within 5 s)" wait_for 50 health_is up
 "$ROOT/spanbox" stop "$ROOT/config/default.json" >/dev/null 2>&1
 timeout 180 "$ROOT/spanbox" start >"$TMP/start2.log" 2>&1
 check "next ./spanbox start works without manual clean-up" [ $? -eq 0 ]
