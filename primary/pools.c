@@ -17,6 +17,7 @@
 
 #include "spanbox/hostinfo.h"
 #include "spanbox/poolsize.h"
+#include "spanbox/pool_mem.h"
 #include "primary.h"
 
 #define SBX_PRIMARY_READ_BURST 64 /* mbufs the primary holds per bridged port (rx_pending) */
@@ -116,30 +117,6 @@ static uint32_t round_pool_size(uint64_t n)
 	return (uint32_t)(v - 1);
 }
 
-struct mem_sum {
-	uint64_t bytes;
-	uint64_t page_sz;
-};
-
-static void sum_chunk(struct rte_mempool *mp, void *opaque, struct rte_mempool_memhdr *memhdr, unsigned int idx)
-{
-	struct mem_sum *s = opaque;
-	const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(memhdr->addr);
-
-	(void)mp;
-	(void)idx;
-	s->bytes += memhdr->len;
-	if (msl != NULL && msl->page_sz > s->page_sz)
-		s->page_sz = msl->page_sz;
-}
-
-/* Bytes in EAL's heap on @p socket (grows when EAL maps more hugepages). */
-static uint64_t heap_total(int socket)
-{
-	struct rte_malloc_socket_stats st;
-
-	return rte_malloc_get_socket_stats(socket, &st) == 0 ? st.heap_totalsz_bytes : 0;
-}
 
 /* The optional first-touch memset of @p bytes on fresh pages of the pool's socket, into @p ps. */
 static void measure_memset(struct sbx_pool_shm *ps, uint64_t bytes, uint64_t page_sz, int socket)
@@ -238,14 +215,14 @@ int sbx_pools_create(struct sbx_primary *p)
 	/* 3. create each pool, timed (after the optional memset bound on fresh pages) */
 	for (i = 0; i < p->shm->nb_pools; i++) {
 		struct sbx_pool_shm *ps = &p->shm->pools[i];
-		struct mem_sum mem = { 0, 0 };
+		struct sbx_pool_mem mem;
 		struct rte_mempool *mp;
 		uint64_t t0, heap0;
 
 		s = p->pool_socket[i];
 		if (cfg->pool_measure_memset)
 			measure_memset(ps, est[s].obj_bytes, sbx_hugepages_eal_page_size(s), s);
-		heap0 = heap_total(s);
+		heap0 = sbx_heap_total_bytes(s);
 		t0 = sbx_now_ns();
 		mp = rte_pktmbuf_pool_create(ps->name, n[s], cfg->pool_cache, 0, (uint16_t)room, s);
 		if (mp == NULL) {
@@ -254,8 +231,8 @@ int sbx_pools_create(struct sbx_primary *p)
 			return -1;
 		}
 		ps->populate_ns = sbx_now_ns() - t0;
-		ps->heap_grow_bytes = heap_total(s) - heap0;
-		rte_mempool_mem_iter(mp, sum_chunk, &mem);
+		ps->heap_grow_bytes = sbx_heap_total_bytes(s) - heap0;
+		mem = sbx_pool_mem(mp);
 		ps->bytes = mem.bytes;
 		ps->hugepage_size = mem.page_sz;
 		ps->size = mp->size;

@@ -37,6 +37,7 @@
 
 #include "spanbox/hostinfo.h"
 #include "spanbox/poolsize.h"
+#include "spanbox/pool_mem.h"
 #include "spanbox/shm.h"
 
 #define MAX_SIZES 16
@@ -95,28 +96,6 @@ static uint64_t median(const uint64_t *v, int n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-struct mem_sum {
-	uint64_t bytes, page_sz;
-};
-
-static void sum_chunk(struct rte_mempool *mp, void *opaque, struct rte_mempool_memhdr *memhdr, unsigned int idx)
-{
-	struct mem_sum *s = opaque;
-	const struct rte_memseg_list *msl = rte_mem_virt2memseg_list(memhdr->addr);
-
-	(void)mp;
-	(void)idx;
-	s->bytes += memhdr->len;
-	if (msl != NULL && msl->page_sz > s->page_sz)
-		s->page_sz = msl->page_sz;
-}
-
-static uint64_t heap_total(int socket)
-{
-	struct rte_malloc_socket_stats st;
-
-	return rte_malloc_get_socket_stats(socket, &st) == 0 ? st.heap_totalsz_bytes : 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -244,7 +223,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nsizes; i++) {
 		uint64_t create[MAX_RUNS], set_ns[MAX_RUNS], fresh = 0, cm, mm;
 		struct sbx_pool_estimate e;
-		struct mem_sum mem_sum = { 0, 0 };
+		struct sbx_pool_mem mem_sum = { 0, 0 };
 		char err[256], name[RTE_MEMPOOL_NAMESIZE];
 
 		sbx_pool_estimate(sizes[i], cache, RTE_MBUF_DEFAULT_BUF_SIZE, page_sz, &e);
@@ -259,7 +238,7 @@ int main(int argc, char **argv)
 			}
 			set_ns[r] = mr.ns;
 			snprintf(name, sizeof(name), "pt_%u_%d", sizes[i], r);
-			h0 = heap_total(socket);
+			h0 = sbx_heap_total_bytes(socket);
 			t0 = sbx_now_ns();
 			mp = rte_pktmbuf_pool_create(name, sizes[i], cache, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket);
 			create[r] = sbx_now_ns() - t0;
@@ -267,9 +246,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "spanbox-pooltime: %u mbufs: pool: %s\n", sizes[i], rte_strerror(rte_errno));
 				return 1;
 			}
-			fresh = heap_total(socket) - h0;
-			mem_sum.bytes = 0;
-			rte_mempool_mem_iter(mp, sum_chunk, &mem_sum);
+			fresh = sbx_heap_total_bytes(socket) - h0;
+			mem_sum = sbx_pool_mem(mp);
 			rte_mempool_free(mp);
 		}
 		cm = median(create, runs);

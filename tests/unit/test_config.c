@@ -12,24 +12,9 @@
 #include <pcap/pcap.h>
 
 #include "spanbox/config.h"
+#include "tap.h"
 
-static int tests, failures;
 static const char *root;
-
-/* Record one TAP result; returns @cond. */
-__attribute__((format(printf, 2, 3)))
-static bool check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failures += !cond;
-	return cond;
-}
 
 /* Load <root>/<rel> into @cfg; a failure is reported as a failed case. */
 static bool load(const char *rel, struct sbx_config *cfg)

@@ -12,22 +12,8 @@
 #include <unistd.h>
 
 #include "spanbox/hostinfo.h"
+#include "tap.h"
 
-static int tests, failures;
-
-__attribute__((format(printf, 2, 3)))
-static bool check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failures += !cond;
-	return cond;
-}
 
 static void test_cpulist(void)
 {

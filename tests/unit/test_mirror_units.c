@@ -9,16 +9,8 @@
 
 #include "../../secondary/chain.h"
 #include "spanbox/erspan.h"
+#include "tap.h"
 
-static int n, failed;
-
-static void check(int cond, const char *what)
-{
-	n++;
-	if (!cond)
-		failed++;
-	printf("%s %d - %s\n", cond ? "ok" : "not ok", n, what);
-}
 
 /* An Ethernet frame with optional tags (TPID, VID) and an IPv4 TOS. */
 static uint32_t frame(uint8_t *f, int tags, uint16_t tpid, uint16_t vid, uint8_t tos)
@@ -163,6 +155,6 @@ int main(void)
 		printf("# %d outer header cases\n", cases);
 		check(bad == 0, "outer header template patched per copy equals a full write (IPv4 checksum by RFC 1624, IPv6)");
 	}
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	printf("1..%d\n", tests);
+	return failures ? 1 : 0;
 }

@@ -10,24 +10,9 @@
 #include <string.h>
 
 #include "spanbox/pcie.h"
+#include "tap.h"
 
-static int tests, failures;
 static const char *root;
-
-/* Record one TAP result; returns @cond. */
-__attribute__((format(printf, 2, 3)))
-static bool check(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	failures += !cond;
-	return cond;
-}
 
 static const char *fixture(const char *name)
 {
