@@ -200,12 +200,13 @@ int main(int argc, char **argv)
 	t0 = sbx_now_ns();
 	while (!g_stop) {
 		nanosleep(&tick, NULL);
+		/* the primary's events -> SQLite, also the last ones of a primary shutting down */
+		if (ctx.shm != NULL && ctx.shm->magic == SBX_SHM_MAGIC)
+			mgmt_db_import_events(&db, ctx.shm);
 		if (ctx.shm != NULL && !mgmt_primary_alive(ctx.shm, reason, sizeof(reason))) {
 			lost = true;
 			break;
 		}
-		if (ctx.shm != NULL) /* the primary's worker events -> SQLite */
-			mgmt_db_import_events(&db, ctx.shm);
 		if (ctx.shm == NULL && sbx_now_ns() - t0 >= MGMT_RETRY_S * 1000000000ULL) {
 			retry = true;
 			break;

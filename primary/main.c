@@ -21,6 +21,7 @@
 #include <rte_lcore.h>
 #include <rte_memzone.h>
 
+#include "spanbox/bpf_filter.h"
 #include "spanbox/eal_args.h"
 #include "primary.h"
 
@@ -90,6 +91,42 @@ static void remove_prefix_files(const char *prefix)
 		globfree(&g);
 	}
 	rmdir(dir);
+}
+
+/*
+ * Every mirror filter must also load as DPDK BPF (some libpcap filters, e.g. "inbound", use
+ * metadata rte_bpf_convert cannot express): refuse at start, naming the field, rather than let
+ * every worker fail. @return 0 or -1 (message printed).
+ */
+static int check_filters(const struct sbx_config *cfg)
+{
+	char err[512];
+	uint16_t i;
+
+	for (i = 0; i < cfg->nb_mirrors; i++) {
+		struct rte_bpf *bpf;
+
+		if (cfg->mirrors[i].filter[0] == '\0')
+			continue;
+		bpf = sbx_filter_load(cfg->mirrors[i].filter, err, sizeof(err));
+		if (bpf == NULL) {
+			fprintf(stderr, "spanbox-primary: mirrors[%u].filter: %s\n", i, err);
+			return -1;
+		}
+		rte_bpf_destroy(bpf);
+	}
+	return 0;
+}
+
+/* true when some port reads a pcap file (a replay needs an end). */
+static bool has_pcap_input(const struct sbx_config *cfg)
+{
+	uint16_t i;
+
+	for (i = 0; i < cfg->nb_ports; i++)
+		if (cfg->ports[i].kind == SBX_PORT_BRIDGED && strstr(cfg->ports[i].devargs, "rx_pcap=") != NULL)
+			return true;
+	return false;
 }
 
 /* Reserve and fill the shared memzone. */
@@ -169,6 +206,10 @@ int main(int argc, char **argv)
 		printf("%s: valid\n", config_path);
 		return 0;
 	}
+	if (p.replay && !has_pcap_input(&cfg)) {
+		fprintf(stderr, "spanbox-primary: replay: no port reads a pcap file (ports[].devargs with rx_pcap=)\n");
+		return 2;
+	}
 	if (access(p.worker_bin, X_OK) != 0) {
 		fprintf(stderr, "spanbox-primary: worker binary %s: %s\n", p.worker_bin, strerror(errno));
 		return 2;
@@ -188,6 +229,11 @@ int main(int argc, char **argv)
 	if (rte_eal_init(eal.argc, eal.argv) < 0) {
 		fprintf(stderr, "spanbox-primary: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return 1;
+	}
+	if (check_filters(&cfg) != 0) {
+		rte_eal_cleanup();
+		remove_prefix_files(cfg.file_prefix);
+		return 2;
 	}
 	p.shm = shm_publish(&cfg);
 	if (p.shm != NULL)
@@ -242,6 +288,10 @@ int main(int argc, char **argv)
 						fclose(f);
 					}
 				}
+			} else if (!ready && sbx_workers_count(&p, SBX_W_FAILED) == cfg.nb_workers) {
+				fprintf(stderr, "spanbox-primary: every worker failed to start (see the events above)\n");
+				rc = 1;
+				break;
 			} else if (!ready && now - t_start > SBX_READY_TIMEOUT_NS) {
 				fprintf(stderr, "spanbox-primary: no worker could start within 20 s\n");
 				rc = 1;
@@ -265,11 +315,14 @@ int main(int argc, char **argv)
 	printf("spanbox-primary: shutting down\n");
 	sbx_control_fini();
 	if (p.shm != NULL) {
-		sbx_event(&p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : "replay done or error");
-		p.shm->running = 0;
-		p.cfg = &cfg; /* the memzone is freed below */
+		sbx_event(&p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : rc ? "error" : "replay done");
 		sbx_workers_stop(&p, 3000);
 		refresh(&p);
+		/* let an attached mgmt copy the last events (it imports every 100 ms) */
+		if (!p.replay)
+			usleep(250000);
+		p.shm->running = 0;
+		p.cfg = &cfg; /* the memzone is freed below */
 		if (p.replay && rc == 0)
 			sbx_print_counters(&p);
 		sbx_ports_stop(&p);

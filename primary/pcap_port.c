@@ -141,9 +141,12 @@ uint16_t sbx_pcap_port_rx(struct sbx_pcap_port *pp, struct rte_mempool *mp, stru
 		int rc = pcap_next_ex(pp->rx, &h, &data);
 
 		if (rc != 1) {
-			/* -2: end of file; -1: read error (a damaged file ends there, counted) */
-			if (rc == -1)
+			/* -2: end of file; -1: read error (a damaged file ends there, counted and said) */
+			if (rc == -1) {
 				pp->rx_errors++;
+				fprintf(stderr, "spanbox-primary: warning: rx_pcap read error after %llu frames, input"
+					" ends here: %s\n", (unsigned long long)pp->rx_pkts, pcap_geterr(pp->rx));
+			}
 			pp->rx_eof = true;
 			break;
 		}

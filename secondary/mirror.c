@@ -15,43 +15,13 @@
 #include <rte_memcpy.h>
 #include <rte_mempool.h>
 
+#include "spanbox/bpf_filter.h"
 #include "spanbox/erspan.h"
 #include "mirror.h"
 
 /* Largest mirrored frame an ERSPAN packet can carry: 65535 B of IP minus IPv4 + GRE + ERSPAN III
  * with subheader; longer frames (TSO super-frames in captures) are cut and marked truncated. */
 #define SBX_ERSPAN_MAX_INNER (65535 - 20 - 28)
-
-/* Compile a tcpdump filter into a loaded rte_bpf (classic BPF -> eBPF, DPDK's converter). */
-static struct rte_bpf *filter_load(const char *filter, char *err, size_t errlen)
-{
-	struct bpf_program prog;
-	struct rte_bpf_prm *prm;
-	struct rte_bpf *bpf = NULL;
-	pcap_t *p = pcap_open_dead(DLT_EN10MB, 65535);
-
-	if (p == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0) {
-		snprintf(err, errlen, "\"%s\": %s", filter, pcap_geterr(p));
-		pcap_close(p);
-		return NULL;
-	}
-	prm = rte_bpf_convert(&prog);
-	pcap_freecode(&prog);
-	pcap_close(p);
-	if (prm == NULL) {
-		snprintf(err, errlen, "\"%s\": rte_bpf_convert: %s", filter, rte_strerror(rte_errno));
-		return NULL;
-	}
-	bpf = rte_bpf_load(prm);
-	rte_free(prm);
-	if (bpf == NULL)
-		snprintf(err, errlen, "\"%s\": rte_bpf_load: %s", filter, rte_strerror(rte_errno));
-	return bpf;
-}
 
 int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, unsigned int worker, char *err,
 		     size_t errlen)
@@ -95,7 +65,7 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, unsigned 
 		if (mc->filter[0] != '\0') {
 			char ferr[512];
 
-			rt->bpf = filter_load(mc->filter, ferr, sizeof(ferr));
+			rt->bpf = sbx_filter_load(mc->filter, ferr, sizeof(ferr));
 			if (rt->bpf == NULL) {
 				snprintf(err, errlen, "mirrors[%u].filter: %s", i, ferr);
 				return -1;
