@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The launcher with more than one instance, a taken API port and filters DPDK cannot run: each
+# failure is clean (clear message, non-zero exit, nothing left running) and never touches another
+# instance. Each case once caught a bug (a new user's session, see git log).
+source "$(dirname "$0")/../lib/common.sh"
+DEF="$ROOT/config/default.json"
+trap '"$ROOT/spanbox" stop "$DEF" >/dev/null 2>&1; pkill -f "http.server 18123" 2>/dev/null; rm -rf "$TMP"' EXIT
+left() { pgrep -f "spanbox-(primary|worker|mgmt).*$1" >/dev/null; } # left PATTERN: a process matches
+
+timeout 180 "$ROOT/spanbox" start "$DEF" >/dev/null 2>&1
+check "the default instance starts" [ $? -eq 0 ]
+
+# a second instance with the same taps and namespaces but another prefix and port
+jq '.eal.file_prefix = "sbxtwo" | .mgmt.port = 18122 | .mgmt.database = "'"$TMP"'/two.db"' "$DEF" >"$TMP/two.json"
+out=$("$ROOT/spanbox" start "$TMP/two.json" 2>&1); rc=$?
+echo "# second start: $(tail -n 1 <<<"$out")"
+check "a second instance whose taps clash fails (non-zero exit) with a message about the network" \
+	bash -c "[ $rc -ne 0 ] && grep -q 'demo network' <<<'$out'"
+no_two() { ! left "file-prefix=sbxtwo" && ! left "$TMP/two.json" && ! ls /dev/hugepages/sbxtwomap_* >/dev/null 2>&1; }
+check "nothing of the second instance is left running (processes, hugepage files)" no_two
+"$ROOT/spanbox" stop "$TMP/two.json" >/dev/null 2>&1
+check "stopping the second instance keeps the first one's namespaces" bash -c "ip netns list | grep -q '^sbx-a'"
+ip netns exec sbx-a ping -c 3 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping.txt" 2>&1
+check "the first instance still forwards (0% loss)" grep -q ' 0% packet loss' "$TMP/ping.txt"
+"$ROOT/spanbox" stop "$DEF" >/dev/null 2>&1
+
+# the API port is taken by someone else: start fails and stops everything it started
+jq '.mgmt.port = 18123' "$DEF" >"$TMP/port.json"
+timeout 30 python3 -m http.server 18123 --bind 127.0.0.1 >/dev/null 2>&1 &
+sleep 1
+out=$("$ROOT/spanbox" start "$TMP/port.json" 2>&1); rc=$?
+echo "# start with port 18123 taken: $(tail -n 1 <<<"$out")"
+check "start fails (exit 1) when mgmt cannot listen" [ $rc -eq 1 ]
+no_default() { ! left "file-prefix=spanbox " && ! left "$TMP/port.json" && ! ls /dev/hugepages/spanboxmap_* >/dev/null 2>&1; }
+check "and leaves nothing running (processes, hugepage files, namespaces)" \
+	bash -c "$(declare -f left no_default); no_default && ! ip netns list | grep -q '^sbx-a'"
+pkill -f "http.server 18123"
+
+# a filter libpcap compiles but rte_bpf_convert cannot express
+jq '.mirrors = [{"id": 1, "sources": [{"port": "p0"}], "destination": {"port": "mirror"}, "filter": "inbound"}]' \
+	"$DEF" >"$TMP/inbound.json"
+out=$("$ROOT/build/primary/spanbox-primary" -c "$TMP/inbound.json" 2>&1); rc=$?
+echo "# filter inbound: $(grep 'mirrors\[0\]' <<<"$out")"
+check "a filter DPDK's BPF cannot run is refused at start (exit 2) naming mirrors[0].filter" \
+	bash -c "[ $rc -eq 2 ] && grep -q 'mirrors\[0\].filter: \"inbound\"' <<<'$out'"
+check "and leaves no hugepage file" bash -c "! ls /dev/hugepages/spanboxmap_* >/dev/null 2>&1"
+
+# a config with a syntax error, through the launcher: the documented message and exit 2
+printf '{"eal": {"file_prefix": "x",}}' >"$TMP/syntax.json"
+out=$("$ROOT/spanbox" start "$TMP/syntax.json" 2>&1); rc=$?
+check "a syntax error through the launcher: exit 2 and 'config: JSON syntax error'" \
+	bash -c "[ $rc -eq 2 ] && grep -q 'config: JSON syntax error' <<<'$out'"
