@@ -241,7 +241,7 @@ int main(int argc, char **argv)
 	/* refusals (pool.mbufs below the plan, hugepages short, a bad test hook) exit with 2 */
 	if (p.shm != NULL)
 		sbx_pcie_log(&p); /* first: the path of a PCI port is worth seeing even if it fails */
-	ok = p.shm != NULL && sbx_ports_lookup(&p) == 0 && (prc = sbx_numa_setup(&p)) == 0 &&
+	ok = p.shm != NULL && (prc = sbx_ports_lookup(&p)) == 0 && (prc = sbx_numa_setup(&p)) == 0 &&
 	     (prc = sbx_pools_create(&p)) == 0 && sbx_ports_start(&p) == 0;
 	if (ok) {
 		/* mbufs the ports' RX rings hold before any traffic: the pool audit's baseline */

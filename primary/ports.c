@@ -65,7 +65,7 @@ int sbx_ports_lookup(struct sbx_primary *p)
 			p->shm->ports[i].socket_id = (int32_t)rte_socket_id();
 			if (sbx_pcap_port_open(&p->pcap[i], cfg->ports[i].devargs, err, sizeof(err)) != 0) {
 				fprintf(stderr, "spanbox-primary: ports[%u].devargs: %s\n", i, err);
-				return -1;
+				return -2; /* the config names a file that cannot be used: a refusal */
 			}
 			continue;
 		}

@@ -123,7 +123,10 @@ void sbx_pools_free(struct sbx_primary *p);
 struct rte_mempool *sbx_pool_for_socket(struct sbx_primary *p, int socket_id);
 
 /* ports.c */
-/** Map each config port to its DPDK port id and fill peers in shm. @return 0 or -1. */
+/**
+ * Map each config port to its DPDK port id, open pcap files, fill peers in shm.
+ * @return 0; -2 when a pcap file of ports[].devargs cannot be opened (a refusal, exit 2); -1 else.
+ */
 int sbx_ports_lookup(struct sbx_primary *p);
 /** Configure and start every ethdev port; create the rings of pcap ports. @return 0 or -1. */
 int sbx_ports_start(struct sbx_primary *p);

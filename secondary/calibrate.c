@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -112,5 +113,6 @@ int sbx_calibrate(const char *prog, unsigned int iters)
 	printf("recommended copy.threshold: %u\n", threshold);
 	rte_mempool_free(mp);
 	rte_eal_cleanup();
+	rmdir("/var/run/dpdk/sbxcalibrate"); /* EAL leaves the (empty) runtime directory behind */
 	return 0;
 }

@@ -287,5 +287,11 @@ int main(int argc, char **argv)
 		cJSON_Delete(root);
 	}
 	rte_eal_cleanup();
+	{ /* EAL leaves the (empty) runtime directory of our private prefix behind */
+		char dir[64];
+
+		snprintf(dir, sizeof(dir), "/var/run/dpdk/pooltime%d", (int)getpid());
+		rmdir(dir);
+	}
 	return 0;
 }

@@ -17,6 +17,22 @@ check "duplicate port name: exit 2 naming the field" expect_refused "$ROOT/tests
 check "unknown key: exit 2 naming it" expect_refused "$ROOT/tests/configs/bad/unknown_nested_key.json" "ports[0].speed: unknown key"
 check "mtu out of range: exit 2 naming it" expect_refused "$ROOT/tests/configs/bad/mtu_range.json" "ports[0].mtu:"
 
+# A pcap file port whose input file does not exist: a refusal (exit 2) naming the field
+cat >"$TMP/nofile.json" <<JSON
+{
+  "eal": {"file_prefix": "sbxnofile", "socket_mem_mb": 128, "primary_lcore": 90, "mgmt_lcore": 93},
+  "ports": [{"name": "p0", "devargs": "net_pcap0,rx_pcap=$TMP/none.pcap"},
+            {"name": "p1", "devargs": "net_pcap1,tx_pcap=$TMP/out.pcap"}],
+  "workers": {"count": 1, "lcores": [91]},
+  "forwarding": {"xconnects": [["p0", "p1"]]}
+}
+JSON
+out=$("$ROOT/build/primary/spanbox-primary" -c "$TMP/nofile.json" --replay 2>&1); rc=$?
+echo "# missing rx_pcap: $(grep devargs <<<"$out")"
+check "a missing rx_pcap file: exit 2 naming ports[0].devargs" \
+	bash -c "[ $rc -eq 2 ] && grep -q 'ports\[0\].devargs: rx_pcap' <<<'$out'"
+check "and no hugepage file is left" bash -c "! ls /dev/hugepages/sbxnofilemap_* >/dev/null 2>&1"
+
 # Through the launcher: refused before anything starts (no process, no hugepage file, no netns).
 jq '.ports[1].name = "p0" | .eal.file_prefix = "sbxbadcfg"' "$ROOT/config/default.json" >"$TMP/bad.json"
 out=$("$ROOT/spanbox" start "$TMP/bad.json" 2>&1); rc=$?
