@@ -59,13 +59,13 @@ TARGET=${TARGET:-0.9}
 SBX_PREFIX=sbxbench
 PMD_PREFIX=sbxbenchpmd
 API="http://127.0.0.1:$MGMT_PORT/api/v1"
+# shared helpers: die log alive stop_pid remove_prefix_files nap cpu_ticks fmt median
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PRIMARY="$BUILD/primary/spanbox-primary"
 MGMT="$BUILD/mgmt/spanbox-mgmt"
 WORKER="$BUILD/secondary/spanbox-worker"
 CLK_TCK=$(getconf CLK_TCK)
 
-die() { echo "forward.sh: $*" >&2; exit 1; }
-log() { echo "# $*"; }
 
 # ---------------------------------------------------------------- process bookkeeping, cleanup
 OURS=() # pids this script started (the worker is the primary's child: stopped through it)
@@ -74,30 +74,8 @@ NAP_PID=""
 STARTED=0 # 1 once this script started a DPDK process: only then are the prefix files ours
 TMP=""
 
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 
-# stop_pid PID SECONDS: SIGTERM, wait at most SECONDS, then SIGKILL. Only for our own pids.
-stop_pid() {
-	local pid=$1 limit=$(( $2 * 10 )) i=0
-	alive "$pid" || { wait "$pid" 2>/dev/null; return 0; }
-	kill -TERM "$pid" 2>/dev/null
-	while alive "$pid" && [ $i -lt $limit ]; do sleep 0.1; i=$((i + 1)); done
-	if alive "$pid"; then
-		echo "forward.sh: pid $pid did not stop in $2 s: SIGKILL" >&2
-		kill -KILL "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
-	return 0
-}
 
-# Hugepage files and runtime dir of one of OUR prefixes (never another instance's).
-remove_prefix_files() {
-	local prefix=$1 mnt
-	while read -r _ mnt type _; do
-		[ "$type" = hugetlbfs ] && rm -f "$mnt/${prefix}map_"*
-	done </proc/mounts
-	rm -rf "/var/run/dpdk/$prefix"
-}
 
 cleanup() {
 	local pid i
@@ -123,18 +101,7 @@ on_signal() { echo; echo "forward.sh: interrupted, cleaning up" >&2; cleanup; ex
 trap cleanup EXIT
 trap on_signal INT TERM HUP
 
-# nap SECONDS: a sleep that a signal interrupts at once (the trap runs during `wait`)
-nap() { sleep "$1" & NAP_PID=$!; wait "$NAP_PID"; NAP_PID=""; }
 
-# ---------------------------------------------------------------- measurements
-# cpu_ticks PID TID: utime+stime of one thread, in clock ticks
-cpu_ticks() {
-	local s
-	s=$(cat "/proc/$1/task/$2/stat" 2>/dev/null) || { echo 0; return; }
-	s=${s##*) }
-	set -- $s
-	echo $(( ${12} + ${13} ))
-}
 
 # cpu_snap CPU: "busy steal" clock ticks of one CPU (busy: user nice system irq softirq)
 cpu_snap() { awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8, $9 }' /proc/stat; }
@@ -158,9 +125,6 @@ tid_by_comm() {
 	done
 }
 
-# fmt EXPR [DECIMALS]: an arithmetic expression of numbers, evaluated by awk and rounded
-fmt() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 # ---------------------------------------------------------------- preflight
 [ "$(id -u)" -eq 0 ] || die "run as root (DPDK needs hugepages and /var/run/dpdk)"

@@ -99,6 +99,8 @@ KEEP_TMP=${KEEP_TMP:-0}
 
 SBX_PREFIX=sbxmirbench
 API="http://127.0.0.1:$MGMT_PORT/api/v1"
+# shared helpers: die log alive stop_pid remove_prefix_files nap cpu_ticks fmt median
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PRIMARY="$BUILD/primary/spanbox-primary"
 MGMT="$BUILD/mgmt/spanbox-mgmt"
 WORKER="$BUILD/secondary/spanbox-worker"
@@ -106,8 +108,6 @@ CLK_TCK=$(getconf CLK_TCK)
 ERSPAN2_V4_HDR=50 # Ethernet 14 + IPv4 20 + GRE with sequence number 8 + ERSPAN type II 8
 FLAG_CPU=95       # a worker with less CPU than this (%) during the window: run flagged
 
-die() { echo "mirror.sh: $*" >&2; exit 1; }
-log() { echo "# $*"; }
 
 # ---------------------------------------------------------------- process bookkeeping, cleanup
 OURS=()        # pids this script started (workers are the primary's children: stopped through it)
@@ -116,21 +116,7 @@ NAP_PID=""
 STARTED=0 # 1 once this script started a DPDK process: only then are the prefix files ours
 TMP=""
 
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
 
-# stop_pid PID SECONDS: SIGTERM, wait at most SECONDS, then SIGKILL. Only for our own pids.
-stop_pid() {
-	local pid=$1 limit=$(( $2 * 10 )) i=0
-	alive "$pid" || { wait "$pid" 2>/dev/null; return 0; }
-	kill -TERM "$pid" 2>/dev/null
-	while alive "$pid" && [ $i -lt $limit ]; do sleep 0.1; i=$((i + 1)); done
-	if alive "$pid"; then
-		echo "mirror.sh: pid $pid did not stop in $2 s: SIGKILL" >&2
-		kill -KILL "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
-	return 0
-}
 
 # A worker pid is only signalled while it still is a spanbox-worker (pids get reused).
 stop_workers() {
@@ -145,14 +131,6 @@ stop_workers() {
 	WORKER_PIDS=()
 }
 
-# Hugepage files and runtime dir of OUR prefix (never another instance's).
-remove_prefix_files() {
-	local prefix=$1 mnt
-	while read -r _ mnt type _; do
-		[ "$type" = hugetlbfs ] && rm -f "$mnt/${prefix}map_"*
-	done </proc/mounts
-	rm -rf "/var/run/dpdk/$prefix"
-}
 
 cleanup() {
 	local pid i
@@ -174,23 +152,9 @@ on_signal() { echo; echo "mirror.sh: interrupted, cleaning up" >&2; cleanup; exi
 trap cleanup EXIT
 trap on_signal INT TERM HUP
 
-# nap SECONDS: a sleep that a signal interrupts at once (the trap runs during `wait`)
-nap() { sleep "$1" & NAP_PID=$!; wait "$NAP_PID"; NAP_PID=""; }
 
-# ---------------------------------------------------------------- helpers
-# cpu_ticks PID: utime+stime of the main thread of PID, in clock ticks
-cpu_ticks() {
-	local s
-	s=$(cat "/proc/$1/task/$1/stat" 2>/dev/null) || { echo 0; return; }
-	s=${s##*) }
-	set -- $s
-	echo $(( ${12} + ${13} ))
-}
 # steal ticks of all CPUs
 steal_ticks() { awk '$1 == "cpu" { print $9; exit }' /proc/stat; }
-# fmt EXPR [DECIMALS]: an arithmetic expression of numbers, evaluated by awk and rounded
-fmt() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 is_true() { awk "BEGIN { exit !($1) }"; }
 
 # strategy name -> copy.strategy and threshold; decision copy|share for a frame of S bytes

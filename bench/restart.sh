@@ -68,9 +68,9 @@ os.execvp("bash", ["bash"] + sys.argv[1:])' "${BASH_SOURCE[0]}" "$@"
 fi
 PREFIX=sbxrb NS_A=sbxrb-a NS_B=sbxrb-b
 API="http://127.0.0.1:$MGMT_PORT/api/v1"
+# shared helpers: die log alive stop_pid remove_prefix_files nap cpu_ticks fmt median
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-die() { echo "restart.sh: $*" >&2; exit 1; }
-log() { echo "# $*"; }
 
 # ---------------------------------------------------------------- bookkeeping, cleanup
 TMP="" CFG="" STARTED=0 TRAFFIC=() NAP_PID=""
@@ -87,7 +87,6 @@ cleanup() {
 on_signal() { echo; echo "restart.sh: interrupted, cleaning up" >&2; cleanup; exit 130; }
 trap cleanup EXIT
 trap on_signal INT TERM HUP
-nap() { sleep "$1" & NAP_PID=$!; wait "$NAP_PID"; NAP_PID=""; }
 
 # ---------------------------------------------------------------- helpers
 now_ns() { echo $(( ${EPOCHREALTIME/./} * 1000 )); } # bash 5: no fork, microsecond resolution
