@@ -70,6 +70,12 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, unsigned 
 				snprintf(err, errlen, "mirrors[%u].filter: %s", i, ferr);
 				return -1;
 			}
+			{ /* the JIT-compiled entry point, looked up once (NULL: interpret) */
+				struct rte_bpf_jit jit = { 0 };
+
+				rte_bpf_get_jit(rt->bpf, &jit);
+				rt->jit = jit.func;
+			}
 		}
 		for (k = 0; k < mc->nb_sources; k++) {
 			uint16_t port = mc->sources[k].port;
@@ -316,18 +322,15 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 
 	for (k = 0; k < nb; k++) {
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
-		struct rte_bpf_jit jit = { 0 };
 
 		if (rt->ntx + n > SBX_MIRROR_TXBUF)
 			flush_session(rt);
 		rt->burst_start = rt->ntx;
-		if (rt->bpf != NULL)
-			rte_bpf_get_jit(rt->bpf, &jit);
 		for (i = 0; i < n; i++) {
 			struct rte_mbuf *cp;
 
 			if (rt->bpf != NULL &&
-			    (jit.func ? jit.func(pkts[i]) : rte_bpf_exec(rt->bpf, pkts[i])) == 0) {
+			    (rt->jit ? rt->jit(pkts[i]) : rte_bpf_exec(rt->bpf, pkts[i])) == 0) {
 				rt->st->filtered_out++;
 				continue;
 			}

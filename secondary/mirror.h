@@ -26,6 +26,7 @@ struct sbx_mirror_rt {
 	struct sbx_mirror_counters *st;  /**< this worker's counters for the session (in shm) */
 	uint64_t *seq_shared;            /**< shm->mirrors[i].seq_next */
 	struct rte_bpf *bpf;             /**< compiled filter, NULL = every frame */
+	uint64_t (*jit)(void *);         /**< its JIT-compiled code, NULL when only interpretable */
 	struct sbx_queue dst;            /**< this worker's mirror TX queue on the destination port */
 	uint8_t src_mac[6];              /**< outer source MAC */
 	uint8_t outer_tmpl[64];          /**< Ethernet + IP header of every copy (ERSPAN), patched per copy */
