@@ -32,34 +32,6 @@ static void runtime_config_path(const char *prefix, char *buf, size_t len)
 	snprintf(buf, len, "%s/dpdk/%s/config", dir, prefix);
 }
 
-const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog, bool *eal_up,
-				  char *err, size_t errlen)
-{
-	struct sbx_eal_args a;
-	const struct sbx_shm *shm;
-	char path[SBX_PATH_LEN + 64];
-
-	*eal_up = false;
-	runtime_config_path(cfg->file_prefix, path, sizeof(path));
-	if (!rte_eal_primary_proc_alive(path)) {
-		snprintf(err, errlen, "primary not running (no lock on %s)", path);
-		return NULL;
-	}
-	if (sbx_eal_args_build(&a, cfg, SBX_ROLE_MGMT, prog, 0) < 0) {
-		snprintf(err, errlen, "EAL arguments do not fit");
-		return NULL;
-	}
-	if (rte_eal_init(a.argc, a.argv) < 0) {
-		snprintf(err, errlen, "rte_eal_init: %s", rte_strerror(rte_errno));
-		return NULL;
-	}
-	*eal_up = true;
-	shm = sbx_shm_attach(err, errlen);
-	if (shm == NULL || !mgmt_primary_alive(shm, err, errlen))
-		return NULL;
-	return shm;
-}
-
 /* true when process @p pid is a zombie (dead, not yet reaped by its parent): /proc/<pid>/stat. */
 static bool is_zombie(int32_t pid)
 {
@@ -78,6 +50,41 @@ static bool is_zombie(int32_t pid)
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
 	return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog, bool *eal_up,
+				  char *err, size_t errlen)
+{
+	struct sbx_eal_args a;
+	const struct sbx_shm *shm;
+	char path[SBX_PATH_LEN + 64];
+	int pid;
+
+	*eal_up = false;
+	runtime_config_path(cfg->file_prefix, path, sizeof(path));
+	if (!rte_eal_primary_proc_alive(path)) {
+		snprintf(err, errlen, "primary not running (no lock on %s)", path);
+		return NULL;
+	}
+	/* never run a secondary EAL against a primary still in its own EAL init (spanbox/shm.h) */
+	pid = sbx_attach_marker_pid(cfg->file_prefix);
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH) || is_zombie(pid)) {
+		snprintf(err, errlen, "primary starting (not yet attachable)");
+		return NULL;
+	}
+	if (sbx_eal_args_build(&a, cfg, SBX_ROLE_MGMT, prog, 0) < 0) {
+		snprintf(err, errlen, "EAL arguments do not fit");
+		return NULL;
+	}
+	if (rte_eal_init(a.argc, a.argv) < 0) {
+		snprintf(err, errlen, "rte_eal_init: %s", rte_strerror(rte_errno));
+		return NULL;
+	}
+	*eal_up = true;
+	shm = sbx_shm_attach(err, errlen);
+	if (shm == NULL || !mgmt_primary_alive(shm, err, errlen))
+		return NULL;
+	return shm;
 }
 
 bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen)

@@ -4,10 +4,8 @@
  * publishes the shared memzone; supervises the workers. Shutdown order: workers, ports, pools,
  * memzone, EAL, then the hugepage files of our prefix.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <glob.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +25,8 @@
 
 #define SBX_REFRESH_NS (100ULL * 1000 * 1000)    /* stats, heartbeat, supervision period */
 #define SBX_READY_TIMEOUT_NS (20ULL * 1000 * 1000 * 1000)
+/* how long a new primary waits for a dead primary's secondaries to detach (mgmt re-attaches within 1 s) */
+#define SBX_STALE_WAIT_MS 10000
 
 static volatile sig_atomic_t quit;
 
@@ -62,36 +62,6 @@ static void default_worker_bin(char *buf, size_t len)
 }
 
 /* Remove what EAL leaves of our prefix: hugepage files and the runtime directory. */
-static void remove_prefix_files(const char *prefix)
-{
-	char line[512], pattern[SBX_PATH_LEN + 64], dir[SBX_PATH_LEN];
-	FILE *m = fopen("/proc/mounts", "r");
-	glob_t g;
-	size_t k;
-
-	while (m != NULL && fgets(line, sizeof(line), m) != NULL) {
-		char dev[128], mnt[256], type[64];
-
-		if (sscanf(line, "%127s %255s %63s", dev, mnt, type) != 3 || strcmp(type, "hugetlbfs") != 0)
-			continue;
-		snprintf(pattern, sizeof(pattern), "%s/%smap_*", mnt, prefix);
-		if (glob(pattern, 0, NULL, &g) == 0) {
-			for (k = 0; k < g.gl_pathc; k++)
-				unlink(g.gl_pathv[k]);
-			globfree(&g);
-		}
-	}
-	if (m != NULL)
-		fclose(m);
-	snprintf(dir, sizeof(dir), "/var/run/dpdk/%s", prefix);
-	snprintf(pattern, sizeof(pattern), "%s/*", dir);
-	if (glob(pattern, 0, NULL, &g) == 0) {
-		for (k = 0; k < g.gl_pathc; k++)
-			unlink(g.gl_pathv[k]);
-		globfree(&g);
-	}
-	rmdir(dir);
-}
 
 /*
  * Every mirror filter must also load as DPDK BPF (some libpcap filters, e.g. "inbound", use
@@ -226,13 +196,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spanbox-primary: EAL arguments too long\n");
 		return 2;
 	}
+	/* a killed primary's marker would let mgmt attach to our half-initialised EAL */
+	sbx_marker_remove(cfg.file_prefix);
+	if (sbx_runtime_dir_wait_free(cfg.file_prefix, SBX_STALE_WAIT_MS) != 0)
+		return 1;
 	if (rte_eal_init(eal.argc, eal.argv) < 0) {
 		fprintf(stderr, "spanbox-primary: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
 	if (check_filters(&cfg) != 0) {
 		rte_eal_cleanup();
-		remove_prefix_files(cfg.file_prefix);
+		sbx_prefix_files_remove(cfg.file_prefix);
 		return 2;
 	}
 	p.shm = shm_publish(&cfg);
@@ -252,6 +226,7 @@ int main(int argc, char **argv)
 	}
 	if (ok) {
 		p.shm->running = 1;
+		sbx_marker_write(cfg.file_prefix);
 		sbx_event(&p, "appliance_start", -1, getpid(), "%u ports, %u workers, %u pools", cfg.nb_ports,
 			  cfg.nb_workers, p.shm->nb_pools);
 		for (w = 0; w < cfg.nb_workers && ok; w++)
@@ -321,6 +296,7 @@ int main(int argc, char **argv)
 		/* let an attached mgmt copy the last events (it imports every 100 ms) */
 		if (!p.replay)
 			usleep(250000);
+		sbx_marker_remove(cfg.file_prefix); /* no new secondary attaches to what is being torn down */
 		p.shm->running = 0;
 		p.cfg = &cfg; /* the memzone is freed below */
 		if (p.replay && rc == 0)
@@ -332,7 +308,7 @@ int main(int argc, char **argv)
 	if (ready_file != NULL)
 		unlink(ready_file);
 	rte_eal_cleanup();
-	remove_prefix_files(cfg.file_prefix);
+	sbx_prefix_files_remove(cfg.file_prefix);
 	printf("spanbox-primary: stopped\n");
 	return rc;
 }

@@ -163,4 +163,22 @@ bool sbx_replay_done(struct sbx_primary *p);
 /** Print per-port counters (primary's view and the workers' sums) to stdout. */
 void sbx_print_counters(struct sbx_primary *p);
 
+/* runtime_dir.c: the file prefix's runtime directory and hugepage files */
+
+/**
+ * Before rte_eal_init(): wait up to @p timeout_ms (ms) until no other process holds a lock on the
+ * prefix's DPDK runtime files (a secondary of a primary that died, not yet detached), naming it
+ * while waiting. @return 0 when free, -1 (message printed) when still held at the timeout.
+ */
+int sbx_runtime_dir_wait_free(const char *prefix, unsigned int timeout_ms);
+
+/** Write our pid into the prefix's attachable marker (spanbox/shm.h): mgmt may attach from now. */
+void sbx_marker_write(const char *prefix);
+
+/** Remove the prefix's attachable marker (missing is fine). */
+void sbx_marker_remove(const char *prefix);
+
+/** Remove the prefix's hugepage files (every hugetlbfs mount) and its DPDK runtime directory. */
+void sbx_prefix_files_remove(const char *prefix);
+
 #endif

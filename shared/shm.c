@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Attaching to the shared memzone and small helpers every process uses. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_memzone.h>
 
@@ -58,4 +60,32 @@ uint64_t sbx_realtime_ns(void)
 void sbx_pool_name(int socket_id, char *buf, size_t len)
 {
 	snprintf(buf, len, "sbx_pool_s%d", socket_id);
+}
+
+void sbx_attach_marker_path(const char *prefix, char *buf, size_t len)
+{
+	const char *dir = "/var/run";
+
+	if (getuid() != 0) { /* as DPDK's eal_create_runtime_dir() */
+		dir = getenv("XDG_RUNTIME_DIR");
+		if (dir == NULL)
+			dir = "/tmp";
+	}
+	snprintf(buf, len, "%s/dpdk/%s/spanbox_attachable", dir, prefix);
+}
+
+int sbx_attach_marker_pid(const char *prefix)
+{
+	char path[512];
+	FILE *f;
+	int pid = 0;
+
+	sbx_attach_marker_path(prefix, path, sizeof(path));
+	f = fopen(path, "r");
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1 || pid < 0)
+		pid = 0;
+	fclose(f);
+	return pid;
 }

@@ -265,4 +265,20 @@ uint64_t sbx_realtime_ns(void);
 /** The name of the pool used on socket @p socket_id, written into @p buf. */
 void sbx_pool_name(int socket_id, char *buf, size_t len);
 
+/**
+ * Path of the "attachable" marker of file prefix @p prefix, in DPDK's runtime directory
+ * (/var/run/dpdk/PREFIX, or $XDG_RUNTIME_DIR/dpdk/PREFIX when not root).
+ *
+ * Why: a DPDK secondary that runs rte_eal_init() while a primary of the same prefix is still in
+ * its own rte_eal_init() can attach to the previous primary's stale runtime files and hold a lock
+ * on them (fbarray_memzone), and the primary then fails with "Cannot allocate memzone list". The
+ * primary removes the marker before its EAL starts and writes its pid into it once the memzone is
+ * published and the ports and pools exist; mgmt attaches only while the marker names a live
+ * process.
+ */
+void sbx_attach_marker_path(const char *prefix, char *buf, size_t len);
+
+/** @return the pid in @p prefix's attachable marker, 0 when there is none (or it is unreadable). */
+int sbx_attach_marker_pid(const char *prefix);
+
 #endif

@@ -7,4 +7,4 @@ TMP=$(mktemp -d /tmp/spanbox-test.XXXXXX)
 ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; }
 # check DESCRIPTION CMD...: ok when CMD succeeds
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; return 1; fi; }
