@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Routes of the REST API. Every response is JSON, errors included:
- * {"error":{"code":N,"message":"..."}}.
+ * The REST server: routing (route tables of api_*.c), request bodies, errors. Every response is
+ * JSON, errors included: {"error":{"code":N,"message":"...","field":"..."?}}.
  *
  * Threading: MHD_USE_INTERNAL_POLLING_THREAD (+ epoll where available), i.e. a single thread runs
  * every handler. Requests are short reads of shared memory that never block, so one thread keeps
@@ -9,58 +9,57 @@
  * (event import), so it is opened SQLITE_OPEN_FULLMUTEX (db.c). A restart request waits up to 1 s
  * for the primary's answer over rte_mp: the only handler that can block.
  */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 
+#include "api.h"
 #include "attach.h"
 #include "db.h"
 #include "http.h"
-#include "status.h"
 #include "system.h"
 
-#define MAX_BODY 4096 /* bytes of request body kept; a longer body is refused (413) */
+#define MAX_BODY (64 * 1024) /* bytes of request body accepted; a longer body is refused (413) */
 
 /** Per connection: the request body, and whether it waits for the copy probe. */
 struct conn_state {
-	char body[MAX_BODY + 1];
-	size_t len;
+	char *body;        /**< malloc'd as it grows, NUL-terminated */
+	size_t len, cap;
 	bool too_big;      /**< the body was longer than MAX_BODY */
 	bool suspended;    /**< waiting for the copy probe; the next call answers with its result */
 };
 
-/** What a handler gets: the path parameters ({id}, {name}) and the connection (query args). */
-struct req {
-	const struct mgmt_ctx *ctx;
-	struct MHD_Connection *conn;
-	char params[2][64];
-	int nparams;
-	const char *body;       /**< request body (NUL-terminated), "" when none */
-	size_t body_len;
-	bool suspend;           /**< set by a handler: suspend the connection, answer later */
-	char retry_after[16];   /**< set by a handler: Retry-After header value */
+/* every route table, searched in this order */
+static const struct mgmt_route *const tables[] = {
+	mgmt_routes_core, mgmt_routes_tables, mgmt_routes_history, mgmt_routes_metrics,
 };
 
-/** A route handler: returns the HTTP status and sets *body (NULL when out of memory). */
-typedef unsigned int (*route_fn)(struct req *r, cJSON **body);
-
-static cJSON *error_json(unsigned int code, const char *fmt, const char *a, const char *b)
+cJSON *mgmt_error(unsigned int code, const char *field, const char *fmt, ...)
 {
 	cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");
-	char msg[512];
+	char msg[1024];
+	va_list ap;
 
-	snprintf(msg, sizeof(msg), fmt, a, b);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	cJSON_AddNumberToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "message", msg);
+	if (field != NULL)
+		cJSON_AddStringToObject(e, "field", field);
 	return o;
 }
 
-/* The memzone if the primary is alive right now, else NULL with the reason in @p why. */
-static const struct sbx_shm *live_shm(const struct mgmt_ctx *ctx, char *why, size_t len)
+const struct sbx_shm *mgmt_live_shm(const struct mgmt_ctx *ctx, char *why, size_t len)
 {
 	if (ctx->shm == NULL) {
 		snprintf(why, len, "%s", ctx->down_reason);
@@ -69,274 +68,48 @@ static const struct sbx_shm *live_shm(const struct mgmt_ctx *ctx, char *why, siz
 	return mgmt_primary_alive(ctx->shm, why, len) ? ctx->shm : NULL;
 }
 
-/* live_shm() or a 503 body. */
-static const struct sbx_shm *need_shm(struct req *r, cJSON **body, unsigned int *code)
+const struct sbx_shm *mgmt_need_shm(struct req *r, cJSON **body, unsigned int *code)
 {
 	char why[256];
-	const struct sbx_shm *shm = live_shm(r->ctx, why, sizeof(why));
+	const struct sbx_shm *shm = mgmt_live_shm(r->ctx, why, sizeof(why));
 
 	if (shm == NULL) {
-		*body = error_json(MHD_HTTP_SERVICE_UNAVAILABLE, "appliance down: %s%s", why, "");
+		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "appliance down: %s", why);
 		*code = MHD_HTTP_SERVICE_UNAVAILABLE;
 	}
 	return shm;
 }
 
-/*
- * The live memzone and the worker named by path parameter {id} (digits, 0..nb_workers-1).
- * @return the worker id, or -1 with the 503 or 404 answer already set in *body and *code.
- */
-static int find_worker(struct req *r, cJSON **body, unsigned int *code, const struct sbx_shm **shm)
+cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code)
 {
-	const char *s = r->params[0];
-	char *end;
-	long v;
+	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *end = NULL;
+	cJSON *doc;
+	size_t n;
 
-	*shm = need_shm(r, body, code);
-	if (*shm == NULL)
-		return -1;
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v < 0 || v >= (*shm)->cfg.nb_workers || strlen(s) > 3) {
-		*body = error_json(MHD_HTTP_NOT_FOUND, "no worker %s%s", s, "");
-		*code = MHD_HTTP_NOT_FOUND;
-		return -1;
+	/* "application/json", optionally followed by parameters ("; charset=utf-8") */
+	n = strlen("application/json");
+	if (ct == NULL || strncasecmp(ct, "application/json", n) != 0 || (ct[n] != '\0' && ct[n] != ';' && ct[n] != ' ')) {
+		*body = mgmt_error(MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, NULL,
+				   "Content-Type must be application/json (got %s)", ct ? ct : "none");
+		*code = MHD_HTTP_UNSUPPORTED_MEDIA_TYPE;
+		return NULL;
 	}
-	return (int)v;
-}
-
-static unsigned int get_health(struct req *r, cJSON **body)
-{
-	char why[256];
-
-	*body = mgmt_health_json(live_shm(r->ctx, why, sizeof(why)));
-	return MHD_HTTP_OK;
-}
-
-static unsigned int get_status(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm = need_shm(r, body, &code);
-
-	if (shm != NULL)
-		*body = mgmt_status_json(shm, r->ctx->db);
-	return code;
-}
-
-static unsigned int get_workers(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm = need_shm(r, body, &code);
-	uint16_t w;
-
-	if (shm == NULL)
-		return code;
-	*body = cJSON_CreateArray();
-	for (w = 0; w < shm->cfg.nb_workers && w < SBX_MAX_WORKERS; w++)
-		cJSON_AddItemToArray(*body, mgmt_worker_json(shm, w));
-	return code;
-}
-
-static unsigned int get_worker(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm;
-	int w = find_worker(r, body, &code, &shm);
-
-	if (w < 0)
-		return code;
-	*body = mgmt_worker_json(shm, (uint16_t)w);
-	return code;
-}
-
-/* POST /workers/{id}/restart: graceful restart (drain, exit, start again) or revive a failed one. */
-static unsigned int post_worker_restart(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_ACCEPTED;
-	const struct sbx_shm *shm;
-	char answer[128], req[32];
-	int w = find_worker(r, body, &code, &shm);
-
-	if (w < 0)
-		return code;
-	snprintf(req, sizeof(req), "restart-worker %d", w);
-	if (mgmt_control(req, answer, sizeof(answer)) != 0 || strcmp(answer, "ok") != 0) {
-		*body = error_json(MHD_HTTP_SERVICE_UNAVAILABLE, "primary did not accept the restart: %s%s",
-				   answer, "");
-		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	if (r->body_len == 0) {
+		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL, "empty body: a JSON document is expected");
+		*code = MHD_HTTP_BAD_REQUEST;
+		return NULL;
 	}
-	*body = cJSON_CreateObject();
-	cJSON_AddNumberToObject(*body, "worker", w);
-	cJSON_AddStringToObject(*body, "status", "restart requested");
-	cJSON_AddNumberToObject(*body, "restarts_before", shm->workers[w].restarts);
-	return code;
-}
+	doc = cJSON_ParseWithLengthOpts(r->body, r->body_len, &end, 1);
+	if (doc == NULL) {
+		size_t off = end != NULL && end >= r->body ? (size_t)(end - r->body) : 0;
 
-static unsigned int get_pools(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm = need_shm(r, body, &code);
-	uint32_t i;
-
-	if (shm == NULL)
-		return code;
-	*body = cJSON_CreateArray();
-	for (i = 0; i < shm->nb_pools && i < SBX_MAX_POOLS; i++)
-		cJSON_AddItemToArray(*body, mgmt_pool_json(shm, i));
-	return code;
-}
-
-/* GET /pools/{name}: the pool with its audit, computed on demand. */
-static unsigned int get_pool(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm = need_shm(r, body, &code);
-	uint32_t i;
-
-	if (shm == NULL)
-		return code;
-	for (i = 0; i < shm->nb_pools && i < SBX_MAX_POOLS; i++) {
-		if (strncmp(shm->pools[i].name, r->params[0], sizeof(shm->pools[i].name)) == 0) {
-			*body = mgmt_pool_audit_json(shm, i);
-			return *body ? code : MHD_HTTP_INTERNAL_SERVER_ERROR;
-		}
+		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL, "body is not valid JSON: error at byte offset %zu",
+				   off);
+		*code = MHD_HTTP_BAD_REQUEST;
 	}
-	*body = error_json(MHD_HTTP_NOT_FOUND, "no pool %s%s", r->params[0], "");
-	return MHD_HTTP_NOT_FOUND;
+	return doc;
 }
-
-/* GET /events?limit=N (default 100, at most 1000), newest first. */
-static unsigned int get_events(struct req *r, cJSON **body)
-{
-	const char *l = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "limit");
-	char *end = NULL;
-	long limit = l ? strtol(l, &end, 10) : 100;
-
-	if (l != NULL && (*l == '\0' || *end != '\0' || limit < 1 || limit > 1000)) {
-		*body = error_json(MHD_HTTP_BAD_REQUEST, "limit: %s is not an integer in 1..1000%s", l, "");
-		return MHD_HTTP_BAD_REQUEST;
-	}
-	*body = mgmt_db_events_json(r->ctx->db, (int)limit);
-	if (*body == NULL) {
-		*body = error_json(MHD_HTTP_SERVICE_UNAVAILABLE, "database: cannot read events%s%s", "", "");
-		return MHD_HTTP_SERVICE_UNAVAILABLE;
-	}
-	return MHD_HTTP_OK;
-}
-
-/* GET /system: sockets, lcores, hugepages, placement warnings (host facts even when down). */
-static unsigned int get_system(struct req *r, cJSON **body)
-{
-	char why[256];
-
-	*body = mgmt_system_json(live_shm(r->ctx, why, sizeof(why)));
-	return MHD_HTTP_OK;
-}
-
-/* GET /system/pci/{bdf}: 400 bad BDF, 404 no such device. */
-static unsigned int get_system_pci(struct req *r, cJSON **body)
-{
-	char err[512];
-	unsigned int code = mgmt_pci_json(r->params[0], body, err, sizeof(err));
-
-	if (code != MHD_HTTP_OK)
-		*body = error_json(code, "%s%s", err, "");
-	return code;
-}
-
-/* Index of port @p name in the running config, or -1. */
-static int port_index(const struct sbx_shm *shm, const char *name)
-{
-	uint16_t i;
-
-	for (i = 0; i < shm->cfg.nb_ports && i < SBX_MAX_PORTS; i++)
-		if (strncmp(shm->cfg.ports[i].name, name, sizeof(shm->cfg.ports[i].name)) == 0)
-			return i;
-	return -1;
-}
-
-/* One port: what /status shows of it, plus its placement (socket, pool, pollers, PCIe). */
-static cJSON *port_full_json(const struct sbx_shm *shm, uint16_t i)
-{
-	cJSON *o = mgmt_port_json(shm, i);
-
-	if (o != NULL)
-		mgmt_port_placement_json(o, shm, i);
-	return o;
-}
-
-static unsigned int get_ports(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm = need_shm(r, body, &code);
-	uint16_t i;
-
-	if (shm == NULL)
-		return code;
-	*body = cJSON_CreateArray();
-	for (i = 0; i < shm->cfg.nb_ports && i < SBX_MAX_PORTS; i++)
-		cJSON_AddItemToArray(*body, port_full_json(shm, i));
-	return code;
-}
-
-static unsigned int get_port(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm = need_shm(r, body, &code);
-	int i;
-
-	if (shm == NULL)
-		return code;
-	i = port_index(shm, r->params[0]);
-	if (i < 0) {
-		*body = error_json(MHD_HTTP_NOT_FOUND, "no port %s%s", r->params[0], "");
-		return MHD_HTTP_NOT_FOUND;
-	}
-	*body = port_full_json(shm, (uint16_t)i);
-	return code;
-}
-
-/* POST /system/memprobe: accepted runs suspend the connection (answered by resume_probe()). */
-static unsigned int post_memprobe(struct req *r, cJSON **body)
-{
-	unsigned int retry = 0, code;
-	char err[512];
-
-	code = mgmt_memprobe_accept(r->body, r->body_len, &retry, err, sizeof(err));
-	if (code == MHD_HTTP_TOO_MANY_REQUESTS)
-		snprintf(r->retry_after, sizeof(r->retry_after), "%u", retry);
-	if (code != 0) {
-		*body = error_json(code, "%s%s", err, "");
-		return code;
-	}
-	r->suspend = true;
-	return 0;
-}
-
-/* Called by the probe's thread when its result is ready. */
-static void resume_probe(void *conn)
-{
-	MHD_resume_connection(conn);
-}
-
-static const struct route {
-	const char *method; /* HEAD is served wherever GET is */
-	const char *path;   /* "{x}" matches one path segment, passed to the handler */
-	route_fn fn;
-} routes[] = {
-	{ "GET", "/api/v1/health", get_health },
-	{ "GET", "/api/v1/status", get_status },
-	{ "GET", "/api/v1/workers", get_workers },
-	{ "GET", "/api/v1/workers/{id}", get_worker },
-	{ "POST", "/api/v1/workers/{id}/restart", post_worker_restart },
-	{ "GET", "/api/v1/pools", get_pools },
-	{ "GET", "/api/v1/pools/{name}", get_pool },
-	{ "GET", "/api/v1/events", get_events },
-	{ "GET", "/api/v1/ports", get_ports },
-	{ "GET", "/api/v1/ports/{name}", get_port },
-	{ "GET", "/api/v1/system", get_system },
-	{ "GET", "/api/v1/system/pci/{bdf}", get_system_pci },
-	{ "POST", "/api/v1/system/memprobe", post_memprobe },
-};
 
 /* Match @p url against a route template, collecting "{x}" segments. */
 static bool match(const char *tmpl, const char *url, struct req *r)
@@ -360,32 +133,99 @@ static bool match(const char *tmpl, const char *url, struct req *r)
 	return *tmpl == '\0' && *url == '\0';
 }
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, cJSON *body,
+/*
+ * Send @p body (consumed) with status @p code. A JSON body is printed; with @p ctype set, @p body
+ * is a cJSON string sent as is with that Content-Type (Prometheus text, say).
+ */
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, cJSON *body, const char *ctype,
 			     const char *hname, const char *hvalue)
 {
 	static const char oom[] = "{\"error\":{\"code\":500,\"message\":\"out of memory\"}}";
-	char *text = body ? cJSON_PrintUnformatted(body) : NULL;
+	char *text = NULL;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 
+	if (ctype != NULL && cJSON_IsString(body))
+		text = strdup(cJSON_GetStringValue(body));
+	else if (body != NULL)
+		text = cJSON_PrintUnformatted(body);
+	if (ctype == NULL || !cJSON_IsString(body))
+		ctype = "application/json";
 	cJSON_Delete(body);
 	if (text != NULL) {
 		r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
 	} else {
 		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		ctype = "application/json";
 		r = MHD_create_response_from_buffer(strlen(oom), (void *)oom, MHD_RESPMEM_PERSISTENT);
 	}
 	if (r == NULL) {
 		free(text);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	if (hname != NULL && hvalue != NULL && hvalue[0])
 		MHD_add_response_header(r, hname, hvalue);
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+/* Called by the probe's thread when its result is ready. */
+static void resume_probe(void *conn)
+{
+	MHD_resume_connection(conn);
+}
+
+/* "addr:port" of the client of @p c. */
+static void client_addr(struct MHD_Connection *c, char *buf, size_t len)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char ip[INET6_ADDRSTRLEN] = "?";
+	unsigned int port = 0;
+
+	if (ci != NULL && ci->client_addr != NULL) {
+		if (ci->client_addr->sa_family == AF_INET) {
+			const struct sockaddr_in *a = (const struct sockaddr_in *)ci->client_addr;
+
+			inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+			port = ntohs(a->sin_port);
+		} else if (ci->client_addr->sa_family == AF_INET6) {
+			const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ci->client_addr;
+
+			inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+			port = ntohs(a->sin6_port);
+		}
+	}
+	snprintf(buf, len, "%s:%u", ip, port);
+}
+
+/* Keep @p n more bytes of body; false (and too_big) past MAX_BODY or when out of memory. */
+static bool body_append(struct conn_state *st, const char *data, size_t n)
+{
+	if (st->too_big || st->len + n > MAX_BODY) {
+		st->too_big = true;
+		return false;
+	}
+	if (st->len + n + 1 > st->cap) {
+		size_t cap = st->cap ? st->cap : 1024;
+		char *p;
+
+		while (cap < st->len + n + 1)
+			cap *= 2;
+		p = realloc(st->body, cap);
+		if (p == NULL) {
+			st->too_big = true;
+			return false;
+		}
+		st->body = p;
+		st->cap = cap;
+	}
+	memcpy(st->body + st->len, data, n);
+	st->len += n;
+	st->body[st->len] = '\0';
+	return true;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -395,8 +235,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	const struct mgmt_ctx *ctx = cls;
 	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
 	struct conn_state *st = *con_cls;
-	char allow[64] = "", err[512];
-	size_t i;
+	char allow[64] = "", err[512], client[INET6_ADDRSTRLEN + 8];
+	size_t t, i;
 
 	(void)version;
 	/* Answer once the whole request is read: replying from the first call would make MHD close
@@ -409,13 +249,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0) {
-		if (st->len + *upload_data_size > MAX_BODY) {
-			st->too_big = true;
-		} else {
-			memcpy(st->body + st->len, upload_data, *upload_data_size);
-			st->len += *upload_data_size;
-			st->body[st->len] = '\0';
-		}
+		body_append(st, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
@@ -426,50 +260,54 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		st->suspended = false;
 		code = mgmt_memprobe_result(&body, err, sizeof(err));
 		if (body == NULL)
-			body = error_json(code, "%s%s", err, "");
-		return reply(c, code, body, NULL, NULL);
+			body = mgmt_error(code, NULL, "%s", err);
+		return reply(c, code, body, NULL, NULL, NULL);
 	}
 	if (st->too_big)
 		return reply(c, MHD_HTTP_CONTENT_TOO_LARGE,
-			     error_json(MHD_HTTP_CONTENT_TOO_LARGE, "request body longer than %s bytes%s", "4096", ""),
-			     NULL, NULL);
-	for (i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		struct req r = { .ctx = ctx, .conn = c, .body = st->body, .body_len = st->len };
+			     mgmt_error(MHD_HTTP_CONTENT_TOO_LARGE, NULL, "request body longer than %d bytes", MAX_BODY),
+			     NULL, NULL, NULL);
+	client_addr(c, client, sizeof(client));
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (i = 0; tables[t][i].method != NULL; i++) {
+			const struct mgmt_route *rt = &tables[t][i];
+			struct req r = { .ctx = ctx, .conn = c, .method = m, .url = url,
+					 .body = st->body ? st->body : "", .body_len = st->len, .client = client };
 
-		if (!match(routes[i].path, url, &r))
-			continue;
-		if (strcmp(routes[i].method, m) == 0) {
-			cJSON *body = NULL;
-			unsigned int code = routes[i].fn(&r, &body);
+			if (!match(rt->path, url, &r))
+				continue;
+			if (strcmp(rt->method, m) == 0) {
+				cJSON *body = NULL;
+				unsigned int code = rt->fn(&r, &body);
 
-			if (r.suspend) {
-				/* suspend first, then start the work that resumes it: never the other way */
-				st->suspended = true;
-				MHD_suspend_connection(c);
-				if (mgmt_memprobe_launch(resume_probe, c) != 0) {
-					st->suspended = false;
-					MHD_resume_connection(c);
-					return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-						     error_json(MHD_HTTP_INTERNAL_SERVER_ERROR,
-								"cannot start the copy probe%s%s", "", ""),
-						     NULL, NULL);
+				if (r.suspend) {
+					/* suspend first, then start the work that resumes it: never the other way */
+					st->suspended = true;
+					MHD_suspend_connection(c);
+					if (mgmt_memprobe_launch(resume_probe, c) != 0) {
+						st->suspended = false;
+						MHD_resume_connection(c);
+						return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+							     mgmt_error(MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
+									"cannot start the copy probe"),
+							     NULL, NULL, NULL);
+					}
+					return MHD_YES;
 				}
-				return MHD_YES;
+				return reply(c, code, body, r.content_type, MHD_HTTP_HEADER_RETRY_AFTER, r.retry_after);
 			}
-			return reply(c, code, body, MHD_HTTP_HEADER_RETRY_AFTER, r.retry_after);
+			snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
+				 allow[0] ? ", " : "", rt->method);
+			if (strcmp(rt->method, "GET") == 0)
+				snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), ", HEAD");
 		}
-		snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
-			 allow[0] ? ", " : "", routes[i].method);
-		if (strcmp(routes[i].method, "GET") == 0)
-			snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), ", HEAD");
 	}
 	if (allow[0])
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED,
-			     error_json(MHD_HTTP_METHOD_NOT_ALLOWED, "method %s not allowed on %s",
-					method, url),
-			     MHD_HTTP_HEADER_ALLOW, allow);
-	return reply(c, MHD_HTTP_NOT_FOUND,
-		     error_json(MHD_HTTP_NOT_FOUND, "no route %s %s", method, url), NULL, NULL);
+			     mgmt_error(MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "method %s not allowed on %s", method, url),
+			     NULL, MHD_HTTP_HEADER_ALLOW, allow);
+	return reply(c, MHD_HTTP_NOT_FOUND, mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no route %s %s", method, url),
+		     NULL, NULL, NULL);
 }
 
 /* The request is over (answered, or the client went away): free its state. */
@@ -478,6 +316,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 	(void)cls;
 	(void)c;
 	(void)toe;
+	if (*con_cls != NULL)
+		free(((struct conn_state *)*con_cls)->body);
 	free(*con_cls);
 	*con_cls = NULL;
 }

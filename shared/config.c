@@ -19,6 +19,8 @@
 static const char NAME_CHARS[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
 static const char CPU_CHARS[] = "0123456789,-";
+static const char TOKEN_CHARS[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=";
 
 static const char *const root_keys[] = {
 	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", NULL};
@@ -32,7 +34,8 @@ static const char *const worker_keys[] = {
 	"hang_timeout_ms", "crash_limit", "crash_window_s", NULL};
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
-static const char *const mgmt_keys[] = {"listen", "port", "database", NULL};
+static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "token_file",
+					"history_interval_s", "web_root", NULL};
 static const char *const mirror_keys[] = {
 	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", NULL};
 static const char *const source_keys[] = {"port", "direction", NULL};
@@ -857,8 +860,19 @@ static int parse_mgmt(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		       NULL, "127.0.0.1") ||
 	    get_u16(c, o, "mgmt", "port", 1, 65535, 8080, &cfg->mgmt_port) ||
 	    get_string(c, o, "mgmt", "database", cfg->mgmt_database, sizeof(cfg->mgmt_database),
-		       true, NULL, "/var/lib/spanbox/spanbox.db"))
+		       true, NULL, "/var/lib/spanbox/spanbox.db") ||
+	    get_string(c, o, "mgmt", "token", cfg->mgmt_token, sizeof(cfg->mgmt_token), false, TOKEN_CHARS, "") ||
+	    get_string(c, o, "mgmt", "token_file", cfg->mgmt_token_file, sizeof(cfg->mgmt_token_file), false,
+		       NULL, "") ||
+	    get_u16(c, o, "mgmt", "history_interval_s", 1, 60, 1, &cfg->mgmt_history_interval_s) ||
+	    get_string(c, o, "mgmt", "web_root", cfg->mgmt_web_root, sizeof(cfg->mgmt_web_root), false, NULL, ""))
 		return -1;
+	if (cfg->mgmt_token[0] != '\0' && strlen(cfg->mgmt_token) < 16)
+		return fail(c, "mgmt", "token", "at least 16 characters (got %zu)", strlen(cfg->mgmt_token));
+	if (cfg->mgmt_token_file[0] == '\0' &&
+	    snprintf(cfg->mgmt_token_file, sizeof(cfg->mgmt_token_file), "%s.token", cfg->mgmt_database) >=
+		    (int)sizeof(cfg->mgmt_token_file))
+		return fail(c, "mgmt", "database", "too long to derive token_file from it");
 	if (inet_pton(AF_INET, cfg->mgmt_listen, addr) != 1 &&
 	    inet_pton(AF_INET6, cfg->mgmt_listen, addr) != 1)
 		return fail(c, "mgmt", "listen", "\"%s\" is not an IPv4 or IPv6 address",

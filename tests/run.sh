@@ -31,7 +31,7 @@ run_one() { # run_one NAME CMD...
 	passed=$((passed + p)); failed=$((failed + f))
 }
 
-for t in "$ROOT"/build/tests/test_*; do
+for t in "${SBX_BUILD:-$ROOT/build}"/tests/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	run_one "$(basename "$t")" "$t" "$ROOT"
 done

@@ -165,6 +165,10 @@ struct sbx_config {
 	char mgmt_listen[48];           /**< IPv4 or IPv6 literal */
 	uint16_t mgmt_port;             /**< TCP port */
 	char mgmt_database[SBX_PATH_LEN]; /**< SQLite file */
+	char mgmt_token[129];           /**< bearer token for mutating requests; "" = read/generate token_file */
+	char mgmt_token_file[SBX_PATH_LEN + 8]; /**< where the generated token lives (0600), default database + ".token" */
+	uint16_t mgmt_history_interval_s; /**< stats history sampling period, seconds (1..60) */
+	char mgmt_web_root[SBX_PATH_LEN]; /**< static files of the web page; "" = web/ of the source tree */
 };
 
 /**

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A bad config is refused at start with the field named and exit code 2; nothing is started.
 source "$(dirname "$0")/../lib/common.sh"
-PRIMARY="$ROOT/build/primary/spanbox-primary"
+PRIMARY="$BUILD/primary/spanbox-primary"
 
 expect_refused() { # expect_refused FILE FIELD
 	local out rc
@@ -27,7 +27,7 @@ cat >"$TMP/nofile.json" <<JSON
   "forwarding": {"xconnects": [["p0", "p1"]]}
 }
 JSON
-out=$("$ROOT/build/primary/spanbox-primary" -c "$TMP/nofile.json" --replay 2>&1); rc=$?
+out=$("$BUILD/primary/spanbox-primary" -c "$TMP/nofile.json" --replay 2>&1); rc=$?
 echo "# missing rx_pcap: $(grep devargs <<<"$out")"
 check "a missing rx_pcap file: exit 2 naming ports[0].devargs" \
 	bash -c "[ $rc -eq 2 ] && grep -q 'ports\[0\].devargs: rx_pcap' <<<'$out'"

@@ -36,7 +36,7 @@ done
 # Frames larger than one mbuf (9 KB jumbo, TSO super-frames) travel as mbuf chains.
 for cap in jumbo_zeek_vxlan-http-9100.pcap jumbo_tcpdump_tso-2030.pcap; do
 	sed "s|$IN|$CAPTURES/$cap|" "$TMP/r1.json" >"$TMP/j.json"
-	timeout 120 "$ROOT/build/primary/spanbox-primary" -c "$TMP/j.json" --replay >"$TMP/j.log" 2>&1
+	timeout 120 "$BUILD/primary/spanbox-primary" -c "$TMP/j.json" --replay >"$TMP/j.log" 2>&1
 	check "replay of $cap exits 0" [ $? -eq 0 ]
 	check "replay of $cap: output frames equal input, in order" \
 		python3 "$ROOT/tests/lib/pcap_equal.py" "$CAPTURES/$cap" "$TMP/out1.pcap"

@@ -24,7 +24,7 @@ rx0=$(kstat sbx-b sbx-p1 rx)
 ip netns exec sbx-a ping -c 10 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping.txt"
 check "forwarding goes on while mgmt is down (0% loss)" grep -q ' 0% packet loss' "$TMP/ping.txt"
 check "sbx-b received the pings while mgmt was down" [ $(( $(kstat sbx-b sbx-p1 rx) - rx0 )) -ge 10 ]
-setsid "$ROOT/build/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >"$TMP/mgmt.log" 2>&1 &
+setsid "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >"$TMP/mgmt.log" 2>&1 &
 echo $! >/run/spanbox/spanbox.mgmt.pid
 check "mgmt started again attaches to the running appliance" wait_for 100 health_is up
 check "status after mgmt restart shows the pings" \
@@ -43,7 +43,7 @@ check "mgmt keeps serving while the appliance is down (health answers 200)" \
 
 # A new primary on the same prefix, started by hand (stale hugepage files and runtime directory
 # of the killed one are still there): the running mgmt re-attaches to it by itself.
-setsid "$ROOT/build/primary/spanbox-primary" -c "$CFG" --ready-file "$TMP/ready" </dev/null >"$TMP/p2.log" 2>&1 &
+setsid "$BUILD/primary/spanbox-primary" -c "$CFG" --ready-file "$TMP/ready" </dev/null >"$TMP/p2.log" 2>&1 &
 echo $! >/run/spanbox/spanbox.primary.pid
 if ! check "a new primary starts over the killed one's leftovers" wait_for 300 test -f "$TMP/ready"; then
 	sed 's/^/# p2: /' "$TMP/p2.log" | tail -40
@@ -76,7 +76,7 @@ mkdir -p "$RUNDIR" && : >"$RUNDIR/fbarray_memzone"
 flock -s "$RUNDIR/fbarray_memzone" sleep 1.5 &
 HOLDER=$!
 sleep 0.2
-timeout 60 "$ROOT/build/primary/spanbox-primary" -c "$TMP/stale.json" --ready-file "$TMP/ready3" \
+timeout 60 "$BUILD/primary/spanbox-primary" -c "$TMP/stale.json" --ready-file "$TMP/ready3" \
 	</dev/null >"$TMP/p3.log" 2>&1 &
 P3=$!
 check "a primary whose runtime files are held waits for the holder and then starts" wait_for 100 test -f "$TMP/ready3"
@@ -88,7 +88,7 @@ flock -s "$RUNDIR/fbarray_memzone" sleep 30 &
 HOLDER=$!
 sleep 0.2
 t0=$SECONDS
-timeout 60 "$ROOT/build/primary/spanbox-primary" -c "$TMP/stale.json" </dev/null >"$TMP/p4.log" 2>&1
+timeout 60 "$BUILD/primary/spanbox-primary" -c "$TMP/stale.json" </dev/null >"$TMP/p4.log" 2>&1
 rc=$?
 check "a holder that stays: the primary exits 1 after about 10 s (rc $rc, $((SECONDS - t0)) s)" \
 	[ $rc -eq 1 -a $((SECONDS - t0)) -ge 9 -a $((SECONDS - t0)) -le 15 ]

@@ -39,7 +39,7 @@ pkill -f "http.server 18123"
 # a filter libpcap compiles but rte_bpf_convert cannot express
 jq '.mirrors = [{"id": 1, "sources": [{"port": "p0"}], "destination": {"port": "mirror"}, "filter": "inbound"}]' \
 	"$DEF" >"$TMP/inbound.json"
-out=$("$ROOT/build/primary/spanbox-primary" -c "$TMP/inbound.json" 2>&1); rc=$?
+out=$("$BUILD/primary/spanbox-primary" -c "$TMP/inbound.json" 2>&1); rc=$?
 echo "# filter inbound: $(grep 'mirrors\[0\]' <<<"$out")"
 check "a filter DPDK's BPF cannot run is refused at start (exit 2) naming mirrors[0].filter" \
 	bash -c "[ $rc -eq 2 ] && grep -q 'mirrors\[0\].filter: \"inbound\"' <<<'$out'"

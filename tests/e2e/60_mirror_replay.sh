@@ -6,7 +6,7 @@
 source "$(dirname "$0")/../lib/common.sh"
 MC="$ROOT/tests/lib/mirror_check.py"
 PEQ="$ROOT/tests/lib/pcap_equal.py"
-PRIMARY="$ROOT/build/primary/spanbox-primary"
+PRIMARY="$BUILD/primary/spanbox-primary"
 trap 'rm -rf "$TMP"' EXIT
 # a prefix of this run's own: two runs of this test at once (or one left behind) never collide
 PREFIX=sbxmirtest$$

@@ -1,6 +1,6 @@
 # Helpers for end-to-end tests (sourced). TAP lines: ok/not ok.
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD="$ROOT/build"
+BUILD="${SBX_BUILD:-$ROOT/build}" # SBX_BUILD: another build directory (parallel development)
 CAPTURES=$(cd "$ROOT/../shared/captures" 2>/dev/null && pwd || echo "$ROOT/../shared/captures")
 TMP=$(mktemp -d /tmp/spanbox-test.XXXXXX)
 

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file api.h
+ * What every REST route handler sees. Routes live in tables, one per concern (api_*.c); the
+ * server (http.c) matches the method and path, checks authentication for mutating routes, reads
+ * the body and calls the handler. Every answer is JSON, errors as
+ * {"error":{"code":N,"message":"...","field":"..."?}}.
+ */
+#ifndef SBX_MGMT_API_H
+#define SBX_MGMT_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+
+#include "http.h"
+
+/** One request as a handler sees it. */
+struct req {
+	const struct mgmt_ctx *ctx;
+	struct MHD_Connection *conn;
+	char params[2][64];     /**< path parameters ({id}, {name}), in order */
+	int nparams;
+	const char *method;     /**< "GET", "POST", ... (HEAD is served as GET) */
+	const char *url;
+	const char *body;       /**< request body (NUL-terminated), "" when none */
+	size_t body_len;        /**< bytes */
+	const char *client;     /**< the client's address ("127.0.0.1:43210"), for the audit log */
+	bool suspend;           /**< set by a handler: suspend the connection, answer later */
+	char retry_after[16];   /**< set by a handler: Retry-After header value */
+	const char *content_type; /**< set by a handler for a non-JSON answer (then *body is a cJSON string) */
+};
+
+/** A route handler: returns the HTTP status and sets *body (NULL when out of memory). */
+typedef unsigned int (*mgmt_route_fn)(struct req *r, cJSON **body);
+
+/** One route. A table of routes ends with an entry whose method is NULL. */
+struct mgmt_route {
+	const char *method;  /**< HEAD is served wherever GET is */
+	const char *path;    /**< "{x}" matches one path segment, passed in req.params */
+	mgmt_route_fn fn;
+};
+
+/* The route tables, one per file. */
+extern const struct mgmt_route mgmt_routes_core[];    /* api_core.c: health, status, workers, pools, ports, events, system */
+extern const struct mgmt_route mgmt_routes_tables[];  /* api_tables.c: mirrors, xconnects, config */
+extern const struct mgmt_route mgmt_routes_history[]; /* api_history.c: stats history */
+extern const struct mgmt_route mgmt_routes_metrics[]; /* api_metrics.c: /metrics, port stats and link */
+
+/**
+ * A new error body {"error":{"code":@p code,"message":...,"field":@p field}} (field left out when
+ * NULL). The message is printf-formatted.
+ */
+cJSON *mgmt_error(unsigned int code, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** The memzone if the primary is alive right now, else NULL with the reason in @p why. */
+const struct sbx_shm *mgmt_live_shm(const struct mgmt_ctx *ctx, char *why, size_t len);
+
+/** mgmt_live_shm() or NULL with a 503 error already in *body and *code. */
+const struct sbx_shm *mgmt_need_shm(struct req *r, cJSON **body, unsigned int *code);
+
+/**
+ * Parse the request body as a JSON document. The Content-Type must be application/json.
+ * @return the document (caller frees), or NULL with the error set: 415 (wrong Content-Type),
+ *         400 (empty body, or not JSON: the message names the byte offset).
+ */
+cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code);
+
+#endif

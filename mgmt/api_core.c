@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Routes that show the appliance: health, status, workers (and their restart), pools, ports,
+ * events, system facts and the copy probe. Each reads the memzone (never blocks) or the database.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "attach.h"
+#include "db.h"
+#include "status.h"
+#include "system.h"
+
+/* error body with a two-%s message (the handlers below were written with it) */
+#define mgmt_error_ab(code, fmt, a, b) mgmt_error((code), NULL, fmt, (a), (b))
+
+/*
+ * The live memzone and the worker named by path parameter {id} (digits, 0..nb_workers-1).
+ * @return the worker id, or -1 with the 503 or 404 answer already set in *body and *code.
+ */
+static int find_worker(struct req *r, cJSON **body, unsigned int *code, const struct sbx_shm **shm)
+{
+	const char *s = r->params[0];
+	char *end;
+	long v;
+
+	*shm = mgmt_need_shm(r, body, code);
+	if (*shm == NULL)
+		return -1;
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || v < 0 || v >= (*shm)->cfg.nb_workers || strlen(s) > 3) {
+		*body = mgmt_error_ab(MHD_HTTP_NOT_FOUND, "no worker %s%s", s, "");
+		*code = MHD_HTTP_NOT_FOUND;
+		return -1;
+	}
+	return (int)v;
+}
+
+static unsigned int get_health(struct req *r, cJSON **body)
+{
+	char why[256];
+
+	*body = mgmt_health_json(mgmt_live_shm(r->ctx, why, sizeof(why)));
+	return MHD_HTTP_OK;
+}
+
+static unsigned int get_status(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+
+	if (shm != NULL)
+		*body = mgmt_status_json(shm, r->ctx->db);
+	return code;
+}
+
+static unsigned int get_workers(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	uint16_t w;
+
+	if (shm == NULL)
+		return code;
+	*body = cJSON_CreateArray();
+	for (w = 0; w < shm->cfg.nb_workers && w < SBX_MAX_WORKERS; w++)
+		cJSON_AddItemToArray(*body, mgmt_worker_json(shm, w));
+	return code;
+}
+
+static unsigned int get_worker(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm;
+	int w = find_worker(r, body, &code, &shm);
+
+	if (w < 0)
+		return code;
+	*body = mgmt_worker_json(shm, (uint16_t)w);
+	return code;
+}
+
+/* POST /workers/{id}/restart: graceful restart (drain, exit, start again) or revive a failed one. */
+static unsigned int post_worker_restart(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_ACCEPTED;
+	const struct sbx_shm *shm;
+	char answer[128], req[32];
+	int w = find_worker(r, body, &code, &shm);
+
+	if (w < 0)
+		return code;
+	snprintf(req, sizeof(req), "restart-worker %d", w);
+	if (mgmt_control(req, answer, sizeof(answer)) != 0 || strcmp(answer, "ok") != 0) {
+		*body = mgmt_error_ab(MHD_HTTP_SERVICE_UNAVAILABLE, "primary did not accept the restart: %s%s",
+				   answer, "");
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+	*body = cJSON_CreateObject();
+	cJSON_AddNumberToObject(*body, "worker", w);
+	cJSON_AddStringToObject(*body, "status", "restart requested");
+	cJSON_AddNumberToObject(*body, "restarts_before", shm->workers[w].restarts);
+	return code;
+}
+
+static unsigned int get_pools(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	uint32_t i;
+
+	if (shm == NULL)
+		return code;
+	*body = cJSON_CreateArray();
+	for (i = 0; i < shm->nb_pools && i < SBX_MAX_POOLS; i++)
+		cJSON_AddItemToArray(*body, mgmt_pool_json(shm, i));
+	return code;
+}
+
+/* GET /pools/{name}: the pool with its audit, computed on demand. */
+static unsigned int get_pool(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	uint32_t i;
+
+	if (shm == NULL)
+		return code;
+	for (i = 0; i < shm->nb_pools && i < SBX_MAX_POOLS; i++) {
+		if (strncmp(shm->pools[i].name, r->params[0], sizeof(shm->pools[i].name)) == 0) {
+			*body = mgmt_pool_audit_json(shm, i);
+			return *body ? code : MHD_HTTP_INTERNAL_SERVER_ERROR;
+		}
+	}
+	*body = mgmt_error_ab(MHD_HTTP_NOT_FOUND, "no pool %s%s", r->params[0], "");
+	return MHD_HTTP_NOT_FOUND;
+}
+
+/* GET /events?limit=N (default 100, at most 1000), newest first. */
+static unsigned int get_events(struct req *r, cJSON **body)
+{
+	const char *l = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "limit");
+	char *end = NULL;
+	long limit = l ? strtol(l, &end, 10) : 100;
+
+	if (l != NULL && (*l == '\0' || *end != '\0' || limit < 1 || limit > 1000)) {
+		*body = mgmt_error_ab(MHD_HTTP_BAD_REQUEST, "limit: %s is not an integer in 1..1000%s", l, "");
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	*body = mgmt_db_events_json(r->ctx->db, (int)limit);
+	if (*body == NULL) {
+		*body = mgmt_error_ab(MHD_HTTP_SERVICE_UNAVAILABLE, "database: cannot read events%s%s", "", "");
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+	return MHD_HTTP_OK;
+}
+
+/* GET /system: sockets, lcores, hugepages, placement warnings (host facts even when down). */
+static unsigned int get_system(struct req *r, cJSON **body)
+{
+	char why[256];
+
+	*body = mgmt_system_json(mgmt_live_shm(r->ctx, why, sizeof(why)));
+	return MHD_HTTP_OK;
+}
+
+/* GET /system/pci/{bdf}: 400 bad BDF, 404 no such device. */
+static unsigned int get_system_pci(struct req *r, cJSON **body)
+{
+	char err[512];
+	unsigned int code = mgmt_pci_json(r->params[0], body, err, sizeof(err));
+
+	if (code != MHD_HTTP_OK)
+		*body = mgmt_error_ab(code, "%s%s", err, "");
+	return code;
+}
+
+/* Index of port @p name in the running config, or -1. */
+static int port_index(const struct sbx_shm *shm, const char *name)
+{
+	uint16_t i;
+
+	for (i = 0; i < shm->cfg.nb_ports && i < SBX_MAX_PORTS; i++)
+		if (strncmp(shm->cfg.ports[i].name, name, sizeof(shm->cfg.ports[i].name)) == 0)
+			return i;
+	return -1;
+}
+
+/* One port: what /status shows of it, plus its placement (socket, pool, pollers, PCIe). */
+static cJSON *port_full_json(const struct sbx_shm *shm, uint16_t i)
+{
+	cJSON *o = mgmt_port_json(shm, i);
+
+	if (o != NULL)
+		mgmt_port_placement_json(o, shm, i);
+	return o;
+}
+
+static unsigned int get_ports(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	uint16_t i;
+
+	if (shm == NULL)
+		return code;
+	*body = cJSON_CreateArray();
+	for (i = 0; i < shm->cfg.nb_ports && i < SBX_MAX_PORTS; i++)
+		cJSON_AddItemToArray(*body, port_full_json(shm, i));
+	return code;
+}
+
+static unsigned int get_port(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	int i;
+
+	if (shm == NULL)
+		return code;
+	i = port_index(shm, r->params[0]);
+	if (i < 0) {
+		*body = mgmt_error_ab(MHD_HTTP_NOT_FOUND, "no port %s%s", r->params[0], "");
+		return MHD_HTTP_NOT_FOUND;
+	}
+	*body = port_full_json(shm, (uint16_t)i);
+	return code;
+}
+
+/* POST /system/memprobe: accepted runs suspend the connection (answered by resume_probe()). */
+static unsigned int post_memprobe(struct req *r, cJSON **body)
+{
+	unsigned int retry = 0, code;
+	char err[512];
+
+	code = mgmt_memprobe_accept(r->body, r->body_len, &retry, err, sizeof(err));
+	if (code == MHD_HTTP_TOO_MANY_REQUESTS)
+		snprintf(r->retry_after, sizeof(r->retry_after), "%u", retry);
+	if (code != 0) {
+		*body = mgmt_error_ab(code, "%s%s", err, "");
+		return code;
+	}
+	r->suspend = true;
+	return 0;
+}
+
+const struct mgmt_route mgmt_routes_core[] = {
+	{ "GET", "/api/v1/health", get_health },
+	{ "GET", "/api/v1/status", get_status },
+	{ "GET", "/api/v1/workers", get_workers },
+	{ "GET", "/api/v1/workers/{id}", get_worker },
+	{ "POST", "/api/v1/workers/{id}/restart", post_worker_restart },
+	{ "GET", "/api/v1/pools", get_pools },
+	{ "GET", "/api/v1/pools/{name}", get_pool },
+	{ "GET", "/api/v1/events", get_events },
+	{ "GET", "/api/v1/ports", get_ports },
+	{ "GET", "/api/v1/ports/{name}", get_port },
+	{ "GET", "/api/v1/system", get_system },
+	{ "GET", "/api/v1/system/pci/{bdf}", get_system_pci },
+	{ "POST", "/api/v1/system/memprobe", post_memprobe },
+	{ NULL, NULL, NULL },
+};
