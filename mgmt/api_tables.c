@@ -1,7 +1,541 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Routes: mirrors, cross-connects and the whole config: changes published to the workers (docs/RUNTIME_TABLES.md) and stored in SQLite. */
+/*
+ * Routes: mirrors, cross-connects and the whole config. Every change is made on the running config
+ * document (the active runtime tables' json), validated as a whole (sbx_config_parse: 422 naming
+ * the field), stored in SQLite and applied by the primary in one step:
+ *   BEGIN IMMEDIATE; store the live sections + audit event   (locked database: 503, nothing applied)
+ *   primary applies (rte_mp "sbx_tables" "apply")           (refused: ROLLBACK, 422; no answer: 503)
+ *   COMMIT                                                   (fails: the previous document is applied
+ *                                                             again, 500)
+ * The workers take the new tables between two bursts, without a stop (docs/RUNTIME_TABLES.md).
+ * Only forwarding and mirrors can change at run time; PUT /config with other sections changed is
+ * refused (422, field = the section).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+
 #include "api.h"
+#include "db.h"
+#include "status.h"
+#include "store.h"
+
+#define APPLY_TIMEOUT_S 5 /* filter compilation + one grace period (at most 2 s) */
+#define REDACTED "<redacted>"
+
+/* The running config document (active tables), or NULL with a 503/500 set. */
+static cJSON *running_doc(struct req *r, cJSON **body, unsigned int *code)
+{
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, code);
+	cJSON *doc;
+
+	if (shm == NULL)
+		return NULL;
+	doc = cJSON_Parse(sbx_shm_tables(shm)->json);
+	if (doc == NULL) {
+		*body = mgmt_error(MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "running config is not JSON");
+		*code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+	return doc;
+}
+
+/* The document's array @p key (created when absent; a non-array is replaced). */
+static cJSON *doc_array(cJSON *doc, const char *key)
+{
+	cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, key);
+
+	if (!cJSON_IsArray(a)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, key);
+		a = cJSON_AddArrayToObject(doc, key);
+	}
+	return a;
+}
+
+static cJSON *doc_xconnects(cJSON *doc)
+{
+	cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "forwarding");
+
+	if (!cJSON_IsObject(f)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, "forwarding");
+		f = cJSON_AddObjectToObject(doc, "forwarding");
+	}
+	return doc_array(f, "xconnects");
+}
+
+/* Ask the primary to apply the staged document. @return 0 applied, -1 refused, -2 busy/no answer. */
+static int primary_apply(const struct sbx_shm *cshm, const char *text, const char *client, char *why, size_t len)
+{
+	struct sbx_shm *shm = (struct sbx_shm *)cshm; /* mgmt writes only the staging area */
+	struct timespec ts = { .tv_sec = APPLY_TIMEOUT_S, .tv_nsec = 0 };
+	struct rte_mp_msg req;
+	struct rte_mp_reply rep;
+	size_t n = strlen(text);
+	int rc = -2;
+
+	if (n >= sizeof(shm->staging.json)) {
+		snprintf(why, len, "config document longer than %zu bytes", sizeof(shm->staging.json) - 1);
+		return -1;
+	}
+	memcpy(shm->staging.json, text, n + 1);
+	shm->staging.len = (uint32_t)n;
+	snprintf(shm->staging.client, sizeof(shm->staging.client), "%s", client);
+	memset(&req, 0, sizeof(req));
+	snprintf(req.name, sizeof(req.name), "sbx_tables");
+	req.len_param = 5;
+	memcpy(req.param, "apply", 5);
+	memset(&rep, 0, sizeof(rep));
+	snprintf(why, len, "no answer from the primary within %d s", APPLY_TIMEOUT_S);
+	if (rte_mp_request_sync(&req, &rep, &ts) == 0 && rep.nb_received == 1) {
+		const char *a = (const char *)rep.msgs[0].param;
+		int alen = rep.msgs[0].len_param;
+
+		if (alen >= 2 && strncmp(a, "ok", 2) == 0) {
+			rc = 0;
+		} else {
+			rc = alen >= 4 && strncmp(a, "busy", 4) == 0 ? -2 : -1;
+			snprintf(why, len, "%s", shm->staging.error[0] ? shm->staging.error : "refused by the primary");
+		}
+	}
+	free(rep.msgs);
+	return rc;
+}
+
+/* {"forwarding":..,"mirrors":..} of @p doc, printed (what config_store keeps). */
+static char *live_sections(const cJSON *doc)
+{
+	cJSON *o = cJSON_CreateObject();
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "forwarding");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mirrors");
+	char *s;
+
+	if (f != NULL)
+		cJSON_AddItemToObject(o, "forwarding", cJSON_Duplicate(f, true));
+	cJSON_AddItemToObject(o, "mirrors", m ? cJSON_Duplicate(m, true) : cJSON_CreateArray());
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+/*
+ * Validate, store and apply @p doc (consumed). On success *body = @p ok_body (consumed) and the
+ * answer is @p ok_code; on failure @p ok_body is freed and *body is the error.
+ */
+static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *kind, const char *detail,
+			   unsigned int ok_code, cJSON *ok_body)
+{
+	const struct sbx_shm *shm;
+	unsigned int code = ok_code;
+	char *text = NULL, *live = NULL, *field, err[600], why[600];
+	struct sbx_config *tmp = malloc(sizeof(*tmp));
+	const char *old;
+	int rc;
+
+	*body = NULL;
+	shm = mgmt_need_shm(r, body, &code);
+	if (shm == NULL || tmp == NULL)
+		goto out;
+	text = cJSON_Print(doc);
+	live = live_sections(doc);
+	if (text == NULL || live == NULL) {
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		*body = mgmt_error(code, NULL, "out of memory");
+		goto out;
+	}
+	if (sbx_config_parse(text, tmp, err, sizeof(err)) != 0) {
+		char *colon = strstr(err, ": ");
+
+		field = err;
+		if (colon != NULL)
+			*colon = '\0';
+		code = MHD_HTTP_UNPROCESSABLE_CONTENT;
+		*body = mgmt_error(code, field, "%s%s%s", field, colon ? ": " : "", colon ? colon + 2 : "");
+		goto out;
+	}
+	rc = mgmt_store_begin(r->ctx->db, live, r->client, kind, detail, why, sizeof(why));
+	if (rc != 0) {
+		code = rc == -2 ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_INTERNAL_SERVER_ERROR;
+		*body = mgmt_error(code, NULL, "%s: nothing was changed", why);
+		goto out;
+	}
+	old = sbx_shm_tables(shm)->json;
+	old = strdup(old);
+	rc = primary_apply(shm, text, r->client, why, sizeof(why));
+	if (rc != 0) {
+		mgmt_store_rollback();
+		if (rc == -1) {
+			code = MHD_HTTP_UNPROCESSABLE_CONTENT;
+			*body = mgmt_error(code, shm->staging.error_field[0] ? shm->staging.error_field : NULL, "%s", why);
+		} else {
+			code = MHD_HTTP_SERVICE_UNAVAILABLE;
+			*body = mgmt_error(code, NULL, "%s: nothing was changed", why);
+		}
+		free((char *)old);
+		goto out;
+	}
+	if (mgmt_store_commit(err, sizeof(err)) != 0) {
+		/* applied but not stored: put the previous tables back, so store and run agree */
+		if (old != NULL)
+			primary_apply(shm, old, r->client, why, sizeof(why));
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		*body = mgmt_error(code, NULL, "%s: the change was undone", err);
+		free((char *)old);
+		goto out;
+	}
+	free((char *)old);
+	*body = ok_body;
+	ok_body = NULL;
+out:
+	cJSON_Delete(ok_body);
+	cJSON_Delete(doc);
+	free(text);
+	free(live);
+	free(tmp);
+	return code;
+}
+
+/* The session @p id of @p doc's mirrors (index in *idx), or NULL. */
+static cJSON *find_mirror(cJSON *doc, long id, int *idx)
+{
+	cJSON *m, *a = cJSON_GetObjectItemCaseSensitive(doc, "mirrors");
+	int i = 0;
+
+	cJSON_ArrayForEach(m, a) {
+		cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
+
+		if (cJSON_IsNumber(v) && v->valuedouble == (double)id) {
+			if (idx)
+				*idx = i;
+			return m;
+		}
+		i++;
+	}
+	return NULL;
+}
+
+/* Path parameter {id} of a mirror: 1..1023, else -1 (404: no such session can exist). */
+static long mirror_id_param(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	return *s != '\0' && *end == '\0' && strlen(s) <= 4 && v >= 1 && v <= 1023 ? v : -1;
+}
+
+/* The session object as stored, with the live counters of the running session @p id added. */
+static cJSON *mirror_out(const struct sbx_shm *shm, const cJSON *m, long id)
+{
+	cJSON *o = cJSON_Duplicate(m, true);
+	const struct sbx_config *cfg = sbx_shm_cfg(shm);
+	uint16_t i;
+
+	for (i = 0; i < mgmt_nb_mirrors(shm); i++) {
+		if (cfg->mirrors[i].id == id) {
+			cJSON *st = mgmt_mirror_json(shm, i);
+			cJSON *c = cJSON_DetachItemFromObjectCaseSensitive(st, "counters");
+
+			if (c != NULL)
+				cJSON_AddItemToObject(o, "counters", c);
+			cJSON_Delete(st);
+			break;
+		}
+	}
+	return o;
+}
+
+static unsigned int get_mirrors(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	cJSON *doc = running_doc(r, body, &code), *m;
+	const struct sbx_shm *shm = r->ctx->shm;
+
+	if (doc == NULL)
+		return code;
+	*body = cJSON_CreateArray();
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "mirrors")) {
+		cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
+
+		cJSON_AddItemToArray(*body, mirror_out(shm, m, cJSON_IsNumber(v) ? (long)v->valuedouble : -1));
+	}
+	cJSON_Delete(doc);
+	return code;
+}
+
+static unsigned int get_mirror(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	long id = mirror_id_param(r->params[0]);
+	cJSON *doc = running_doc(r, body, &code), *m;
+
+	if (doc == NULL)
+		return code;
+	m = id > 0 ? find_mirror(doc, id, NULL) : NULL;
+	if (m == NULL) {
+		code = MHD_HTTP_NOT_FOUND;
+		*body = mgmt_error(code, NULL, "no mirror session %s", r->params[0]);
+	} else {
+		*body = mirror_out(r->ctx->shm, m, id);
+	}
+	cJSON_Delete(doc);
+	return code;
+}
+
+/* POST /mirrors: add a session; "id" optional (the lowest free one is given). 201, 409, 422. */
+static unsigned int post_mirror(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_CREATED;
+	cJSON *in = mgmt_parse_body(r, body, &code), *doc, *idv;
+	char detail[160];
+	long id;
+
+	if (in == NULL)
+		return code;
+	if (!cJSON_IsObject(in)) {
+		cJSON_Delete(in);
+		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, NULL, "expected a mirror session object");
+		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+	}
+	doc = running_doc(r, body, &code);
+	if (doc == NULL) {
+		cJSON_Delete(in);
+		return code;
+	}
+	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+	if (idv == NULL) {
+		for (id = 1; id <= 1023 && find_mirror(doc, id, NULL) != NULL; id++)
+			;
+		cJSON_AddNumberToObject(in, "id", (double)id);
+	} else if (cJSON_IsNumber(idv) && find_mirror(doc, (long)idv->valuedouble, NULL) != NULL &&
+		   idv->valuedouble == (double)(long)idv->valuedouble) {
+		*body = mgmt_error(MHD_HTTP_CONFLICT, "id", "mirror session %ld exists: PUT /api/v1/mirrors/%ld "
+				   "to change it", (long)idv->valuedouble, (long)idv->valuedouble);
+		cJSON_Delete(in);
+		cJSON_Delete(doc);
+		return MHD_HTTP_CONFLICT;
+	}
+	id = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(in, "id"))
+		     ? (long)cJSON_GetObjectItemCaseSensitive(in, "id")->valuedouble
+		     : 0;
+	snprintf(detail, sizeof(detail), "POST /api/v1/mirrors: session %ld added", id);
+	cJSON_AddItemToArray(doc_array(doc, "mirrors"), cJSON_Duplicate(in, true));
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, in);
+}
+
+/* PUT /mirrors/{id}: replace a session (the body's id, when given, must be {id}). */
+static unsigned int put_mirror(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	long id = mirror_id_param(r->params[0]);
+	cJSON *in, *doc, *idv;
+	char detail[160];
+	int idx = -1;
+
+	doc = running_doc(r, body, &code);
+	if (doc == NULL)
+		return code;
+	if (id < 0 || find_mirror(doc, id, &idx) == NULL) {
+		cJSON_Delete(doc);
+		*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no mirror session %s", r->params[0]);
+		return MHD_HTTP_NOT_FOUND;
+	}
+	in = mgmt_parse_body(r, body, &code);
+	if (in == NULL) {
+		cJSON_Delete(doc);
+		return code;
+	}
+	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+	if (!cJSON_IsObject(in) || (idv != NULL && !(cJSON_IsNumber(idv) && idv->valuedouble == (double)id))) {
+		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "id",
+				   cJSON_IsObject(in) ? "id: must be %ld (the session in the path)"
+						      : "expected a mirror session object (session %ld)", id);
+		cJSON_Delete(in);
+		cJSON_Delete(doc);
+		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+	}
+	if (idv == NULL)
+		cJSON_AddNumberToObject(in, "id", (double)id);
+	cJSON_ReplaceItemInArray(doc_array(doc, "mirrors"), idx, cJSON_Duplicate(in, true));
+	snprintf(detail, sizeof(detail), "PUT /api/v1/mirrors/%ld: session replaced", id);
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, in);
+}
+
+static unsigned int delete_mirror(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	long id = mirror_id_param(r->params[0]);
+	cJSON *doc = running_doc(r, body, &code), *ok;
+	char detail[160];
+	int idx = -1;
+
+	if (doc == NULL)
+		return code;
+	if (id < 0 || find_mirror(doc, id, &idx) == NULL) {
+		cJSON_Delete(doc);
+		*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no mirror session %s", r->params[0]);
+		return MHD_HTTP_NOT_FOUND;
+	}
+	cJSON_DeleteItemFromArray(doc_array(doc, "mirrors"), idx);
+	snprintf(detail, sizeof(detail), "DELETE /api/v1/mirrors/%ld: session deleted", id);
+	ok = cJSON_CreateObject();
+	cJSON_AddNumberToObject(ok, "deleted", (double)id);
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok);
+}
+
+/* "a-b" of a cross-connect pair, or "" when @p pair is not two strings. */
+static void xc_id(const cJSON *pair, char *buf, size_t len)
+{
+	const cJSON *a = cJSON_GetArrayItem(pair, 0), *b = cJSON_GetArrayItem(pair, 1);
+
+	if (cJSON_IsArray(pair) && cJSON_IsString(a) && cJSON_IsString(b))
+		snprintf(buf, len, "%s-%s", a->valuestring, b->valuestring);
+	else
+		buf[0] = '\0';
+}
+
+static cJSON *xc_out(const cJSON *pair)
+{
+	cJSON *o = cJSON_CreateObject();
+	char id[140];
+
+	xc_id(pair, id, sizeof(id));
+	cJSON_AddStringToObject(o, "id", id);
+	cJSON_AddItemToObject(o, "ports", cJSON_Duplicate(pair, true));
+	return o;
+}
+
+static unsigned int get_xconnects(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	cJSON *doc = running_doc(r, body, &code), *pair;
+
+	if (doc == NULL)
+		return code;
+	*body = cJSON_CreateArray();
+	cJSON_ArrayForEach(pair, doc_xconnects(doc))
+		cJSON_AddItemToArray(*body, xc_out(pair));
+	cJSON_Delete(doc);
+	return code;
+}
+
+/* POST /forwarding/xconnects {"ports": ["a", "b"]}: 201 {"id": "a-b", "ports": [...]}. */
+static unsigned int post_xconnect(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_CREATED;
+	cJSON *in = mgmt_parse_body(r, body, &code), *doc, *ports;
+	char detail[200], id[140];
+
+	if (in == NULL)
+		return code;
+	ports = cJSON_IsObject(in) ? cJSON_GetObjectItemCaseSensitive(in, "ports") : NULL;
+	if (!cJSON_IsArray(ports) || cJSON_GetArraySize(ports) != 2 || !cJSON_IsString(cJSON_GetArrayItem(ports, 0)) ||
+	    !cJSON_IsString(cJSON_GetArrayItem(ports, 1))) {
+		cJSON_Delete(in);
+		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "ports",
+				   "ports: expected {\"ports\": [\"a\", \"b\"]} with two port names");
+		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+	}
+	doc = running_doc(r, body, &code);
+	if (doc == NULL) {
+		cJSON_Delete(in);
+		return code;
+	}
+	cJSON_AddItemToArray(doc_xconnects(doc), cJSON_Duplicate(ports, true));
+	xc_id(ports, id, sizeof(id));
+	snprintf(detail, sizeof(detail), "POST /api/v1/forwarding/xconnects: %s added", id);
+	code = change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, xc_out(ports));
+	cJSON_Delete(in);
+	return code;
+}
+
+static unsigned int delete_xconnect(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	cJSON *doc = running_doc(r, body, &code), *pair, *ok;
+	char detail[200], id[140];
+	int i = 0, idx = -1;
+
+	if (doc == NULL)
+		return code;
+	cJSON_ArrayForEach(pair, doc_xconnects(doc)) {
+		xc_id(pair, id, sizeof(id));
+		if (strcmp(id, r->params[0]) == 0)
+			idx = i;
+		i++;
+	}
+	if (idx < 0) {
+		cJSON_Delete(doc);
+		*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no cross-connect %s", r->params[0]);
+		return MHD_HTTP_NOT_FOUND;
+	}
+	cJSON_DeleteItemFromArray(doc_xconnects(doc), idx);
+	snprintf(detail, sizeof(detail), "DELETE /api/v1/forwarding/xconnects/%s", r->params[0]);
+	ok = cJSON_CreateObject();
+	cJSON_AddStringToObject(ok, "deleted", r->params[0]);
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok);
+}
+
+/* GET /config: the running document, mgmt.token redacted (GET needs no token). */
+static unsigned int get_config(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	cJSON *doc = running_doc(r, body, &code), *mg;
+
+	if (doc == NULL)
+		return code;
+	mg = cJSON_GetObjectItemCaseSensitive(doc, "mgmt");
+	if (cJSON_IsObject(mg) && cJSON_GetObjectItemCaseSensitive(mg, "token") != NULL)
+		cJSON_ReplaceItemInObjectCaseSensitive(mg, "token", cJSON_CreateString(REDACTED));
+	*body = doc;
+	return code;
+}
+
+/* PUT /config: replace the whole document; only forwarding and mirrors may differ. */
+static unsigned int put_config(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	cJSON *in = mgmt_parse_body(r, body, &code), *mg, *tok, *run, *rmg;
+
+	if (in == NULL)
+		return code;
+	if (!cJSON_IsObject(in)) {
+		cJSON_Delete(in);
+		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "config", "config: expected a JSON object");
+		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+	}
+	/* a document from GET /config carries the redacted token: take the running one */
+	mg = cJSON_GetObjectItemCaseSensitive(in, "mgmt");
+	tok = cJSON_IsObject(mg) ? cJSON_GetObjectItemCaseSensitive(mg, "token") : NULL;
+	if (cJSON_IsString(tok) && strcmp(tok->valuestring, REDACTED) == 0) {
+		run = running_doc(r, body, &code);
+		if (run == NULL) {
+			cJSON_Delete(in);
+			return code;
+		}
+		rmg = cJSON_GetObjectItemCaseSensitive(run, "mgmt");
+		if (cJSON_IsObject(rmg) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rmg, "token")))
+			cJSON_ReplaceItemInObjectCaseSensitive(
+				mg, "token", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(rmg, "token"), true));
+		cJSON_Delete(run);
+	}
+	code = change(r, body, cJSON_Duplicate(in, true), "config_change", "PUT /api/v1/config: whole config replaced",
+		      MHD_HTTP_OK, NULL);
+	cJSON_Delete(in);
+	if (code == MHD_HTTP_OK)
+		return get_config(r, body);
+	return code;
+}
 
 const struct mgmt_route mgmt_routes_tables[] = {
+	{ "GET", "/api/v1/mirrors", get_mirrors },
+	{ "POST", "/api/v1/mirrors", post_mirror },
+	{ "GET", "/api/v1/mirrors/{id}", get_mirror },
+	{ "PUT", "/api/v1/mirrors/{id}", put_mirror },
+	{ "DELETE", "/api/v1/mirrors/{id}", delete_mirror },
+	{ "GET", "/api/v1/forwarding/xconnects", get_xconnects },
+	{ "POST", "/api/v1/forwarding/xconnects", post_xconnect },
+	{ "DELETE", "/api/v1/forwarding/xconnects/{id}", delete_xconnect },
+	{ "GET", "/api/v1/config", get_config },
+	{ "PUT", "/api/v1/config", put_config },
 	{ NULL, NULL, NULL },
 };

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The primary's event log: a ring in the memzone, read by mgmt, and stdout with timestamps. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +9,9 @@
 #include <rte_atomic.h>
 
 #include "primary.h"
+
+/* the main loop and the IPC thread (runtime tables, tables.c) both record events */
+static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void sbx_event(struct sbx_primary *p, const char *kind, int worker, int pid, const char *fmt, ...)
 {
@@ -18,6 +22,7 @@ void sbx_event(struct sbx_primary *p, const char *kind, int worker, int pid, con
 	time_t t = (time_t)(now / 1000000000ULL);
 	va_list ap;
 
+	pthread_mutex_lock(&event_lock);
 	seq = p->shm->event_seq + 1;
 	e = &p->shm->events[(seq - 1) % SBX_EVENTS];
 	e->seq = 0; /* readers skip the slot while it is rewritten */
@@ -40,4 +45,5 @@ void sbx_event(struct sbx_primary *p, const char *kind, int worker, int pid, con
 		       (unsigned int)(now / 1000000 % 1000), kind, worker, pid, e->detail);
 	else
 		printf("spanbox-primary: %s.%03u %s: %s\n", when, (unsigned int)(now / 1000000 % 1000), kind, e->detail);
+	pthread_mutex_unlock(&event_lock);
 }

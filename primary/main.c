@@ -44,7 +44,9 @@ static void usage(void)
 		"  --check               validate the config and exit (0 valid, 2 refused)\n"
 		"  --replay              exit 0 once every pcap input is at EOF and every queue drained\n"
 		"  --ready-file PATH     created once all workers run, removed at exit\n"
-		"  --worker-bin PATH     spanbox-worker binary (default: next to this one)\n");
+		"  --worker-bin PATH     spanbox-worker binary (default: next to this one)\n"
+		"  --no-stored-config    ignore the forwarding and mirrors mgmt stored in its database\n"
+		"                        (they win over the file otherwise; never used with --replay)\n");
 }
 
 /* Default worker binary: build/secondary/spanbox-worker beside build/primary/. */
@@ -140,10 +142,13 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' }, { "check", no_argument, NULL, 'k' },
 		{ "replay", no_argument, NULL, 'r' },       { "ready-file", required_argument, NULL, 'f' },
 		{ "worker-bin", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
+		{ "no-stored-config", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct sbx_config cfg;
+	static struct sbx_config cfg, file_cfg;
 	static struct sbx_primary p;
+	char *json = NULL;
+	bool use_stored = true, from_store = false;
 	struct sbx_eal_args eal;
 	const char *config_path = NULL, *ready_file = NULL;
 	bool check = false, ready = false, ok = true;
@@ -160,6 +165,7 @@ int main(int argc, char **argv)
 		case 'r': p.replay = true; break;
 		case 'f': ready_file = optarg; break;
 		case 'w': snprintf(p.worker_bin, sizeof(p.worker_bin), "%s", optarg); break;
+		case 'n': use_stored = false; break;
 		case 'h': usage(); return 0;
 		default: usage(); return 2;
 		}
@@ -175,6 +181,22 @@ int main(int argc, char **argv)
 	if (check) {
 		printf("%s: valid\n", config_path);
 		return 0;
+	}
+	/* what runs: the file, with the forwarding and mirrors stored through the API (tables.c) */
+	file_cfg = cfg;
+	json = sbx_tables_effective_json(config_path, &file_cfg, use_stored && !p.replay, err, sizeof(err),
+					 &from_store);
+	if (json == NULL) {
+		fprintf(stderr, "spanbox-primary: %s\n", err);
+		return 2;
+	}
+	if (from_store && sbx_config_parse(json, &cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr,
+			"spanbox-primary: stored config (database %s): %s\n"
+			"spanbox-primary: start with --no-stored-config and PUT /api/v1/config, or ./spanbox reset-config\n",
+			file_cfg.mgmt_database, err);
+		free(json);
+		return 2;
 	}
 	if (p.replay && !has_pcap_input(&cfg)) {
 		fprintf(stderr, "spanbox-primary: replay: no port reads a pcap file (ports[].devargs with rx_pcap=)\n");
@@ -222,7 +244,7 @@ int main(int argc, char **argv)
 		sbx_pools_refresh(&p);
 		for (w = 0; w < p.shm->nb_pools; w++)
 			p.shm->pools[w].rx_held = p.shm->pools[w].in_use;
-		ok = sbx_control_init(&p) == 0;
+		ok = sbx_control_init(&p) == 0 && sbx_tables_init(&p, &cfg, json) == 0;
 	}
 	if (ok) {
 		p.shm->running = 1;
@@ -242,6 +264,7 @@ int main(int argc, char **argv)
 
 		/* every loop (about 1 ms): a dead worker is replaced without waiting for a refresh */
 		sbx_workers_supervise(&p, true);
+		sbx_control_poll(&p); /* a link request of mgmt (control.c) */
 		if (now - t_refresh >= SBX_REFRESH_NS) {
 			t_refresh = now;
 			refresh(&p);
@@ -289,6 +312,7 @@ int main(int argc, char **argv)
 
 	printf("spanbox-primary: shutting down\n");
 	sbx_control_fini();
+	sbx_tables_fini();
 	if (p.shm != NULL) {
 		sbx_event(&p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : rc ? "error" : "replay done");
 		sbx_workers_stop(&p, 3000);
@@ -310,5 +334,6 @@ int main(int argc, char **argv)
 	rte_eal_cleanup();
 	sbx_prefix_files_remove(cfg.file_prefix);
 	printf("spanbox-primary: stopped\n");
+	free(json);
 	return rc;
 }

@@ -77,8 +77,8 @@ static void plan_pool(const struct sbx_primary *p, int socket, struct sbx_pool_p
 		} else {
 			pl->rx_desc += (uint64_t)ps->nb_rxq * pc->rx_desc;
 			pl->tx_desc += (uint64_t)fwd_txq * pc->tx_desc;
-			if (sbx_config_is_mirror_dst(cfg, i))
-				pl->mirror_tx += (uint64_t)(ps->nb_txq - fwd_txq) * pc->tx_desc;
+			/* every port has its mirror queues: a session may be added at run time */
+			pl->mirror_tx += (uint64_t)(ps->nb_txq - fwd_txq) * pc->tx_desc;
 		}
 		/* copies a worker builds for a session before handing them to the destination queue */
 		pl->mirror_tx += (uint64_t)cfg->nb_workers * cfg->burst * sessions_to(cfg, i);

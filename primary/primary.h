@@ -16,6 +16,14 @@
 #define SBX_BRIDGE_RING_SIZE 1024 /**< slots per bridge ring (power of two) */
 #define SBX_CRASH_HISTORY 64      /**< crash times kept per worker for the crash-loop limit */
 
+/** Where a link request of control.c stands (sbx_primary.link_req_state). */
+enum sbx_link_req_state {
+	SBX_LINK_REQ_IDLE = 0, /**< none */
+	SBX_LINK_REQ_POSTED,   /**< posted by the IPC thread, not yet taken */
+	SBX_LINK_REQ_TAKEN,    /**< the main loop is carrying it out */
+	SBX_LINK_REQ_DONE,     /**< link_req_answer is set; the IPC thread answers and resets to IDLE */
+};
+
 /** Process-local state of the primary (the shared part lives in shm). */
 struct sbx_primary {
 	struct sbx_shm *shm;
@@ -41,12 +49,17 @@ struct sbx_primary {
 	unsigned int crash_next[SBX_MAX_WORKERS];
 	bool restart_requested[SBX_MAX_WORKERS];     /**< the stopping worker is to be started again */
 	uint32_t restart_flag[SBX_MAX_WORKERS];      /**< set by the IPC thread (control.c), atomically */
+	/* a link request of control.c, carried out by the main loop (sbx_control_poll) */
+	uint32_t link_req_state;  /**< enum sbx_link_req_state, accessed atomically */
+	uint16_t link_req_port;   /**< index into cfg->ports */
+	bool link_req_up;         /**< set the link up (true) or down */
+	char link_req_answer[64]; /**< "ok up", "ok down" or "error: <why>", written by the main loop */
 };
 
 /* events.c */
 /**
  * Record an event in the memzone ring (mgmt stores it in SQLite) and print it to stdout with a
- * timestamp. Main thread only (single writer).
+ * timestamp. Thread-safe (a mutex: the main loop and the IPC thread of tables.c write events).
  */
 void sbx_event(struct sbx_primary *p, const char *kind, int worker, int pid, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
@@ -54,12 +67,18 @@ void sbx_event(struct sbx_primary *p, const char *kind, int worker, int pid, con
 /* control.c */
 /**
  * Register the "sbx_ctl" EAL multi-process action: mgmt (a secondary) asks for
- * "restart-worker <id>"; the request is validated, flagged for the main loop, and answered
- * "ok" or "error: <why>". @return 0 or -1.
+ * "restart-worker <id>" (validated, flagged for the main loop, answered "ok" or "error: <why>")
+ * or "link <port index> up|down" (carried out by the main loop within 900 ms, answered with the
+ * link state read back, "ok up" / "ok down", or "error: <why>"). @return 0 or -1.
  */
 int sbx_control_init(struct sbx_primary *p);
 /** Unregister the action. */
 void sbx_control_fini(void);
+/**
+ * Main loop: carry out a posted link request (sbx_ports_set_link) and hand its answer back to the
+ * waiting IPC thread. Cheap when there is none (one atomic load).
+ */
+void sbx_control_poll(struct sbx_primary *p);
 
 /* numa.c */
 /**
@@ -133,6 +152,15 @@ int sbx_ports_start(struct sbx_primary *p);
 /** Refresh link and basic stats of every port in shm. */
 void sbx_ports_refresh(struct sbx_primary *p);
 /**
+ * Set the link of port @p i up or down (main thread), then read it back into shm at once.
+ * ethdev ports: rte_eth_dev_set_link_up/down; a tap moved into a network namespace
+ * (ports[].netns) is set up or down inside that namespace instead, where the tap PMD's own ioctl
+ * cannot reach it. Bridged (pcap) ports have no link.
+ * @param answer  receives "ok up" / "ok down" (the state read back) or "error: <why>".
+ * @return 0, or -1 (refused or failed: @p answer says why).
+ */
+int sbx_ports_set_link(struct sbx_primary *p, uint16_t i, bool up, char *answer, size_t len);
+/**
  * Move mbufs between pcap files and the bridge rings (file -> rx ring, tx rings -> file).
  * Ownership: mbufs dequeued from tx rings are written and freed here.
  * @return frames moved (0 = idle).
@@ -162,6 +190,34 @@ bool sbx_replay_inputs_at_eof(struct sbx_primary *p);
 bool sbx_replay_done(struct sbx_primary *p);
 /** Print per-port counters (primary's view and the workers' sums) to stdout. */
 void sbx_print_counters(struct sbx_primary *p);
+
+/* tables.c: runtime tables (docs/RUNTIME_TABLES.md) */
+
+/**
+ * Publish generation 0 of the runtime tables (the running config @p json and shm->cfg, after
+ * ports.c settled the queues), create the rte_rcu_qsbr variable the workers report to, and register
+ * the rte_mp action "sbx_tables" through which mgmt asks for changes.
+ * @param as_parsed  the config as sbx_config_parse() made it: the reference a change's static
+ *                   sections must equal (copied).
+ * @return 0, or -1 (message printed).
+ */
+int sbx_tables_init(struct sbx_primary *p, const struct sbx_config *as_parsed, const char *json);
+
+/** Unregister the action; returns once no change is in flight. */
+void sbx_tables_fini(void);
+
+/** Worker @p w is gone: take it out of the grace periods (rte_rcu_qsbr_thread_offline). */
+void sbx_tables_worker_gone(unsigned int w);
+
+/**
+ * The config document to run: the file at @p path, whose forwarding and mirrors sections are
+ * replaced by those mgmt stored (table config_store of file_cfg->mgmt_database) when @p use_stored
+ * and there are some.
+ * @param from_store  set to true when the stored sections were used.
+ * @return the document (malloc'd, caller frees), or NULL with the reason in @p err.
+ */
+char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_cfg, bool use_stored, char *err,
+				size_t errlen, bool *from_store);
 
 /* runtime_dir.c: the file prefix's runtime directory and hugepage files */
 

@@ -118,6 +118,7 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 
 	ws->exit_status = (uint32_t)status;
 	ws->pid = 0;
+	sbx_tables_worker_gone(s); /* a dead worker holds no grace period open */
 	if (clean) {
 		ws->state = SBX_W_STOPPED;
 		sbx_event(p, "worker_exit", (int)s, pid, "exited with status 0");
@@ -269,6 +270,7 @@ void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms)
 			kill(p->shm->workers[w].pid, SIGKILL);
 			waitpid(p->shm->workers[w].pid, NULL, 0);
 			p->shm->workers[w].pid = 0;
+			sbx_tables_worker_gone(w);
 			p->shm->workers[w].state = SBX_W_DEAD;
 		}
 	}

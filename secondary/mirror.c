@@ -23,10 +23,10 @@
  * with subheader; longer frames (TSO super-frames in captures) are cut and marked truncated. */
 #define SBX_ERSPAN_MAX_INNER (65535 - 20 - 28)
 
-int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, unsigned int worker, char *err,
-		     size_t errlen)
+int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const struct sbx_tables *t,
+		     unsigned int worker, char *err, size_t errlen)
 {
-	const struct sbx_config *cfg = &shm->cfg;
+	const struct sbx_config *cfg = &t->cfg;
 	uint16_t i, k;
 
 	memset(e, 0, sizeof(*e));
@@ -49,8 +49,8 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, unsigned 
 		uint16_t q = (uint16_t)(cfg->nb_workers + worker);
 
 		rt->cfg = mc;
-		rt->st = &shm->workers[worker].stats.mirror[i];
-		rt->seq_shared = &shm->mirrors[i].seq_next;
+		rt->st = &shm->workers[worker].stats.mirror[t->slot[i]];
+		rt->seq_shared = &shm->mirrors[t->slot[i]].seq_next;
 		memcpy(rt->src_mac, mc->src_mac_set ? mc->src_mac : dp->mac, 6);
 		if (mc->encap == SBX_ENCAP_ERSPAN2 || mc->encap == SBX_ENCAP_ERSPAN3)
 			rt->outer_len = (uint8_t)sbx_outer_write(rt->outer_tmpl, mc, rt->src_mac, 0, 0);
@@ -104,6 +104,9 @@ void sbx_mirror_teardown(struct sbx_mirror_engine *e)
 			rte_bpf_destroy(rt->bpf);
 		rt->bpf = NULL;
 	}
+	e->nb = 0;
+	memset(e->nb_rx, 0, sizeof(e->nb_rx));
+	memset(e->nb_tx, 0, sizeof(e->nb_tx));
 }
 
 /* The next GRE sequence number of the session (see struct sbx_mirror_shm for uniqueness). */

@@ -53,14 +53,16 @@ struct sbx_mirror_engine {
 };
 
 /**
- * Set up the engine of worker @p worker: compile filters (pcap_compile + rte_bpf_convert +
- * rte_bpf_load), look up destination queues (queue nb_workers + worker, or its ring).
- * @return 0, or -1 with "mirrors[i]...: reason" in @p err.
+ * Set up the engine of worker @p worker for the sessions of runtime tables @p t: compile filters
+ * (pcap_compile + rte_bpf_convert + rte_bpf_load), look up destination queues (queue
+ * nb_workers + worker, or its ring); session i counts in slot t->slot[i] of the memzone.
+ * The engine keeps pointers into @p t: set it up again before @p t can be rewritten.
+ * @return 0, or -1 with "mirrors[i]...: reason" in @p err (the engine then mirrors nothing).
  */
-int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, unsigned int worker, char *err,
-		     size_t errlen);
+int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const struct sbx_tables *t,
+		     unsigned int worker, char *err, size_t errlen);
 
-/** Release filters and free buffered copies. */
+/** Release filters and free buffered copies; the engine then has no session. */
 void sbx_mirror_teardown(struct sbx_mirror_engine *e);
 
 /**

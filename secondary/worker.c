@@ -9,11 +9,41 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_memzone.h>
+#include <rte_rcu_qsbr.h>
 
 #include "chain.h"
 #include "worker.h"
 
 #define SBX_MAX_BURST 256
+
+/*
+ * Take the active runtime tables: cross-connect peers and mirror sessions (docs/RUNTIME_TABLES.md).
+ * Called at start and whenever tables_gen changed, between two bursts: nothing is buffered then
+ * but mirror copies, which are sent first. Building filters costs a few ms; the RX rings absorb it.
+ */
+static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
+{
+	uint64_t gen = __atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE);
+	const struct sbx_tables *t = &wk->shm->tables[gen & 1];
+	uint16_t i;
+	int rc;
+
+	sbx_mirror_flush(&wk->mirror);
+	sbx_mirror_teardown(&wk->mirror);
+	for (i = 0; i < SBX_MAX_PORTS; i++)
+		wk->peer[i] = -1;
+	for (i = 0; i < t->cfg.nb_xconnects; i++) {
+		wk->peer[t->cfg.xconnects[i].a] = (int16_t)t->cfg.xconnects[i].b;
+		wk->peer[t->cfg.xconnects[i].b] = (int16_t)t->cfg.xconnects[i].a;
+	}
+	rc = sbx_mirror_setup(&wk->mirror, wk->shm, t, wk->id, err, errlen);
+	if (rc != 0)
+		sbx_mirror_teardown(&wk->mirror); /* forward on, mirror nothing */
+	wk->gen = gen;
+	__atomic_store_n(&wk->slot->stats.tables_gen, gen, __ATOMIC_RELEASE);
+	return rc;
+}
 
 int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen)
 {
@@ -32,7 +62,6 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	for (i = 0; i < cfg->nb_ports; i++) {
 		const struct sbx_port_shm *ps = &shm->ports[i];
 
-		wk->peer[i] = ps->peer;
 		wk->txq[i] = (struct sbx_queue){ .port = i, .port_id = ps->port_id, .queue = (uint16_t)id };
 		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
 			wk->txq[i].ring = rte_ring_lookup(ps->tx_ring[id]);
@@ -46,7 +75,14 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 			return -1;
 		}
 	}
-	if (sbx_mirror_setup(&wk->mirror, shm, id, err, errlen) != 0)
+	/* online before reading tables_gen: the primary's next grace period waits for us */
+	wk->rcu = rte_memzone_lookup(SBX_RCU_MEMZONE_NAME) ? rte_memzone_lookup(SBX_RCU_MEMZONE_NAME)->addr : NULL;
+	if (wk->rcu == NULL || rte_rcu_qsbr_thread_register(wk->rcu, id) != 0) {
+		snprintf(err, errlen, "memzone %s not found or worker %u not registrable", SBX_RCU_MEMZONE_NAME, id);
+		return -1;
+	}
+	rte_rcu_qsbr_thread_online(wk->rcu, id);
+	if (tables_take(wk, err, errlen) != 0)
 		return -1;
 	for (i = 0; i < wk->nb_rxq; i++) {
 		const struct sbx_rxq_cfg *rq = &cfg->workers[id].rxq[i];
@@ -178,6 +214,17 @@ int sbx_worker_run(struct sbx_worker *wk)
 			got += n;
 		}
 		loops++;
+		/* runtime tables: one load of a read-mostly line per loop, and a quiescent state */
+		if (unlikely(__atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE) != wk->gen)) {
+			char err[256];
+
+			if (tables_take(wk, err, sizeof(err)) != 0) {
+				st->tables_errors++;
+				fprintf(stderr, "spanbox-worker %u: tables %llu: %s (mirroring nothing)\n", wk->id,
+					(unsigned long long)wk->gen, err);
+			}
+		}
+		rte_rcu_qsbr_quiescent(wk->rcu, wk->id);
 		/* one TSC read per loop (it costs ~1 cycle per frame at burst 32): a loop that received
 		 * frames counts as busy since the end of the previous loop */
 		t_now = rte_rdtsc();
@@ -192,8 +239,10 @@ int sbx_worker_run(struct sbx_worker *wk)
 			st->heartbeat_ns = sbx_now_ns();
 			if (t_now >= next_check) {
 				next_check = t_now + check_cycles;
-				if (!primary_alive(wk->shm))
+				if (!primary_alive(wk->shm)) {
+					rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 					return 1;
+				}
 			}
 		}
 		if (got) {
@@ -202,7 +251,10 @@ int sbx_worker_run(struct sbx_worker *wk)
 			st->loops = loops;
 			st->heartbeat_ns = sbx_now_ns();
 			st->idle_sleeps++;
+			/* asleep we read no tables: offline, so a change does not wait for our nap */
+			rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 			nanosleep(&nap, NULL);
+			rte_rcu_qsbr_thread_online(wk->rcu, wk->id);
 			t_prev = rte_rdtsc(); /* the sleep is not busy time */
 		}
 	}
@@ -210,5 +262,6 @@ int sbx_worker_run(struct sbx_worker *wk)
 	/* draining: RX stopped; forward TX is synchronous, mirror copies are flushed after each burst */
 	wk->slot->state = SBX_W_DRAINING;
 	sbx_mirror_flush(&wk->mirror);
+	rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 	return 0;
 }

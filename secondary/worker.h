@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include <rte_rcu_qsbr.h>
+
 #include "spanbox/shm.h"
 #include "mirror.h"
 #include "queue.h"
@@ -20,6 +22,8 @@ struct sbx_worker {
 	struct sbx_queue txq[SBX_MAX_PORTS]; /**< this worker's own TX queue on each port */
 	int16_t peer[SBX_MAX_PORTS];         /**< cross-connect: output port of each input port, -1 none */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
+	struct rte_rcu_qsbr *rcu;            /**< the tables' QSBR variable (memzone SBX_RCU_MEMZONE_NAME) */
+	uint64_t gen;                        /**< generation of the runtime tables in use */
 	uint64_t file_wait_cycles;           /**< longest wait for a full pcap-port TX ring, TSC cycles */
 	volatile sig_atomic_t *quit;
 };

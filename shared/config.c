@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -985,4 +986,25 @@ bool sbx_config_has_pci(const struct sbx_config *cfg)
 		if (cfg->ports[i].is_pci)
 			return true;
 	return false;
+}
+
+const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_config *b)
+{
+	/* sbx_config_parse() zeroes the whole struct first: padding compares equal */
+	static const struct {
+		const char *name;
+		size_t from, to;
+	} sec[] = {
+		{ "eal", offsetof(struct sbx_config, file_prefix), offsetof(struct sbx_config, pool_mbufs) },
+		{ "pool", offsetof(struct sbx_config, pool_mbufs), offsetof(struct sbx_config, nb_ports) },
+		{ "ports", offsetof(struct sbx_config, nb_ports), offsetof(struct sbx_config, nb_workers) },
+		{ "workers", offsetof(struct sbx_config, nb_workers), offsetof(struct sbx_config, nb_xconnects) },
+		{ "mgmt", offsetof(struct sbx_config, mgmt_listen), sizeof(struct sbx_config) },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(sec) / sizeof(sec[0]); i++)
+		if (memcmp((const char *)a + sec[i].from, (const char *)b + sec[i].from, sec[i].to - sec[i].from))
+			return sec[i].name;
+	return NULL;
 }

@@ -206,13 +206,22 @@ static inline bool sbx_config_is_mirror_dst(const struct sbx_config *cfg, uint16
 
 /**
  * TX queues of port @p port: one per worker for forwarding (queue w), plus one per worker for
- * mirror copies (queue nb_workers + w) when the port is a mirror destination, so mirror traffic
- * never waits behind, or blocks, forwarded traffic, and no queue is shared by two cores.
+ * mirror copies (queue nb_workers + w), so mirror traffic never waits behind, or blocks, forwarded
+ * traffic, and no queue is shared by two cores. Every port has its mirror queues, so a session
+ * added at run time (REST API) can use any port as its destination.
  */
 static inline uint16_t sbx_config_port_nb_txq(const struct sbx_config *cfg, uint16_t port)
 {
-	return (uint16_t)(cfg->nb_workers * (sbx_config_is_mirror_dst(cfg, port) ? 2 : 1));
+	(void)port;
+	return (uint16_t)(cfg->nb_workers * 2);
 }
+
+/**
+ * Compare the sections that cannot change while the appliance runs (eal, pool, ports, workers,
+ * mgmt) of two configs made by sbx_config_parse().
+ * @return NULL when equal, else the name of the first section that differs ("ports").
+ */
+const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_config *b);
 
 /** @return true when any port is a PCI device (EAL must then run without --no-pci). */
 bool sbx_config_has_pci(const struct sbx_config *cfg);

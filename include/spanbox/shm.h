@@ -24,7 +24,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 6
+#define SBX_SHM_VERSION 7
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -74,6 +74,8 @@ struct sbx_worker_stats {
 	uint64_t busy_cycles;    /**< TSC cycles spent in loops that received packets */
 	uint64_t busy_pkts;      /**< packets handled in those loops; cycles/packet = busy_cycles/busy_pkts */
 	uint64_t bad_pkts;       /**< mbufs dropped because their chain is inconsistent */
+	uint64_t tables_gen;     /**< generation of the runtime tables the worker runs with */
+	uint64_t tables_errors;  /**< runtime tables it could not take (mirroring nothing since) */
 	uint64_t held;           /**< mbufs of burst[] still owned by the burst (freed by the primary if
 				      the worker dies); 0 once any of them was freed or handed to a PMD */
 	uint64_t first_rx_ns;    /**< CLOCK_REALTIME ns of the first burst this process received */
@@ -224,6 +226,37 @@ struct sbx_warning {
 	char text[SBX_WARN_LEN]; /**< the message, naming both ends of a remote pair */
 };
 
+#define SBX_TABLES_JSON_MAX (64 * 1024) /**< bytes of a config document, NUL included */
+#define SBX_RCU_MEMZONE_NAME "spanbox_rcu" /**< the rte_rcu_qsbr variable of the tables */
+
+/**
+ * One of the two buffers of the runtime tables (docs/RUNTIME_TABLES.md): what can change while
+ * the appliance runs (forwarding.xconnects and mirrors) inside a whole running config. The static
+ * sections (eal, pool, ports, workers, mgmt) are those of the start and equal in both buffers.
+ * Written only by the primary, and only while no worker can read it (rte_rcu_qsbr grace period).
+ */
+struct sbx_tables {
+	uint64_t gen;                 /**< generation this buffer holds */
+	struct sbx_config cfg;        /**< the running config as parsed (before ports.c added RX queues) */
+	uint8_t slot[SBX_MAX_MIRRORS]; /**< counter slot of cfg.mirrors[i]: workers[w].stats.mirror[slot]
+					    and mirrors[slot]; a session keeps its slot while it exists */
+	uint32_t json_len;            /**< bytes of json, NUL excluded */
+	char json[SBX_TABLES_JSON_MAX]; /**< the config document cfg was parsed from */
+};
+
+/**
+ * Where mgmt puts a proposed config document for the primary to apply (request "apply" of the
+ * rte_mp action "sbx_tables"), and where the primary answers why it refused. mgmt writes it only
+ * from its HTTP thread, one request at a time; the primary reads it only while that request waits.
+ */
+struct sbx_tables_staging {
+	uint32_t len;                 /**< bytes of json, NUL excluded */
+	char json[SBX_TABLES_JSON_MAX];
+	char client[64];              /**< who asked (for the primary's event) */
+	char error[512];              /**< "field: message" of a refusal */
+	char error_field[128];        /**< the field alone */
+};
+
 /** The memzone. */
 struct sbx_shm {
 	uint64_t magic;          /**< SBX_SHM_MAGIC */
@@ -247,7 +280,28 @@ struct sbx_shm {
 	struct sbx_mirror_shm mirrors[SBX_MAX_MIRRORS];
 	uint64_t event_seq;      /**< events written so far */
 	struct sbx_event events[SBX_EVENTS];
+	/* runtime tables: tables[tables_gen & 1] is the active buffer (docs/RUNTIME_TABLES.md) */
+	uint64_t tables_gen;     /**< bumped (release) by the primary after writing the inactive buffer */
+	uint64_t tables_applied_ns; /**< CLOCK_REALTIME of the last change, 0 = as started */
+	struct sbx_tables tables[2];
+	struct sbx_tables_staging staging;
 };
+
+/**
+ * The active runtime tables. A worker reads them only when tables_gen changed (and reports
+ * quiescent states to the primary's rte_rcu_qsbr); mgmt, which is not an RCU reader, may see a
+ * buffer being rewritten if it keeps the pointer across a change: take it anew for each request.
+ */
+static inline const struct sbx_tables *sbx_shm_tables(const struct sbx_shm *shm)
+{
+	return &shm->tables[__atomic_load_n(&shm->tables_gen, __ATOMIC_ACQUIRE) & 1];
+}
+
+/** The running config: static sections of the start, xconnects and mirrors of the active tables. */
+static inline const struct sbx_config *sbx_shm_cfg(const struct sbx_shm *shm)
+{
+	return &sbx_shm_tables(shm)->cfg;
+}
 
 /**
  * Look up the memzone and check magic, version and size.

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The stored live config (table config_store, migration 4 of db.c) and the audit event of each
+ * change, written in one transaction that stays open while the primary applies the change: the
+ * caller commits only when the primary took it, and rolls back otherwise. Its own connection
+ * (HTTP thread only), so the history sampler's writes on the main connection never land inside,
+ * or get rolled back with, a change.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "db.h"
+#include "status.h"
+#include "store.h"
+
+#define STORE_BUSY_MS 200 /* a locked database answers 503 quickly instead of hanging the request */
+
+static sqlite3 *h;
+
+static int fail(const char *what, char *err, size_t len)
+{
+	int code = h ? sqlite3_errcode(h) : SQLITE_CANTOPEN;
+
+	snprintf(err, len, "database: %s: %s", what, h ? sqlite3_errmsg(h) : "cannot open");
+	return code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_READONLY ||
+			       code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_FULL
+		       ? -2
+		       : -1;
+}
+
+/* Open the connection once (the database exists: mgmt_db_open() created and migrated it). */
+static int store_open(const struct mgmt_db *db, char *err, size_t len)
+{
+	if (h != NULL)
+		return 0;
+	if (sqlite3_open_v2(db->path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+		int rc = fail("open", err, len);
+
+		sqlite3_close(h);
+		h = NULL;
+		return rc;
+	}
+	sqlite3_busy_timeout(h, STORE_BUSY_MS);
+	return 0;
+}
+
+int mgmt_store_begin(const struct mgmt_db *db, const char *live_json, const char *client, const char *kind,
+		     const char *detail, char *err, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	char ts[40];
+	int rc;
+
+	if (store_open(db, err, len) != 0)
+		return -2;
+	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return fail("begin", err, len);
+	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
+	if (sqlite3_prepare_v2(h, "INSERT INTO config_store(saved_at, client, json) VALUES(?1, ?2, ?3)", -1, &st,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, client, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, live_json, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto fail;
+	if (sqlite3_prepare_v2(h, "INSERT INTO events(ts, kind, detail, client) VALUES(?1, ?2, ?3, ?4)", -1, &st,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, detail, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, client, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto fail;
+	return 0;
+fail:
+	rc = fail("store", err, len);
+	sqlite3_finalize(st);
+	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+int mgmt_store_commit(char *err, size_t len)
+{
+	if (h == NULL)
+		return -1;
+	if (sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		int rc = fail("commit", err, len);
+
+		sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+		return rc;
+	}
+	return 0;
+}
+
+void mgmt_store_rollback(void)
+{
+	if (h != NULL)
+		sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+void mgmt_store_close(void)
+{
+	sqlite3_close(h);
+	h = NULL;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The stored live config and the audit of changes (store.c). */
+#ifndef SBX_MGMT_STORE_H
+#define SBX_MGMT_STORE_H
+
+#include <stddef.h>
+
+struct mgmt_db;
+
+/**
+ * Begin a change: BEGIN IMMEDIATE, then store @p live_json ({"forwarding":..,"mirrors":..}) as the
+ * newest row of config_store and the audit event (@p kind, @p detail, @p client) in events. The
+ * transaction stays open: end it with mgmt_store_commit() once the primary applied the change, or
+ * mgmt_store_rollback().
+ * @return 0; -2 when the database is locked, read-only or unwritable (answer 503; nothing was
+ *         stored); -1 on another database error (500). @p err says why.
+ */
+int mgmt_store_begin(const struct mgmt_db *db, const char *live_json, const char *client, const char *kind,
+		     const char *detail, char *err, size_t len);
+
+/** Commit the change. @return 0, -2 (locked/unwritable) or -1; on failure it is rolled back. */
+int mgmt_store_commit(char *err, size_t len);
+
+/** Roll the open change back (a no-op when none). */
+void mgmt_store_rollback(void);
+
+/** Close the store's connection (before mgmt re-executes or exits). */
+void mgmt_store_close(void);
+
+#endif

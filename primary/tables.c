@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Runtime tables (docs/RUNTIME_TABLES.md): cross-connects and mirror sessions change while the
+ * workers forward, without a stop.
+ *
+ * Scheme: a versioned double buffer in the memzone plus DPDK's rte_rcu_qsbr.
+ *   - shm->tables[tables_gen & 1] is active. Only the primary writes, and only the inactive buffer.
+ *   - A worker compares tables_gen with the generation it runs each loop (one load of a
+ *     read-mostly cache line); when it changed, it rebuilds its private state from the active
+ *     buffer between two bursts. After every loop it reports a quiescent state; it goes offline
+ *     while it sleeps (idle back-off), and the primary puts a dead worker offline.
+ *   - Publishing: write the inactive buffer, store tables_gen + 1 (release), then wait for a
+ *     grace period (rte_rcu_qsbr_start + rte_rcu_qsbr_check): once it ends, no worker reads the
+ *     previous buffer, so the next change may overwrite it. A change that finds the previous grace
+ *     period still open (a hung worker) waits for it, then gives up with an error: never a torn read.
+ *
+ * Requests come from mgmt over rte_mp (action "sbx_tables", "apply"): the proposed config document
+ * is in shm->staging. They are handled in the EAL IPC thread: validation, filter compilation and
+ * the grace period never stall the main loop (supervision, pcap bridging).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <rte_bpf.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_memzone.h>
+#include <rte_rcu_qsbr.h>
+#include <sqlite3.h>
+
+#include "spanbox/bpf_filter.h"
+#include "primary.h"
+
+#define SBX_TABLES_ACTION "sbx_tables"
+#define SBX_GRACE_TIMEOUT_NS (2ULL * 1000 * 1000 * 1000) /* a hung worker is restarted within 0.5 s */
+
+static struct sbx_primary *tp;
+static struct rte_rcu_qsbr *rcu;
+static struct sbx_config parsed; /* the config as parsed at start: the static sections' reference */
+static uint64_t open_token;      /* grace period still open from the last change, 0 = none */
+static pthread_mutex_t apply_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Wait for the grace period of @p token; true when it ended within SBX_GRACE_TIMEOUT_NS. */
+static bool grace_wait(uint64_t token)
+{
+	uint64_t deadline = sbx_now_ns() + SBX_GRACE_TIMEOUT_NS;
+	struct timespec ts = { 0, 50000 };
+
+	while (rte_rcu_qsbr_check(rcu, token, false) != 1) {
+		if (sbx_now_ns() > deadline)
+			return false;
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+/* A worker that hangs in the grace period: name it. */
+static int late_worker(void)
+{
+	unsigned int w;
+
+	for (w = 0; w < tp->cfg->nb_workers; w++)
+		if (tp->shm->workers[w].pid > 0 &&
+		    __atomic_load_n(&tp->shm->workers[w].stats.tables_gen, __ATOMIC_ACQUIRE) !=
+			    __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE))
+			return (int)w;
+	return -1;
+}
+
+/* The counter slot of each session of @p n: its slot in @p old when the id was there, else a
+ * slot no session of @p old uses, whose counters and sequence number are zeroed. */
+static void assign_slots(const struct sbx_tables *old, const struct sbx_config *n, uint8_t *slot)
+{
+	bool used[SBX_MAX_MIRRORS] = { false };
+	uint16_t i, j, w;
+
+	for (i = 0; i < n->nb_mirrors; i++) {
+		slot[i] = UINT8_MAX;
+		for (j = 0; j < old->cfg.nb_mirrors; j++)
+			if (old->cfg.mirrors[j].id == n->mirrors[i].id) {
+				slot[i] = old->slot[j];
+				used[slot[i]] = true;
+			}
+	}
+	for (j = 0; j < old->cfg.nb_mirrors; j++) /* a removed session's slot is free only next time */
+		used[old->slot[j]] = true;
+	for (i = 0; i < n->nb_mirrors; i++) {
+		if (slot[i] != UINT8_MAX)
+			continue;
+		for (j = 0; j < SBX_MAX_MIRRORS && used[j]; j++)
+			;
+		slot[i] = (uint8_t)j; /* nb_mirrors <= SBX_MAX_MIRRORS and old sessions hold the rest */
+		used[j] = true;
+		/* no worker writes slot j: the last grace period ended and old uses no session in it */
+		for (w = 0; w < SBX_MAX_WORKERS; w++)
+			memset(&tp->shm->workers[w].stats.mirror[j], 0, sizeof(tp->shm->workers[w].stats.mirror[j]));
+		tp->shm->mirrors[j].seq_next = 0;
+	}
+}
+
+/* Say why a proposal is refused: into the staging area, for mgmt. */
+static int refuse(const char *field, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tp->shm->staging.error, sizeof(tp->shm->staging.error), fmt, ap);
+	va_end(ap);
+	snprintf(tp->shm->staging.error_field, sizeof(tp->shm->staging.error_field), "%s", field ? field : "");
+	return -1;
+}
+
+/* Validate the staged document and publish it. @return 0, -1 refused (422), -2 busy (503). */
+static int apply_staged(void)
+{
+	struct sbx_tables_staging *st = &tp->shm->staging;
+	struct sbx_config *n = malloc(sizeof(*n));
+	const struct sbx_tables *cur;
+	struct sbx_tables *next;
+	char err[512], *colon;
+	const char *diff;
+	uint64_t gen, token;
+	uint16_t i;
+	int rc = -1;
+
+	if (n == NULL)
+		return refuse(NULL, "out of memory");
+	st->error[0] = st->error_field[0] = '\0';
+	if (st->len >= sizeof(st->json) || st->json[st->len] != '\0') {
+		rc = refuse(NULL, "staged document not terminated");
+		goto out;
+	}
+	if (sbx_config_parse(st->json, n, err, sizeof(err)) != 0) {
+		colon = strchr(err, ':');
+		if (colon != NULL)
+			*colon = '\0';
+		rc = refuse(err, "%s%s%s", err, colon ? ":" : "", colon ? colon + 1 : "");
+		goto out;
+	}
+	diff = sbx_config_static_diff(n, &parsed);
+	if (diff != NULL) {
+		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding and mirrors can): "
+			    "restart it with the new config file", diff);
+		goto out;
+	}
+	for (i = 0; i < n->nb_mirrors; i++) {
+		struct rte_bpf *bpf;
+		char field[48];
+
+		if (n->mirrors[i].filter[0] == '\0')
+			continue;
+		bpf = sbx_filter_load(n->mirrors[i].filter, err, sizeof(err));
+		if (bpf == NULL) {
+			snprintf(field, sizeof(field), "mirrors[%u].filter", i);
+			rc = refuse(field, "%s: %s", field, err);
+			goto out;
+		}
+		rte_bpf_destroy(bpf);
+	}
+	/* the previous buffer is free only once the last grace period ended */
+	if (open_token != 0) {
+		if (!grace_wait(open_token)) {
+			int w = late_worker();
+
+			rc = -2;
+			refuse(NULL, "worker %d has not taken the previous change yet (hung?): try again", w);
+			goto out;
+		}
+		open_token = 0;
+	}
+	gen = __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE);
+	cur = &tp->shm->tables[gen & 1];
+	next = &tp->shm->tables[(gen + 1) & 1];
+	/* static sections as running (ports.c may have added RX queues), live ones as proposed */
+	next->cfg = tp->shm->cfg;
+	next->cfg.nb_xconnects = n->nb_xconnects;
+	memcpy(next->cfg.xconnects, n->xconnects, sizeof(n->xconnects));
+	next->cfg.nb_mirrors = n->nb_mirrors;
+	memcpy(next->cfg.mirrors, n->mirrors, sizeof(n->mirrors));
+	assign_slots(cur, n, next->slot);
+	memcpy(next->json, st->json, st->len + 1);
+	next->json_len = st->len;
+	next->gen = gen + 1;
+	for (i = 0; i < tp->cfg->nb_ports; i++)
+		tp->shm->ports[i].peer = -1;
+	for (i = 0; i < n->nb_xconnects; i++) {
+		tp->shm->ports[n->xconnects[i].a].peer = (int16_t)n->xconnects[i].b;
+		tp->shm->ports[n->xconnects[i].b].peer = (int16_t)n->xconnects[i].a;
+	}
+	__atomic_store_n(&tp->shm->tables_gen, gen + 1, __ATOMIC_RELEASE);
+	tp->shm->tables_applied_ns = sbx_realtime_ns();
+	token = rte_rcu_qsbr_start(rcu);
+	if (!grace_wait(token))
+		open_token = token; /* published; the next change waits for the late worker */
+	sbx_event(tp, "tables_applied", -1, 0, "generation %llu: %u xconnects, %u mirrors (%s)%s",
+		  (unsigned long long)(gen + 1), n->nb_xconnects, n->nb_mirrors, st->client,
+		  open_token ? "; a worker is late" : "");
+	rc = 0;
+out:
+	free(n);
+	return rc;
+}
+
+static int on_request(const struct rte_mp_msg *msg, const void *peer)
+{
+	struct rte_mp_msg reply;
+	char answer[64];
+	int rc = -1;
+
+	memset(&reply, 0, sizeof(reply));
+	snprintf(reply.name, sizeof(reply.name), "%s", SBX_TABLES_ACTION);
+	if (msg->len_param == 5 && memcmp(msg->param, "apply", 5) == 0) {
+		pthread_mutex_lock(&apply_lock);
+		rc = apply_staged();
+		pthread_mutex_unlock(&apply_lock);
+		snprintf(answer, sizeof(answer), "%s %llu", rc == 0 ? "ok" : rc == -2 ? "busy" : "refused",
+			 (unsigned long long)__atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE));
+	} else {
+		snprintf(answer, sizeof(answer), "refused unknown request");
+	}
+	reply.len_param = (int)strlen(answer);
+	memcpy(reply.param, answer, (size_t)reply.len_param);
+	return rte_mp_reply(&reply, peer);
+}
+
+int sbx_tables_init(struct sbx_primary *p, const struct sbx_config *as_parsed, const char *json)
+{
+	size_t sz = rte_rcu_qsbr_get_memsize(SBX_MAX_WORKERS), len = strlen(json);
+	const struct rte_memzone *mz;
+	struct sbx_tables *t = &p->shm->tables[0];
+	uint16_t i;
+
+	tp = p;
+	parsed = *as_parsed;
+	if (len >= sizeof(t->json)) {
+		fprintf(stderr, "spanbox-primary: config: longer than %zu bytes\n", sizeof(t->json) - 1);
+		return -1;
+	}
+	mz = rte_memzone_reserve(SBX_RCU_MEMZONE_NAME, sz, (int)rte_socket_id(), 0);
+	if (mz == NULL || rte_rcu_qsbr_init(mz->addr, SBX_MAX_WORKERS) != 0) {
+		fprintf(stderr, "spanbox-primary: cannot set up %s: %s\n", SBX_RCU_MEMZONE_NAME, rte_strerror(rte_errno));
+		return -1;
+	}
+	rcu = mz->addr;
+	t->cfg = p->shm->cfg; /* with the RX queues ports.c added */
+	for (i = 0; i < SBX_MAX_MIRRORS; i++)
+		t->slot[i] = (uint8_t)i;
+	memcpy(t->json, json, len + 1);
+	t->json_len = (uint32_t)len;
+	t->gen = 0;
+	p->shm->tables_gen = 0;
+	if (rte_mp_action_register(SBX_TABLES_ACTION, on_request) != 0) {
+		fprintf(stderr, "spanbox-primary: cannot register IPC action %s\n", SBX_TABLES_ACTION);
+		return -1;
+	}
+	return 0;
+}
+
+void sbx_tables_fini(void)
+{
+	rte_mp_action_unregister(SBX_TABLES_ACTION);
+	pthread_mutex_lock(&apply_lock); /* a change in flight ends first */
+	pthread_mutex_unlock(&apply_lock);
+}
+
+void sbx_tables_worker_gone(unsigned int w)
+{
+	if (rcu != NULL)
+		rte_rcu_qsbr_thread_offline(rcu, w);
+}
+
+/* The live sections stored by mgmt (database table config_store), NULL when none. */
+static char *stored_live_sections(const char *db_path, char *when, size_t wlen)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char *json = NULL;
+
+	if (access(db_path, R_OK) != 0)
+		return NULL;
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_busy_timeout(db, 2000) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT json, saved_at || ' by ' || client FROM config_store ORDER BY id DESC LIMIT 1",
+			       -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		json = strdup((const char *)sqlite3_column_text(st, 0));
+		snprintf(when, wlen, "%s", (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return json;
+}
+
+char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_cfg, bool use_stored, char *err,
+				size_t errlen, bool *from_store)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL, *stored = NULL, *out = NULL, when[128] = "";
+	cJSON *doc = NULL, *live = NULL;
+	long n;
+
+	*from_store = false;
+	if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+		snprintf(err, errlen, "config: %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if ((size_t)n >= SBX_TABLES_JSON_MAX) {
+		snprintf(err, errlen, "config: %s: longer than %d bytes", path, SBX_TABLES_JSON_MAX - 1);
+		goto out;
+	}
+	text = calloc(1, (size_t)n + 1);
+	if (text == NULL || fread(text, 1, (size_t)n, f) != (size_t)n) {
+		snprintf(err, errlen, "config: %s: cannot read", path);
+		goto out;
+	}
+	if (use_stored)
+		stored = stored_live_sections(file_cfg->mgmt_database, when, sizeof(when));
+	if (stored == NULL) {
+		out = text;
+		text = NULL;
+		goto out;
+	}
+	doc = cJSON_Parse(text);
+	live = cJSON_Parse(stored);
+	if (doc == NULL || live == NULL) {
+		snprintf(err, errlen, "stored config in %s: not JSON", file_cfg->mgmt_database);
+		goto out;
+	}
+	/* the stored live sections replace the file's (absent in the store = absent) */
+	cJSON_DeleteItemFromObjectCaseSensitive(doc, "forwarding");
+	cJSON_DeleteItemFromObjectCaseSensitive(doc, "mirrors");
+	if (cJSON_GetObjectItemCaseSensitive(live, "forwarding"))
+		cJSON_AddItemToObject(doc, "forwarding", cJSON_DetachItemFromObjectCaseSensitive(live, "forwarding"));
+	if (cJSON_GetObjectItemCaseSensitive(live, "mirrors"))
+		cJSON_AddItemToObject(doc, "mirrors", cJSON_DetachItemFromObjectCaseSensitive(live, "mirrors"));
+	out = cJSON_Print(doc);
+	*from_store = true;
+	printf("spanbox-primary: forwarding and mirrors come from the stored config (database %s, saved %s);"
+	       " PUT /api/v1/config with the file's content resets them\n", file_cfg->mgmt_database, when);
+out:
+	if (f != NULL)
+		fclose(f);
+	free(text);
+	free(stored);
+	cJSON_Delete(doc);
+	cJSON_Delete(live);
+	return out;
+}
