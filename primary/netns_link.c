@@ -58,3 +58,18 @@ int sbx_netns_link_up(int sock, const char *iface)
 		return -1;
 	return (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
 }
+
+int sbx_netns_set_link(int sock, const char *iface, bool up)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	if (ioctl(sock, SIOCGIFFLAGS, &ifr) != 0)
+		return -1;
+	if (up)
+		ifr.ifr_flags |= IFF_UP;
+	else
+		ifr.ifr_flags &= ~IFF_UP;
+	return ioctl(sock, SIOCSIFFLAGS, &ifr) == 0 ? 0 : -1;
+}

@@ -6,6 +6,7 @@
  * cannot be shared with secondaries, docs/PCAP_SECONDARY.md) and exchanges mbuf pointers with the
  * workers through rte_rings (no copy).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -187,19 +188,27 @@ int sbx_ports_start(struct sbx_primary *p)
 	return 0;
 }
 
+/* The interface name of a tap port moved into a namespace (iface= of its devargs), else false. */
+static bool netns_iface(const struct sbx_port_cfg *pc, char *name, size_t len)
+{
+	const char *iface = strstr(pc->devargs, "iface=");
+
+	if (pc->netns[0] == '\0' || iface == NULL)
+		return false;
+	snprintf(name, len, "%.*s", (int)strcspn(iface + 6, ","), iface + 6);
+	return true;
+}
+
 /* Link of a tap moved into a namespace, asked inside it; -1 when unknown (see netns_link.c). */
 static int netns_link(struct sbx_primary *p, uint16_t i)
 {
-	const struct sbx_port_cfg *pc = &p->cfg->ports[i];
-	const char *iface = strstr(pc->devargs, "iface=");
 	char name[32];
 	int up;
 
-	if (pc->netns[0] == '\0' || iface == NULL)
+	if (!netns_iface(&p->cfg->ports[i], name, sizeof(name)))
 		return -1;
-	snprintf(name, sizeof(name), "%.*s", (int)strcspn(iface + 6, ","), iface + 6);
 	if (p->netns_sock[i] <= 0)
-		p->netns_sock[i] = sbx_netns_socket(pc->netns);
+		p->netns_sock[i] = sbx_netns_socket(p->cfg->ports[i].netns);
 	if (p->netns_sock[i] <= 0)
 		return -1;
 	up = sbx_netns_link_up(p->netns_sock[i], name);
@@ -210,13 +219,58 @@ static int netns_link(struct sbx_primary *p, uint16_t i)
 	return up;
 }
 
+/* Link state and speed of ethdev port i into shm. */
+static void link_refresh(struct sbx_primary *p, uint16_t i)
+{
+	struct sbx_port_shm *ps = &p->shm->ports[i];
+	struct rte_eth_link link;
+
+	if (rte_eth_link_get_nowait(ps->port_id, &link) == 0) {
+		int ns_up = link.link_status ? -1 : netns_link(p, i);
+
+		ps->link_up = ns_up >= 0 ? (uint32_t)ns_up : link.link_status;
+		ps->link_speed = link.link_speed;
+	}
+}
+
+int sbx_ports_set_link(struct sbx_primary *p, uint16_t i, bool up, char *answer, size_t len)
+{
+	const struct sbx_port_cfg *pc = &p->cfg->ports[i];
+	struct sbx_port_shm *ps = &p->shm->ports[i];
+	char iface[32];
+	int rc;
+
+	if (pc->kind == SBX_PORT_BRIDGED) {
+		snprintf(answer, len, "error: port %s is a pcap file (bridged): it has no link", pc->name);
+		return -1;
+	}
+	if (netns_iface(pc, iface, sizeof(iface))) {
+		/* the tap PMD's ioctl runs in our namespace, where the interface no longer is */
+		int sock = sbx_netns_socket(pc->netns);
+
+		rc = sock >= 0 ? sbx_netns_set_link(sock, iface, up) : -1;
+		if (rc != 0)
+			rc = -errno;
+		if (sock >= 0)
+			close(sock);
+	} else {
+		rc = up ? rte_eth_dev_set_link_up(ps->port_id) : rte_eth_dev_set_link_down(ps->port_id);
+	}
+	if (rc != 0) {
+		snprintf(answer, len, "error: %s", rc == -ENOTSUP ? "the driver cannot set the link" : strerror(-rc));
+		return -1;
+	}
+	link_refresh(p, i);
+	snprintf(answer, len, "ok %s", ps->link_up ? "up" : "down");
+	return 0;
+}
+
 void sbx_ports_refresh(struct sbx_primary *p)
 {
 	uint16_t i;
 
 	for (i = 0; i < p->cfg->nb_ports; i++) {
 		struct sbx_port_shm *ps = &p->shm->ports[i];
-		struct rte_eth_link link;
 		struct rte_eth_stats st;
 
 		if (p->cfg->ports[i].kind == SBX_PORT_BRIDGED) {
@@ -231,12 +285,7 @@ void sbx_ports_refresh(struct sbx_primary *p)
 			ps->oerrors = pp->tx_errors;
 			continue;
 		}
-		if (rte_eth_link_get_nowait(ps->port_id, &link) == 0) {
-			int ns_up = link.link_status ? -1 : netns_link(p, i);
-
-			ps->link_up = ns_up >= 0 ? (uint32_t)ns_up : link.link_status;
-			ps->link_speed = link.link_speed;
-		}
+		link_refresh(p, i);
 		if (rte_eth_stats_get(ps->port_id, &st) == 0) {
 			ps->ipackets = st.ipackets;
 			ps->opackets = st.opackets;
