@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The web status page (issue 6) in headless Chromium (Debian's /usr/bin/chromium, driven by
+# playwright-core from tests/web/node_modules): against an instance of its own with ping traffic
+# between two namespaces, tests/web/page.test.mjs loads the page, reads the port counters twice,
+# restarts worker 0 and adds / deletes a mirror session through the page, provokes API errors,
+# writes screenshots to out/tests/web/, stops mgmt (the page must say "appliance unreachable")
+# and starts it again (the page must recover by itself).
+#
+# Private resources: file prefix sbxd, lcores 85-89, API port 18240, namespaces sbxD-a/sbxD-b,
+# taps sbxD-p0/sbxD-p1/sbxD-m, database under $TMP.
+source "$(dirname "$0")/../lib/common.sh"
+
+PFX=sbxd PORT=18240 NSA=sbxD-a NSB=sbxD-b
+API=http://127.0.0.1:$PORT/api/v1
+CFG="$TMP/web.json"
+TOKEN="web-test-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+PRIMARY="" MGMT="" PING=""
+
+cleanup() {
+	local p i
+	[ -n "$PING" ] && kill "$PING" 2>/dev/null
+	for p in $MGMT $PRIMARY; do
+		kill -TERM "$p" 2>/dev/null
+		for ((i = 0; i < 100; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	ip netns del "$NSA" 2>/dev/null
+	ip netns del "$NSB" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+wait_for() { # wait_for TENTHS CMD...: poll CMD every 0.1 s
+	local n=$1 i; shift
+	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+up() { curl -fsS --max-time 2 "$API/health" 2>/dev/null | grep -q '"appliance":"up"'; }
+
+# the browser and its driver
+if ! [ -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
+	not_ok "chromium (/usr/bin/chromium) and node are installed (./spanbox setup installs them)"
+	exit 1
+fi
+if [ ! -d "$ROOT/tests/web/node_modules/playwright-core" ]; then
+	(cd "$ROOT/tests/web" && npm ci --no-audit --no-fund) >"$TMP/npm.log" 2>&1 ||
+		{ not_ok "npm ci in tests/web (playwright-core from the lockfile)"; cat "$TMP/npm.log"; exit 1; }
+fi
+
+# 1. the instance: primary, demo network, mgmt
+jq --arg db "$TMP/web.db" --arg tok "$TOKEN" --arg pfx "$PFX" --argjson port "$PORT" \
+	'.eal.file_prefix = $pfx | .eal.socket_mem_mb = 256 | .eal.primary_lcore = 85 | .eal.mgmt_lcore = 86
+	| .workers.lcores = [87, 88] | .mgmt.port = $port | .mgmt.database = $db | .mgmt.token = $tok
+	| .ports[0].devargs = "net_tap0,iface=sbxD-p0" | .ports[0].netns = "sbxD-a"
+	| .ports[1].devargs = "net_tap1,iface=sbxD-p1" | .ports[1].netns = "sbxD-b"
+	| .ports[2].devargs = "net_tap2,iface=sbxD-m"
+	| .mirrors = [{"id": 7, "name": "demo", "sources": [{"port": "p1", "direction": "rx"}],
+	               "destination": {"port": "mirror"}, "encap": {"type": "rspan", "vlan": 865}}]' \
+	"$ROOT/config/default.json" >"$CFG"
+
+( ulimit -c 0; exec setsid "$BUILD/primary/spanbox-primary" -c "$CFG" --ready-file "$TMP/ready" \
+	</dev/null >"$TMP/primary.log" 2>&1 ) &
+PRIMARY=$!
+wait_for 300 test -f "$TMP/ready"
+check "primary of prefix $PFX ready" test -f "$TMP/ready" || { tail -n 20 "$TMP/primary.log"; exit 1; }
+
+for n in 0 1; do
+	ns=$NSA addr=198.18.0.1/24
+	[ "$n" = 1 ] && ns=$NSB addr=198.18.0.2/24
+	ip netns del "$ns" 2>/dev/null
+	ip netns add "$ns" && ip link set "sbxD-p$n" netns "$ns" && ip -n "$ns" link set lo up &&
+		ip -n "$ns" link set "sbxD-p$n" up && ip -n "$ns" addr replace "$addr" dev "sbxD-p$n" ||
+		{ not_ok "demo network: tap sbxD-p$n in namespace $ns"; exit 1; }
+done
+ip link set sbxD-m up
+
+start_mgmt() {
+	setsid "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >>"$TMP/mgmt.log" 2>&1 &
+	MGMT=$!
+	wait_for 100 up
+}
+start_mgmt
+check "mgmt answers on port $PORT, appliance up" up || { tail -n 20 "$TMP/mgmt.log"; exit 1; }
+
+# 2. traffic: 10 pings a second across the appliance for at most 5 minutes
+ip netns exec "$NSA" timeout 300 ping -q -i 0.1 198.18.0.2 >"$TMP/ping.log" 2>&1 &
+PING=$!
+check "ping from $NSA crosses the appliance to $NSB" \
+	ip netns exec "$NSA" ping -c 2 -W 2 -q 198.18.0.2
+
+# 3. the browser test; mgmt is stopped and started through these two scripts
+declare -f wait_for up >"$TMP/fns.sh"
+cat >"$TMP/mgmt-stop.sh" <<EOF
+kill -TERM \$(cat "$TMP/mgmt.pid")
+for i in \$(seq 100); do kill -0 \$(cat "$TMP/mgmt.pid") 2>/dev/null || exit 0; sleep 0.1; done
+exit 1
+EOF
+cat >"$TMP/mgmt-start.sh" <<EOF
+source "$TMP/fns.sh"
+API="$API"
+setsid "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >>"$TMP/mgmt.log" 2>&1 &
+echo \$! >"$TMP/mgmt.pid"
+wait_for 150 up
+EOF
+echo "$MGMT" >"$TMP/mgmt.pid"
+
+SBX_MGMT_URL="http://127.0.0.1:$PORT" SBX_TOKEN="$TOKEN" SBX_OUT="$ROOT/out/tests/web" \
+	SBX_MGMT_STOP="$TMP/mgmt-stop.sh" SBX_MGMT_START="$TMP/mgmt-start.sh" \
+	timeout 240 node "$ROOT/tests/web/page.test.mjs"
+rc=$?
+MGMT=$(cat "$TMP/mgmt.pid")
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || not_ok "page.test.mjs ended with status $rc (timeout or crash)"
+echo "# mgmt log (last lines):"; tail -n 5 "$TMP/mgmt.log" | sed 's/^/#   /'
+exit 0

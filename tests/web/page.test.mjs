@@ -1,0 +1,341 @@
+// Browser test of the status page (web/) against a running appliance, in Debian's headless
+// Chromium driven by playwright-core. Started by tests/e2e/95_web.sh, which provides the instance.
+// Prints TAP lines ("ok - ..." / "not ok - ...", "# ..." comments); exit 0 when all passed.
+//
+// Environment:
+//   SBX_MGMT_URL    the instance's mgmt, e.g. http://127.0.0.1:18240 (required)
+//   SBX_TOKEN       its bearer token (required)
+//   SBX_MGMT_STOP   a shell script that stops mgmt (returns once it is gone)
+//   SBX_MGMT_START  a shell script that starts mgmt again (returns once it answers)
+//   SBX_OUT         folder for screenshots (default: out/tests/web of the tree)
+//   SBX_WEB         the page's folder (default: web/ of the tree)
+// If mgmt does not serve the page itself at GET / yet, a small local server serves SBX_WEB and
+// passes /api/ through to mgmt (closing the connection when mgmt does not answer, as mgmt down would).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(here, '../..');
+const MGMT = process.env.SBX_MGMT_URL;
+const TOKEN = process.env.SBX_TOKEN;
+const OUT = process.env.SBX_OUT || path.join(ROOT, 'out/tests/web');
+const WEB = process.env.SBX_WEB || path.join(ROOT, 'web');
+if (!MGMT || !TOKEN) {
+	console.log('not ok - SBX_MGMT_URL and SBX_TOKEN must be set (run tests/e2e/95_web.sh)');
+	process.exit(1);
+}
+mkdirSync(OUT, { recursive: true });
+
+let failed = 0;
+function check(desc, cond, detail) {
+	if (cond) {
+		console.log(`ok - ${desc}`);
+	} else {
+		failed++;
+		console.log(`not ok - ${desc}`);
+	}
+	if (detail)
+		console.log(`# ${String(detail).replace(/\n/g, '\n# ')}`);
+	return !!cond;
+}
+const note = (s) => console.log(`# ${s}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Poll fn() every 200 ms until it returns a truthy value or @p ms pass; returns the last value. */
+async function until(fn, ms) {
+	const end = Date.now() + ms;
+	let v;
+	for (;;) {
+		try {
+			v = await fn();
+		} catch {
+			v = undefined;
+		}
+		if (v || Date.now() >= end)
+			return v;
+		await sleep(200);
+	}
+}
+/** The API, from the test itself: {status, body} (body parsed when JSON). */
+async function rest(method, p, body, token = TOKEN) {
+	const headers = { Authorization: `Bearer ${token}` };
+	if (body !== undefined)
+		headers['Content-Type'] = 'application/json';
+	const r = await fetch(MGMT + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+	const text = await r.text();
+	let json = null;
+	try {
+		json = JSON.parse(text);
+	} catch { /* not JSON */ }
+	return { status: r.status, body: json, text };
+}
+
+// ---------------------------------------------------------------------------------------------
+// where the page comes from: mgmt itself, or a local static server with an /api/ pass-through
+
+async function mgmtServesPage() {
+	try {
+		const r = await fetch(`${MGMT}/`);
+		const ct = r.headers.get('content-type') || '';
+		const body = await r.text();
+		if (!(r.ok && ct.startsWith('text/html') && body.includes('app.js')))
+			return false;
+		const js = await fetch(`${MGMT}/app.js`);
+		const jct = js.headers.get('content-type') || '';
+		note(`mgmt serves web/: GET / ${r.status} ${ct}; GET /app.js ${js.status} ${jct}`);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
+	'.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png' };
+
+function localServer() {
+	const up = new URL(MGMT);
+	const srv = http.createServer((req, res) => {
+		if (req.url.startsWith('/api/')) {
+			const p = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url,
+				headers: req.headers }, (pr) => {
+				res.writeHead(pr.statusCode, pr.headers);
+				pr.pipe(res);
+			});
+			p.on('error', () => req.socket.destroy()); // as if mgmt's port were closed
+			req.pipe(p);
+			return;
+		}
+		const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+		const file = path.join(WEB, rel === '/' ? 'index.html' : rel);
+		if (!file.startsWith(WEB + path.sep)) {
+			res.writeHead(403).end();
+			return;
+		}
+		try {
+			const data = readFileSync(file);
+			res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream',
+				'Cache-Control': 'no-store' });
+			res.end(data);
+		} catch {
+			res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+		}
+	});
+	return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const pageErrors = [];   // uncaught exceptions of the page
+const scriptErrors = []; // console.error / console.warn from the page's code
+const loadErrors = [];   // "Failed to load resource" (HTTP errors and refused connections), with the phase
+let phase = 'load';
+
+let server = null;
+let base;
+if (await mgmtServesPage()) {
+	base = `${MGMT}/`;
+} else {
+	server = await localServer();
+	base = `http://127.0.0.1:${server.address().port}/`;
+	note(`mgmt does not serve the page at GET / yet: serving ${WEB} from ${base} with /api/ passed to ${MGMT}`);
+}
+
+const browser = await chromium.launch({
+	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+	headless: true,
+	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+		'--disable-component-update', '--disable-sync'],
+});
+const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
+page.on('pageerror', (e) => pageErrors.push(`${phase}: ${e.message}`));
+page.on('console', (m) => {
+	if (m.type() !== 'error' && m.type() !== 'warning')
+		return;
+	const text = m.text();
+	if (/^Failed to load resource/.test(text))
+		loadErrors.push({ phase, text, url: (m.location() || {}).url || '' });
+	else
+		scriptErrors.push(`${phase}: ${m.type()}: ${text}`);
+});
+
+const conn = () => page.locator('#conn').textContent();
+const cell = (table, key, cls) => page.locator(`#${table} tbody tr[data-key="${key}"] td.${cls}`);
+const num = async (loc) => {
+	const t = await loc.textContent({ timeout: 2000 });
+	const digits = (t || '').replace(/[^0-9]/g, '');
+	return digits === '' ? NaN : Number(digits);
+};
+const bannerText = async () => ((await page.locator('#error').isVisible()) ? page.locator('#error-text').textContent() : '');
+
+try {
+	// 1. loads, connects, no errors
+	await page.goto(base, { waitUntil: 'load' });
+	const c0 = await until(async () => ((await conn()).includes('appliance up') ? conn() : null), 8000);
+	await sleep(2500); // a few refreshes, the first history and system reads
+	const notServed = (e) => /\/api\/v1\/(stats\/history|mirrors)(\?|$)/.test(e.url) && /status of 404/.test(e.text);
+	const badLoads = loadErrors.filter((e) => !notServed(e));
+	for (const e of loadErrors.filter(notServed))
+		note(`route not served yet: ${e.url} (${e.text})`);
+	check('page loads, says "appliance up", no exception, no console error (404 of a route not served yet aside)',
+		c0 && pageErrors.length === 0 && scriptErrors.length === 0 && badLoads.length === 0,
+		`connection line: ${c0}\n` + [...pageErrors, ...scriptErrors, ...badLoads.map((e) => `${e.text} ${e.url}`)].join('\n'));
+
+	// 2. port counters shown increase (ping traffic crosses p0)
+	const rx1 = await num(cell('ports', 'p0', 'rx-packets'));
+	await sleep(2500);
+	const rx2 = await num(cell('ports', 'p0', 'rx-packets'));
+	const rate = await cell('ports', 'p0', 'rx-pps').textContent();
+	check('port p0: the RX packets shown increase between two reads 2.5 s apart, with an RX rate shown',
+		rx2 > rx1 && /pkt\/s/.test(rate), `p0 rx packets ${rx1} -> ${rx2}; rx rate "${rate}"`);
+
+	// chart, or the words that say there is no history
+	const hist = await rest('GET', `/api/v1/stats/history?metric=rx_bytes&port=p0&from=${Math.floor(Date.now() / 1000) - 3600}&to=${Math.floor(Date.now() / 1000)}&step=10`);
+	if (hist.status === 404) {
+		const t = await page.locator('#chart-note').textContent();
+		check('throughput chart: /api/v1/stats/history answers 404, the page says "history not available"',
+			/history not available/.test(t), `note: ${t}`);
+	} else {
+		const ok = await until(async () => (await page.locator('#charts figure[data-port="p0"] svg path.line.rx').getAttribute('d')) !== '' &&
+			/bit\/s/.test(await page.locator('#charts figure[data-port="p0"] svg').textContent()), 12000);
+		check('throughput chart of p0: an rx line drawn, axes labelled in bit/s and time',
+			ok, `history answered ${hist.status}: ${hist.text.slice(0, 200)}`);
+	}
+
+	// 3. the token, then restart worker 0 by clicking
+	await page.fill('#token', TOKEN);
+	await page.click('#token-form button[type=submit]');
+	const tokenInPage = await page.content();
+	check('token: kept for the tab, not in the page source, field cleared',
+		(await page.evaluate(() => sessionStorage.getItem('spanbox.token'))) === TOKEN &&
+		!tokenInPage.includes(TOKEN) && (await page.inputValue('#token')) === '');
+	const before = await num(cell('workers', '0', 'restarts'));
+	const apiBefore = (await rest('GET', '/api/v1/workers/0')).body;
+	phase = 'restart';
+	await page.click('button[aria-label="Restart worker 0"]');
+	const after = await until(async () => {
+		const n = await num(cell('workers', '0', 'restarts'));
+		return n > before ? n : null;
+	}, 15000);
+	const apiAfter = (await rest('GET', '/api/v1/workers/0')).body;
+	check('clicking "Restart" of worker 0: the restarts shown go up, as in GET /api/v1/workers/0',
+		after > before && apiAfter && apiAfter.restarts === after && apiAfter.restarts === apiBefore.restarts + 1,
+		`shown ${before} -> ${after}; API ${apiBefore && apiBefore.restarts} -> ${apiAfter && apiAfter.restarts}; banner: ${await bannerText()}`);
+
+	// 4. add a mirror session through the form
+	phase = 'mirror';
+	const ID = 42;
+	await rest('DELETE', `/api/v1/mirrors/${ID}`); // in case a previous run left it
+	const fillForm = async (id) => {
+		await page.fill('#m-id', String(id));
+		await page.fill('#m-name', 'webtest');
+		await page.selectOption('#m-src', 'p0');
+		await page.selectOption('#m-dir', 'rx');
+		await page.selectOption('#m-dst', 'mirror');
+		await page.selectOption('#m-encap', 'erspan2');
+		await page.fill('#m-srcip', '192.0.2.1');
+		await page.fill('#m-dstip', '192.0.2.2');
+		await page.fill('#m-dstmac', '02:00:00:00:00:02');
+		await page.fill('#m-filter', 'icmp');
+		await page.click('#mirror-form button[type=submit]');
+	};
+	await fillForm(ID);
+	const row = await until(async () => (await page.locator(`#mirrors tbody tr[data-key="${ID}"]`).count()) === 1, 5000);
+	const listed = await rest('GET', '/api/v1/mirrors');
+	const m = Array.isArray(listed.body) ? listed.body.find((x) => x.id === ID) : null;
+	check(`adding mirror session ${ID} through the form: it appears in the page's list and in GET /api/v1/mirrors with the form's values`,
+		row && m && m.name === 'webtest' && m.sources && m.sources[0].port === 'p0' && m.sources[0].direction === 'rx' &&
+		m.destination.port === 'mirror' && m.encap.type === 'erspan2' && m.encap.dst_ip === '192.0.2.2' && m.filter === 'icmp',
+		`row in page: ${!!row}; GET /api/v1/mirrors ${listed.status}: ${listed.text.slice(0, 300)}; banner: ${await bannerText()}`);
+
+	// 5. API errors in words: a duplicate id, a wrong token
+	phase = 'errors';
+	const countBefore = Array.isArray(listed.body) ? listed.body.length : -1;
+	await fillForm(ID);
+	const dup = await until(async () => {
+		const t = await bannerText();
+		return t ? t : null;
+	}, 5000);
+	const dupApi = await rest('POST', '/api/v1/mirrors', { id: ID, sources: [{ port: 'p0' }], destination: { port: 'mirror' } });
+	const listed2 = await rest('GET', '/api/v1/mirrors');
+	check('adding the same id again: the banner shows 409 and the API\'s message in words, the list is unchanged',
+		dup && dupApi.status === 409 && dup.includes('409') && dupApi.body && dup.includes(dupApi.body.error.message) &&
+		Array.isArray(listed2.body) && listed2.body.length === countBefore,
+		`banner: ${dup}; the same POST from the test: ${dupApi.status} ${dupApi.text}`);
+	await page.click('#error-close');
+
+	await page.evaluate(() => sessionStorage.setItem('spanbox.token', 'not-the-token-0000000000'));
+	const w1 = (await rest('GET', '/api/v1/workers/1')).body;
+	await page.click('button[aria-label="Restart worker 1"]');
+	const bad = await until(async () => {
+		const t = await bannerText();
+		return t ? t : null;
+	}, 5000);
+	await sleep(1500);
+	const w1after = (await rest('GET', '/api/v1/workers/1')).body;
+	check('restart with a wrong token: the banner shows 401 and the message in words; worker 1 not restarted',
+		bad && /401/.test(bad) && w1after.restarts === w1.restarts && w1after.pid === w1.pid,
+		`banner: ${bad}; worker 1 restarts ${w1.restarts} -> ${w1after.restarts}, pid ${w1.pid} -> ${w1after.pid}`);
+	await page.click('#error-close').catch(() => {});
+	await page.evaluate((t) => sessionStorage.setItem('spanbox.token', t), TOKEN);
+
+	// screenshot of the live page
+	phase = 'screenshot';
+	const shot = path.join(OUT, 'page.png');
+	await page.screenshot({ path: shot, fullPage: true });
+	let size = 0;
+	try {
+		size = statSync(shot).size;
+	} catch { /* missing */ }
+	check(`screenshot written: ${path.relative(ROOT, shot)} (${size} bytes)`, size > 20000);
+
+	// 6. delete the session
+	phase = 'delete';
+	const delBtn = page.locator(`button[aria-label="Delete mirror session ${ID}"]`);
+	let gone = false;
+	if (await delBtn.count()) {
+		await delBtn.click();
+		gone = await until(async () => (await page.locator(`#mirrors tbody tr[data-key="${ID}"]`).count()) === 0, 5000);
+	}
+	const listed3 = await rest('GET', '/api/v1/mirrors');
+	check(`deleting mirror session ${ID} by its button: gone from the page and from GET /api/v1/mirrors`,
+		gone && listed3.status === 200 && Array.isArray(listed3.body) && !listed3.body.some((x) => x.id === ID),
+		`GET /api/v1/mirrors ${listed3.status}: ${listed3.text.slice(0, 200)}; banner: ${await bannerText()}`);
+
+	// 7. mgmt stopped: "appliance unreachable", no exception; then back
+	if (process.env.SBX_MGMT_STOP && process.env.SBX_MGMT_START) {
+		phase = 'mgmt-down';
+		const errsBefore = pageErrors.length + scriptErrors.length;
+		execFileSync('bash', [process.env.SBX_MGMT_STOP], { stdio: 'inherit' });
+		const down = await until(async () => ((await conn()).includes('appliance unreachable') ? conn() : null), 6000);
+		await sleep(2500); // a few failed refreshes
+		await page.screenshot({ path: path.join(OUT, 'page-unreachable.png') });
+		check('mgmt stopped: the page says "appliance unreachable", no exception or console error from the page',
+			down && (await conn()).includes('appliance unreachable') && pageErrors.length + scriptErrors.length === errsBefore,
+			`connection line: ${await conn()}\n${[...pageErrors, ...scriptErrors].slice(errsBefore).join('\n')}`);
+		phase = 'mgmt-back';
+		execFileSync('bash', [process.env.SBX_MGMT_START], { stdio: 'inherit' });
+		const back = await until(async () => ((await conn()).includes('appliance up') ? conn() : null), 15000);
+		const r1 = await num(cell('ports', 'p0', 'rx-packets'));
+		await sleep(2500);
+		const r2 = await num(cell('ports', 'p0', 'rx-packets'));
+		check('mgmt started again: the page says "appliance up" by itself and its counters move again',
+			back && r2 > r1, `connection line: ${back}; p0 rx ${r1} -> ${r2}`);
+	}
+
+	check('over the whole run: no uncaught exception and no console error from the page\'s code',
+		pageErrors.length === 0 && scriptErrors.length === 0, [...pageErrors, ...scriptErrors].join('\n'));
+	const byPhase = {};
+	for (const e of loadErrors)
+		byPhase[e.phase] = (byPhase[e.phase] || 0) + 1;
+	note(`failed resource loads by phase (HTTP errors of the API, refused connections): ${JSON.stringify(byPhase)}`);
+} catch (e) {
+	check(`the test ran to its end (${e.message.split('\n')[0]})`, false, e.stack);
+} finally {
+	await browser.close().catch(() => {});
+	if (server)
+		server.close();
+}
+process.exit(failed ? 1 : 0);

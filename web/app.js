@@ -1,0 +1,590 @@
+// spanbox status page: polls the REST API every second, renders health, ports, workers, mirrors,
+// pools, warnings, events and the last hour of throughput, and sends the few actions
+// (restart a worker, add / delete a mirror session) with the tab's bearer token.
+import { api, ApiError, getToken, setToken } from './api.js';
+import { lineChart } from './chart.js';
+import { count, si, bps, pps, duration, ms, DASH } from './format.js';
+
+const PERIOD_MS = 1000;        // status refresh
+const SYSTEM_EVERY_MS = 10000; // /system (warnings): heavier, changes rarely
+const EVENTS_EVERY_MS = 5000;
+const HISTORY_EVERY_MS = 10000;
+const REPROBE_MS = 30000;      // ask again for a route that answered 404
+
+const $ = (id) => document.getElementById(id);
+
+const st = {
+	prev: null,                // last successful read: {t, ports, workers, mirrors} for the deltas
+	offsetMs: 0,               // appliance clock - browser clock (from the Date header)
+	mirrorsRoute: { ok: null, at: 0 }, // does GET /api/v1/mirrors exist (null: not asked yet)
+	historyAt: 0, systemAt: 0, eventsAt: 0,
+	system: null, systemErr: null,
+	portNames: [],
+	timer: null, running: false, again: false,
+};
+
+// ------------------------------------------------------------------------------------------
+// messages
+
+function showError(text) {
+	$('error-text').textContent = text;
+	$('error').hidden = false;
+}
+function clearError() {
+	$('error').hidden = true;
+	$('error-text').textContent = '';
+}
+function showNotice(text) {
+	const n = $('notice');
+	n.textContent = text;
+	n.hidden = false;
+}
+function errorText(e) {
+	return e instanceof ApiError ? e.describe() : String(e && e.message ? e.message : e);
+}
+
+/** The connection line: state "up", "down" or "unreachable", with a sentence. */
+function setConn(state, text) {
+	const c = $('conn');
+	c.textContent = text;
+	c.className = `conn conn-${state}`;
+	$('main').classList.toggle('stale', state !== 'up');
+}
+
+// ------------------------------------------------------------------------------------------
+// tables: rows keyed by id, updated in place (buttons survive the refresh)
+
+/**
+ * Make @p tbody show one row per item, in order. @p cells(item) returns the row's cells: a
+ * string, or {text, cls, title}, or {button: {label, aria, disabled, onClick}}. The first cell is a
+ * row header.
+ */
+function syncTable(tbody, items, keyOf, cells) {
+	const keep = new Set();
+	items.forEach((item, i) => {
+		const key = String(keyOf(item));
+		keep.add(key);
+		let tr = tbody.querySelector(`tr[data-key="${CSS.escape(key)}"]`);
+		if (!tr) {
+			tr = document.createElement('tr');
+			tr.dataset.key = key;
+		}
+		setCells(tr, cells(item));
+		if (tbody.children[i] !== tr)
+			tbody.insertBefore(tr, tbody.children[i] || null);
+	});
+	for (const tr of [...tbody.children])
+		if (!keep.has(tr.dataset.key))
+			tr.remove();
+	const table = tbody.closest('table');
+	let empty = table.nextElementSibling;
+	if (!empty || !empty.classList.contains('empty')) {
+		empty = document.createElement('p');
+		empty.className = 'empty';
+		empty.textContent = 'none';
+		table.after(empty);
+	}
+	empty.hidden = items.length > 0;
+}
+
+function setCells(tr, specs) {
+	if (tr.children.length !== specs.length) {
+		tr.replaceChildren();
+		specs.forEach((_, i) => {
+			const c = document.createElement(i === 0 ? 'th' : 'td');
+			if (i === 0)
+				c.scope = 'row';
+			tr.append(c);
+		});
+	}
+	specs.forEach((spec, i) => {
+		const c = tr.children[i];
+		const s = typeof spec === 'object' && spec !== null ? spec : { text: spec };
+		c.className = s.cls || '';
+		if (s.title)
+			c.title = s.title;
+		else
+			c.removeAttribute('title');
+		if (s.button) {
+			let b = c.querySelector('button');
+			if (!b) {
+				c.replaceChildren();
+				b = document.createElement('button');
+				b.type = 'button';
+				c.append(b);
+			}
+			b.textContent = s.button.label;
+			b.setAttribute('aria-label', s.button.aria);
+			b.disabled = !!s.button.disabled;
+			b.onclick = s.button.onClick;
+			return;
+		}
+		const text = s.text === undefined || s.text === null ? DASH : String(s.text);
+		if (c.textContent !== text || c.children.length)
+			c.textContent = text;
+	});
+}
+
+// ------------------------------------------------------------------------------------------
+// rendering
+
+/** Counter delta per second, NaN without a previous read or when the counter went back (restart). */
+function rate(cur, prev, dt) {
+	if (!Number.isFinite(cur) || !Number.isFinite(prev) || dt <= 0 || cur < prev)
+		return NaN;
+	return (cur - prev) / dt;
+}
+
+function workerRx(w) {
+	return Object.values(w.ports || {}).reduce((a, p) => a + (p.rx_packets || 0), 0);
+}
+
+function renderHealth(health, status) {
+	const a = status.appliance || {};
+	const db = status.database || {};
+	setConn('up', `appliance up · uptime ${duration(health.uptime_s)}`);
+	$('health').textContent = `version ${health.version || DASH} · primary pid ${a.primary_pid ?? DASH}` +
+		` · file prefix ${a.file_prefix || DASH} · database ${db.path || DASH}` +
+		` (${si(db.size_bytes, 'B')}, schema ${db.schema_version ?? DASH})` +
+		` · updated ${new Date().toLocaleTimeString()}`;
+}
+
+function renderPorts(ports, prev, dt) {
+	syncTable($('ports').tBodies[0], ports, (p) => p.name, (p) => {
+		const s = p.stats || {}, w = p.workers || {};
+		const q = prev && prev.ports[p.name];
+		const link = p.link ? (p.link.up ? `up ${p.link.speed_mbps ? si(p.link.speed_mbps * 1e6, 'bit/s') : ''}` : 'down') : DASH;
+		return [
+			p.name,
+			p.kind,
+			{ text: link.trim(), cls: p.link && p.link.up ? 'ok' : 'bad' },
+			{ text: pps(rate(s.ipackets, q && q.ipackets, dt)), cls: 'num rx-pps' },
+			{ text: bps(rate(s.ibytes, q && q.ibytes, dt) * 8), cls: 'num rx-bps' },
+			{ text: pps(rate(s.opackets, q && q.opackets, dt)), cls: 'num tx-pps' },
+			{ text: bps(rate(s.obytes, q && q.obytes, dt) * 8), cls: 'num tx-bps' },
+			{ text: count(s.ipackets), cls: 'num rx-packets' },
+			{ text: count(s.opackets), cls: 'num tx-packets' },
+			{ text: count((w.drop_packets || 0) + (s.imissed || 0) + (s.rx_nombuf || 0)), cls: 'num drops',
+				title: `workers dropped ${count(w.drop_packets)}, imissed ${count(s.imissed)}, rx_nombuf ${count(s.rx_nombuf)}` },
+			{ text: count((s.ierrors || 0) + (s.oerrors || 0)), cls: 'num errors',
+				title: `ierrors ${count(s.ierrors)}, oerrors ${count(s.oerrors)}` },
+			p.peer || DASH,
+		];
+	});
+}
+
+async function restartWorker(id, button) {
+	button.disabled = true;
+	try {
+		const r = await api('POST', `/api/v1/workers/${id}/restart`);
+		clearError();
+		showNotice(`worker ${id}: ${r.data && r.data.status ? r.data.status : 'restart requested'}` +
+			(r.data && Number.isFinite(r.data.restarts_before) ? ` (restarts before: ${r.data.restarts_before})` : ''));
+	} catch (e) {
+		showError(errorText(e));
+	}
+	refreshSoon();
+}
+
+function renderWorkers(workers, prev, dt, nowMs) {
+	syncTable($('workers').tBodies[0], workers, (w) => w.id, (w) => {
+		const started = Date.parse(w.start_time || '');
+		const live = ['running', 'draining', 'starting'].includes(w.state);
+		const up = live && !Number.isNaN(started) ? (nowMs - started) / 1000 : NaN;
+		const q = prev && prev.workers[w.id];
+		const busy = ['restarting', 'draining', 'starting'].includes(w.state);
+		return [
+			String(w.id),
+			{ text: w.state, cls: `state state-${w.state}` },
+			w.pid > 0 ? String(w.pid) : DASH,
+			String(w.lcore),
+			{ text: duration(up), cls: 'num uptime' },
+			{ text: count(w.restarts), cls: 'num restarts' },
+			{ text: Number.isFinite(w.cycles_per_packet) ? w.cycles_per_packet.toFixed(1) : DASH, cls: 'num' },
+			{ text: pps(rate(workerRx(w), q, dt)), cls: 'num' },
+			(w.queues || []).map((x) => `${x.port}/${x.queue}`).join(', ') || DASH,
+			{ button: { label: w.state === 'failed' ? 'Revive' : 'Restart', aria: `Restart worker ${w.id}`,
+				disabled: busy, onClick: (ev) => restartWorker(w.id, ev.currentTarget) } },
+		];
+	});
+}
+
+function encapText(e) {
+	if (!e || !e.type || e.type === 'span')
+		return 'SPAN';
+	if (e.type === 'rspan')
+		return `RSPAN VLAN ${e.vlan ?? DASH}`;
+	const kind = e.type === 'erspan3' ? 'ERSPAN III' : 'ERSPAN II';
+	return `${kind} ${e.src_ip || '?'} → ${e.dst_ip || '?'} via ${e.dst_mac || '?'}`;
+}
+
+async function deleteMirror(id, button) {
+	button.disabled = true;
+	try {
+		await api('DELETE', `/api/v1/mirrors/${encodeURIComponent(id)}`);
+		clearError();
+		showNotice(`mirror session ${id} deleted`);
+	} catch (e) {
+		showError(errorText(e));
+		button.disabled = false;
+	}
+	refreshSoon();
+}
+
+function renderMirrors(mirrors, prev, dt) {
+	syncTable($('mirrors').tBodies[0], mirrors, (m) => m.id, (m) => {
+		const c = m.counters || {};
+		const copies = (c.copied || 0) + (c.shared || 0);
+		const share = copies ? ` (${Math.round((100 * (c.copied || 0)) / copies)} % copied)` : '';
+		return [
+			String(m.id),
+			m.name || DASH,
+			(m.sources || []).map((s) => `${s.port} (${s.direction || 'both'})`).join(', ') || DASH,
+			m.destination ? m.destination.port : DASH,
+			encapText(m.encap),
+			m.filter || 'all frames',
+			{ text: pps(rate(c.mirrored_packets, prev && prev.mirrors[m.id], dt)), cls: 'num mirrored-pps' },
+			{ text: `${count(c.mirrored_packets)} pkts, ${si(c.mirrored_bytes, 'B')}`, cls: 'num' },
+			{ text: `${count(c.copied)} / ${count(c.shared)}${share}`, cls: 'num' },
+			{ text: count((c.drop_txfull || 0) + (c.drop_nombuf || 0) + (c.drop_malformed || 0)), cls: 'num drops',
+				title: `tx full ${count(c.drop_txfull)}, no mbuf ${count(c.drop_nombuf)}, malformed ${count(c.drop_malformed)}` },
+			{ button: { label: 'Delete', aria: `Delete mirror session ${m.id}`, onClick: (ev) => deleteMirror(m.id, ev.currentTarget) } },
+		];
+	});
+}
+
+function renderPools(pools) {
+	syncTable($('pools').tBodies[0], pools, (p) => p.name, (p) => [
+		p.name,
+		String(p.socket),
+		{ text: count(p.size), cls: 'num' },
+		{ text: count(p.in_use), cls: 'num' },
+		{ text: count(p.available), cls: 'num' },
+		{ text: ms(p.populate_ms), cls: 'num' },
+	]);
+}
+
+function renderWarnings(status) {
+	const items = [];
+	const seen = new Set();
+	const add = (kind, text) => {
+		if (!text || seen.has(text))
+			return;
+		seen.add(text);
+		items.push([kind, text]);
+	};
+	for (const w of status.warnings || [])
+		add(w.kind || 'warning', w.message || w.text || JSON.stringify(w));
+	const sys = st.system;
+	if (sys) {
+		for (const w of sys.warnings || [])
+			typeof w === 'string' ? add('system', w) : add(w.kind || 'system', w.message || w.text);
+		for (const p of sys.ports || [])
+			for (const w of p.warnings || [])
+				add(`port ${p.name}`, typeof w === 'string' ? w : w.message);
+		if (sys.warnings_dropped)
+			add('system', `${sys.warnings_dropped} more warnings were dropped`);
+	}
+	if (st.systemErr)
+		add('page', `system information not available: ${st.systemErr}`);
+	const ul = $('warnings');
+	ul.replaceChildren(...(items.length ? items.map(([k, t]) => {
+		const li = document.createElement('li');
+		const b = document.createElement('strong');
+		b.textContent = `${k}: `;
+		li.append(b, t);
+		return li;
+	}) : [Object.assign(document.createElement('li'), { className: 'none', textContent: 'none' })]));
+	$('warnings-section').classList.toggle('has-warnings', items.length > 0);
+}
+
+function renderEvents(events) {
+	syncTable($('events').tBodies[0], events, (e) => e.id, (e) => [
+		e.time ? new Date(e.time).toLocaleString() : DASH,
+		e.kind,
+		e.worker === null || e.worker === undefined ? DASH : String(e.worker),
+		e.detail || '',
+	]);
+}
+
+/** Source / destination choices of the form follow the port list (the user's choice is kept). */
+function updatePortChoices(names) {
+	if (names.join('\n') === st.portNames.join('\n'))
+		return;
+	st.portNames = names;
+	for (const [id, pick] of [['m-src', 0], ['m-dst', names.length - 1]]) {
+		const sel = $(id);
+		const keep = sel.value;
+		sel.replaceChildren(...names.map((n) => new Option(n, n)));
+		sel.value = names.includes(keep) ? keep : names[Math.max(0, pick)] || '';
+	}
+}
+
+// ------------------------------------------------------------------------------------------
+// the stats history chart
+
+const HISTORY_METRICS = [['rx_bytes', 'rx', 'rx'], ['tx_bytes', 'tx', 'tx']];
+
+async function refreshHistory(names, nowMs) {
+	const to = Math.floor(nowMs / 1000), from = to - 3600, step = 10;
+	const note = $('chart-note');
+	const box = $('charts');
+	const figs = [];
+	try {
+		for (const name of names) {
+			const series = [];
+			let range = null;
+			for (const [metric, label, cls] of HISTORY_METRICS) {
+				const q = `metric=${metric}&port=${encodeURIComponent(name)}&from=${from}&to=${to}&step=${step}`;
+				const r = await api('GET', `/api/v1/stats/history?${q}`);
+				const d = r.data || {};
+				// rates per second of a byte counter: times 8 for bits (unless already in bits)
+				const k = /bit/i.test(d.unit || '') ? 1 : 8;
+				series.push({ label: `${label} bit/s`, cls,
+					points: (d.points || []).map(([t, v]) => [t * 1000, v === null ? null : v * k]) });
+				range = [(d.from ?? from) * 1000, (d.to ?? to) * 1000];
+			}
+			figs.push({ name, series, range });
+		}
+	} catch (e) {
+		box.replaceChildren();
+		if (e instanceof ApiError && e.status === 404 && /no route/i.test(e.message))
+			note.textContent = 'history not available: this appliance does not serve /api/v1/stats/history.';
+		else
+			note.textContent = `history not available: ${errorText(e)}`;
+		return;
+	}
+	note.textContent = `Bits per second received (rx) and sent (tx) per port, ${step} s steps, from the stats history.`;
+	const keep = new Set(names);
+	for (const f of [...box.children])
+		if (!keep.has(f.dataset.port))
+			f.remove();
+	for (const f of figs) {
+		let fig = box.querySelector(`figure[data-port="${CSS.escape(f.name)}"]`);
+		if (!fig) {
+			fig = document.createElement('figure');
+			fig.dataset.port = f.name;
+			const cap = document.createElement('figcaption');
+			cap.textContent = `Port ${f.name}`;
+			fig.append(cap, document.createElementNS('http://www.w3.org/2000/svg', 'svg'));
+			box.append(fig);
+		}
+		lineChart(fig.querySelector('svg'), { series: f.series, from: f.range[0], to: f.range[1],
+			yLabel: 'bits per second (bit/s)', yFormat: (v) => si(v, 'bit/s'),
+			title: `Port ${f.name}: rx and tx bits per second over the last hour` });
+	}
+}
+
+// ------------------------------------------------------------------------------------------
+// one refresh
+
+async function listMirrors(status) {
+	const route = st.mirrorsRoute;
+	const now = Date.now();
+	if (route.ok === false && now - route.at < REPROBE_MS)
+		return status.mirrors || [];
+	try {
+		const r = await api('GET', '/api/v1/mirrors');
+		route.ok = true;
+		return Array.isArray(r.data) ? r.data : (r.data && r.data.mirrors) || [];
+	} catch (e) {
+		if (e instanceof ApiError && e.status === 404) {
+			route.ok = false;
+			route.at = now;
+			return status.mirrors || [];
+		}
+		throw e;
+	}
+}
+
+function wentAway(e) {
+	if (e instanceof ApiError && e.status === 0) {
+		setConn('unreachable', 'appliance unreachable: the management API does not answer (retrying every second)');
+	} else if (e instanceof ApiError && e.status === 503) {
+		setConn('down', `appliance down: ${e.message}`);
+	} else {
+		setConn('down', `appliance state unknown: ${errorText(e)}`);
+	}
+	st.prev = null;
+}
+
+async function refresh() {
+	let health;
+	try {
+		health = (await api('GET', '/api/v1/health')).data || {};
+	} catch (e) {
+		wentAway(e);
+		return;
+	}
+	if (health.appliance !== 'up') {
+		setConn('down', 'appliance down: the management API answers, the appliance (primary) is not running');
+		$('health').textContent = `version ${health.version || DASH} · waiting for the appliance to start`;
+		st.prev = null;
+		return;
+	}
+	let status, mirrors;
+	const t = performance.now();
+	try {
+		const r = await api('GET', '/api/v1/status');
+		status = r.data;
+		if (r.serverTime !== null)
+			st.offsetMs = r.serverTime - Date.now();
+		mirrors = await listMirrors(status);
+	} catch (e) {
+		wentAway(e);
+		return;
+	}
+	const nowMs = Date.now() + st.offsetMs;
+	const prev = st.prev;
+	const dt = prev ? (t - prev.t) / 1000 : 0;
+
+	renderHealth(health, status);
+	renderPorts(status.ports || [], prev, dt);
+	renderWorkers(status.workers || [], prev, dt, nowMs);
+	renderMirrors(mirrors, prev, dt);
+	renderPools(status.pools || []);
+	const names = (status.ports || []).map((p) => p.name);
+	updatePortChoices(names);
+
+	st.prev = {
+		t,
+		ports: Object.fromEntries((status.ports || []).map((p) => [p.name, p.stats || {}])),
+		workers: Object.fromEntries((status.workers || []).map((w) => [w.id, workerRx(w)])),
+		mirrors: Object.fromEntries(mirrors.map((m) => [m.id, (m.counters || {}).mirrored_packets])),
+	};
+
+	const now = Date.now();
+	if (now - st.systemAt >= SYSTEM_EVERY_MS) {
+		st.systemAt = now;
+		try {
+			st.system = (await api('GET', '/api/v1/system')).data;
+			st.systemErr = null;
+		} catch (e) {
+			st.systemErr = errorText(e);
+		}
+	}
+	renderWarnings(status);
+	if (now - st.eventsAt >= EVENTS_EVERY_MS) {
+		st.eventsAt = now;
+		try {
+			renderEvents((await api('GET', '/api/v1/events?limit=10')).data || []);
+		} catch {
+			/* the table keeps its last rows; the connection line tells when mgmt is gone */
+		}
+	}
+	if (now - st.historyAt >= HISTORY_EVERY_MS) {
+		st.historyAt = now;
+		await refreshHistory(names, nowMs);
+	}
+}
+
+/** Run refresh() now unless one is running (then once more right after it). */
+function refreshSoon() {
+	if (st.running) {
+		st.again = true;
+		return;
+	}
+	clearTimeout(st.timer);
+	loop();
+}
+
+async function loop() {
+	st.running = true;
+	const start = performance.now();
+	try {
+		await refresh();
+	} catch (e) {
+		console.error('spanbox page: refresh failed', e); // a bug of the page: keep polling
+	}
+	st.running = false;
+	if (st.again) {
+		st.again = false;
+		st.timer = setTimeout(loop, 0);
+		return;
+	}
+	st.timer = setTimeout(loop, Math.max(100, PERIOD_MS - (performance.now() - start)));
+}
+
+// ------------------------------------------------------------------------------------------
+// forms
+
+function showTokenState() {
+	const has = getToken() !== '';
+	$('token-state').textContent = has ? 'token set for this tab' : 'no token (this tab)';
+	$('token-forget').hidden = !has;
+}
+
+function encapFields() {
+	const type = $('m-encap').value;
+	const groups = [['.encap-rspan', type === 'rspan'], ['.encap-erspan', type === 'erspan2' || type === 'erspan3']];
+	for (const [sel, on] of groups) {
+		const g = document.querySelector(sel);
+		g.hidden = !on;
+		for (const i of g.querySelectorAll('input'))
+			i.disabled = !on;
+	}
+}
+
+/** The session object of the form (docs/CONFIG.md "mirrors"). */
+function mirrorFromForm(f) {
+	const v = (name) => f.elements[name].value.trim();
+	const m = {
+		id: Number(v('id')),
+		sources: [{ port: v('source'), direction: v('direction') }],
+		destination: { port: v('destination') },
+		encap: { type: v('encap') },
+	};
+	if (v('name'))
+		m.name = v('name');
+	if (v('filter'))
+		m.filter = v('filter');
+	if (m.encap.type === 'rspan')
+		m.encap.vlan = Number(v('vlan'));
+	if (m.encap.type === 'erspan2' || m.encap.type === 'erspan3') {
+		m.encap.src_ip = v('src_ip');
+		m.encap.dst_ip = v('dst_ip');
+		m.encap.dst_mac = v('dst_mac');
+	}
+	return m;
+}
+
+async function addMirror(ev) {
+	ev.preventDefault();
+	const f = ev.currentTarget;
+	const button = f.querySelector('button[type=submit]');
+	const m = mirrorFromForm(f);
+	button.disabled = true;
+	try {
+		await api('POST', '/api/v1/mirrors', { body: m });
+		clearError();
+		showNotice(`mirror session ${m.id} added`);
+		f.elements.id.value = '';
+		f.elements.name.value = '';
+	} catch (e) {
+		showError(errorText(e));
+	}
+	button.disabled = false;
+	refreshSoon();
+}
+
+function init() {
+	$('token-form').addEventListener('submit', (ev) => {
+		ev.preventDefault();
+		const t = $('token').value.trim();
+		$('token').value = '';
+		setToken(t);
+		showTokenState();
+	});
+	$('token-forget').addEventListener('click', () => {
+		setToken('');
+		showTokenState();
+	});
+	$('error-close').addEventListener('click', clearError);
+	$('m-encap').addEventListener('change', encapFields);
+	$('mirror-form').addEventListener('submit', addMirror);
+	showTokenState();
+	encapFields();
+	loop();
+}
+
+init();
