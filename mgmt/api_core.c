@@ -229,12 +229,23 @@ static unsigned int get_port(struct req *r, cJSON **body)
 	return code;
 }
 
-/* POST /system/memprobe: accepted runs suspend the connection (answered by resume_probe()). */
+/*
+ * POST /system/memprobe: accepted runs suspend the connection (answered by resume_probe()). The
+ * body is optional; when there is one it goes through mgmt_parse_body() first (415 unless
+ * application/json, 400 with the byte offset when it is not JSON).
+ */
 static unsigned int post_memprobe(struct req *r, cJSON **body)
 {
 	unsigned int retry = 0, code;
 	char err[512];
 
+	if (r->body_len > 0 && r->body[strspn(r->body, " \t\r\n")] != '\0') {
+		cJSON *doc = mgmt_parse_body(r, body, &code);
+
+		if (doc == NULL)
+			return code;
+		cJSON_Delete(doc);
+	}
 	code = mgmt_memprobe_accept(r->body, r->body_len, &retry, err, sizeof(err));
 	if (code == MHD_HTTP_TOO_MANY_REQUESTS)
 		snprintf(r->retry_after, sizeof(r->retry_after), "%u", retry);

@@ -1,13 +1,29 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The REST server: routing (route tables of api_*.c), request bodies, errors. Every response is
- * JSON, errors included: {"error":{"code":N,"message":"...","field":"..."?}}.
+ * The REST server: authentication, routing (route tables of api_*.c), request bodies, errors,
+ * and static files for what no route matches. Every API response is JSON, errors included:
+ * {"error":{"code":N,"message":"...","field":"..."?}}.
  *
- * Threading: MHD_USE_INTERNAL_POLLING_THREAD (+ epoll where available), i.e. a single thread runs
- * every handler. Requests are short reads of shared memory that never block, so one thread keeps
- * up, and handlers never race each other. The SQLite connection is also used by the main thread
- * (event import), so it is opened SQLITE_OPEN_FULLMUTEX (db.c). A restart request waits up to 1 s
- * for the primary's answer over rte_mp: the only handler that can block.
+ * Threading mode: MHD_USE_INTERNAL_POLLING_THREAD (+ epoll where available, else poll), without
+ * MHD_USE_THREAD_PER_CONNECTION and without a thread pool: ONE thread accepts, reads and runs
+ * every handler, one after the other. Why:
+ *  - handlers are short, non-blocking reads of shared memory (microseconds), so one thread keeps
+ *    up with any realistic number of operators and scrapers; mgmt runs on a core the workers
+ *    share, and more threads would only add contention there;
+ *  - serialized handlers never race each other: no locking in the api_*.c files, and a handler
+ *    may keep static state;
+ *  - the SQLite connection is also used by the main thread (event import), so it is opened
+ *    SQLITE_OPEN_FULLMUTEX (db.c): that is the only sharing.
+ * What can block: a restart request waits up to 1 s for the primary's answer over rte_mp; the copy
+ * probe (seconds) does NOT block: its connection is suspended (MHD_ALLOW_SUSPEND_RESUME) and
+ * resumed by the probe's own thread. Static files are sent with MHD_create_response_from_fd
+ * (sendfile), without copying them through this thread's memory. Keep this mode unless a
+ * measurement shows the single thread saturating.
+ *
+ * Order of checks for one request: (1) a method other than GET/HEAD without the right bearer token
+ * is answered 401 (its body is read and dropped, no handler runs, whatever the path); (2) a body
+ * over MAX_BODY is 413; (3) route match: handler, or 405 with Allow when the path matches with
+ * another method; (4) GET/HEAD of a path outside /api and /metrics: a static file; (5) 404.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,8 +40,10 @@
 
 #include "api.h"
 #include "attach.h"
+#include "auth.h"
 #include "db.h"
 #include "http.h"
+#include "static.h"
 #include "system.h"
 
 #define MAX_BODY (64 * 1024) /* bytes of request body accepted; a longer body is refused (413) */
@@ -35,6 +53,8 @@ struct conn_state {
 	char *body;        /**< malloc'd as it grows, NUL-terminated */
 	size_t len, cap;
 	bool too_big;      /**< the body was longer than MAX_BODY */
+	bool denied;       /**< needs the token and lacks it: the body is dropped, the answer is 401 */
+	bool bad_token;    /**< (denied) a token was sent, but not the right one */
 	bool suspended;    /**< waiting for the copy probe; the next call answers with its result */
 };
 
@@ -100,7 +120,7 @@ cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code)
 		*code = MHD_HTTP_BAD_REQUEST;
 		return NULL;
 	}
-	doc = cJSON_ParseWithLengthOpts(r->body, r->body_len, &end, 1);
+	doc = cJSON_ParseWithLengthOpts(r->body, r->body_len + 1, &end, 1) /* + its NUL: cJSON checks the terminator within the length */;
 	if (doc == NULL) {
 		size_t off = end != NULL && end >= r->body ? (size_t)(end - r->body) : 0;
 
@@ -165,6 +185,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, cJSON 
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	if (hname != NULL && hvalue != NULL && hvalue[0])
 		MHD_add_response_header(r, hname, hvalue);
 	ret = MHD_queue_response(c, code, r);
@@ -228,6 +249,13 @@ static bool body_append(struct conn_state *st, const char *data, size_t n)
 	return true;
 }
 
+/* Whether @p url belongs to the API (never served from static files): /api, /api/..., /metrics... */
+static bool api_path(const char *url)
+{
+	return strcmp(url, "/api") == 0 || strncmp(url, "/api/", 5) == 0 || strcmp(url, "/metrics") == 0 ||
+	       strncmp(url, "/metrics/", 9) == 0;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
@@ -246,10 +274,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (st == NULL)
 			return MHD_NO;
 		*con_cls = st;
+		if (mgmt_auth_needed(method)) {
+			const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+								       MHD_HTTP_HEADER_AUTHORIZATION);
+
+			st->denied = !mgmt_auth_check(auth, ctx->token);
+			st->bad_token = st->denied && auth != NULL;
+		}
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0) {
-		body_append(st, upload_data, *upload_data_size);
+		if (!st->denied) /* an unauthenticated body is read (to keep the connection) and dropped */
+			body_append(st, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
@@ -263,6 +299,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			body = mgmt_error(code, NULL, "%s", err);
 		return reply(c, code, body, NULL, NULL, NULL);
 	}
+	if (st->denied)
+		return reply(c, MHD_HTTP_UNAUTHORIZED,
+			     mgmt_error(MHD_HTTP_UNAUTHORIZED, NULL, "%s %s needs the header 'Authorization: Bearer <token>'%s",
+					method, url, st->bad_token ? ": the token sent is not the right one" : ""),
+			     NULL, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+			     st->bad_token ? "Bearer realm=\"spanbox\", error=\"invalid_token\"" : "Bearer realm=\"spanbox\"");
 	if (st->too_big)
 		return reply(c, MHD_HTTP_CONTENT_TOO_LARGE,
 			     mgmt_error(MHD_HTTP_CONTENT_TOO_LARGE, NULL, "request body longer than %d bytes", MAX_BODY),
@@ -306,6 +348,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED,
 			     mgmt_error(MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "method %s not allowed on %s", method, url),
 			     NULL, MHD_HTTP_HEADER_ALLOW, allow);
+	if (strcmp(m, "GET") == 0 && !api_path(url)) {
+		struct MHD_Response *f = mgmt_static_response(ctx->web_root ? ctx->web_root : "", url);
+
+		if (f != NULL) {
+			enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, f);
+
+			MHD_destroy_response(f);
+			return ret;
+		}
+		return reply(c, MHD_HTTP_NOT_FOUND, mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no file %s", url),
+			     NULL, NULL, NULL);
+	}
 	return reply(c, MHD_HTTP_NOT_FOUND, mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no route %s %s", method, url),
 		     NULL, NULL, NULL);
 }

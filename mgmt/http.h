@@ -15,6 +15,8 @@ struct mgmt_ctx {
 	const struct sbx_shm *shm; /**< memzone, NULL when the appliance is down */
 	const char *down_reason;   /**< why it is down (when shm is NULL) */
 	struct mgmt_db *db;        /**< used only from the HTTP thread while the daemon runs */
+	const char *token;         /**< bearer token every non-GET/HEAD request must carry (auth.h) */
+	const char *web_root;      /**< realpath of the static files' directory, "" = none (static.h) */
 };
 
 /**

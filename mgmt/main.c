@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spanbox-mgmt: REST API and SQLite store of the appliance, a read-only DPDK secondary.
- * Usage: spanbox-mgmt -c CONFIG.json [--listen ADDR] [--port N] [--db PATH]
+ * Usage: spanbox-mgmt -c CONFIG.json [--listen ADDR] [--port N] [--db PATH] [--print-token]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,12 +19,15 @@
 
 #include "spanbox/config.h"
 #include "attach.h"
+#include "auth.h"
 #include "db.h"
 #include "http.h"
+#include "static.h"
 
 #define PROG "spanbox-mgmt"
 
 static volatile sig_atomic_t g_stop;
+static bool g_print_token; /* --print-token: print the effective token and exit */
 
 static void on_signal(int sig)
 {
@@ -34,7 +37,7 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " -c CONFIG.json [--listen ADDR] [--port N] [--db PATH]\n");
+	fprintf(f, "usage: " PROG " -c CONFIG.json [--listen ADDR] [--port N] [--db PATH] [--print-token]\n");
 }
 
 /* Command line into @p cfg (after loading the config it names). @return 0, or an exit code. */
@@ -43,7 +46,8 @@ static int parse_args(int argc, char **argv, struct sbx_config *cfg)
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' }, { "listen", required_argument, NULL, 'l' },
 		{ "port", required_argument, NULL, 'p' },   { "db", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },         { "print-token", no_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *listen_addr = NULL, *db = NULL;
 	long port = -1;
@@ -62,6 +66,7 @@ static int parse_args(int argc, char **argv, struct sbx_config *cfg)
 				return 2;
 			}
 			break;
+		case 't': g_print_token = true; break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return 2;
 		}
@@ -81,8 +86,19 @@ static int parse_args(int argc, char **argv, struct sbx_config *cfg)
 	}
 	if (listen_addr)
 		snprintf(cfg->mgmt_listen, sizeof(cfg->mgmt_listen), "%s", listen_addr);
-	if (db)
+	if (db) {
+		/* the default token file follows the database (config.c derived it from the config's) */
+		char dflt[sizeof(cfg->mgmt_token_file)];
+
+		snprintf(dflt, sizeof(dflt), "%s.token", cfg->mgmt_database);
+		if (strcmp(dflt, cfg->mgmt_token_file) == 0 &&
+		    snprintf(cfg->mgmt_token_file, sizeof(cfg->mgmt_token_file), "%s.token", db) >=
+			    (int)sizeof(cfg->mgmt_token_file)) {
+			fprintf(stderr, PROG ": --db: too long to derive the token file from it\n");
+			return 2;
+		}
 		snprintf(cfg->mgmt_database, sizeof(cfg->mgmt_database), "%s", db);
+	}
 	if (port > 0)
 		cfg->mgmt_port = (uint16_t)port;
 	return 0;
@@ -132,6 +148,8 @@ int main(int argc, char **argv)
 	struct mgmt_ctx ctx = { 0 };
 	struct MHD_Daemon *httpd;
 	char **exec_argv, reason[256] = "", err[512], detail[320];
+	char token[MGMT_TOKEN_MAX + 1], web_root[4096], web_err[512];
+	bool token_created;
 	sigset_t sigs, old;
 	bool eal_up, fresh, lost = false, retry = false;
 	uint64_t t0;
@@ -159,6 +177,21 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &cfg);
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
+	if (g_print_token) {
+		if (mgmt_auth_load(&cfg, false, token, NULL, err, sizeof(err)) < 0) {
+			fprintf(stderr, PROG ": %s\n", err);
+			return 1;
+		}
+		printf("%s\n", token);
+		return 0;
+	}
+	/* before listening: a refused token file must not leave a port open that accepts nothing */
+	if (mgmt_auth_load(&cfg, true, token, &token_created, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 2;
+	}
+	if (mgmt_static_root(&cfg, web_root, sizeof(web_root), web_err, sizeof(web_err)) < 0)
+		web_root[0] = '\0';
 
 	lfd = mgmt_inherited_listen_fd();
 	fresh = lfd < 0;
@@ -171,6 +204,15 @@ int main(int argc, char **argv)
 	if (fresh) {
 		fprintf(stderr, PROG ": listening on %s port %u, database %s\n", cfg.mgmt_listen,
 			cfg.mgmt_port, cfg.mgmt_database);
+		if (cfg.mgmt_token[0] != '\0')
+			fprintf(stderr, PROG ": token: from the config (mgmt.token)\n");
+		else
+			fprintf(stderr, PROG ": token: %s (%s)\n", cfg.mgmt_token_file,
+				token_created ? "generated now" : "existing");
+		if (web_root[0] != '\0')
+			fprintf(stderr, PROG ": static files from %s\n", web_root);
+		else
+			fprintf(stderr, PROG ": no static files: %s\n", web_err);
 		snprintf(detail, sizeof(detail), "pid %d, listening on %s port %u", (int)getpid(),
 			 cfg.mgmt_listen, cfg.mgmt_port);
 		mgmt_db_event(&db, "mgmt_start", detail);
@@ -179,6 +221,8 @@ int main(int argc, char **argv)
 	ctx.shm = mgmt_attach(&cfg, argv[0], &eal_up, reason, sizeof(reason));
 	ctx.down_reason = reason;
 	ctx.db = &db;
+	ctx.token = token;
+	ctx.web_root = web_root;
 	if (ctx.shm != NULL) {
 		fprintf(stderr, PROG ": attached to primary pid %d\n", ctx.shm->primary_pid);
 		snprintf(detail, sizeof(detail), "primary pid %d", ctx.shm->primary_pid);
