@@ -159,6 +159,8 @@ log "process reaping: $([ "$SUBREAPER" = 1 ] && echo "this script is a child sub
 log "traffic: iperf3 -u -P $STREAMS -b $RATE -l $LEN ($NS_A -> $NS_B); restarts of worker 0 every $SPACING s"
 STARTED=1
 timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start0.log" 2>&1 || { cat "$TMP/start0.log" >&2; die "./spanbox start failed"; }
+# mutating requests carry the bearer token (docs/MGMT.md "Authentication")
+TOKEN=$("$ROOT/build/mgmt/spanbox-mgmt" -c "$CFG" --print-token) || die "no API token"
 
 # worker 0 must get some of the flows (the tap spreads them over its queues by hash)
 for attempt in 1 2 3; do
@@ -181,7 +183,7 @@ measure() { # measure crash|graceful N
 		if [ "$kind" = crash ]; then
 			t=$(now_ns); kill -9 "$old"
 		else
-			t=$(now_ns); curl -fsS --max-time 5 -o /dev/null -X POST "$API/workers/0/restart" || die "POST restart failed"
+			t=$(now_ns); curl -fsS --max-time 5 -o /dev/null -H "Authorization: Bearer $TOKEN" -X POST "$API/workers/0/restart" || die "POST restart failed"
 		fi
 		out=$(wait_successor "$old") || die "$kind $i: worker 0 did not come back within 10 s"
 		read -r st fr <<<"$out"

@@ -172,13 +172,16 @@ check "/system/pci/$missing (no such device): 404" \
 	[ "$(curl -sS -o /dev/null -w '%{http_code}' "$API/system/pci/$missing")" = 404 ]
 
 # the copy probe: a bad body is refused without using the slot; one run; the next at once is 429
+# (POST needs the bearer token: mgmt generated $TMP/db.sqlite.token at start)
+AUTH="Authorization: Bearer $("$MGMT" -c "$TMP/base.json" --print-token)"
+JSON="Content-Type: application/json"
 check "memprobe with a bad body: 400" \
-	[ "$(curl -sS -o /dev/null -w '%{http_code}' -X POST -d '{"size_mb": 0}' "$API/system/memprobe")" = 400 ]
-code=$(curl -sS -m 30 -o "$TMP/probe.json" -w '%{http_code}' -X POST -d '{"size_mb": 64, "runs": 3}' "$API/system/memprobe")
+	[ "$(curl -sS -o /dev/null -w '%{http_code}' -H "$AUTH" -H "$JSON" -X POST -d '{"size_mb": 0}' "$API/system/memprobe")" = 400 ]
+code=$(curl -sS -m 30 -o "$TMP/probe.json" -w '%{http_code}' -H "$AUTH" -H "$JSON" -X POST -d '{"size_mb": 64, "runs": 3}' "$API/system/memprobe")
 echo "# memprobe: $code $(jq -c '[.results[]? | {test, threads, gbps: (.gbps * 100 | round / 100)}]' "$TMP/probe.json" 2>/dev/null)"
 check "memprobe runs once: 200 and spanbox-memprobe's JSON (64 MiB, 3 runs)" \
 	bash -c "[ $code = 200 ] && jq -e '.size_mib == 64 and .runs == 3 and (.results | length) >= 4 and ([.results[].gbps] | min) > 0' '$TMP/probe.json' >/dev/null"
-curl -sS -D "$TMP/h429" -o "$TMP/b429.json" -X POST "$API/system/memprobe"
+curl -sS -D "$TMP/h429" -o "$TMP/b429.json" -H "$AUTH" -X POST "$API/system/memprobe"
 check "memprobe called again at once: 429 with Retry-After (1..30 s)" \
 	bash -c "head -1 '$TMP/h429' | grep -q ' 429' && awk 'tolower(\$1) == \"retry-after:\" { exit !(\$2 + 0 >= 1 && \$2 + 0 <= 30) }' '$TMP/h429' && grep -qi '^retry-after:' '$TMP/h429'"
 stop_all

@@ -247,6 +247,8 @@ wait_for 200 test -f "$TMP/pcap.ready"
 check "2: primary with the pcap config ready" [ -f "$TMP/pcap.ready" ]
 start_mgmt pcap "$CFG2" "$API2"
 check "2: mgmt up on port 18191" [ $? -eq 0 ]
+# POST needs the bearer token: mgmt generated $TMP/pcap.db.token at start
+AUTH2="Authorization: Bearer $("$BUILD/mgmt/spanbox-mgmt" -c "$CFG2" --print-token)"
 p0_in() { get "$API2/status" | jq -e '.ports[] | select(.name == "p0") | .stats.ipackets'; }
 p1_out() { get "$API2/status" | jq -e '.ports[] | select(.name == "p1") | .stats.opackets'; }
 restart_ok=0
@@ -254,7 +256,7 @@ for r in 1 2; do
 	sleep $([ $r = 1 ] && echo 0.4 || echo 1)
 	before=$(get "$API2/workers/0" | jq -e '.restarts')
 	oldpid=$(get "$API2/workers/0" | jq -e '.pid')
-	code=$(curl -sS --max-time 5 -o "$TMP/post$r.json" -w '%{http_code}' -X POST "$API2/workers/0/restart")
+	code=$(curl -sS --max-time 5 -o "$TMP/post$r.json" -w '%{http_code}' -H "$AUTH2" -X POST "$API2/workers/0/restart")
 	in_at_post=$(p0_in)
 	echo "# POST restart $r: HTTP $code $(cat "$TMP/post$r.json"); input frames read so far $in_at_post of $N"
 	check "2: POST /workers/0/restart #$r answers 202 with restarts_before $before" \
