@@ -177,17 +177,6 @@ static unsigned int get_system_pci(struct req *r, cJSON **body)
 	return code;
 }
 
-/* Index of port @p name in the running config, or -1. */
-static int port_index(const struct sbx_shm *shm, const char *name)
-{
-	uint16_t i;
-
-	for (i = 0; i < shm->cfg.nb_ports && i < SBX_MAX_PORTS; i++)
-		if (strncmp(shm->cfg.ports[i].name, name, sizeof(shm->cfg.ports[i].name)) == 0)
-			return i;
-	return -1;
-}
-
 /* One port: what /status shows of it, plus its placement (socket, pool, pollers, PCIe). */
 static cJSON *port_full_json(const struct sbx_shm *shm, uint16_t i)
 {
@@ -220,7 +209,7 @@ static unsigned int get_port(struct req *r, cJSON **body)
 
 	if (shm == NULL)
 		return code;
-	i = port_index(shm, r->params[0]);
+	i = mgmt_port_index(shm, r->params[0]);
 	if (i < 0) {
 		*body = mgmt_error_ab(MHD_HTTP_NOT_FOUND, "no port %s%s", r->params[0], "");
 		return MHD_HTTP_NOT_FOUND;

@@ -5,6 +5,7 @@
  * as JSON numbers (doubles: exact up to 2^53).
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <rte_mempool.h>
@@ -47,7 +48,7 @@ static void fixed_str(cJSON *o, const char *key, const char *s, size_t size)
 }
 #define FIXED_STR(o, key, arr) fixed_str(o, key, arr, sizeof(arr))
 
-static uint64_t uptime_s(const struct sbx_shm *shm)
+uint64_t mgmt_uptime_s(const struct sbx_shm *shm)
 {
 	uint64_t now = sbx_realtime_ns(), start = shm->start_realtime_ns;
 
@@ -61,8 +62,81 @@ cJSON *mgmt_health_json(const struct sbx_shm *shm)
 	cJSON_AddStringToObject(o, "status", "ok");
 	cJSON_AddStringToObject(o, "appliance", shm ? "up" : "down");
 	cJSON_AddStringToObject(o, "version", SBX_VERSION);
-	num(o, "uptime_s", shm ? (double)uptime_s(shm) : 0);
+	num(o, "uptime_s", shm ? (double)mgmt_uptime_s(shm) : 0);
 	return o;
+}
+
+uint16_t mgmt_nb_ports(const struct sbx_shm *shm)
+{
+	return MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
+}
+
+uint16_t mgmt_nb_workers(const struct sbx_shm *shm)
+{
+	return MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS);
+}
+
+uint16_t mgmt_nb_mirrors(const struct sbx_shm *shm)
+{
+	return MIN(shm->cfg.nb_mirrors, SBX_MAX_MIRRORS);
+}
+
+int mgmt_port_index(const struct sbx_shm *shm, const char *name)
+{
+	uint16_t i;
+
+	for (i = 0; i < mgmt_nb_ports(shm); i++)
+		if (strncmp(shm->cfg.ports[i].name, name, sizeof(shm->cfg.ports[i].name)) == 0)
+			return i;
+	return -1;
+}
+
+void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_port_counters *sum)
+{
+	uint16_t w;
+
+	memset(sum, 0, sizeof(*sum));
+	for (w = 0; w < nb_w; w++) {
+		const struct sbx_port_counters *c = &shm->workers[w].stats.port[i];
+
+		sum->rx_pkts += c->rx_pkts;
+		sum->rx_bytes += c->rx_bytes;
+		sum->tx_pkts += c->tx_pkts;
+		sum->tx_bytes += c->tx_bytes;
+		sum->drop_pkts += c->drop_pkts;
+		sum->drop_bytes += c->drop_bytes;
+	}
+}
+
+void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_mirror_counters *sum)
+{
+	uint16_t k;
+
+	memset(sum, 0, sizeof(*sum));
+	for (k = 0; k < nb_w; k++) {
+		const struct sbx_mirror_counters *c = &shm->workers[k].stats.mirror[i];
+
+		sum->mirrored_pkts += c->mirrored_pkts;
+		sum->mirrored_bytes += c->mirrored_bytes;
+		sum->copied += c->copied;
+		sum->shared += c->shared;
+		sum->filtered_out += c->filtered_out;
+		sum->sampled_out += c->sampled_out;
+		sum->drop_txfull += c->drop_txfull;
+		sum->drop_nombuf += c->drop_nombuf;
+		sum->drop_malformed += c->drop_malformed;
+		sum->truncated += c->truncated;
+	}
+}
+
+bool mgmt_cycles_per_packet(const struct sbx_worker_shm *ws, double *cpp)
+{
+	uint64_t cycles = ws->stats.busy_cycles, pkts = ws->stats.busy_pkts;
+
+	if (pkts == 0)
+		return false;
+	*cpp = (double)cycles / (double)pkts;
+	return true;
 }
 
 static void counters_json(cJSON *o, const struct sbx_port_counters *c)
@@ -79,10 +153,9 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 {
 	const struct sbx_port_cfg *pc = &shm->cfg.ports[i];
 	const struct sbx_port_shm *ps = &shm->ports[i];
-	struct sbx_port_counters sum = {0};
+	struct sbx_port_counters sum;
 	cJSON *o = cJSON_CreateObject(), *link, *st;
 	char mac[18];
-	uint16_t w;
 
 	FIXED_STR(o, "name", pc->name);
 	num(o, "port_id", ps->port_id);
@@ -110,16 +183,7 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	num(st, "ierrors", (double)ps->ierrors);
 	num(st, "oerrors", (double)ps->oerrors);
 	num(st, "rx_nombuf", (double)ps->rx_nombuf);
-	for (w = 0; w < nb_w; w++) {
-		const struct sbx_port_counters *c = &shm->workers[w].stats.port[i];
-
-		sum.rx_pkts += c->rx_pkts;
-		sum.rx_bytes += c->rx_bytes;
-		sum.tx_pkts += c->tx_pkts;
-		sum.tx_bytes += c->tx_bytes;
-		sum.drop_pkts += c->drop_pkts;
-		sum.drop_bytes += c->drop_bytes;
-	}
+	mgmt_port_worker_sum(shm, i, nb_w, &sum);
 	counters_json(cJSON_AddObjectToObject(o, "workers"), &sum);
 	return o;
 }
@@ -135,8 +199,8 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	const struct sbx_worker_shm *ws = &shm->workers[w];
 	const struct sbx_worker_cfg *wc = &shm->cfg.workers[w];
 	uint64_t hb = ws->stats.heartbeat_ns, now = sbx_now_ns();
-	uint64_t cycles = ws->stats.busy_cycles, pkts = ws->stats.busy_pkts;
 	cJSON *o = cJSON_CreateObject(), *qs, *ports;
+	double cpp;
 	char ts[40];
 	uint16_t i;
 
@@ -173,8 +237,8 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 		num(q, "queue", wc->rxq[i].queue);
 		cJSON_AddItemToArray(qs, q);
 	}
-	if (pkts) /* one decimal */
-		num(o, "cycles_per_packet", (double)(uint64_t)((double)cycles / (double)pkts * 10 + 0.5) / 10);
+	if (mgmt_cycles_per_packet(ws, &cpp)) /* one decimal */
+		num(o, "cycles_per_packet", (double)(uint64_t)(cpp * 10 + 0.5) / 10);
 	else
 		cJSON_AddNullToObject(o, "cycles_per_packet");
 	num(o, "loops", (double)ws->stats.loops);
@@ -211,7 +275,7 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	static const char *const strategies[] = { "adaptive", "copy", "share" };
 	static const char *const dirs[] = { "", "rx", "tx", "both" };
 	const struct sbx_mirror_cfg *m = &shm->cfg.mirrors[i];
-	struct sbx_mirror_counters sum = { 0 };
+	struct sbx_mirror_counters sum;
 	cJSON *o = cJSON_CreateObject(), *a, *e, *per;
 	uint16_t k;
 
@@ -238,23 +302,13 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	num(e, "threshold", m->copy_threshold);
 	per = cJSON_CreateArray();
 	for (k = 0; k < nb_w; k++) {
-		const struct sbx_mirror_counters *c = &shm->workers[k].stats.mirror[i];
 		cJSON *w = cJSON_CreateObject();
 
 		num(w, "worker", k);
-		mirror_counters_json(w, c);
+		mirror_counters_json(w, &shm->workers[k].stats.mirror[i]);
 		cJSON_AddItemToArray(per, w);
-		sum.mirrored_pkts += c->mirrored_pkts;
-		sum.mirrored_bytes += c->mirrored_bytes;
-		sum.copied += c->copied;
-		sum.shared += c->shared;
-		sum.filtered_out += c->filtered_out;
-		sum.sampled_out += c->sampled_out;
-		sum.drop_txfull += c->drop_txfull;
-		sum.drop_nombuf += c->drop_nombuf;
-		sum.drop_malformed += c->drop_malformed;
-		sum.truncated += c->truncated;
 	}
+	mgmt_mirror_sum(shm, i, nb_w, &sum);
 	mirror_counters_json(cJSON_AddObjectToObject(o, "counters"), &sum);
 	cJSON_AddItemToObject(o, "workers", per);
 	return o;
@@ -278,21 +332,30 @@ cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i)
 	return po;
 }
 
+uint64_t mgmt_mempool_cached(const struct rte_mempool *mp)
+{
+	uint64_t n = 0;
+	unsigned int l;
+
+	if (mp->cache_size)
+		for (l = 0; l < RTE_MAX_LCORE; l++)
+			n += mp->local_cache[l].len;
+	return n;
+}
+
 cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 {
 	const struct sbx_pool_shm *ps = &shm->pools[i];
 	struct rte_mempool *mp = rte_mempool_lookup(ps->name);
-	uint64_t in_ring, in_caches = 0, in_rings = 0, in_workers = 0, lost = 0;
+	uint64_t in_ring, in_caches, in_rings = 0, in_workers = 0, lost = 0;
 	int64_t unexplained;
 	cJSON *o, *a;
-	unsigned int l, q;
+	unsigned int q;
 	uint16_t p, w;
 
 	if (mp == NULL)
 		return NULL;
-	if (mp->cache_size)
-		for (l = 0; l < RTE_MAX_LCORE; l++)
-			in_caches += mp->local_cache[l].len;
+	in_caches = mgmt_mempool_cached(mp);
 	/* rte_mempool_avail_count() = objects in the ring + in every lcore cache */
 	in_ring = rte_mempool_avail_count(mp);
 	in_ring = in_ring > in_caches ? in_ring - in_caches : 0;
@@ -344,7 +407,7 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	a = cJSON_AddObjectToObject(o, "appliance");
 	cJSON_AddStringToObject(a, "state", "up");
 	num(a, "primary_pid", shm->primary_pid);
-	num(a, "uptime_s", (double)uptime_s(shm));
+	num(a, "uptime_s", (double)mgmt_uptime_s(shm));
 	FIXED_STR(a, "file_prefix", shm->cfg.file_prefix);
 	num(a, "tsc_hz", (double)shm->tsc_hz);
 
