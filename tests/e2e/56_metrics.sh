@@ -12,7 +12,7 @@
 #
 # Own instance: file prefix sbxc, lcores 80-83, API port 18230, database under $TMP, taps sbxCp0
 # and sbxCp1 moved into namespaces sbxC-a and sbxC-b (IPv6 off: no unsolicited frames), a net_null
-# mirror destination.
+# mirror destination, and tap sbxCh left in the host namespace (link set by the tap driver itself).
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
 
@@ -126,7 +126,8 @@ jq -n --arg db "$DB" --arg tok "$TOKEN" '{
   ports: [
     {name: "p0", devargs: "net_tap0,iface=sbxCp0", netns: "sbxC-a"},
     {name: "p1", devargs: "net_tap1,iface=sbxCp1", netns: "sbxC-b"},
-    {name: "m", devargs: "net_null0,no-rx=1"}],
+    {name: "m", devargs: "net_null0,no-rx=1"},
+    {name: "h", devargs: "net_tap2,iface=sbxCh"}],
   workers: {count: 2, lcores: [82, 83], busy_poll: false},
   forwarding: {xconnects: [["p0", "p1"]]},
   mirrors: [{id: 56, name: "mon-56", sources: [{port: "p0"}], destination: {port: "m"},
@@ -147,6 +148,7 @@ for x in "$NS_A $TAP_A 198.18.56.1/24" "$NS_B $TAP_B 198.18.56.2/24"; do
 		ip -n "$1" link set lo up || net_ok=1
 done
 check "0: taps moved into $NS_A and $NS_B, addressed and up" [ $net_ok -eq 0 ] || exit 1
+sysctl -qw net.ipv6.conf.sbxCh.disable_ipv6=1 # tap sbxCh stays in the host namespace: no IPv6 chatter
 inst_start_mgmt c "$CFG" "$API"
 check "0: mgmt up on port $PORT" [ $? -eq 0 ] || { cat "$TMP/c-mgmt.log"; exit 1; }
 check "0: ping crosses the appliance ($NS_A -> $NS_B)" ip netns exec "$NS_A" ping -c 3 -i 0.2 -W 2 -q 198.18.56.2
@@ -279,6 +281,16 @@ echo "# PUT m/link down: HTTP $code $(cat "$TMP/ndown.body")"
 check "4: PUT /ports/m/link down on the net_null port (DPDK 22.11's null PMD cannot set its link): 409 saying so" \
 	cond "[ '$code' = 409 ] && jq -e '.error.message | test(\"driver cannot set the link\")' '$TMP/ndown.body' >/dev/null"
 check "4: ... and nothing changed: /ports/m link still up" port_up m true
+
+host_up() { ip -o link show sbxCh | grep -q '<[^>]*\bUP\b'; }
+check "4: tap sbxCh (host namespace) is UP before" host_up
+code=$(link hdown h '{"up": false}')
+echo "# PUT h/link down: HTTP $code $(cat "$TMP/hdown.body"); $(ip -o link show sbxCh)"
+check "4: PUT /ports/h/link down (tap in the host namespace, rte_eth_dev_set_link_down): 200, link.up false, sbxCh no longer UP" \
+	cond "[ '$code' = 200 ] && jq -e '.link.up == false' '$TMP/hdown.body' >/dev/null && ! host_up && port_up h false"
+code=$(link hup h '{"up": true}')
+check "4: ... and up again: 200, link.up true, sbxCh UP" \
+	cond "[ '$code' = 200 ] && jq -e '.link.up == true' '$TMP/hup.body' >/dev/null && host_up && port_up h true"
 
 # ---------------------------------------------------------------------------------------------
 # 5. appliance down: /metrics still answers
