@@ -370,7 +370,7 @@ async function refreshHistory(names, nowMs) {
 			box.append(fig);
 		}
 		lineChart(fig.querySelector('svg'), { series: f.series, from: f.range[0], to: f.range[1],
-			yLabel: 'bits per second (bit/s)', yFormat: (v) => si(v, 'bit/s'),
+			yLabel: 'bits per second (bit/s)', yFormat: (v) => si(v, 'bit/s').replace(/(\.\d*?[1-9])0+ |\.0+ /, '$1 '),
 			title: `Port ${f.name}: rx and tx bits per second over the last hour` });
 	}
 }

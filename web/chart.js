@@ -2,7 +2,7 @@
 
 const NS = 'http://www.w3.org/2000/svg';
 const W = 640, H = 230;                      // viewBox units
-const M = { left: 78, right: 12, top: 26, bottom: 44 };
+const M = { left: 96, right: 14, top: 26, bottom: 44 };
 
 function el(name, attrs = {}, text) {
 	const e = document.createElementNS(NS, name);

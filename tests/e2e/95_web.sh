@@ -4,7 +4,8 @@
 # between two namespaces, tests/web/page.test.mjs loads the page, reads the port counters twice,
 # restarts worker 0 and adds / deletes a mirror session through the page, provokes API errors,
 # writes screenshots to out/tests/web/, stops mgmt (the page must say "appliance unreachable")
-# and starts it again (the page must recover by itself).
+# and starts it again, then stops the primary ("appliance down") and starts it again: the page
+# must recover by itself each time.
 #
 # Private resources: file prefix sbxd, lcores 85-89, API port 18240, namespaces sbxD-a/sbxD-b,
 # taps sbxD-p0/sbxD-p1/sbxD-m, database under $TMP.
@@ -14,16 +15,11 @@ PFX=sbxd PORT=18240 NSA=sbxD-a NSB=sbxD-b
 API=http://127.0.0.1:$PORT/api/v1
 CFG="$TMP/web.json"
 TOKEN="web-test-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
-PRIMARY="" MGMT="" PING=""
 
 cleanup() {
-	local p i
-	[ -n "$PING" ] && kill "$PING" 2>/dev/null
-	for p in $MGMT $PRIMARY; do
-		kill -TERM "$p" 2>/dev/null
-		for ((i = 0; i < 100; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-	done
+	stop_pidfile ping
+	stop_pidfile mgmt
+	stop_pidfile primary
 	ip netns del "$NSA" 2>/dev/null
 	ip netns del "$NSB" 2>/dev/null
 	rm -rf "$TMP"
@@ -58,57 +54,58 @@ jq --arg db "$TMP/web.db" --arg tok "$TOKEN" --arg pfx "$PFX" --argjson port "$P
 	               "destination": {"port": "mirror"}, "encap": {"type": "rspan", "vlan": 865}}]' \
 	"$ROOT/config/default.json" >"$CFG"
 
-( ulimit -c 0; exec setsid "$BUILD/primary/spanbox-primary" -c "$CFG" --ready-file "$TMP/ready" \
-	</dev/null >"$TMP/primary.log" 2>&1 ) &
-PRIMARY=$!
-wait_for 300 test -f "$TMP/ready"
-check "primary of prefix $PFX ready" test -f "$TMP/ready" || { tail -n 20 "$TMP/primary.log"; exit 1; }
-
-for n in 0 1; do
-	ns=$NSA addr=198.18.0.1/24
-	[ "$n" = 1 ] && ns=$NSB addr=198.18.0.2/24
-	ip netns del "$ns" 2>/dev/null
-	ip netns add "$ns" && ip link set "sbxD-p$n" netns "$ns" && ip -n "$ns" link set lo up &&
-		ip -n "$ns" link set "sbxD-p$n" up && ip -n "$ns" addr replace "$addr" dev "sbxD-p$n" ||
-		{ not_ok "demo network: tap sbxD-p$n in namespace $ns"; exit 1; }
-done
-ip link set sbxD-m up
-
+# Every process is started and stopped by these functions, which the browser test also runs (through
+# small scripts) to stop and start mgmt and the primary; pids in $TMP/{primary,mgmt,ping}.pid.
+start_primary() { # primary, then the demo network, then ping traffic (10 a second, at most 5 min)
+	local n ns addr
+	rm -f "$TMP/ready"
+	( ulimit -c 0; exec setsid "$BUILD/primary/spanbox-primary" -c "$CFG" --ready-file "$TMP/ready" \
+		</dev/null >>"$TMP/primary.log" 2>&1 ) &
+	echo $! >"$TMP/primary.pid"
+	wait_for 300 test -f "$TMP/ready" || { echo "# primary not ready"; tail -n 20 "$TMP/primary.log"; return 1; }
+	for n in 0 1; do
+		ns=$NSA addr=198.18.0.1/24
+		[ "$n" = 1 ] && ns=$NSB addr=198.18.0.2/24
+		ip netns del "$ns" 2>/dev/null
+		ip netns add "$ns" && ip link set "sbxD-p$n" netns "$ns" && ip -n "$ns" link set lo up &&
+			ip -n "$ns" link set "sbxD-p$n" up && ip -n "$ns" addr replace "$addr" dev "sbxD-p$n" ||
+			{ echo "# demo network: tap sbxD-p$n in namespace $ns failed"; return 1; }
+	done
+	ip link set sbxD-m up
+	stop_pidfile ping
+	ip netns exec "$NSA" timeout 300 ping -q -i 0.1 198.18.0.2 >>"$TMP/ping.log" 2>&1 &
+	echo $! >"$TMP/ping.pid"
+}
 start_mgmt() {
 	setsid "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >>"$TMP/mgmt.log" 2>&1 &
-	MGMT=$!
-	wait_for 100 up
+	echo $! >"$TMP/mgmt.pid"
+	wait_for 150 up
 }
+stop_pidfile() { # stop_pidfile NAME: SIGTERM the pid in $TMP/NAME.pid, wait up to 10 s, then SIGKILL
+	local pid
+	pid=$(cat "$TMP/$1.pid" 2>/dev/null) || return 0
+	kill -TERM "$pid" 2>/dev/null
+	wait_for 100 bash -c "! kill -0 $pid 2>/dev/null" || kill -KILL "$pid" 2>/dev/null
+	rm -f "$TMP/$1.pid"
+}
+
+start_primary
+check "primary of prefix $PFX ready, taps in $NSA and $NSB" test -f "$TMP/ready" || exit 1
 start_mgmt
 check "mgmt answers on port $PORT, appliance up" up || { tail -n 20 "$TMP/mgmt.log"; exit 1; }
-
-# 2. traffic: 10 pings a second across the appliance for at most 5 minutes
-ip netns exec "$NSA" timeout 300 ping -q -i 0.1 198.18.0.2 >"$TMP/ping.log" 2>&1 &
-PING=$!
 check "ping from $NSA crosses the appliance to $NSB" \
 	ip netns exec "$NSA" ping -c 2 -W 2 -q 198.18.0.2
 
-# 3. the browser test; mgmt is stopped and started through these two scripts
-declare -f wait_for up >"$TMP/fns.sh"
-cat >"$TMP/mgmt-stop.sh" <<EOF
-kill -TERM \$(cat "$TMP/mgmt.pid")
-for i in \$(seq 100); do kill -0 \$(cat "$TMP/mgmt.pid") 2>/dev/null || exit 0; sleep 0.1; done
-exit 1
-EOF
-cat >"$TMP/mgmt-start.sh" <<EOF
-source "$TMP/fns.sh"
-API="$API"
-setsid "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >>"$TMP/mgmt.log" 2>&1 &
-echo \$! >"$TMP/mgmt.pid"
-wait_for 150 up
-EOF
-echo "$MGMT" >"$TMP/mgmt.pid"
-
+# the browser test: it stops and starts mgmt and the primary through these scripts
+{ declare -p TMP CFG BUILD API NSA NSB; declare -f wait_for up start_primary start_mgmt stop_pidfile; } >"$TMP/fns.sh"
+for action in "stop_pidfile mgmt" "start_mgmt" "stop_pidfile primary" "start_primary"; do
+	printf 'source %q\n%s\n' "$TMP/fns.sh" "$action" >"$TMP/${action// /-}.sh"
+done
 SBX_MGMT_URL="http://127.0.0.1:$PORT" SBX_TOKEN="$TOKEN" SBX_OUT="$ROOT/out/tests/web" \
-	SBX_MGMT_STOP="$TMP/mgmt-stop.sh" SBX_MGMT_START="$TMP/mgmt-start.sh" \
-	timeout 240 node "$ROOT/tests/web/page.test.mjs"
+	SBX_MGMT_STOP="$TMP/stop_pidfile-mgmt.sh" SBX_MGMT_START="$TMP/start_mgmt.sh" \
+	SBX_PRIMARY_STOP="$TMP/stop_pidfile-primary.sh" SBX_PRIMARY_START="$TMP/start_primary.sh" \
+	timeout 300 node "$ROOT/tests/web/page.test.mjs"
 rc=$?
-MGMT=$(cat "$TMP/mgmt.pid")
 [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || not_ok "page.test.mjs ended with status $rc (timeout or crash)"
 echo "# mgmt log (last lines):"; tail -n 5 "$TMP/mgmt.log" | sed 's/^/#   /'
 exit 0

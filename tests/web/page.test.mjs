@@ -7,6 +7,7 @@
 //   SBX_TOKEN       its bearer token (required)
 //   SBX_MGMT_STOP   a shell script that stops mgmt (returns once it is gone)
 //   SBX_MGMT_START  a shell script that starts mgmt again (returns once it answers)
+//   SBX_PRIMARY_STOP, SBX_PRIMARY_START  the same for the primary (with its demo network and traffic)
 //   SBX_OUT         folder for screenshots (default: out/tests/web of the tree)
 //   SBX_WEB         the page's folder (default: web/ of the tree)
 // If mgmt does not serve the page itself at GET / yet, a small local server serves SBX_WEB and
@@ -322,6 +323,26 @@ try {
 		await sleep(2500);
 		const r2 = await num(cell('ports', 'p0', 'rx-packets'));
 		check('mgmt started again: the page says "appliance up" by itself and its counters move again',
+			back && r2 > r1, `connection line: ${back}; p0 rx ${r1} -> ${r2}`);
+	}
+
+	// 8. primary stopped (mgmt up): "appliance down"; then back
+	if (process.env.SBX_PRIMARY_STOP && process.env.SBX_PRIMARY_START) {
+		phase = 'appliance-down';
+		const errsBefore = pageErrors.length + scriptErrors.length;
+		execFileSync('bash', [process.env.SBX_PRIMARY_STOP], { stdio: 'inherit' });
+		const down = await until(async () => ((await conn()).includes('appliance down') ? conn() : null), 8000);
+		await sleep(2000);
+		check('primary stopped, mgmt up: the page says "appliance down", no exception or console error from the page',
+			down && (await conn()).includes('appliance down') && pageErrors.length + scriptErrors.length === errsBefore,
+			`connection line: ${await conn()}\n${[...pageErrors, ...scriptErrors].slice(errsBefore).join('\n')}`);
+		phase = 'appliance-back';
+		execFileSync('bash', [process.env.SBX_PRIMARY_START], { stdio: 'inherit' });
+		const back = await until(async () => ((await conn()).includes('appliance up') ? conn() : null), 20000);
+		const r1 = await num(cell('ports', 'p0', 'rx-packets'));
+		await sleep(2500);
+		const r2 = await num(cell('ports', 'p0', 'rx-packets'));
+		check('primary started again: the page says "appliance up" by itself and p0\'s counters move again',
 			back && r2 > r1, `connection line: ${back}; p0 rx ${r1} -> ${r2}`);
 	}
 
