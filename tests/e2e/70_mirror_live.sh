@@ -5,7 +5,7 @@
 source "$(dirname "$0")/../lib/common.sh"
 API=http://127.0.0.1:8080/api/v1
 trap '"$ROOT/spanbox" stop "$TMP/live.json" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
-jq '.mirrors = [{"id": 865, "name": "p0-erspan", "sources": [{"port": "p0", "direction": "both"}],
+jq --arg db "$TMP/live.db" '.mgmt.database = $db | .mirrors = [{"id": 865, "name": "p0-erspan", "sources": [{"port": "p0", "direction": "both"}],
   "destination": {"port": "mirror"},
   "encap": {"type": "erspan2", "src_ip": "192.0.2.1", "dst_ip": "192.0.2.2", "dst_mac": "02:00:00:00:00:02"}}]' \
 	"$ROOT/config/default.json" >"$TMP/live.json"

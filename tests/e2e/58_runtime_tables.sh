@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Mirrors and cross-connects changed through the REST API while traffic flows (issue #5):
+# CRUD round trips that take effect on traffic (tcpdump/tshark on sbx-mirror), survive a mgmt
+# restart and a whole appliance restart, refusals that change nothing, a locked database (503),
+# 8 concurrent clients, and no lost frame while sessions come and go.
+# The default config with its own database (the stored config of the user's database is not touched).
+source "$(dirname "$0")/../lib/common.sh"
+API=http://127.0.0.1:8080/api/v1
+CFG="$TMP/rt.json" DB="$TMP/rt.db"
+trap '"$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1; kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
+jq --arg db "$DB" '.mgmt.database = $db' "$ROOT/config/default.json" >"$CFG"
+
+get() { curl -sS "$API$1"; }
+# req METHOD PATH [BODY]: prints the HTTP status, the body goes to $TMP/body
+req() {
+	local m=$1 p=$2; shift 2
+	curl -sS -o "$TMP/body" -w '%{http_code}' -X "$m" -H "Authorization: Bearer $TOKEN" \
+		-H 'Content-Type: application/json' ${1:+--data-binary "$1"} "$API$p"
+}
+mirror_ids() { get /mirrors | jq -c '[.[].id] | sort'; }
+xconnects() { get /forwarding/xconnects | jq -c '[.[].id]'; }
+kstat() { ip -n "$1" -s -j link show "$2" | jq ".[0].stats64.$3.packets"; }
+wait_for() { local n=$1 i; shift; for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done; return 1; }
+health_up() { get /health 2>/dev/null | jq -e '.appliance == "up"' >/dev/null; }
+# icmp_mirrored SECONDS: ICMP frames tcpdump sees on sbx-mirror while sbx-a pings
+icmp_mirrored() {
+	timeout "$1" tcpdump -nni sbx-mirror -c 4 icmp >"$TMP/td.txt" 2>/dev/null &
+	local td=$!
+	sleep 1
+	ip netns exec sbx-a ping -c 3 -i 0.2 -W 1 198.18.0.2 >/dev/null
+	wait $td
+	grep -c 'ICMP echo' "$TMP/td.txt"
+}
+
+timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start.log" 2>&1
+check "appliance starts with its own database" [ $? -eq 0 ]
+TOKEN=$(cat "$DB.token")
+check "the start prints the API token" grep -q "$TOKEN" "$TMP/start.log"
+check "GET /mirrors of the default config: []" [ "$(mirror_ids)" = "[]" ]
+check "GET /forwarding/xconnects: p0-p1" [ "$(xconnects)" = '["p0-p1"]' ]
+check "nothing mirrored before a session exists" [ "$(icmp_mirrored 4)" -eq 0 ]
+
+SPAN='{"id": 7, "name": "p0-span", "sources": [{"port": "p0"}], "destination": {"port": "mirror"}}'
+code=$(req POST /mirrors "$SPAN")
+check "POST /mirrors (SPAN of p0 to mirror) answers 201 with the session" \
+	[ "$code" = 201 -a "$(jq -c '[.id, .name]' "$TMP/body")" = '[7,"p0-span"]' ]
+check "GET /mirrors shows session 7" [ "$(mirror_ids)" = "[7]" ]
+n=$(icmp_mirrored 5)
+check "tcpdump on sbx-mirror sees the ping once session 7 exists ($n ICMP frames)" [ "$n" -ge 4 ]
+check "GET /mirrors/7 counts mirrored packets" \
+	bash -c "curl -fsS $API/mirrors/7 | jq -e '.counters.mirrored_packets >= 3' >/dev/null"
+
+# refusals: each leaves the sessions as they were
+code=$(req POST /mirrors "$SPAN")
+check "POST of an existing id: 409 naming the id, nothing changed" \
+	[ "$code" = 409 -a "$(jq -r .error.field "$TMP/body")" = id -a "$(mirror_ids)" = "[7]" ]
+code=$(req POST /mirrors '{"id": 8, "name": "x", "sources": [{"port": "nope"}], "destination": {"port": "mirror"}}')
+check "POST with an unknown source port: 422 naming mirrors[1].sources[0].port, nothing changed" \
+	[ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = "mirrors[1].sources[0].port" -a "$(mirror_ids)" = "[7]" ]
+code=$(req POST /mirrors '{"id": 8, "name": "x", "sources": [{"port": "p0"}], "destination": {"port": "mirror"}, "filter": "tcp port"}')
+check "POST with a filter that does not compile: 422 naming mirrors[1].filter, nothing changed" \
+	[ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = "mirrors[1].filter" -a "$(mirror_ids)" = "[7]" ]
+code=$(req POST /mirrors '{"id": 9, "name": "y", "sources": [{"port": "p0"}], "destination": {"port": "mirror"}, "snaplen": -1}')
+check "POST with snaplen -1: 422 naming mirrors[1].snaplen" \
+	[ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = "mirrors[1].snaplen" -a "$(mirror_ids)" = "[7]" ]
+code=$(req PUT /mirrors/7 '{"id": 8, "name": "z", "sources": [{"port": "p0"}], "destination": {"port": "mirror"}}')
+check "PUT /mirrors/7 with id 8 in the body: 422 naming id" [ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = id ]
+code=$(req DELETE /mirrors/99)
+check "DELETE of an unknown session: 404, nothing changed" [ "$code" = 404 -a "$(mirror_ids)" = "[7]" ]
+jq '.ports[0].mtu = 9000' "$CFG" >"$TMP/ports.json"
+code=$(req PUT /config "$(cat "$TMP/ports.json")")
+check "PUT /config changing a port: 422 naming ports (needs a restart), nothing changed" \
+	[ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = ports -a "$(mirror_ids)" = "[7]" ]
+code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary '{"id": 10, "name": "t", "sources": [{"port": "p0"}], "destination": {"port": "mirror"}}' "$API/mirrors")
+check "POST without the token: 401, nothing changed" [ "$code" = 401 -a "$(mirror_ids)" = "[7]" ]
+
+# PUT: the session becomes ERSPAN II; tshark decodes it
+ERSPAN='{"name": "p0-erspan", "sources": [{"port": "p0", "direction": "rx"}], "destination": {"port": "mirror"},
+  "encap": {"type": "erspan2", "src_ip": "192.0.2.1", "dst_ip": "192.0.2.2", "dst_mac": "02:00:00:00:00:02"}}'
+code=$(req PUT /mirrors/7 "$ERSPAN")
+check "PUT /mirrors/7 (now ERSPAN II) answers 200" [ "$code" = 200 ]
+timeout 12 tshark -i sbx-mirror -f 'ip proto 47' -a duration:5 -w "$TMP/erspan.pcap" >/dev/null 2>&1 &
+cap=$!
+sleep 2
+ip netns exec sbx-a ping -c 4 -i 0.2 -W 1 198.18.0.2 >/dev/null
+wait $cap
+n=$(tshark -r "$TMP/erspan.pcap" -Y 'erspan.spanid == 7 && icmp.type == 8' 2>/dev/null | wc -l)
+check "tshark decodes the echo requests as ERSPAN type II session 7 ($n)" [ "$n" -eq 4 ]
+
+# cross-connects
+code=$(req DELETE /forwarding/xconnects/p0-p1)
+check "DELETE /forwarding/xconnects/p0-p1 answers 200" [ "$code" = 200 -a "$(xconnects)" = "[]" ]
+check "without the cross-connect the ping does not cross" \
+	bash -c "! ip netns exec sbx-a ping -c 2 -i 0.2 -W 1 198.18.0.2 >/dev/null"
+code=$(req POST /forwarding/xconnects '{"ports": ["p0", "p1"]}')
+check "POST /forwarding/xconnects p0,p1 answers 201" [ "$code" = 201 -a "$(xconnects)" = '["p0-p1"]' ]
+check "with it back the ping crosses again (0% loss)" ip netns exec sbx-a ping -c 3 -i 0.2 -W 1 198.18.0.2
+code=$(req POST /forwarding/xconnects '{"ports": ["p0", "mirror"]}')
+check "a second cross-connect of p0: 422 naming the field, nothing changed" \
+	[ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = "forwarding.xconnects[1][0]" -a "$(xconnects)" = '["p0-p1"]' ]
+
+# No lost frame while sessions come and go: 20 add/delete cycles under a 100 pps ping.
+ip netns exec sbx-a ping -c 600 -i 0.01 -W 1 198.18.0.2 >"$TMP/flood.txt" &
+pinger=$!
+ok_changes=0
+for i in $(seq 20); do
+	[ "$(req POST /mirrors '{"id": 20, "name": "churn", "sources": [{"port": "p1", "direction": "both"}], "destination": {"port": "mirror"}, "copy": {"strategy": "share"}}')" = 201 ] && ok_changes=$((ok_changes + 1))
+	[ "$(req DELETE /mirrors/20)" = 200 ] && ok_changes=$((ok_changes + 1))
+done
+wait $pinger
+loss=$(grep -o '[0-9.]*% packet loss' "$TMP/flood.txt")
+check "40 changes under a 100 pps ping: all applied ($ok_changes/40), $loss" \
+	[ "$ok_changes" -eq 40 -a "$loss" = "0% packet loss" ]
+check "no worker was restarted by the changes" \
+	bash -c "curl -fsS $API/workers | jq -e '[.[].restarts] == [0, 0]' >/dev/null"
+check "every change is in the audit log with the client address" \
+	bash -c "curl -fsS '$API/events?limit=1000' | jq -e '[.[] | select(.kind == \"config_change\" and (.client // \"\" | startswith(\"127.0.0.1:\")))] | length >= 44' >/dev/null"
+
+# A locked database: writes get 503 and change nothing, reads work, writes work again after.
+python3 - "$DB" <<'PY' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+open(sys.argv[1] + ".locked", "w").close()
+time.sleep(4)
+c.execute("ROLLBACK")
+PY
+locker=$!
+wait_for 30 test -f "$DB.locked"
+t0=$(date +%s%N)
+code=$(req POST /mirrors '{"id": 11, "name": "locked", "sources": [{"port": "p0"}], "destination": {"port": "mirror"}}')
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "database locked: POST /mirrors answers 503 in $ms ms (< 2 s)" [ "$code" = 503 -a "$ms" -lt 2000 ]
+check "and the session was not applied" [ "$(mirror_ids)" = "[7]" ]
+check "reads keep working while it is locked (GET /status 200)" \
+	[ "$(curl -sS -o /dev/null -w '%{http_code}' "$API/status")" = 200 ]
+wait $locker
+code=$(req POST /mirrors '{"id": 11, "name": "unlocked", "sources": [{"port": "p0"}], "destination": {"port": "mirror"}}')
+check "after the lock goes, the same POST answers 201" [ "$code" = 201 -a "$(mirror_ids)" = "[7,11]" ]
+
+# 8 concurrent clients for 10 s, each adding and deleting its own sessions and reading.
+client() { # client N: sessions 100+N*10.., prints one status code per request
+	local n=$1 k=0 end=$((SECONDS + 10)) id
+	while [ $SECONDS -lt $end ]; do
+		id=$((100 + n * 10 + k % 5))
+		req POST /mirrors "{\"id\": $id, \"name\": \"c$n\", \"sources\": [{\"port\": \"p1\"}], \"destination\": {\"port\": \"mirror\"}}"; echo
+		curl -sS -o /dev/null -w '%{http_code}\n' "$API/mirrors"
+		req DELETE /mirrors/$id; echo
+		curl -sS -o /dev/null -w '%{http_code}\n' "$API/status"
+		k=$((k + 1))
+	done
+	# each client leaves one session
+	req POST /mirrors "{\"id\": $((100 + n * 10 + 9)), \"name\": \"last$n\", \"sources\": [{\"port\": \"p0\"}], \"destination\": {\"port\": \"mirror\"}}"; echo
+}
+for n in $(seq 0 7); do (TMP=$(mktemp -d) client "$n" >"$TMP/client$n.txt"; :) & done
+wait
+cat "$TMP"/client*.txt >"$TMP/codes.txt"
+echo "# $(wc -l <"$TMP/codes.txt") requests: $(sort "$TMP/codes.txt" | uniq -c | tr '\n' ' ')"
+check "8 clients x 10 s: no 5xx" bash -c "! grep -q '^5' '$TMP/codes.txt'"
+check "every request was answered (only 200/201 codes)" bash -c "! grep -qv '^20[01]$' '$TMP/codes.txt'"
+want='[7,11,109,119,129,139,149,159,169,179]'
+check "no lost write: exactly the sessions the clients left ($(mirror_ids))" [ "$(mirror_ids)" = "$want" ]
+writes=$(grep -c '^20[01]$' "$TMP/codes.txt")
+n_ev=$(curl -fsS "$API/events?limit=1000" | jq '[.[] | select(.kind == "config_change")] | length')
+echo "# config_change events: $n_ev"
+
+# mgmt killed with -9 while traffic flows: forwarding goes on, a new mgmt picks up the state
+rx0=$(kstat sbx-b sbx-p1 rx)
+kill -9 "$(cat /run/spanbox/spanbox.mgmt.pid)"
+ip netns exec sbx-a ping -c 10 -i 0.1 -W 1 198.18.0.2 >"$TMP/ping2.txt"
+check "mgmt killed with -9: forwarding goes on (0% loss)" grep -q ' 0% packet loss' "$TMP/ping2.txt"
+check "sbx-b counters kept increasing" [ $(($(kstat sbx-b sbx-p1 rx) - rx0)) -ge 10 ]
+setsid "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >"$TMP/mgmt2.log" 2>&1 &
+echo $! >/run/spanbox/spanbox.mgmt.pid
+check "a new mgmt attaches" wait_for 100 health_up
+check "it serves the sessions made through the old one" [ "$(mirror_ids)" = "$want" ]
+
+# whole appliance restart: the stored config wins over the file
+"$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1
+timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start2.log" 2>&1
+check "appliance restarted" [ $? -eq 0 ]
+check "after the restart the sessions are those stored, not the file's" [ "$(mirror_ids)" = "$want" ]
+check "the primary said so" grep -q 'come from the stored config' /var/log/spanbox/spanbox-primary.log
+n=$(icmp_mirrored 5)
+check "session 11 (SPAN of p0) mirrors the ping after the restart ($n)" [ "$n" -ge 4 ]
+
+# PUT /config with the file's content resets to the file
+code=$(req PUT /config "$(cat "$CFG")")
+check "PUT /config with the file: 200, the file's (no) sessions" [ "$code" = 200 -a "$(mirror_ids)" = "[]" ]
+"$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1
+timeout 180 "$ROOT/spanbox" start "$CFG" >/dev/null 2>&1
+check "and it stays so across a restart" [ "$(mirror_ids)" = "[]" -a "$(xconnects)" = '["p0-p1"]' ]
+"$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1
+check "no hugepage file left" bash -c "! ls /dev/hugepages/spanboxmap_* >/dev/null 2>&1"
