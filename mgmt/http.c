@@ -63,6 +63,17 @@ static const struct mgmt_route *const tables[] = {
 	mgmt_routes_core, mgmt_routes_tables, mgmt_routes_history, mgmt_routes_metrics,
 };
 
+void mgmt_http_print_routes(FILE *f)
+{
+	size_t t, i;
+
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (i = 0; tables[t][i].method != NULL; i++)
+			fprintf(f, "%s %s\n", tables[t][i].method, tables[t][i].path);
+	/* what no route matches: GET/HEAD of a path outside /api and /metrics (handle(), step 4) */
+	fprintf(f, "GET /\nGET /{file}\n");
+}
+
 cJSON *mgmt_error(unsigned int code, const char *field, const char *fmt, ...)
 {
 	cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "error");

@@ -4,6 +4,7 @@
 #define SBX_MGMT_HTTP_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "spanbox/shm.h"
 
@@ -27,6 +28,14 @@ struct mgmt_ctx {
  */
 struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, char *err,
 				   size_t errlen);
+
+/**
+ * Print every route the server answers, one "METHOD PATH" a line, in matching order: the route
+ * tables of api_*.c ("{x}" = one path segment), then the static files: "GET /" (index.html of the
+ * web root) and "GET /{file}" (any other file under it). HEAD is served wherever GET is and is not
+ * printed. Needs neither the EAL nor the database (spanbox-mgmt --routes).
+ */
+void mgmt_http_print_routes(FILE *f);
 
 /**
  * Stop accepting, finish (close) open connections and stop the daemon, but keep the listening

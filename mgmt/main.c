@@ -2,6 +2,7 @@
 /*
  * spanbox-mgmt: REST API and SQLite store of the appliance, a read-only DPDK secondary.
  * Usage: spanbox-mgmt -c CONFIG.json [--listen ADDR] [--port N] [--db PATH] [--print-token]
+ *        spanbox-mgmt --routes
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -37,7 +38,8 @@ static void on_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " -c CONFIG.json [--listen ADDR] [--port N] [--db PATH] [--print-token]\n");
+	fprintf(f, "usage: " PROG " -c CONFIG.json [--listen ADDR] [--port N] [--db PATH] [--print-token]\n"
+		   "       " PROG " --routes   (print every route as \"METHOD PATH\" and exit)\n");
 }
 
 /* Command line into @p cfg (after loading the config it names). @return 0, or an exit code. */
@@ -47,10 +49,12 @@ static int parse_args(int argc, char **argv, struct sbx_config *cfg)
 		{ "config", required_argument, NULL, 'c' }, { "listen", required_argument, NULL, 'l' },
 		{ "port", required_argument, NULL, 'p' },   { "db", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },         { "print-token", no_argument, NULL, 't' },
+		{ "routes", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *listen_addr = NULL, *db = NULL;
 	long port = -1;
+	bool routes = false;
 	char err[512], *end;
 	int opt;
 
@@ -67,9 +71,14 @@ static int parse_args(int argc, char **argv, struct sbx_config *cfg)
 			}
 			break;
 		case 't': g_print_token = true; break;
+		case 'r': routes = true; break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return 2;
 		}
+	}
+	if (routes && optind == argc) { /* the route tables only: no config, EAL or database */
+		mgmt_http_print_routes(stdout);
+		return fflush(stdout) == 0 ? -1 : 1;
 	}
 	if (config == NULL || optind != argc) {
 		usage(stderr);
