@@ -159,7 +159,7 @@ struct sbx_event {
 struct sbx_pool_plan {
 	uint64_t rx_desc;      /**< ethdev ports this pool serves: sum of RX queues x rx_desc */
 	uint64_t tx_desc;      /**< the same ports: forwarding TX queues (one per worker) x tx_desc */
-	uint64_t mirror_tx;    /**< mirror destinations among them: mirror TX queues (one per worker) x
+	uint64_t mirror_tx;    /**< every port: mirror TX queues (one per worker) x
 				    tx_desc, plus one burst of copies per worker and session */
 	uint64_t lcore_caches; /**< workers x 1.5 x pool.cache (a cache holds up to its flush threshold) */
 	uint64_t bursts;       /**< sum over workers of burst x RX queues it polls on these ports */

@@ -91,12 +91,13 @@ check "plan terms add up to the total" \
 # the terms recomputed from the config and the queue counts the API shows
 exp_rx=$(jq '[.ports[] | .rx_queues * (if .name == "p0" then 512 elif .name == "p1" then 256 else 1024 end)] | add' "$TMP/status.json")
 exp_tx=$(jq '[.ports[] | ([.tx_queues, 2] | min) * (if .name == "p0" then 256 elif .name == "p1" then 512 else 128 end)] | add' "$TMP/status.json")
-exp_mirror=$(jq '[.ports[] | select(.name == "m") | (.tx_queues - 2) * 128] | add + 2 * 16 * 1' "$TMP/status.json")
+# every port has its mirror TX queues (a session may be added at run time), each x its tx_desc
+exp_mirror=$(jq '[.ports[] | (.tx_queues - 2) * (if .name == "p0" then 256 elif .name == "p1" then 512 else 128 end)] | add + 2 * 16 * 1' "$TMP/status.json")
 exp_bursts=$(jq '[.workers[].queues | length] | add * 16' "$TMP/status.json")
 echo "# expected from the config: rx_desc $exp_rx, tx_desc $exp_tx, mirror_tx $exp_mirror, bursts $exp_bursts"
 check "rx_desc = sum of RX queues x rx_desc (512, 256, 1024)" jqt ".[0].plan.rx_desc == $exp_rx and $exp_rx > 0" "$TMP/pools.json"
 check "tx_desc = sum of forwarding TX queues x tx_desc (256, 512, 128)" jqt ".[0].plan.tx_desc == $exp_tx and $exp_tx > 0" "$TMP/pools.json"
-check "mirror_tx = mirror TX queues of m x 128 + 2 workers x burst 16 x 1 session" \
+check "mirror_tx = mirror TX queues of every port x its tx_desc + 2 workers x burst 16 x 1 session" \
 	jqt ".[0].plan.mirror_tx == $exp_mirror" "$TMP/pools.json"
 check "lcore_caches = 2 workers x 1.5 x cache 128" jqt '.[0].plan.lcore_caches == 384 and .[0].plan.workers == 2' "$TMP/pools.json"
 check "bursts = burst 16 x queues polled" jqt ".[0].plan.bursts == $exp_bursts and $exp_bursts > 0" "$TMP/pools.json"
