@@ -22,6 +22,16 @@ static const char *const migrations[] = {
 	"ALTER TABLE events ADD COLUMN primary_start INTEGER;"
 	"ALTER TABLE events ADD COLUMN seq INTEGER;"
 	"CREATE UNIQUE INDEX events_origin ON events(primary_start, seq) WHERE seq IS NOT NULL;",
+	/* 3: stats history (history.c): one row per (series, time), cumulative values, three
+	 * resolutions. WITHOUT ROWID: the primary key (series, t) is the row, the query's index */
+	"CREATE TABLE history_series(id INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT NOT NULL,"
+	" metric TEXT NOT NULL, UNIQUE(kind, name, metric));"
+	"CREATE TABLE history_1s(series INTEGER NOT NULL, t INTEGER NOT NULL, v INTEGER NOT NULL,"
+	" PRIMARY KEY(series, t)) WITHOUT ROWID;"
+	"CREATE TABLE history_10s(series INTEGER NOT NULL, t INTEGER NOT NULL, v INTEGER NOT NULL,"
+	" PRIMARY KEY(series, t)) WITHOUT ROWID;"
+	"CREATE TABLE history_1m(series INTEGER NOT NULL, t INTEGER NOT NULL, v INTEGER NOT NULL,"
+	" PRIMARY KEY(series, t)) WITHOUT ROWID;",
 };
 
 /* mkdir -p of the directory part of @p path. */
@@ -145,11 +155,14 @@ int mgmt_db_open(struct mgmt_db *db, const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	/* FULLMUTEX: the HTTP thread and the main thread (event import) share the connection */
+	/* auto_vacuum before anything else: it only takes effect on a database without tables */
 	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) !=
 		    SQLITE_OK ||
 	    sqlite3_busy_timeout(db->h, 2000) != SQLITE_OK ||
-	    exec_all(db->h, "PRAGMA journal_mode=WAL") < 0)
+	    exec_all(db->h, "PRAGMA auto_vacuum=INCREMENTAL") < 0 ||
+	    exec_all(db->h, "PRAGMA journal_mode=WAL") < 0 ||
+	    exec_all(db->h, "PRAGMA journal_size_limit=4194304") < 0) /* WAL truncated to 4 MiB */
 		goto fail;
 	cur = current_version(db->h);
 	if (cur < 0)
@@ -168,6 +181,13 @@ int mgmt_db_open(struct mgmt_db *db, const char *path, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	/* A database created before auto_vacuum was set (schema 1-2: events only, small) is
+	 * converted once; if it is locked now, the next start tries again. */
+	if (query_int(db->h, "PRAGMA auto_vacuum", 0) != 2 &&
+	    (exec_all(db->h, "PRAGMA auto_vacuum=INCREMENTAL") < 0 || exec_all(db->h, "VACUUM") < 0))
+		fprintf(stderr, "mgmt: database %s: cannot switch to incremental auto-vacuum now (%s);"
+			" the file is still bounded, free pages are reused\n", path, sqlite3_errmsg(db->h));
+	sqlite3_busy_timeout(db->h, MGMT_DB_BUSY_MS);
 	return 0;
 fail:
 	snprintf(err, errlen, "database %s: %s", path,
@@ -205,16 +225,22 @@ int mgmt_db_import_events(struct mgmt_db *db, const struct sbx_shm *shm)
 {
 	uint64_t last = shm->event_seq, first, s;
 	sqlite3_stmt *st;
-	int n = 0;
+	int n = 0, rc;
 
-	if (db->h == NULL || last == 0)
+	if (db->h == NULL || last == 0 ||
+	    (db->events_primary == shm->start_realtime_ns && db->events_seq == last))
 		return 0;
 	first = last > SBX_EVENTS ? last - SBX_EVENTS + 1 : 1;
 	if (sqlite3_prepare_v2(db->h,
 			       "INSERT OR IGNORE INTO events(ts, kind, detail, worker, pid, primary_start, seq)"
 			       " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)", -1, &st, NULL) != SQLITE_OK)
 		return -1;
-	sqlite3_exec(db->h, "BEGIN", NULL, NULL, NULL);
+	/* the write lock first: a locked database costs one busy timeout, not one per event */
+	rc = mgmt_db_rc(sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL));
+	if (rc < 0) {
+		sqlite3_finalize(st);
+		return rc;
+	}
 	for (s = first; s <= last; s++) {
 		const struct sbx_event *e = &shm->events[(s - 1) % SBX_EVENTS];
 		struct sbx_event copy = *e;
@@ -240,8 +266,14 @@ int mgmt_db_import_events(struct mgmt_db *db, const struct sbx_shm *shm)
 			n += sqlite3_changes(db->h);
 		sqlite3_reset(st);
 	}
-	sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL);
 	sqlite3_finalize(st);
+	rc = mgmt_db_rc(sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL));
+	if (rc < 0) {
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		return rc;
+	}
+	db->events_primary = shm->start_realtime_ns;
+	db->events_seq = last;
 	return n;
 }
 
@@ -288,6 +320,59 @@ uint64_t mgmt_db_size(const struct mgmt_db *db)
 	if (stat(wal, &st) == 0)
 		size += (uint64_t)st.st_size;
 	return size;
+}
+
+int mgmt_db_rc(int rc)
+{
+	switch (rc & 0xff) { /* primary code of an extended one */
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return 0;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+	case SQLITE_READONLY:
+	case SQLITE_IOERR:
+	case SQLITE_FULL:
+	case SQLITE_CANTOPEN:
+	case SQLITE_PERM:
+		return MGMT_DB_BUSY;
+	default:
+		return -1;
+	}
+}
+
+int mgmt_db_begin_write(struct mgmt_db *db)
+{
+	if (db->h == NULL)
+		return MGMT_DB_BUSY;
+	return mgmt_db_rc(sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL));
+}
+
+int mgmt_db_commit(struct mgmt_db *db)
+{
+	int rc;
+
+	if (db->h == NULL)
+		return MGMT_DB_BUSY;
+	rc = mgmt_db_rc(sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL));
+	if (rc < 0)
+		mgmt_db_rollback(db);
+	return rc;
+}
+
+void mgmt_db_rollback(struct mgmt_db *db)
+{
+	if (db->h != NULL && !sqlite3_get_autocommit(db->h))
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+bool mgmt_db_writable(struct mgmt_db *db)
+{
+	if (mgmt_db_begin_write(db) < 0)
+		return false;
+	mgmt_db_rollback(db);
+	return true;
 }
 
 void mgmt_db_close(struct mgmt_db *db)

@@ -3,6 +3,7 @@
 #ifndef SBX_MGMT_DB_H
 #define SBX_MGMT_DB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,17 +12,28 @@
 #include "spanbox/shm.h"
 
 struct sqlite3;
+struct mgmt_history;
+
+/** Busy timeout of every connection after the migrations, ms: a locked database answers fast (503). */
+#define MGMT_DB_BUSY_MS 200
+/** Return value of the write helpers below: the database is locked, busy or cannot be written. */
+#define MGMT_DB_BUSY (-2)
 
 /** An open database. */
 struct mgmt_db {
 	struct sqlite3 *h;        /**< the connection, opened FULLMUTEX (HTTP thread + main thread) */
 	char path[256];           /**< file name as given */
 	int schema_version;       /**< highest migration applied */
+	uint64_t events_primary;  /**< start time of the primary whose events were last imported */
+	uint64_t events_seq;      /**< highest event sequence number imported from it */
+	struct mgmt_history *history; /**< the stats history (history.h) once opened, else NULL; not owned */
 };
 
 /**
  * Open or create the database at @p path (creating missing parent directories, mode 0755),
- * switch it to WAL, set a 2 s busy timeout and apply pending migrations, one transaction each.
+ * switch it to WAL, apply pending migrations, one transaction each (2 s busy timeout), then
+ * turn a database without incremental auto-vacuum into one (a one-time VACUUM) and set the busy
+ * timeout to MGMT_DB_BUSY_MS.
  * @param db      filled on success; on failure nothing stays open.
  * @param err     receives "database <path>: <reason>" on failure.
  * @return 0 on success, -1 on failure.
@@ -39,7 +51,9 @@ int mgmt_db_event(struct mgmt_db *db, const char *kind, const char *detail);
 /**
  * Copy the primary's new events from the memzone ring into the events table. Events already stored
  * (same primary start time and sequence number) are skipped, so a restarted mgmt re-imports nothing.
- * @return events added, -1 on a database error.
+ * Does nothing when no event arrived since the last successful import.
+ * @return events added, MGMT_DB_BUSY when the database is locked (nothing added, retried on the
+ *         next call), -1 on another database error.
  */
 int mgmt_db_import_events(struct mgmt_db *db, const struct sbx_shm *shm);
 
@@ -48,6 +62,36 @@ cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit);
 
 /** @return bytes the database uses on disk (main file plus WAL), 0 when unknown. */
 uint64_t mgmt_db_size(const struct mgmt_db *db);
+
+/**
+ * Map an SQLite result code to the write helpers' convention.
+ * @return 0 for SQLITE_OK/DONE/ROW; MGMT_DB_BUSY for a locked, busy or unwritable database
+ *         (SQLITE_BUSY, LOCKED, READONLY, IOERR, FULL, CANTOPEN, PERM): answer 503; -1 otherwise (500).
+ */
+int mgmt_db_rc(int sqlite_rc);
+
+/**
+ * Start a write transaction (BEGIN IMMEDIATE: takes the write lock now, waiting at most
+ * MGMT_DB_BUSY_MS). For the HTTP write routes:
+ *     rc = mgmt_db_begin_write(db);   if (rc == MGMT_DB_BUSY) -> 503, if (rc < 0) -> 500
+ *     ... statements ... (on failure: mgmt_db_rollback(db))
+ *     rc = mgmt_db_commit(db);        same mapping
+ * @return 0, MGMT_DB_BUSY (locked/busy/unwritable), or -1.
+ */
+int mgmt_db_begin_write(struct mgmt_db *db);
+
+/** Commit the transaction of mgmt_db_begin_write(); rolls back on failure. @return as mgmt_db_begin_write(). */
+int mgmt_db_commit(struct mgmt_db *db);
+
+/** Roll back the transaction of mgmt_db_begin_write() (a no-op outside a transaction). */
+void mgmt_db_rollback(struct mgmt_db *db);
+
+/**
+ * Can a write happen now? Takes and releases the write lock (waits at most MGMT_DB_BUSY_MS).
+ * For a route that wants to refuse (503) before it changes anything elsewhere (the primary's tables).
+ * @return true when the write lock could be taken.
+ */
+bool mgmt_db_writable(struct mgmt_db *db);
 
 /** Close the connection (a no-op when not open). */
 void mgmt_db_close(struct mgmt_db *db);

@@ -22,12 +22,14 @@
 #include "attach.h"
 #include "auth.h"
 #include "db.h"
+#include "history.h"
 #include "http.h"
 #include "static.h"
 
 #define PROG "spanbox-mgmt"
 
 static volatile sig_atomic_t g_stop;
+static struct mgmt_history g_history; /* the stats history (history.h): sampled by the main loop */
 static bool g_print_token; /* --print-token: print the effective token and exit */
 
 static void on_signal(int sig)
@@ -210,6 +212,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", err);
 		return 2;
 	}
+	/* without its history mgmt still serves everything else (history routes answer 503) */
+	if (mgmt_history_open(&g_history, cfg.mgmt_database, cfg.mgmt_history_interval_s, err,
+			      sizeof(err)) == 0)
+		db.history = &g_history;
+	else
+		fprintf(stderr, PROG ": no stats history: %s\n", err);
 	if (fresh) {
 		fprintf(stderr, PROG ": listening on %s port %u, database %s\n", cfg.mgmt_listen,
 			cfg.mgmt_port, cfg.mgmt_database);
@@ -260,6 +268,9 @@ int main(int argc, char **argv)
 			lost = true;
 			break;
 		}
+		/* stats history: a sample per interval, compaction every 10 s (never on the HTTP thread) */
+		if (db.history != NULL)
+			mgmt_history_tick(db.history, ctx.shm);
 		if (ctx.shm == NULL && sbx_now_ns() - t0 >= MGMT_RETRY_S * 1000000000ULL) {
 			retry = true;
 			break;
@@ -271,6 +282,8 @@ int main(int argc, char **argv)
 		mgmt_db_event(&db, "appliance_down", reason);
 	}
 out:
+	if (db.history != NULL)
+		mgmt_history_close(db.history);
 	mgmt_db_close(&db);
 	/* With the primary gone the EAL cannot tell it we leave (it would only log errors), and
 	 * exec drops our mappings anyway; the next primary clears the runtime directory. */

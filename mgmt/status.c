@@ -12,6 +12,7 @@
 #include <rte_ring.h>
 
 #include "db.h"
+#include "history.h"
 
 #include "status.h"
 #include "system.h"
@@ -433,5 +434,7 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	cJSON_AddStringToObject(d, "path", db->path);
 	num(d, "size_bytes", (double)mgmt_db_size(db));
 	num(d, "schema_version", db->schema_version);
+	if (db->history != NULL) /* samples, oldest, newest, writable (history.c) */
+		mgmt_history_status_json(db->history, d);
 	return o;
 }
