@@ -98,6 +98,8 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 				   answer, "");
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	}
+	snprintf(req, sizeof(req), "worker %d", w);
+	mgmt_db_audit(r->ctx->db, "worker_restart_request", req, r->client);
 	*body = cJSON_CreateObject();
 	cJSON_AddNumberToObject(*body, "worker", w);
 	cJSON_AddStringToObject(*body, "status", "restart requested");

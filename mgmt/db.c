@@ -32,6 +32,11 @@ static const char *const migrations[] = {
 	" PRIMARY KEY(series, t)) WITHOUT ROWID;"
 	"CREATE TABLE history_1m(series INTEGER NOT NULL, t INTEGER NOT NULL, v INTEGER NOT NULL,"
 	" PRIMARY KEY(series, t)) WITHOUT ROWID;",
+	/* 4: the live sections (forwarding, mirrors) changed through the API: the newest row wins over
+	 * the config file at the next start (primary/tables.c); audit: who asked for an event */
+	"CREATE TABLE config_store(id INTEGER PRIMARY KEY, saved_at TEXT NOT NULL, client TEXT NOT NULL,"
+	" json TEXT NOT NULL);"
+	"ALTER TABLE events ADD COLUMN client TEXT;",
 };
 
 /* mkdir -p of the directory part of @p path. */
@@ -198,19 +203,28 @@ fail:
 
 int mgmt_db_event(struct mgmt_db *db, const char *kind, const char *detail)
 {
+	return mgmt_db_audit(db, kind, detail, NULL);
+}
+
+int mgmt_db_audit(struct mgmt_db *db, const char *kind, const char *detail, const char *client)
+{
 	sqlite3_stmt *st;
 	char ts[40];
 	int rc;
 
 	if (db->h == NULL)
 		return -1;
-	if (sqlite3_prepare_v2(db->h, "INSERT INTO events(ts, kind, detail) VALUES(?1, ?2, ?3)", -1,
+	if (sqlite3_prepare_v2(db->h, "INSERT INTO events(ts, kind, detail, client) VALUES(?1, ?2, ?3, ?4)", -1,
 			       &st, NULL) != SQLITE_OK)
 		goto fail;
 	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
 	sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, detail, -1, SQLITE_TRANSIENT);
+	if (client != NULL)
+		sqlite3_bind_text(st, 4, client, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 4);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)
@@ -283,7 +297,7 @@ cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit)
 	sqlite3_stmt *st;
 
 	if (db->h == NULL || sqlite3_prepare_v2(db->h,
-			"SELECT id, ts, kind, detail, worker, pid FROM events ORDER BY id DESC LIMIT ?1",
+			"SELECT id, ts, kind, detail, worker, pid, client FROM events ORDER BY id DESC LIMIT ?1",
 			-1, &st, NULL) != SQLITE_OK)
 		return NULL;
 	sqlite3_bind_int(st, 1, limit);
@@ -302,6 +316,10 @@ cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit)
 			cJSON_AddNullToObject(o, "pid");
 		else
 			cJSON_AddNumberToObject(o, "pid", sqlite3_column_int(st, 5));
+		if (sqlite3_column_type(st, 6) == SQLITE_NULL) /* who asked: REST changes (audit) */
+			cJSON_AddNullToObject(o, "client");
+		else
+			cJSON_AddStringToObject(o, "client", (const char *)sqlite3_column_text(st, 6));
 		cJSON_AddItemToArray(arr, o);
 	}
 	sqlite3_finalize(st);

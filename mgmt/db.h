@@ -49,6 +49,12 @@ int mgmt_db_open(struct mgmt_db *db, const char *path, char *err, size_t errlen)
 int mgmt_db_event(struct mgmt_db *db, const char *kind, const char *detail);
 
 /**
+ * mgmt_db_event() of a change a REST client asked for: @p client ("addr:port") is kept with it,
+ * NULL for mgmt's own events. @return 0 or -1 (printed to stderr).
+ */
+int mgmt_db_audit(struct mgmt_db *db, const char *kind, const char *detail, const char *client);
+
+/**
  * Copy the primary's new events from the memzone ring into the events table. Events already stored
  * (same primary start time and sequence number) are skipped, so a restarted mgmt re-imports nothing.
  * Does nothing when no event arrived since the last successful import.

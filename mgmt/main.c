@@ -23,6 +23,7 @@
 #include "auth.h"
 #include "db.h"
 #include "history.h"
+#include "store.h"
 #include "http.h"
 #include "static.h"
 
@@ -282,6 +283,7 @@ int main(int argc, char **argv)
 		mgmt_db_event(&db, "appliance_down", reason);
 	}
 out:
+	mgmt_store_close();
 	if (db.history != NULL)
 		mgmt_history_close(db.history);
 	mgmt_db_close(&db);

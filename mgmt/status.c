@@ -79,7 +79,13 @@ uint16_t mgmt_nb_workers(const struct sbx_shm *shm)
 
 uint16_t mgmt_nb_mirrors(const struct sbx_shm *shm)
 {
-	return MIN(shm->cfg.nb_mirrors, SBX_MAX_MIRRORS);
+	return MIN(sbx_shm_cfg(shm)->nb_mirrors, SBX_MAX_MIRRORS);
+}
+
+/* Counter slot of session @p i of the active runtime tables (workers[w].stats.mirror[slot]). */
+static uint8_t mirror_slot(const struct sbx_shm *shm, uint16_t i)
+{
+	return sbx_shm_tables(shm)->slot[i] % SBX_MAX_MIRRORS;
 }
 
 int mgmt_port_index(const struct sbx_shm *shm, const char *name)
@@ -115,7 +121,7 @@ void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struc
 
 	memset(sum, 0, sizeof(*sum));
 	for (k = 0; k < nb_w; k++) {
-		const struct sbx_mirror_counters *c = &shm->workers[k].stats.mirror[i];
+		const struct sbx_mirror_counters *c = &shm->workers[k].stats.mirror[mirror_slot(shm, i)];
 
 		sum->mirrored_pkts += c->mirrored_pkts;
 		sum->mirrored_bytes += c->mirrored_bytes;
@@ -275,7 +281,7 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	static const char *const encaps[] = { "span", "rspan", "erspan2", "erspan3" };
 	static const char *const strategies[] = { "adaptive", "copy", "share" };
 	static const char *const dirs[] = { "", "rx", "tx", "both" };
-	const struct sbx_mirror_cfg *m = &shm->cfg.mirrors[i];
+	const struct sbx_mirror_cfg *m = &sbx_shm_cfg(shm)->mirrors[i];
 	struct sbx_mirror_counters sum;
 	cJSON *o = cJSON_CreateObject(), *a, *e, *per;
 	uint16_t k;
@@ -306,13 +312,18 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		cJSON *w = cJSON_CreateObject();
 
 		num(w, "worker", k);
-		mirror_counters_json(w, &shm->workers[k].stats.mirror[i]);
+		mirror_counters_json(w, &shm->workers[k].stats.mirror[mirror_slot(shm, i)]);
 		cJSON_AddItemToArray(per, w);
 	}
 	mgmt_mirror_sum(shm, i, nb_w, &sum);
 	mirror_counters_json(cJSON_AddObjectToObject(o, "counters"), &sum);
 	cJSON_AddItemToObject(o, "workers", per);
 	return o;
+}
+
+cJSON *mgmt_mirror_json(const struct sbx_shm *shm, uint16_t i)
+{
+	return mirror_json(shm, i, MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS));
 }
 
 cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i)
@@ -421,7 +432,7 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 		cJSON_AddItemToArray(arr, mgmt_worker_json(shm, (uint16_t)i));
 
 	arr = cJSON_AddArrayToObject(o, "mirrors");
-	for (i = 0; i < MIN(shm->cfg.nb_mirrors, SBX_MAX_MIRRORS); i++)
+	for (i = 0; i < mgmt_nb_mirrors(shm); i++)
 		cJSON_AddItemToArray(arr, mirror_json(shm, (uint16_t)i, nb_w));
 
 	arr = cJSON_AddArrayToObject(o, "pools");

@@ -90,4 +90,7 @@ cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i);
  */
 cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i);
 
+/** Session @p i of the active runtime tables: its config and counters (summed and per worker). */
+cJSON *mgmt_mirror_json(const struct sbx_shm *shm, uint16_t i);
+
 #endif
