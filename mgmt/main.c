@@ -242,6 +242,8 @@ int main(int argc, char **argv)
 	ctx.token = token;
 	ctx.web_root = web_root;
 	if (ctx.shm != NULL) {
+		/* the one field mgmt writes (besides the tables' staging area): see shm.h */
+		__atomic_store_n(&((struct sbx_shm *)ctx.shm)->mgmt_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
 		fprintf(stderr, PROG ": attached to primary pid %d\n", ctx.shm->primary_pid);
 		snprintf(detail, sizeof(detail), "primary pid %d", ctx.shm->primary_pid);
 		mgmt_db_event(&db, "appliance_up", detail);
@@ -278,6 +280,9 @@ int main(int argc, char **argv)
 		}
 	}
 	lfd = mgmt_http_stop(httpd); /* keeps the listening socket open */
+	/* no handler runs any more: tell a primary that is shutting down that we left its memzone */
+	if (ctx.shm != NULL && ctx.shm->magic == SBX_SHM_MAGIC)
+		__atomic_store_n(&((struct sbx_shm *)ctx.shm)->mgmt_pid, 0, __ATOMIC_RELEASE);
 	if (lost) {
 		fprintf(stderr, PROG ": appliance down: %s; re-attaching\n", reason);
 		mgmt_db_event(&db, "appliance_down", reason);

@@ -27,6 +27,8 @@
 #define SBX_READY_TIMEOUT_NS (20ULL * 1000 * 1000 * 1000)
 /* how long a new primary waits for a dead primary's secondaries to detach (mgmt re-attaches within 1 s) */
 #define SBX_STALE_WAIT_MS 10000
+/* how long shutdown waits for mgmt to leave the memzone before freeing it (mgmt ticks every 100 ms) */
+#define SBX_MGMT_DETACH_MS 1000
 
 static volatile sig_atomic_t quit;
 
@@ -88,6 +90,21 @@ static int check_filters(const struct sbx_config *cfg)
 		rte_bpf_destroy(bpf);
 	}
 	return 0;
+}
+
+/* Wait up to @p timeout_ms for mgmt to say it left the memzone (shm->mgmt_pid back to 0). */
+static void wait_mgmt_detached(struct sbx_shm *shm, unsigned int timeout_ms)
+{
+	uint64_t deadline = sbx_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	int32_t pid;
+
+	while ((pid = __atomic_load_n(&shm->mgmt_pid, __ATOMIC_ACQUIRE)) > 0 && (kill(pid, 0) == 0 || errno != ESRCH)) {
+		if (sbx_now_ns() > deadline) {
+			fprintf(stderr, "spanbox-primary: mgmt (pid %d) did not detach within %u ms\n", pid, timeout_ms);
+			return;
+		}
+		usleep(10000);
+	}
 }
 
 /* true when some port reads a pcap file (a replay needs an end). */
@@ -317,11 +334,12 @@ int main(int argc, char **argv)
 		sbx_event(&p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : rc ? "error" : "replay done");
 		sbx_workers_stop(&p, 3000);
 		refresh(&p);
-		/* let an attached mgmt copy the last events (it imports every 100 ms) */
-		if (!p.replay)
-			usleep(250000);
 		sbx_marker_remove(cfg.file_prefix); /* no new secondary attaches to what is being torn down */
 		p.shm->running = 0;
+		/* an attached mgmt copies the last events (every 100 ms), sees running 0 and detaches;
+		 * only then are the pools and the memzone freed: their pages may be unmapped in every
+		 * process, and mgmt would fault on them */
+		wait_mgmt_detached(p.shm, SBX_MGMT_DETACH_MS);
 		p.cfg = &cfg; /* the memzone is freed below */
 		if (p.replay && rc == 0)
 			sbx_print_counters(&p);
