@@ -243,7 +243,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spanbox-primary: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
-	if (check_filters(&cfg) != 0) {
+	/* the file's filters too: a bad file is refused even when the store replaces its mirrors */
+	if (check_filters(&file_cfg) != 0 || (from_store && check_filters(&cfg) != 0)) {
 		rte_eal_cleanup();
 		sbx_prefix_files_remove(cfg.file_prefix);
 		return 2;

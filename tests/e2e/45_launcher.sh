@@ -25,7 +25,7 @@ check "the first instance still forwards (0% loss)" grep -q ' 0% packet loss' "$
 "$ROOT/spanbox" stop "$DEF" >/dev/null 2>&1
 
 # the API port is taken by someone else: start fails and stops everything it started
-jq '.mgmt.port = 18123' "$DEF" >"$TMP/port.json"
+jq '.mgmt.port = 18123 | .mgmt.database = "'"$TMP"'/port.db"' "$DEF" >"$TMP/port.json"
 timeout 30 python3 -m http.server 18123 --bind 127.0.0.1 >/dev/null 2>&1 &
 sleep 1
 out=$("$ROOT/spanbox" start "$TMP/port.json" 2>&1); rc=$?
@@ -39,11 +39,19 @@ pkill -f "http.server 18123"
 # a filter libpcap compiles but rte_bpf_convert cannot express
 jq '.mirrors = [{"id": 1, "sources": [{"port": "p0"}], "destination": {"port": "mirror"}, "filter": "inbound"}]' \
 	"$DEF" >"$TMP/inbound.json"
-out=$("$BUILD/primary/spanbox-primary" -c "$TMP/inbound.json" 2>&1); rc=$?
+out=$(timeout 60 "$BUILD/primary/spanbox-primary" -c "$TMP/inbound.json" 2>&1); rc=$?
 echo "# filter inbound: $(grep 'mirrors\[0\]' <<<"$out")"
 check "a filter DPDK's BPF cannot run is refused at start (exit 2) naming mirrors[0].filter" \
 	bash -c "[ $rc -eq 2 ] && grep -q 'mirrors\[0\].filter: \"inbound\"' <<<'$out'"
 check "and leaves no hugepage file" bash -c "! ls /dev/hugepages/spanboxmap_* >/dev/null 2>&1"
+# the same file whose database stores other mirrors (they would win): still refused, the file is bad
+# (this once started and ran, the stored sessions hiding the file's bad filter)
+sqlite3 "$TMP/inb.db" "CREATE TABLE config_store(id INTEGER PRIMARY KEY, saved_at TEXT NOT NULL, client TEXT NOT NULL, json TEXT NOT NULL);
+	INSERT INTO config_store(saved_at, client, json) VALUES('2026-01-01T00:00:00Z', 'test', '{\"mirrors\": []}')"
+jq --arg db "$TMP/inb.db" '.mgmt.database = $db' "$TMP/inbound.json" >"$TMP/inbound2.json"
+timeout 60 "$BUILD/primary/spanbox-primary" -c "$TMP/inbound2.json" >"$TMP/inbound2.log" 2>&1; rc=$?
+check "a bad filter in the file is refused even when the stored config replaces the file's mirrors" \
+	bash -c "[ $rc -eq 2 ] && grep -q 'mirrors\[0\].filter: \"inbound\"' '$TMP/inbound2.log'"
 
 # a config with a syntax error, through the launcher: the documented message and exit 2
 printf '{"eal": {"file_prefix": "x",}}' >"$TMP/syntax.json"
