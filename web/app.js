@@ -275,6 +275,9 @@ function renderWarnings(status) {
 	};
 	for (const w of status.warnings || [])
 		add(w.kind || 'warning', w.message || w.text || JSON.stringify(w));
+	const db = status.database;
+	if (db && db.writable === false)
+		add('database', `${db.path} is not writable (locked or read-only): changes are refused (503) and no stats history is recorded until it is`);
 	const sys = st.system;
 	if (sys) {
 		for (const w of sys.warnings || [])
