@@ -45,6 +45,18 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 	return rc;
 }
 
+/* tables_take() from the loop: an error is counted and logged, the worker forwards on. */
+static void tables_retake(struct sbx_worker *wk)
+{
+	char err[256];
+
+	if (tables_take(wk, err, sizeof(err)) != 0) {
+		wk->slot->stats.tables_errors++;
+		fprintf(stderr, "spanbox-worker %u: tables %llu: %s (mirroring nothing)\n", wk->id,
+			(unsigned long long)wk->gen, err);
+	}
+}
+
 int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen)
 {
 	const struct sbx_config *cfg = &shm->cfg;
@@ -200,6 +212,11 @@ int sbx_worker_run(struct sbx_worker *wk)
 	while (!*wk->quit && !wk->slot->stop) {
 		uint64_t got = 0;
 
+		/* runtime tables: one load of a read-mostly line per loop, BEFORE any RX: after a nap
+		 * offline the buffer our pointers lead into may have been rewritten (two changes) */
+		if (unlikely(__atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE) != wk->gen))
+			tables_retake(wk);
+
 		for (i = 0; i < wk->nb_rxq; i++) {
 			uint16_t n = sbx_q_rx(&wk->rxq[i], pkts, burst);
 
@@ -214,16 +231,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 			got += n;
 		}
 		loops++;
-		/* runtime tables: one load of a read-mostly line per loop, and a quiescent state */
-		if (unlikely(__atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE) != wk->gen)) {
-			char err[256];
-
-			if (tables_take(wk, err, sizeof(err)) != 0) {
-				st->tables_errors++;
-				fprintf(stderr, "spanbox-worker %u: tables %llu: %s (mirroring nothing)\n", wk->id,
-					(unsigned long long)wk->gen, err);
-			}
-		}
+		/* between two loops we hold no pointer we may not drop: a quiescent state */
 		rte_rcu_qsbr_quiescent(wk->rcu, wk->id);
 		/* one TSC read per loop (it costs ~1 cycle per frame at burst 32): a loop that received
 		 * frames counts as busy since the end of the previous loop */
@@ -251,7 +259,8 @@ int sbx_worker_run(struct sbx_worker *wk)
 			st->loops = loops;
 			st->heartbeat_ns = sbx_now_ns();
 			st->idle_sleeps++;
-			/* asleep we read no tables: offline, so a change does not wait for our nap */
+			/* asleep we read no tables: offline, so a change does not wait for our nap (the
+			 * next loop checks the generation before it touches a frame) */
 			rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 			nanosleep(&nap, NULL);
 			rte_rcu_qsbr_thread_online(wk->rcu, wk->id);
