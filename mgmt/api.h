@@ -69,4 +69,11 @@ const struct sbx_shm *mgmt_need_shm(struct req *r, cJSON **body, unsigned int *c
  */
 cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code);
 
+/**
+ * A path parameter that must be a plain decimal number: digits only, no sign, no space, no
+ * leading zero (so "+7", "007" and " 7" name nothing), at most @p max_digits digits.
+ * @return its value, or -1.
+ */
+long mgmt_decimal_param(const char *s, size_t max_digits);
+
 #endif

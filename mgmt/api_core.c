@@ -23,14 +23,13 @@
 static int find_worker(struct req *r, cJSON **body, unsigned int *code, const struct sbx_shm **shm)
 {
 	const char *s = r->params[0];
-	char *end;
 	long v;
 
 	*shm = mgmt_need_shm(r, body, code);
 	if (*shm == NULL)
 		return -1;
-	v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v < 0 || v >= (*shm)->cfg.nb_workers || strlen(s) > 3) {
+	v = mgmt_decimal_param(s, 3);
+	if (v < 0 || v >= (*shm)->cfg.nb_workers) {
 		*body = mgmt_error_ab(MHD_HTTP_NOT_FOUND, "no worker %s%s", s, "");
 		*code = MHD_HTTP_NOT_FOUND;
 		return -1;

@@ -217,10 +217,9 @@ static cJSON *find_mirror(cJSON *doc, long id, int *idx)
 /* Path parameter {id} of a mirror: 1..1023, else -1 (404: no such session can exist). */
 static long mirror_id_param(const char *s)
 {
-	char *end;
-	long v = strtol(s, &end, 10);
+	long v = mgmt_decimal_param(s, 4);
 
-	return *s != '\0' && *end == '\0' && strlen(s) <= 4 && v >= 1 && v <= 1023 ? v : -1;
+	return v >= 1 && v <= 1023 ? v : -1;
 }
 
 /* The session object as stored, with the live counters of the running session @p id added. */
@@ -346,7 +345,7 @@ static unsigned int put_mirror(struct req *r, cJSON **body)
 	}
 	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
 	if (!cJSON_IsObject(in) || (idv != NULL && !(cJSON_IsNumber(idv) && idv->valuedouble == (double)id))) {
-		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "id",
+		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, cJSON_IsObject(in) ? "id" : NULL,
 				   cJSON_IsObject(in) ? "id: must be %ld (the session in the path)"
 						      : "expected a mirror session object (session %ld)", id);
 		cJSON_Delete(in);
@@ -428,6 +427,18 @@ static unsigned int post_xconnect(struct req *r, cJSON **body)
 	if (in == NULL)
 		return code;
 	ports = cJSON_IsObject(in) ? cJSON_GetObjectItemCaseSensitive(in, "ports") : NULL;
+	if (cJSON_IsObject(in) && cJSON_GetArraySize(in) > 1) { /* another key, or "ports" twice */
+		const cJSON *k;
+
+		cJSON_ArrayForEach(k, in)
+			if (k != ports)
+				break;
+		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, k && k->string ? k->string : NULL,
+				   "%s: %s key (only \"ports\" is allowed)", k && k->string ? k->string : "?",
+				   k && k->string && strcmp(k->string, "ports") == 0 ? "duplicate" : "unknown");
+		cJSON_Delete(in);
+		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+	}
 	if (!cJSON_IsArray(ports) || cJSON_GetArraySize(ports) != 2 || !cJSON_IsString(cJSON_GetArrayItem(ports, 0)) ||
 	    !cJSON_IsString(cJSON_GetArrayItem(ports, 1))) {
 		cJSON_Delete(in);

@@ -25,6 +25,7 @@
  * over MAX_BODY is 413; (3) route match: handler, or 405 with Allow when the path matches with
  * another method; (4) GET/HEAD of a path outside /api and /metrics: a static file; (5) 404.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -111,6 +112,18 @@ const struct sbx_shm *mgmt_need_shm(struct req *r, cJSON **body, unsigned int *c
 	return shm;
 }
 
+long mgmt_decimal_param(const char *s, size_t max_digits)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > max_digits || (s[0] == '0' && n > 1))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+	return strtol(s, NULL, 10);
+}
+
 cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code)
 {
 	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -130,6 +143,28 @@ cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code)
 		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL, "empty body: a JSON document is expected");
 		*code = MHD_HTTP_BAD_REQUEST;
 		return NULL;
+	}
+	if (strlen(r->body) != r->body_len) {
+		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL, "body holds a NUL byte at byte offset %zu",
+				   strlen(r->body));
+		*code = MHD_HTTP_BAD_REQUEST;
+		return NULL;
+	}
+	/* cJSON decodes \u0000 into a NUL that silently ends the C string: refuse it (an escape is a
+	 * backslash preceded by an even number of backslashes) */
+	for (n = 0; n + 6 <= r->body_len; n++) {
+		size_t k = n;
+
+		if (strncasecmp(r->body + n, "\\u0000", 6) != 0)
+			continue;
+		while (k > 0 && r->body[k - 1] == '\\')
+			k--;
+		if ((n - k) % 2 == 0) {
+			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL,
+					   "body holds a NUL character (\\u0000) at byte offset %zu: not allowed in any value", n);
+			*code = MHD_HTTP_BAD_REQUEST;
+			return NULL;
+		}
 	}
 	doc = cJSON_ParseWithLengthOpts(r->body, r->body_len + 1, &end, 1) /* + its NUL: cJSON checks the terminator within the length */;
 	if (doc == NULL) {
@@ -202,6 +237,33 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, cJSON 
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+/*
+ * URL and query unescaping (MHD_OPTION_UNESCAPE_CALLBACK): %XX decoded in place, except %00,
+ * which stays as the three characters: a decoded NUL would cut "p0-p1%00x" to "p0-p1" and
+ * address an object the client did not name. @return the new length.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	char *w = s;
+	const char *r = s;
+
+	(void)cls;
+	(void)c;
+	while (*r) {
+		if (r[0] == '%' && isxdigit((unsigned char)r[1]) && isxdigit((unsigned char)r[2]) &&
+		    !(r[1] == '0' && r[2] == '0')) {
+			char hex[3] = { r[1], r[2], '\0' };
+
+			*w++ = (char)strtol(hex, NULL, 16);
+			r += 3;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - s);
 }
 
 /* Called by the probe's thread when its result is ready. */
@@ -402,6 +464,7 @@ struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, ch
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
 			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+			     MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 			     MHD_OPTION_END);
 	if (d == NULL)
 		snprintf(err, errlen, "MHD_start_daemon failed");

@@ -68,6 +68,21 @@ code=$(req PUT /mirrors/7 '{"id": 8, "name": "z", "sources": [{"port": "p0"}], "
 check "PUT /mirrors/7 with id 8 in the body: 422 naming id" [ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = id ]
 code=$(req DELETE /mirrors/99)
 check "DELETE of an unknown session: 404, nothing changed" [ "$code" = 404 -a "$(mirror_ids)" = "[7]" ]
+# found by a breaker session: a NUL cut values short and the request was accepted; "+7" or "007"
+# or a %00 in the path addressed another object
+code=$(req POST /mirrors '{"id": 8, "name": "ab\u0000<x>", "sources": [{"port": "p0"}], "destination": {"port": "mirror"}}')
+check "a name holding \\u0000: 400 naming the NUL, nothing changed" \
+	[ "$code" = 400 -a "$(mirror_ids)" = "[7]" ] && grep -q 'NUL' "$TMP/body"
+for p in +7 007 %207 7%00; do
+	code=$(curl -sS -o /dev/null -w '%{http_code}' "$API/mirrors/$p")
+	check "GET /mirrors/$p does not name session 7: 404" [ "$code" = 404 ]
+done
+code=$(req DELETE /forwarding/xconnects/p0-p1%00x)
+check "DELETE /forwarding/xconnects/p0-p1%00x: 404, the cross-connect stays" [ "$code" = 404 -a "$(xconnects)" = '["p0-p1"]' ]
+code=$(req POST /forwarding/xconnects '{"ports": ["p0", "p1"], "bogus": 1}')
+check "an xconnect body with an unknown key: 422 naming it" [ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = bogus ]
+code=$(req PUT /mirrors/7 '[]')
+check "PUT /mirrors/7 with a non-object body: 422 without blaming a field" [ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = null ]
 jq '.ports[0].mtu = 9000' "$CFG" >"$TMP/ports.json"
 code=$(req PUT /config "$(cat "$TMP/ports.json")")
 check "PUT /config changing a port: 422 naming ports (needs a restart), nothing changed" \
