@@ -12,7 +12,7 @@
 //   SBX_WEB         the page's folder (default: web/ of the tree)
 // If mgmt does not serve the page itself at GET / yet, a small local server serves SBX_WEB and
 // passes /api/ through to mgmt (closing the connection when mgmt does not answer, as mgmt down would).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -304,6 +304,21 @@ try {
 	check(`deleting mirror session ${ID} by its button: gone from the page and from GET /api/v1/mirrors`,
 		gone && listed3.status === 200 && Array.isArray(listed3.body) && !listed3.body.some((x) => x.id === ID),
 		`GET /api/v1/mirrors ${listed3.status}: ${listed3.text.slice(0, 200)}; banner: ${await bannerText()}`);
+
+	// 6b. the database locked by another process: the page warns in words, and the warning goes
+	// once the lock is released (history sampling marks the database not writable, then writable)
+	{
+		const dbPath = (await rest('GET', '/api/v1/status')).body?.database?.path;
+		const warns = async () => (await page.locator('#warnings').innerText()).toLowerCase();
+		const locker = spawn('python3', ['-c',
+			'import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); '
+			+ 'c.execute("BEGIN EXCLUSIVE"); time.sleep(6); c.execute("ROLLBACK")', dbPath], { stdio: 'ignore' });
+		const shown = await until(async () => ((await warns()).includes('not writable') ? true : null), 5000);
+		await new Promise((resolve) => locker.on('exit', resolve));
+		const cleared = await until(async () => ((await warns()).includes('not writable') ? null : true), 6000);
+		check('database locked by another process: the page warns "not writable" in words, and the warning goes when the lock does',
+			dbPath && shown && cleared, `database ${dbPath}; warnings now: ${await warns()}`);
+	}
 
 	// 7. mgmt stopped: "appliance unreachable", no exception; then back
 	if (process.env.SBX_MGMT_STOP && process.env.SBX_MGMT_START) {
