@@ -40,17 +40,28 @@ static const int64_t nice_steps[] = { 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 90
 				      7200, 10800, 21600, 43200, 86400 };
 
 /* MHD iterator: remember the first parameter that is not one of params[]. */
+/* What the query-argument scan found wrong: an unknown parameter, or a known one given twice. */
+struct param_scan {
+	const char *bad;
+	bool twice;
+	unsigned int seen[sizeof(params) / sizeof(params[0])];
+};
+
 static enum MHD_Result unknown_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
-	const char **bad = cls;
+	struct param_scan *ps = cls;
 	size_t i;
 
 	(void)kind;
 	(void)value;
 	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++)
-		if (strcmp(key, params[i]) == 0)
-			return MHD_YES;
-	*bad = key;
+		if (strcmp(key, params[i]) == 0) {
+			if (++ps->seen[i] == 1)
+				return MHD_YES;
+			ps->twice = true; /* MHD's lookup would silently take the first */
+			break;
+		}
+	ps->bad = key;
 	return MHD_NO;
 }
 
@@ -173,7 +184,12 @@ static unsigned int get_history(struct req *r, cJSON **body)
 	cJSON *o, *obj, *pts;
 	size_t i;
 
-	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, unknown_param, &bad);
+	struct param_scan scan = { 0 };
+
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, unknown_param, &scan);
+	bad = scan.bad;
+	if (bad != NULL && scan.twice)
+		BAD(bad, "parameter '%s' given more than once", bad);
 	if (bad != NULL)
 		BAD(bad, "unknown parameter '%s' (known: metric, port, worker, mirror, pool, from, to, step)", bad);
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -231,6 +247,8 @@ static unsigned int get_history(struct req *r, cJSON **body)
 				break;
 		step = i < sizeof(nice_steps) / sizeof(nice_steps[0]) ? nice_steps[i]
 								       : (want + 86399) / 86400 * 86400;
+		if (step > 86400 * 30) /* the documented range of step: a wider range gets fewer points */
+			step = 86400 * 30;
 	}
 	npoints = to / step - (from + step - 1) / step + 1;
 	if (npoints > MGMT_HISTORY_MAX_POINTS)

@@ -264,6 +264,8 @@ bad "from after to" "metric=rx_packets&port=p0&from=2000&to=1000" 400 from
 bad "step 0" "metric=rx_packets&port=p0&step=0" 400 step
 bad "step not a number" "metric=rx_packets&port=p0&step=ten" 400 step
 bad "step 1 over 30 days (too many points)" "metric=rx_packets&port=p0&from=$(( $(now_s) - 30 * 86400 ))&step=1" 400 step
+bad "the same selector twice (a breaker session: the first was taken silently)" "metric=rx_packets&port=p0&port=p1" 400 port
+bad "a port name cut by %00 names no port" "metric=rx_packets&port=p0%00x" 404 port
 bad "unknown port" "metric=rx_packets&port=nope" 404 port
 bad "unknown worker" "metric=packets&worker=9" 404 worker
 bad "unknown mirror session" "metric=mirrored_packets&mirror=999" 404 mirror
