@@ -15,7 +15,7 @@
 #include "spanbox/config.h"
 
 #define MAX_RXQ_ID 15            /* highest RX queue id a worker may poll */
-#define MAX_FILE_SIZE (1 << 20)  /* config files larger than this are refused */
+#define MAX_FILE_SIZE ((64 << 10) - 1) /* bytes; a larger config is refused (it must fit the memzone's runtime tables, SBX_TABLES_JSON_MAX) */
 
 static const char NAME_CHARS[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
@@ -936,7 +936,7 @@ int sbx_config_load(const char *path, struct sbx_config *cfg, char *err, size_t 
 				free(buf);
 				fclose(f);
 				return fail(&c, "config", NULL, "%s: %s", path,
-					    cap > MAX_FILE_SIZE + 1 ? "larger than 1 MiB"
+					    cap > MAX_FILE_SIZE + 1 ? "larger than 64 KiB"
 								    : strerror(ENOMEM));
 			}
 			buf = nbuf;

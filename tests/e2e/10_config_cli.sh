@@ -43,4 +43,8 @@ check "nothing started: no hugepage file of the prefix" bash -c "! ls /dev/hugep
 check "nothing started: no demo namespace" bash -c "! ip netns list | grep -qE '^sbx-(a|b)( |$)'"
 no_primary() { ! pgrep -f "spanbox-primary -c $TMP/bad.json" >/dev/null; }
 check "nothing started: no primary running" no_primary
+# a config must fit the memzone's runtime tables whole (64 KiB): a bigger one is refused by name
+{ head -c -2 "$ROOT/config/default.json"; printf '%*s}\n' 70000 ''; } >"$TMP/big.json"
+out=$("$PRIMARY" -c "$TMP/big.json" --check 2>&1); rc=$?
+check "a 70 kB config: exit 2, 'larger than 64 KiB'" bash -c "[ $rc -eq 2 ] && grep -q 'larger than 64 KiB' <<<\"\$1\"" _ "$out"
 rm -rf "$TMP"
