@@ -25,12 +25,15 @@
 #define APPLY_TIMEOUT_S 5 /* filter compilation + one grace period (at most 2 s) */
 #define REDACTED "<redacted>"
 
-/* The running config document (active tables), or NULL with a 503/500 set. */
-static cJSON *running_doc(struct req *r, cJSON **body, unsigned int *code)
+/* The running config document (active tables), or NULL with a 503/500 set; the memzone it came
+ * from in *@p from when not NULL. */
+static cJSON *running_doc_shm(struct req *r, cJSON **body, unsigned int *code, const struct sbx_shm **from)
 {
 	const struct sbx_shm *shm = mgmt_need_shm(r, body, code);
 	cJSON *doc;
 
+	if (from != NULL)
+		*from = shm;
 	if (shm == NULL)
 		return NULL;
 	doc = cJSON_Parse(sbx_shm_tables(shm)->json);
@@ -39,6 +42,11 @@ static cJSON *running_doc(struct req *r, cJSON **body, unsigned int *code)
 		*code = MHD_HTTP_INTERNAL_SERVER_ERROR;
 	}
 	return doc;
+}
+
+static cJSON *running_doc(struct req *r, cJSON **body, unsigned int *code)
+{
+	return running_doc_shm(r, body, code, NULL);
 }
 
 /* The document's array @p key (created when absent; a non-array is replaced). */
@@ -118,16 +126,73 @@ static char *live_sections(const cJSON *doc)
 	return s;
 }
 
+/* The document of the config file the primary runs (shm->config_path), NULL when unreadable. */
+static cJSON *file_doc(const struct sbx_shm *shm)
+{
+	FILE *f = shm->config_path[0] ? fopen(shm->config_path, "r") : NULL;
+	char *text;
+	cJSON *doc = NULL;
+	size_t n;
+
+	if (f == NULL)
+		return NULL;
+	text = calloc(1, SBX_TABLES_JSON_MAX);
+	if (text != NULL) {
+		n = fread(text, 1, SBX_TABLES_JSON_MAX - 1, f);
+		text[n] = '\0';
+		doc = cJSON_Parse(text);
+	}
+	free(text);
+	fclose(f);
+	return doc;
+}
+
+/* true when @p a and @p b hold the same member @p key (both absent counts as the same). */
+static bool same_member(const cJSON *a, const cJSON *b, const char *key)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, key), *y = cJSON_GetObjectItemCaseSensitive(b, key);
+
+	return (x == NULL && y == NULL) || (x != NULL && y != NULL && cJSON_Compare(x, y, true));
+}
+
+/* true when @p doc's forwarding and mirrors are those of the running config file. */
+static bool is_file_content(const struct sbx_shm *shm, const cJSON *doc)
+{
+	cJSON *f = file_doc(shm);
+	bool same = f != NULL && same_member(f, doc, "forwarding") && same_member(f, doc, "mirrors");
+
+	cJSON_Delete(f);
+	return same;
+}
+
+/*
+ * A validation error of the whole document, said in the terms of the request: for a request on
+ * one session (@p prefix "mirrors[3]."), "mirrors[3].filter: ..." becomes "filter: ...".
+ */
+static cJSON *validation_error(char *err, const char *prefix)
+{
+	char *colon = strstr(err, ": "), *field = err;
+	size_t pl = prefix ? strlen(prefix) : 0;
+
+	if (colon != NULL)
+		*colon = '\0';
+	if (pl && strncmp(field, prefix, pl) == 0 && field[pl] != '\0')
+		field += pl;
+	else if (pl && strncmp(field, prefix, pl - 1) == 0 && field[pl - 1] == '\0')
+		field = "session";
+	return mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, field, "%s%s%s", field, colon ? ": " : "", colon ? colon + 2 : "");
+}
+
 /*
  * Validate, store and apply @p doc (consumed). On success *body = @p ok_body (consumed) and the
  * answer is @p ok_code; on failure @p ok_body is freed and *body is the error.
  */
 static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *kind, const char *detail,
-			   unsigned int ok_code, cJSON *ok_body)
+			   unsigned int ok_code, cJSON *ok_body, const char *field_prefix)
 {
 	const struct sbx_shm *shm;
 	unsigned int code = ok_code;
-	char *text = NULL, *live = NULL, *field, err[600], why[600];
+	char *text = NULL, *live = NULL, err[600], why[600];
 	struct sbx_config *tmp = malloc(sizeof(*tmp));
 	const char *old;
 	int rc;
@@ -144,16 +209,17 @@ static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *
 		goto out;
 	}
 	if (sbx_config_parse(text, tmp, err, sizeof(err)) != 0) {
-		char *colon = strstr(err, ": ");
-
-		field = err;
-		if (colon != NULL)
-			*colon = '\0';
 		code = MHD_HTTP_UNPROCESSABLE_CONTENT;
-		*body = mgmt_error(code, field, "%s%s%s", field, colon ? ": " : "", colon ? colon + 2 : "");
+		*body = validation_error(err, field_prefix);
 		goto out;
 	}
-	rc = mgmt_store_begin(r->ctx->db, live, r->client, kind, detail, why, sizeof(why));
+	/* the file's own sections: nothing is stored for it any more (the file wins again) */
+	if (is_file_content(shm, doc)) {
+		free(live);
+		live = NULL;
+	}
+	rc = mgmt_store_begin(r->ctx->db, shm->config_path, live, r->client, live ? kind : "config_reset", detail, why,
+			      sizeof(why));
 	if (rc != 0) {
 		code = rc == -2 ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_INTERNAL_SERVER_ERROR;
 		*body = mgmt_error(code, NULL, "%s: nothing was changed", why);
@@ -161,7 +227,9 @@ static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *
 	}
 	old = sbx_shm_tables(shm)->json;
 	old = strdup(old);
+	__atomic_add_fetch(r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
 	rc = primary_apply(shm, text, r->client, why, sizeof(why));
+	__atomic_sub_fetch(r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
 	if (rc != 0) {
 		mgmt_store_rollback();
 		if (rc == -1) {
@@ -246,8 +314,8 @@ static cJSON *mirror_out(const struct sbx_shm *shm, const cJSON *m, long id)
 static unsigned int get_mirrors(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	cJSON *doc = running_doc(r, body, &code), *m;
-	const struct sbx_shm *shm = r->ctx->shm;
+	const struct sbx_shm *shm;
+	cJSON *doc = running_doc_shm(r, body, &code, &shm), *m;
 
 	if (doc == NULL)
 		return code;
@@ -265,7 +333,8 @@ static unsigned int get_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
 	long id = mirror_id_param(r->params[0]);
-	cJSON *doc = running_doc(r, body, &code), *m;
+	const struct sbx_shm *shm;
+	cJSON *doc = running_doc_shm(r, body, &code, &shm), *m;
 
 	if (doc == NULL)
 		return code;
@@ -274,7 +343,7 @@ static unsigned int get_mirror(struct req *r, cJSON **body)
 		code = MHD_HTTP_NOT_FOUND;
 		*body = mgmt_error(code, NULL, "no mirror session %s", r->params[0]);
 	} else {
-		*body = mirror_out(r->ctx->shm, m, id);
+		*body = mirror_out(shm, m, id);
 	}
 	cJSON_Delete(doc);
 	return code;
@@ -285,7 +354,7 @@ static unsigned int post_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_CREATED;
 	cJSON *in = mgmt_parse_body(r, body, &code), *doc, *idv;
-	char detail[160];
+	char detail[160], prefix[32];
 	long id;
 
 	if (in == NULL)
@@ -318,7 +387,8 @@ static unsigned int post_mirror(struct req *r, cJSON **body)
 		     : 0;
 	snprintf(detail, sizeof(detail), "POST /api/v1/mirrors: session %ld added", id);
 	cJSON_AddItemToArray(doc_array(doc, "mirrors"), cJSON_Duplicate(in, true));
-	return change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, in);
+	snprintf(prefix, sizeof(prefix), "mirrors[%d].", cJSON_GetArraySize(doc_array(doc, "mirrors")) - 1);
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, in, prefix);
 }
 
 /* PUT /mirrors/{id}: replace a session (the body's id, when given, must be {id}). */
@@ -327,7 +397,7 @@ static unsigned int put_mirror(struct req *r, cJSON **body)
 	unsigned int code = MHD_HTTP_OK;
 	long id = mirror_id_param(r->params[0]);
 	cJSON *in, *doc, *idv;
-	char detail[160];
+	char detail[160], prefix[32];
 	int idx = -1;
 
 	doc = running_doc(r, body, &code);
@@ -356,7 +426,8 @@ static unsigned int put_mirror(struct req *r, cJSON **body)
 		cJSON_AddNumberToObject(in, "id", (double)id);
 	cJSON_ReplaceItemInArray(doc_array(doc, "mirrors"), idx, cJSON_Duplicate(in, true));
 	snprintf(detail, sizeof(detail), "PUT /api/v1/mirrors/%ld: session replaced", id);
-	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, in);
+	snprintf(prefix, sizeof(prefix), "mirrors[%d].", idx);
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, in, prefix);
 }
 
 static unsigned int delete_mirror(struct req *r, cJSON **body)
@@ -378,7 +449,7 @@ static unsigned int delete_mirror(struct req *r, cJSON **body)
 	snprintf(detail, sizeof(detail), "DELETE /api/v1/mirrors/%ld: session deleted", id);
 	ok = cJSON_CreateObject();
 	cJSON_AddNumberToObject(ok, "deleted", (double)id);
-	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok);
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok, NULL);
 }
 
 /* "a-b" of a cross-connect pair, or "" when @p pair is not two strings. */
@@ -454,7 +525,7 @@ static unsigned int post_xconnect(struct req *r, cJSON **body)
 	cJSON_AddItemToArray(doc_xconnects(doc), cJSON_Duplicate(ports, true));
 	xc_id(ports, id, sizeof(id));
 	snprintf(detail, sizeof(detail), "POST /api/v1/forwarding/xconnects: %s added", id);
-	code = change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, xc_out(ports));
+	code = change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, xc_out(ports), NULL);
 	cJSON_Delete(in);
 	return code;
 }
@@ -483,7 +554,7 @@ static unsigned int delete_xconnect(struct req *r, cJSON **body)
 	snprintf(detail, sizeof(detail), "DELETE /api/v1/forwarding/xconnects/%s", r->params[0]);
 	ok = cJSON_CreateObject();
 	cJSON_AddStringToObject(ok, "deleted", r->params[0]);
-	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok);
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok, NULL);
 }
 
 /* GET /config: the running document, mgmt.token redacted (GET needs no token). */
@@ -530,7 +601,7 @@ static unsigned int put_config(struct req *r, cJSON **body)
 		cJSON_Delete(run);
 	}
 	code = change(r, body, cJSON_Duplicate(in, true), "config_change", "PUT /api/v1/config: whole config replaced",
-		      MHD_HTTP_OK, NULL);
+		      MHD_HTTP_OK, NULL, NULL);
 	cJSON_Delete(in);
 	if (code == MHD_HTTP_OK)
 		return get_config(r, body);

@@ -37,6 +37,10 @@ static const char *const migrations[] = {
 	"CREATE TABLE config_store(id INTEGER PRIMARY KEY, saved_at TEXT NOT NULL, client TEXT NOT NULL,"
 	" json TEXT NOT NULL);"
 	"ALTER TABLE events ADD COLUMN client TEXT;",
+	/* 5: stored configs are per config file (its realpath): a change made while running one file
+	 * never overrides another file at its start; rows of version 4 (no path) apply to none */
+	"ALTER TABLE config_store ADD COLUMN config_path TEXT;"
+	"CREATE INDEX config_store_path ON config_store(config_path, id);",
 };
 
 /* mkdir -p of the directory part of @p path. */

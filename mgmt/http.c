@@ -93,11 +93,14 @@ cJSON *mgmt_error(unsigned int code, const char *field, const char *fmt, ...)
 
 const struct sbx_shm *mgmt_live_shm(const struct mgmt_ctx *ctx, char *why, size_t len)
 {
-	if (ctx->shm == NULL) {
+	/* read once: main sets it to NULL when the primary goes (mgmt/main.c) */
+	const struct sbx_shm *shm = __atomic_load_n(&ctx->shm, __ATOMIC_ACQUIRE);
+
+	if (shm == NULL) {
 		snprintf(why, len, "%s", ctx->down_reason);
 		return NULL;
 	}
-	return mgmt_primary_alive(ctx->shm, why, len) ? ctx->shm : NULL;
+	return mgmt_primary_alive(shm, why, len) ? shm : NULL;
 }
 
 const struct sbx_shm *mgmt_need_shm(struct req *r, cJSON **body, unsigned int *code)

@@ -18,6 +18,8 @@ struct mgmt_ctx {
 	struct mgmt_db *db;        /**< used only from the HTTP thread while the daemon runs */
 	const char *token;         /**< bearer token every non-GET/HEAD request must carry (auth.h) */
 	const char *web_root;      /**< realpath of the static files' directory, "" = none (static.h) */
+	int *changes_in_flight;    /**< changes waiting for the primary (api_tables.c): main lets them
+				        be answered before it stops the daemon */
 };
 
 /**

@@ -158,6 +158,9 @@ int main(int argc, char **argv)
 	struct sbx_config cfg;
 	struct mgmt_db db;
 	struct mgmt_ctx ctx = { 0 };
+	static int changes_in_flight;
+	const struct sbx_shm *attached;
+	uint64_t t_lost;
 	struct MHD_Daemon *httpd;
 	char **exec_argv, reason[256] = "", err[512], detail[320];
 	char token[MGMT_TOKEN_MAX + 1], web_root[4096], web_err[512];
@@ -241,6 +244,7 @@ int main(int argc, char **argv)
 	ctx.db = &db;
 	ctx.token = token;
 	ctx.web_root = web_root;
+	ctx.changes_in_flight = &changes_in_flight;
 	if (ctx.shm != NULL) {
 		/* the one field mgmt writes (besides the tables' staging area): see shm.h */
 		__atomic_store_n(&((struct sbx_shm *)ctx.shm)->mgmt_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
@@ -279,10 +283,21 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	attached = ctx.shm;
+	t_lost = sbx_now_ns();
+	if (lost) /* from now on handlers answer "appliance down" without touching the memzone */
+		__atomic_store_n(&ctx.shm, NULL, __ATOMIC_RELEASE);
+	/* a change in flight is answered first (its client gets a 2xx, or a 503 "nothing was
+	 * changed", never an empty reply): at most the primary's 5 s request timeout */
+	for (int i = 0; i < 600 && __atomic_load_n(&changes_in_flight, __ATOMIC_ACQUIRE) > 0; i++)
+		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+	if (lost)
+		nanosleep(&(struct timespec){ 0, 50000000 }, NULL); /* let MHD send that answer */
 	lfd = mgmt_http_stop(httpd); /* keeps the listening socket open */
-	/* no handler runs any more: tell a primary that is shutting down that we left its memzone */
-	if (ctx.shm != NULL && ctx.shm->magic == SBX_SHM_MAGIC)
-		__atomic_store_n(&((struct sbx_shm *)ctx.shm)->mgmt_pid, 0, __ATOMIC_RELEASE);
+	/* no handler runs any more: tell a primary that is shutting down that we left its memzone
+	 * (unless we took so long that it stopped waiting and may have freed it: SBX_MGMT_DETACH_MS) */
+	if (attached != NULL && (!lost || sbx_now_ns() - t_lost < 800000000ULL) && attached->magic == SBX_SHM_MAGIC)
+		__atomic_store_n(&((struct sbx_shm *)attached)->mgmt_pid, 0, __ATOMIC_RELEASE);
 	if (lost) {
 		fprintf(stderr, PROG ": appliance down: %s; re-attaching\n", reason);
 		mgmt_db_event(&db, "appliance_down", reason);

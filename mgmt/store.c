@@ -46,8 +46,8 @@ static int store_open(const struct mgmt_db *db, char *err, size_t len)
 	return 0;
 }
 
-int mgmt_store_begin(const struct mgmt_db *db, const char *live_json, const char *client, const char *kind,
-		     const char *detail, char *err, size_t len)
+int mgmt_store_begin(const struct mgmt_db *db, const char *config_path, const char *live_json, const char *client,
+		     const char *kind, const char *detail, char *err, size_t len)
 {
 	sqlite3_stmt *st = NULL;
 	char ts[40];
@@ -58,12 +58,18 @@ int mgmt_store_begin(const struct mgmt_db *db, const char *live_json, const char
 	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return fail("begin", err, len);
 	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
-	if (sqlite3_prepare_v2(h, "INSERT INTO config_store(saved_at, client, json) VALUES(?1, ?2, ?3)", -1, &st,
-			       NULL) != SQLITE_OK)
+	/* live_json NULL: back to the file, i.e. nothing stored for it any more */
+	if (sqlite3_prepare_v2(h, live_json ? "INSERT INTO config_store(saved_at, client, json, config_path)"
+					      " VALUES(?1, ?2, ?3, ?4)"
+					    : "DELETE FROM config_store WHERE config_path = ?4",
+			       -1, &st, NULL) != SQLITE_OK)
 		goto fail;
-	sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, client, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, live_json, -1, SQLITE_TRANSIENT);
+	if (live_json != NULL) {
+		sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, client, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, live_json, -1, SQLITE_TRANSIENT);
+	}
+	sqlite3_bind_text(st, 4, config_path, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	st = NULL;

@@ -9,14 +9,16 @@ struct mgmt_db;
 
 /**
  * Begin a change: BEGIN IMMEDIATE, then store @p live_json ({"forwarding":..,"mirrors":..}) as the
- * newest row of config_store and the audit event (@p kind, @p detail, @p client) in events. The
+ * newest row of config_store for the config file @p config_path (its realpath, the key the primary
+ * reads at start), or with @p live_json NULL delete that file's rows (the change goes back to the
+ * file's own sections), and the audit event (@p kind, @p detail, @p client) in events. The
  * transaction stays open: end it with mgmt_store_commit() once the primary applied the change, or
  * mgmt_store_rollback().
  * @return 0; -2 when the database is locked, read-only or unwritable (answer 503; nothing was
  *         stored); -1 on another database error (500). @p err says why.
  */
-int mgmt_store_begin(const struct mgmt_db *db, const char *live_json, const char *client, const char *kind,
-		     const char *detail, char *err, size_t len);
+int mgmt_store_begin(const struct mgmt_db *db, const char *config_path, const char *live_json, const char *client,
+		     const char *kind, const char *detail, char *err, size_t len);
 
 /** Commit the change. @return 0, -2 (locked/unwritable) or -1; on failure it is rolled back. */
 int mgmt_store_commit(char *err, size_t len);

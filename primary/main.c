@@ -92,6 +92,18 @@ static int check_filters(const struct sbx_config *cfg)
 	return 0;
 }
 
+/* The key of @p path's stored config: its realpath ("" when it does not fit @p len). */
+static void config_key(const char *path, char *buf, size_t len)
+{
+	char *rp = realpath(path, NULL);
+
+	if (rp == NULL || strlen(rp) >= len)
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, "%s", rp);
+	free(rp);
+}
+
 /* Wait up to @p timeout_ms for mgmt to say it left the memzone (shm->mgmt_pid back to 0). */
 static void wait_mgmt_detached(struct sbx_shm *shm, unsigned int timeout_ms)
 {
@@ -199,6 +211,7 @@ int main(int argc, char **argv)
 		printf("%s: valid\n", config_path);
 		return 0;
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr in the log */
 	/* what runs: the file, with the forwarding and mirrors stored through the API (tables.c) */
 	file_cfg = cfg;
 	json = sbx_tables_effective_json(config_path, &file_cfg, use_stored && !p.replay, err, sizeof(err),
@@ -209,9 +222,9 @@ int main(int argc, char **argv)
 	}
 	if (from_store && sbx_config_parse(json, &cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr,
-			"spanbox-primary: stored config (database %s): %s\n"
-			"spanbox-primary: start with --no-stored-config and PUT /api/v1/config, or ./spanbox reset-config\n",
-			file_cfg.mgmt_database, err);
+			"spanbox-primary: the forwarding and mirrors stored for this file (database %s) no longer fit it: %s\n"
+			"spanbox-primary: forget them with ./spanbox reset-config %s (or spanbox-primary --no-stored-config)\n",
+			file_cfg.mgmt_database, err, config_path);
 		free(json);
 		return 2;
 	}
@@ -229,7 +242,6 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	if (sbx_eal_args_build(&eal, &cfg, SBX_ROLE_PRIMARY, argv[0], 0) != 0) {
 		fprintf(stderr, "spanbox-primary: EAL arguments too long\n");
@@ -250,6 +262,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	p.shm = shm_publish(&cfg);
+	if (p.shm != NULL)
+		config_key(config_path, p.shm->config_path, sizeof(p.shm->config_path));
 	if (p.shm != NULL)
 		p.cfg = &p.shm->cfg; /* one truth from here on: the primary may add queues (ports.c) */
 	/* refusals (pool.mbufs below the plan, hugepages short, a bad test hook) exit with 2 */

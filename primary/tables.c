@@ -277,19 +277,21 @@ void sbx_tables_worker_gone(unsigned int w)
 		rte_rcu_qsbr_thread_offline(rcu, w);
 }
 
-/* The live sections stored by mgmt (database table config_store), NULL when none. */
-static char *stored_live_sections(const char *db_path, char *when, size_t wlen)
+/* The live sections mgmt stored for config file @p key (its realpath) in the database (table
+ * config_store), NULL when none. */
+static char *stored_live_sections(const char *db_path, const char *key, char *when, size_t wlen)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	char *json = NULL;
 
-	if (access(db_path, R_OK) != 0)
+	if (access(db_path, R_OK) != 0 || key[0] == '\0')
 		return NULL;
 	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
 	    sqlite3_busy_timeout(db, 2000) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT json, saved_at || ' by ' || client FROM config_store ORDER BY id DESC LIMIT 1",
-			       -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT json, saved_at || ' by ' || client FROM config_store"
+			       " WHERE config_path = ?1 ORDER BY id DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW) {
 		json = strdup((const char *)sqlite3_column_text(st, 0));
 		snprintf(when, wlen, "%s", (const char *)sqlite3_column_text(st, 1));
@@ -321,8 +323,12 @@ char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_
 		snprintf(err, errlen, "config: %s: cannot read", path);
 		goto out;
 	}
-	if (use_stored)
-		stored = stored_live_sections(file_cfg->mgmt_database, when, sizeof(when));
+	if (use_stored) {
+		char *key = realpath(path, NULL);
+
+		stored = key ? stored_live_sections(file_cfg->mgmt_database, key, when, sizeof(when)) : NULL;
+		free(key);
+	}
 	if (stored == NULL) {
 		out = text;
 		text = NULL;
@@ -343,8 +349,9 @@ char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_
 		cJSON_AddItemToObject(doc, "mirrors", cJSON_DetachItemFromObjectCaseSensitive(live, "mirrors"));
 	out = cJSON_Print(doc);
 	*from_store = true;
-	printf("spanbox-primary: forwarding and mirrors come from the stored config (database %s, saved %s);"
-	       " PUT /api/v1/config with the file's content resets them\n", file_cfg->mgmt_database, when);
+	printf("spanbox-primary: forwarding and mirrors: the ones changed through the API for %s (database %s,"
+	       " saved %s) win over the file's; ./spanbox reset-config %s goes back to the file's\n",
+	       path, file_cfg->mgmt_database, when, path);
 out:
 	if (f != NULL)
 		fclose(f);

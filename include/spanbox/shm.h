@@ -25,7 +25,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 8
+#define SBX_SHM_VERSION 9
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -284,6 +284,8 @@ struct sbx_shm {
 	/* runtime tables: tables[tables_gen & 1] is the active buffer (docs/RUNTIME_TABLES.md) */
 	uint64_t tables_gen;     /**< bumped (release) by the primary after writing the inactive buffer */
 	uint64_t tables_applied_ns; /**< CLOCK_REALTIME of the last change, 0 = as started */
+	char config_path[SBX_PATH_LEN]; /**< realpath of the config file the primary runs: the key of
+					     the stored config (mgmt's config_store rows), "" if too long */
 	int32_t mgmt_pid;        /**< written by mgmt: its pid while attached, 0 once it left (the
 				      primary frees the memzone only after that, or a timeout) */
 	struct sbx_tables tables[2];

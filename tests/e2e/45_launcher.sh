@@ -46,9 +46,9 @@ check "a filter DPDK's BPF cannot run is refused at start (exit 2) naming mirror
 check "and leaves no hugepage file" bash -c "! ls /dev/hugepages/spanboxmap_* >/dev/null 2>&1"
 # the same file whose database stores other mirrors (they would win): still refused, the file is bad
 # (this once started and ran, the stored sessions hiding the file's bad filter)
-sqlite3 "$TMP/inb.db" "CREATE TABLE config_store(id INTEGER PRIMARY KEY, saved_at TEXT NOT NULL, client TEXT NOT NULL, json TEXT NOT NULL);
-	INSERT INTO config_store(saved_at, client, json) VALUES('2026-01-01T00:00:00Z', 'test', '{\"mirrors\": []}')"
 jq --arg db "$TMP/inb.db" '.mgmt.database = $db' "$TMP/inbound.json" >"$TMP/inbound2.json"
+sqlite3 "$TMP/inb.db" "CREATE TABLE config_store(id INTEGER PRIMARY KEY, saved_at TEXT NOT NULL, client TEXT NOT NULL, json TEXT NOT NULL, config_path TEXT);
+	INSERT INTO config_store(saved_at, client, json, config_path) VALUES('2026-01-01T00:00:00Z', 'test', '{\"mirrors\": []}', '$(realpath "$TMP/inbound2.json")')"
 timeout 60 "$BUILD/primary/spanbox-primary" -c "$TMP/inbound2.json" >"$TMP/inbound2.log" 2>&1; rc=$?
 check "a bad filter in the file is refused even when the stored config replaces the file's mirrors" \
 	bash -c "[ $rc -eq 2 ] && grep -q 'mirrors\[0\].filter: \"inbound\"' '$TMP/inbound2.log'"
