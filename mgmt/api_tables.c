@@ -295,7 +295,13 @@ static cJSON *mirror_out(const struct sbx_shm *shm, const cJSON *m, long id)
 {
 	cJSON *o = cJSON_Duplicate(m, true);
 	const struct sbx_config *cfg = sbx_shm_cfg(shm);
+	char name[32];
 	uint16_t i;
+
+	if (cJSON_GetObjectItemCaseSensitive(o, "name") == NULL && id > 0) { /* the default, as /status shows */
+		snprintf(name, sizeof(name), "session-%ld", id);
+		cJSON_AddStringToObject(o, "name", name);
+	}
 
 	for (i = 0; i < mgmt_nb_mirrors(shm); i++) {
 		if (cfg->mirrors[i].id == id) {

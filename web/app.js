@@ -532,11 +532,12 @@ function encapFields() {
 function mirrorFromForm(f) {
 	const v = (name) => f.elements[name].value.trim();
 	const m = {
-		id: Number(v('id')),
 		sources: [{ port: v('source'), direction: v('direction') }],
 		destination: { port: v('destination') },
 		encap: { type: v('encap') },
 	};
+	if (v('id')) // empty: the API takes the lowest free id
+		m.id = Number(v('id'));
 	if (v('name'))
 		m.name = v('name');
 	if (v('filter'))
