@@ -40,7 +40,7 @@ static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "
 static const char *const mirror_keys[] = {
 	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", NULL};
 static const char *const source_keys[] = {"port", "direction", NULL};
-static const char *const dest_keys[] = {"port", NULL};
+static const char *const dest_keys[] = {"port", "allow_forwarding", NULL};
 static const char *const encap_keys[] = {
 	"type", "vlan", "src_ip", "dst_ip", "dst_mac", "src_mac", "ttl", "dscp", "df",
 	"granularity", "hw_id", "sgt", "platform_subheader", NULL};
@@ -785,6 +785,7 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 	struct sbx_mirror_cfg *m = &cfg->mirrors[i];
 	const cJSON *o;
 	char path[24], dpath[64]; /* "mirrors[<int>]" fits path, any child of it fits dpath */
+	bool allow = false;
 	int j, p;
 
 	snprintf(path, sizeof(path), "mirrors[%d]", i);
@@ -822,6 +823,15 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 		if (m->sources[j].port == p)
 			return fail(c, dpath, "port", "%s is also a source of this session (mirror loop)",
 				    cfg->ports[p].name);
+	/* copies into a port that forwards would be mixed into live traffic: only when asked for */
+	if (get_bool(c, o, dpath, "allow_forwarding", false, &allow))
+		return -1;
+	for (j = 0; j < cfg->nb_xconnects && !allow; j++)
+		if (cfg->xconnects[j].a == p || cfg->xconnects[j].b == p)
+			return fail(c, dpath, "port",
+				    "%s forwards traffic (forwarding.xconnects[%d]): mirror copies would be mixed into "
+				    "it; set destination.allow_forwarding to true to do that anyway",
+				    cfg->ports[p].name, j);
 	m->dst_port = (uint16_t)p;
 	if (parse_encap(c, obj, path, m))
 		return -1;

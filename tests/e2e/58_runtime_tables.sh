@@ -83,6 +83,9 @@ code=$(req POST /forwarding/xconnects '{"ports": ["p0", "p1"], "bogus": 1}')
 check "an xconnect body with an unknown key: 422 naming it" [ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = bogus ]
 code=$(req PUT /mirrors/7 '[]')
 check "PUT /mirrors/7 with a non-object body: 422 without blaming a field" [ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = null ]
+code=$(req POST /mirrors '{"id": 8, "name": "live", "sources": [{"port": "p0"}], "destination": {"port": "p1"}}')
+check "a destination that forwards (p1): 422 naming destination.port, nothing changed (a new user saw duplicates on the live link)" \
+	[ "$code" = 422 -a "$(jq -r .error.field "$TMP/body")" = "destination.port" -a "$(mirror_ids)" = "[7]" ]
 jq '.ports[0].mtu = 9000' "$CFG" >"$TMP/ports.json"
 code=$(req PUT /config "$(cat "$TMP/ports.json")")
 check "PUT /config changing a port: 422 naming ports (needs a restart), nothing changed" \

@@ -230,6 +230,9 @@ static void test_good(void)
 			      cfg.workers[0].nb_rxq == 0 && sbx_config_port_nb_rxq(&cfg, 1) == 1 &&
 			      cfg.nb_mirrors == 0,
 		      "single_worker: default lcore skips mgmt_lcore, empty queue list, mirrors []");
+	if (load("tests/configs/good/mirror_dst_forwards_allowed.json", &cfg))
+		check(cfg.nb_mirrors == 1 && cfg.mirrors[0].dst_port == 2,
+		      "a destination that forwards is accepted with destination.allow_forwarding");
 }
 
 /* Each bad file, the field its error must start with, and an optional substring of it. */
@@ -282,6 +285,8 @@ static const struct {
 	{"mirror_dst_is_source.json", "mirrors[0].destination.port",
 	 "mon is also a source of this session (mirror loop)"},
 	{"mirror_no_destination.json", "mirrors[0].destination", "missing required key"},
+	{"mirror_dst_forwards.json", "mirrors[0].destination.port",
+	 "p2 forwards traffic (forwarding.xconnects[0]): mirror copies would be mixed into it"},
 	{"mirror_erspan2_no_dst_ip.json", "mirrors[0].encap.dst_ip", "missing required key"},
 	{"mirror_mixed_ip.json", "mirrors[0].encap.dst_ip", "is IPv6 but src_ip \"192.0.2.1\" is IPv4"},
 	{"mirror_bad_ip.json", "mirrors[0].encap.src_ip", "not an IPv4 or IPv6 address"},
