@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "db.h"
 
 static const char TOKEN_CHARS[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=";
@@ -46,28 +47,6 @@ bool mgmt_auth_check(const char *header, const char *token)
 	return diff == 0;
 }
 
-/* mkdir -p of the directory part of @p path (0755). */
-static int make_parent(const char *path)
-{
-	char dir[PATH_MAX];
-	char *p;
-
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
-		return -1;
-	p = strrchr(dir, '/');
-	if (p == NULL || p == dir)
-		return 0;
-	*p = '\0';
-	for (p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(dir, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
 
 /* Read and check the existing token file @p path. @return 0, -1 with err set, -2 if missing. */
 static int read_token_file(const char *path, char token[MGMT_TOKEN_MAX + 1], char *err, size_t errlen)
@@ -160,7 +139,7 @@ static int create_token_file(const char *path, char *err, size_t errlen)
 	text[2 * sizeof(rnd) + 1] = '\0';
 	explicit_bzero(rnd, sizeof(rnd));
 
-	if (make_parent(path) < 0) {
+	if (mgmt_make_parent(path) < 0) {
 		snprintf(err, errlen, "token file %s: cannot create its directory: %s", path, strerror(errno));
 		return -1;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* SQLite: open, migrate, log events. Every statement with data uses bound parameters. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,13 +44,13 @@ static const char *const migrations[] = {
 	"CREATE INDEX config_store_path ON config_store(config_path, id);",
 };
 
-/* mkdir -p of the directory part of @p path. */
-static int make_parent(const char *path)
+int mgmt_make_parent(const char *path)
 {
-	char dir[sizeof(((struct mgmt_db *)0)->path)];
+	char dir[PATH_MAX];
 	char *p;
 
-	snprintf(dir, sizeof(dir), "%s", path);
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -1;
 	p = strrchr(dir, '/');
 	if (p == NULL || p == dir)
 		return 0;
@@ -158,7 +159,7 @@ int mgmt_db_open(struct mgmt_db *db, const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(db->path, sizeof(db->path), "%s", path);
-	if (make_parent(path) < 0) {
+	if (mgmt_make_parent(path) < 0) {
 		snprintf(err, errlen, "database %s: cannot create its directory: %s", path,
 			 strerror(errno));
 		return -1;

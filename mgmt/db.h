@@ -29,6 +29,9 @@ struct mgmt_db {
 	struct mgmt_history *history; /**< the stats history (history.h) once opened, else NULL; not owned */
 };
 
+/** mkdir -p (mode 0755) of the directory part of @p path. @return 0, or -1 (errno set). */
+int mgmt_make_parent(const char *path);
+
 /**
  * Open or create the database at @p path (creating missing parent directories, mode 0755),
  * switch it to WAL, apply pending migrations, one transaction each (2 s busy timeout), then
