@@ -22,14 +22,10 @@
 /* Where the primary of @p prefix keeps its locked config file (DPDK's eal_get_runtime_dir()). */
 static void runtime_config_path(const char *prefix, char *buf, size_t len)
 {
-	const char *dir = "/var/run";
+	char dir[SBX_PATH_LEN + 64];
 
-	if (getuid() != 0) {
-		dir = getenv("XDG_RUNTIME_DIR");
-		if (dir == NULL)
-			dir = "/tmp";
-	}
-	snprintf(buf, len, "%s/dpdk/%s/config", dir, prefix);
+	sbx_runtime_dir(prefix, dir, sizeof(dir));
+	snprintf(buf, len, "%s/config", dir);
 }
 
 /* true when process @p pid is a zombie (dead, not yet reaped by its parent): /proc/<pid>/stat. */
@@ -57,7 +53,7 @@ const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog
 {
 	struct sbx_eal_args a;
 	const struct sbx_shm *shm;
-	char path[SBX_PATH_LEN + 64];
+	char path[SBX_PATH_LEN + 80];
 	int pid;
 
 	*eal_up = false;

@@ -75,16 +75,6 @@ static int locked_runtime_file(const char *dir, char *held, size_t len)
 	return holder;
 }
 
-static void runtime_dir(const char *prefix, char *buf, size_t len)
-{
-	char marker[SBX_PATH_LEN + 64], *slash;
-
-	sbx_attach_marker_path(prefix, marker, sizeof(marker));
-	slash = strrchr(marker, '/');
-	*slash = '\0';
-	snprintf(buf, len, "%s", marker);
-}
-
 int sbx_runtime_dir_wait_free(const char *prefix, unsigned int timeout_ms)
 {
 	char dir[SBX_PATH_LEN + 64], held[SBX_PATH_LEN + 96], comm[64] = "?", path[64];
@@ -93,7 +83,7 @@ int sbx_runtime_dir_wait_free(const char *prefix, unsigned int timeout_ms)
 	bool said = false;
 	int pid;
 
-	runtime_dir(prefix, dir, sizeof(dir));
+	sbx_runtime_dir(prefix, dir, sizeof(dir));
 	while ((pid = locked_runtime_file(dir, held, sizeof(held))) != 0) {
 		if (pid > 0) {
 			FILE *f;
@@ -172,7 +162,7 @@ void sbx_prefix_files_remove(const char *prefix)
 	}
 	if (m != NULL)
 		fclose(m);
-	runtime_dir(prefix, dir, sizeof(dir));
+	sbx_runtime_dir(prefix, dir, sizeof(dir));
 	snprintf(pattern, sizeof(pattern), "%s/*", dir);
 	if (glob(pattern, 0, NULL, &g) == 0) {
 		for (k = 0; k < g.gl_pathc; k++)

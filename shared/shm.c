@@ -62,7 +62,7 @@ void sbx_pool_name(int socket_id, char *buf, size_t len)
 	snprintf(buf, len, "sbx_pool_s%d", socket_id);
 }
 
-void sbx_attach_marker_path(const char *prefix, char *buf, size_t len)
+void sbx_runtime_dir(const char *prefix, char *buf, size_t len)
 {
 	const char *dir = "/var/run";
 
@@ -71,7 +71,15 @@ void sbx_attach_marker_path(const char *prefix, char *buf, size_t len)
 		if (dir == NULL)
 			dir = "/tmp";
 	}
-	snprintf(buf, len, "%s/dpdk/%s/spanbox_attachable", dir, prefix);
+	snprintf(buf, len, "%s/dpdk/%s", dir, prefix);
+}
+
+void sbx_attach_marker_path(const char *prefix, char *buf, size_t len)
+{
+	char dir[SBX_PATH_LEN + 64];
+
+	sbx_runtime_dir(prefix, dir, sizeof(dir));
+	snprintf(buf, len, "%s/spanbox_attachable", dir);
 }
 
 int sbx_attach_marker_pid(const char *prefix)

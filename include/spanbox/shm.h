@@ -325,6 +325,12 @@ uint64_t sbx_realtime_ns(void);
 void sbx_pool_name(int socket_id, char *buf, size_t len);
 
 /**
+ * DPDK's runtime directory of file prefix @p prefix (/var/run/dpdk/PREFIX, or
+ * $XDG_RUNTIME_DIR/dpdk/PREFIX when not root, as eal_create_runtime_dir()), into @p buf.
+ */
+void sbx_runtime_dir(const char *prefix, char *buf, size_t len);
+
+/**
  * Path of the "attachable" marker of file prefix @p prefix, in DPDK's runtime directory
  * (/var/run/dpdk/PREFIX, or $XDG_RUNTIME_DIR/dpdk/PREFIX when not root).
  *
