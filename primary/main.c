@@ -74,22 +74,12 @@ static void default_worker_bin(char *buf, size_t len)
  */
 static int check_filters(const struct sbx_config *cfg)
 {
-	char err[512];
-	uint16_t i;
+	char err[600];
 
-	for (i = 0; i < cfg->nb_mirrors; i++) {
-		struct rte_bpf *bpf;
-
-		if (cfg->mirrors[i].filter[0] == '\0')
-			continue;
-		bpf = sbx_filter_load(cfg->mirrors[i].filter, err, sizeof(err));
-		if (bpf == NULL) {
-			fprintf(stderr, "spanbox-primary: mirrors[%u].filter: %s\n", i, err);
-			return -1;
-		}
-		rte_bpf_destroy(bpf);
-	}
-	return 0;
+	if (sbx_filters_check(cfg, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "spanbox-primary: %s\n", err);
+	return -1;
 }
 
 /* The key of @p path's stored config: its realpath ("" when it does not fit @p len). */

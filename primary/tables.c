@@ -151,19 +151,11 @@ static int apply_staged(void)
 			    "restart it with the new config file", diff);
 		goto out;
 	}
-	for (i = 0; i < n->nb_mirrors; i++) {
-		struct rte_bpf *bpf;
-		char field[48];
-
-		if (n->mirrors[i].filter[0] == '\0')
-			continue;
-		bpf = sbx_filter_load(n->mirrors[i].filter, err, sizeof(err));
-		if (bpf == NULL) {
-			snprintf(field, sizeof(field), "mirrors[%u].filter", i);
-			rc = refuse(field, "%s: %s", field, err);
-			goto out;
-		}
-		rte_bpf_destroy(bpf);
+	if (sbx_filters_check(n, err, sizeof(err)) != 0) {
+		colon = strchr(err, ':');
+		*colon = '\0'; /* "mirrors[i].filter" */
+		rc = refuse(err, "%s:%s", err, colon + 1);
+		goto out;
 	}
 	/* the previous buffer is free only once the last grace period ended */
 	if (open_token != 0) {

@@ -7,6 +7,7 @@
 #include <rte_malloc.h>
 
 #include "spanbox/bpf_filter.h"
+#include "spanbox/config.h"
 
 struct rte_bpf *sbx_filter_load(const char *filter, char *err, size_t errlen)
 {
@@ -36,4 +37,24 @@ struct rte_bpf *sbx_filter_load(const char *filter, char *err, size_t errlen)
 	if (bpf == NULL)
 		snprintf(err, errlen, "\"%s\": rte_bpf_load: %s", filter, rte_strerror(rte_errno));
 	return bpf;
+}
+
+int sbx_filters_check(const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	char why[512];
+	uint16_t i;
+
+	for (i = 0; i < cfg->nb_mirrors; i++) {
+		struct rte_bpf *bpf;
+
+		if (cfg->mirrors[i].filter[0] == '\0')
+			continue;
+		bpf = sbx_filter_load(cfg->mirrors[i].filter, why, sizeof(why));
+		if (bpf == NULL) {
+			snprintf(err, errlen, "mirrors[%u].filter: %s", i, why);
+			return -1;
+		}
+		rte_bpf_destroy(bpf);
+	}
+	return 0;
 }

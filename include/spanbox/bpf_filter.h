@@ -16,4 +16,13 @@
  */
 struct rte_bpf *sbx_filter_load(const char *filter, char *err, size_t errlen);
 
+struct sbx_config;
+
+/**
+ * Load (then drop) every mirror filter of @p cfg with sbx_filter_load(): what a worker will do,
+ * checked once before the config runs (at start, and for each change at run time).
+ * @return 0, or -1 with "mirrors[i].filter: \"<filter>\": <reason>" in @p err.
+ */
+int sbx_filters_check(const struct sbx_config *cfg, char *err, size_t errlen);
+
 #endif
