@@ -15,9 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_eal.h>
-
 #include "api.h"
+#include "attach.h"
 #include "db.h"
 #include "status.h"
 #include "store.h"
@@ -76,11 +75,8 @@ static cJSON *doc_xconnects(cJSON *doc)
 static int primary_apply(const struct sbx_shm *cshm, const char *text, const char *client, char *why, size_t len)
 {
 	struct sbx_shm *shm = (struct sbx_shm *)cshm; /* mgmt writes only the staging area */
-	struct timespec ts = { .tv_sec = APPLY_TIMEOUT_S, .tv_nsec = 0 };
-	struct rte_mp_msg req;
-	struct rte_mp_reply rep;
 	size_t n = strlen(text);
-	int rc = -2;
+	char answer[64];
 
 	if (n >= sizeof(shm->staging.json)) {
 		snprintf(why, len, "config document longer than %zu bytes", sizeof(shm->staging.json) - 1);
@@ -89,25 +85,14 @@ static int primary_apply(const struct sbx_shm *cshm, const char *text, const cha
 	memcpy(shm->staging.json, text, n + 1);
 	shm->staging.len = (uint32_t)n;
 	snprintf(shm->staging.client, sizeof(shm->staging.client), "%s", client);
-	memset(&req, 0, sizeof(req));
-	snprintf(req.name, sizeof(req.name), "sbx_tables");
-	req.len_param = 5;
-	memcpy(req.param, "apply", 5);
-	memset(&rep, 0, sizeof(rep));
-	snprintf(why, len, "no answer from the primary within %d s", APPLY_TIMEOUT_S);
-	if (rte_mp_request_sync(&req, &rep, &ts) == 0 && rep.nb_received == 1) {
-		const char *a = (const char *)rep.msgs[0].param;
-		int alen = rep.msgs[0].len_param;
-
-		if (alen >= 2 && strncmp(a, "ok", 2) == 0) {
-			rc = 0;
-		} else {
-			rc = alen >= 4 && strncmp(a, "busy", 4) == 0 ? -2 : -1;
-			snprintf(why, len, "%s", shm->staging.error[0] ? shm->staging.error : "refused by the primary");
-		}
+	if (mgmt_request("sbx_tables", "apply", APPLY_TIMEOUT_S, answer, sizeof(answer)) != 0) {
+		snprintf(why, len, "%s", answer);
+		return -2;
 	}
-	free(rep.msgs);
-	return rc;
+	if (strncmp(answer, "ok", 2) == 0)
+		return 0;
+	snprintf(why, len, "%s", shm->staging.error[0] ? shm->staging.error : "refused by the primary");
+	return strncmp(answer, "busy", 4) == 0 ? -2 : -1;
 }
 
 /* {"forwarding":..,"mirrors":..} of @p doc, printed (what config_store keeps). */
@@ -194,7 +179,7 @@ static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *
 	unsigned int code = ok_code;
 	char *text = NULL, *live = NULL, err[600], why[600];
 	struct sbx_config *tmp = malloc(sizeof(*tmp));
-	const char *old;
+	char *old = NULL; /* the running document, to put back if the commit fails */
 	int rc;
 
 	*body = NULL;
@@ -225,8 +210,7 @@ static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *
 		*body = mgmt_error(code, NULL, "%s: nothing was changed", why);
 		goto out;
 	}
-	old = sbx_shm_tables(shm)->json;
-	old = strdup(old);
+	old = strdup(sbx_shm_tables(shm)->json);
 	__atomic_add_fetch(r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
 	rc = primary_apply(shm, text, r->client, why, sizeof(why));
 	__atomic_sub_fetch(r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
@@ -239,7 +223,6 @@ static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *
 			code = MHD_HTTP_SERVICE_UNAVAILABLE;
 			*body = mgmt_error(code, NULL, "%s: nothing was changed", why);
 		}
-		free((char *)old);
 		goto out;
 	}
 	if (mgmt_store_commit(err, sizeof(err)) != 0) {
@@ -248,13 +231,12 @@ static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *
 			primary_apply(shm, old, r->client, why, sizeof(why));
 		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
 		*body = mgmt_error(code, NULL, "%s: the change was undone", err);
-		free((char *)old);
 		goto out;
 	}
-	free((char *)old);
 	*body = ok_body;
 	ok_body = NULL;
 out:
+	free(old);
 	cJSON_Delete(ok_body);
 	cJSON_Delete(doc);
 	free(text);

@@ -147,16 +147,16 @@ int mgmt_inherited_listen_fd(void)
 	return fd;
 }
 
-int mgmt_control(const char *request, char *answer, size_t len)
+int mgmt_request(const char *action, const char *request, unsigned int timeout_s, char *answer, size_t len)
 {
 	struct rte_mp_msg req;
 	struct rte_mp_reply rep;
-	struct timespec ts = { .tv_sec = 1, .tv_nsec = 0 };
+	struct timespec ts = { .tv_sec = timeout_s, .tv_nsec = 0 };
 	int rc = -1;
 
-	snprintf(answer, len, "no answer from the primary");
+	snprintf(answer, len, "no answer from the primary within %u s", timeout_s);
 	memset(&req, 0, sizeof(req));
-	snprintf(req.name, sizeof(req.name), "sbx_ctl");
+	snprintf(req.name, sizeof(req.name), "%s", action);
 	req.len_param = (int)strlen(request);
 	if (req.len_param > RTE_MP_MAX_PARAM_LEN)
 		return -1;
@@ -168,4 +168,9 @@ int mgmt_control(const char *request, char *answer, size_t len)
 	}
 	free(rep.msgs);
 	return rc;
+}
+
+int mgmt_control(const char *request, char *answer, size_t len)
+{
+	return mgmt_request("sbx_ctl", request, 1, answer, len);
 }

@@ -67,4 +67,11 @@ int mgmt_inherited_listen_fd(void);
  */
 int mgmt_control(const char *request, char *answer, size_t len);
 
+/**
+ * Send @p request to the primary's EAL multi-process action @p action and wait up to @p timeout_s
+ * seconds for its answer, copied into @p answer. @return 0 when answered, -1 otherwise (@p answer
+ * then says why).
+ */
+int mgmt_request(const char *action, const char *request, unsigned int timeout_s, char *answer, size_t len);
+
 #endif
