@@ -158,8 +158,7 @@ static bool configured(const struct sbx_shm *shm, const char *kind, const char *
 		return false;
 	if (strcmp(kind, "worker") == 0)
 		return v < shm->cfg.nb_workers && v < SBX_MAX_WORKERS;
-	cfg = shm->tables[__atomic_load_n(&shm->tables_gen, __ATOMIC_ACQUIRE) & 1].cfg.nb_ports
-		      ? sbx_shm_cfg(shm) : &shm->cfg;
+	cfg = sbx_shm_cfg(shm); /* mgmt attaches only once the tables are published */
 	for (i = 0; i < cfg->nb_mirrors && i < SBX_MAX_MIRRORS; i++)
 		if (cfg->mirrors[i].id == v)
 			return true;

@@ -53,21 +53,18 @@ static void add(unsigned int *n, const char *kind, const char *name, const char 
 /* Read every sampled value of the memzone into g_vals. @return how many. */
 static unsigned int collect(const struct sbx_shm *shm)
 {
-	const struct sbx_tables *t = sbx_shm_tables(shm);
-	/* mirrors come from the active runtime tables once the primary publishes them */
-	const bool tables = t->cfg.nb_ports > 0;
-	const struct sbx_config *mcfg = tables ? &t->cfg : &shm->cfg;
-	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
-	uint16_t nb_w = MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS);
+	const struct sbx_config *mcfg = sbx_shm_cfg(shm); /* mirrors: the active runtime tables */
+	uint16_t nb_ports = mgmt_nb_ports(shm), nb_w = mgmt_nb_workers(shm);
 	char name[SBX_NAME_LEN];
 	unsigned int n = 0, i, w;
 
 	for (i = 0; i < nb_ports; i++) {
 		const struct sbx_port_shm *ps = &shm->ports[i];
+		struct sbx_port_counters sum;
 		uint64_t drops = ps->imissed + ps->ierrors + ps->rx_nombuf + ps->oerrors;
 
-		for (w = 0; w < nb_w; w++)
-			drops += shm->workers[w].stats.port[i].drop_pkts;
+		mgmt_port_worker_sum(shm, (uint16_t)i, nb_w, &sum);
+		drops += sum.drop_pkts;
 		snprintf(name, sizeof(name), "%.*s", SBX_NAME_LEN - 1, shm->cfg.ports[i].name);
 		add(&n, "port", name, "rx_packets", ps->ipackets);
 		add(&n, "port", name, "tx_packets", ps->opackets);
@@ -86,23 +83,14 @@ static unsigned int collect(const struct sbx_shm *shm)
 		add(&n, "worker", name, "busy_cycles", ws->stats.busy_cycles);
 		add(&n, "worker", name, "restarts", ws->restarts);
 	}
-	for (i = 0; i < MIN(mcfg->nb_mirrors, SBX_MAX_MIRRORS); i++) {
-		unsigned int slot = tables ? t->slot[i] : i;
-		uint64_t pk = 0, by = 0, dr = 0;
+	for (i = 0; i < mgmt_nb_mirrors(shm); i++) {
+		struct sbx_mirror_counters c;
 
-		if (slot >= SBX_MAX_MIRRORS)
-			continue;
-		for (w = 0; w < nb_w; w++) {
-			const struct sbx_mirror_counters *c = &shm->workers[w].stats.mirror[slot];
-
-			pk += c->mirrored_pkts;
-			by += c->mirrored_bytes;
-			dr += c->drop_txfull + c->drop_nombuf + c->drop_malformed;
-		}
+		mgmt_mirror_sum(shm, (uint16_t)i, nb_w, &c); /* by the session's counter slot */
 		snprintf(name, sizeof(name), "%u", (unsigned int)mcfg->mirrors[i].id);
-		add(&n, "mirror", name, "mirrored_packets", pk);
-		add(&n, "mirror", name, "mirrored_bytes", by);
-		add(&n, "mirror", name, "drops", dr);
+		add(&n, "mirror", name, "mirrored_packets", c.mirrored_pkts);
+		add(&n, "mirror", name, "mirrored_bytes", c.mirrored_bytes);
+		add(&n, "mirror", name, "drops", c.drop_txfull + c.drop_nombuf + c.drop_malformed);
 	}
 	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
 		snprintf(name, sizeof(name), "%.*s", SBX_NAME_LEN - 1, shm->pools[i].name);
