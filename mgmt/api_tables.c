@@ -11,9 +11,11 @@
  * Only forwarding and mirrors can change at run time; PUT /config with other sections changed is
  * refused (422, field = the section).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api.h"
 #include "attach.h"
@@ -21,7 +23,7 @@
 #include "status.h"
 #include "store.h"
 
-#define APPLY_TIMEOUT_S 5 /* filter compilation + one grace period (at most 2 s) */
+#define APPLY_TIMEOUT_MS 5000
 #define REDACTED "<redacted>"
 
 /* The running config document (active tables), or NULL with a 503/500 set; the memzone it came
@@ -71,28 +73,103 @@ static cJSON *doc_xconnects(cJSON *doc)
 	return doc_array(f, "xconnects");
 }
 
-/* Ask the primary to apply the staged document. @return 0 applied, -1 refused, -2 busy/no answer. */
+/* How long mgmt waits for an apply: filter compilation + one grace period (at most 2 s) and the
+ * previous one; test hook SBX_TEST_APPLY_TIMEOUT_MS. */
+static unsigned int apply_timeout_ms(void)
+{
+	const char *v = getenv("SBX_TEST_APPLY_TIMEOUT_MS");
+	unsigned long ms = v ? strtoul(v, NULL, 10) : 0;
+
+	return ms > 0 && ms < 600000 ? (unsigned int)ms : APPLY_TIMEOUT_MS;
+}
+
+static bool staging_cas(struct sbx_tables_staging *st, uint32_t from, uint32_t to)
+{
+	return __atomic_compare_exchange_n(&st->state, &from, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* Wait up to @p ms for the staging area to be FREE. A PENDING one is left by a mgmt that died
+ * after it wrote a request (this process has none in flight): taken back. */
+static bool staging_wait_free(struct sbx_tables_staging *st, unsigned int ms)
+{
+	uint64_t deadline = sbx_now_ns() + (uint64_t)ms * 1000000ULL;
+	struct timespec nap = { 0, 1000000 };
+
+	for (;;) {
+		uint32_t s = __atomic_load_n(&st->state, __ATOMIC_ACQUIRE);
+
+		if (s == SBX_STAGING_FREE || (s == SBX_STAGING_PENDING && staging_cas(st, s, SBX_STAGING_FREE)))
+			return true;
+		if (sbx_now_ns() > deadline)
+			return false;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* The result of request @p id once the primary answered it in the staging area. */
+static int staged_result(const struct sbx_tables_staging *st, uint64_t id, char *why, size_t len)
+{
+	uint32_t result = st->done_id == id ? st->result : SBX_TABLES_NONE;
+
+	if (result == SBX_TABLES_APPLIED)
+		return 0;
+	snprintf(why, len, "%s", st->error[0] ? st->error : sbx_tables_result_name(result));
+	return result == SBX_TABLES_REFUSED ? -1 : -2;
+}
+
+/*
+ * Ask the primary to apply @p text (the state machine of include/spanbox/ipc.h): every answer is
+ * true. @return 0 applied, -1 refused (422, @p why), -2 not applied (503: busy, or no answer in
+ * time, and then the primary will not apply it later), -3 unknown (the primary decided to
+ * publish it and did not finish in time: it may be live).
+ */
 static int primary_apply(const struct sbx_shm *cshm, const char *text, const char *client, char *why, size_t len)
 {
 	struct sbx_shm *shm = (struct sbx_shm *)cshm; /* mgmt writes only the staging area */
-	size_t n = strlen(text);
-	char answer[64];
+	struct sbx_tables_staging *st = &shm->staging;
+	unsigned int timeout = apply_timeout_ms();
+	struct sbx_tables_req req = { .version = SBX_IPC_VERSION, .verb = SBX_TABLES_APPLY };
+	struct sbx_tables_reply rep;
+	size_t n = strlen(text), rlen = sizeof(rep);
+	uint64_t deadline;
 
-	if (n >= sizeof(shm->staging.json)) {
-		snprintf(why, len, "config document longer than %zu bytes", sizeof(shm->staging.json) - 1);
+	if (n >= sizeof(st->json)) {
+		snprintf(why, len, "config document longer than %zu bytes", sizeof(st->json) - 1);
 		return -1;
 	}
-	memcpy(shm->staging.json, text, n + 1);
-	shm->staging.len = (uint32_t)n;
-	snprintf(shm->staging.client, sizeof(shm->staging.client), "%s", client);
-	if (mgmt_request("sbx_tables", "apply", APPLY_TIMEOUT_S, answer, sizeof(answer)) != 0) {
-		snprintf(why, len, "%s", answer);
+	if (!staging_wait_free(st, timeout)) {
+		snprintf(why, len, "the primary is still working on an earlier change");
 		return -2;
 	}
-	if (strncmp(answer, "ok", 2) == 0)
-		return 0;
-	snprintf(why, len, "%s", shm->staging.error[0] ? shm->staging.error : "refused by the primary");
-	return strncmp(answer, "busy", 4) == 0 ? -2 : -1;
+	memcpy(st->json, text, n + 1);
+	st->len = (uint32_t)n;
+	snprintf(st->client, sizeof(st->client), "%s", client);
+	req.request_id = st->request_id + 1;
+	__atomic_store_n(&st->request_id, req.request_id, __ATOMIC_RELEASE);
+	__atomic_store_n(&st->state, SBX_STAGING_PENDING, __ATOMIC_RELEASE);
+	if (mgmt_request(SBX_IPC_TABLES, &req, sizeof(req), timeout, &rep, &rlen) == 0 && rlen == sizeof(rep) &&
+	    rep.version == SBX_IPC_VERSION && rep.request_id == req.request_id &&
+	    (rep.result == SBX_TABLES_APPLIED || rep.result == SBX_TABLES_REFUSED || rep.result == SBX_TABLES_BUSY))
+		return staged_result(st, req.request_id, why, len);
+	/* no (usable) answer: settle what happened, so that the answer is true */
+	if (staging_cas(st, SBX_STAGING_PENDING, SBX_STAGING_FREE) ||
+	    staging_cas(st, SBX_STAGING_WORKING, SBX_STAGING_ABANDONED)) {
+		snprintf(why, len, "no answer from the primary within %u ms", timeout);
+		return -2; /* the primary never publishes it now */
+	}
+	/* APPLYING or FREE: the primary decided; wait for it to finish publishing */
+	deadline = sbx_now_ns() + 10ULL * 1000000000ULL;
+	while (__atomic_load_n(&st->state, __ATOMIC_ACQUIRE) != SBX_STAGING_FREE && sbx_now_ns() < deadline &&
+	       kill(shm->primary_pid, 0) == 0) {
+		struct timespec nap = { 0, 1000000 };
+
+		nanosleep(&nap, NULL);
+	}
+	if (__atomic_load_n(&st->state, __ATOMIC_ACQUIRE) == SBX_STAGING_FREE)
+		return staged_result(st, req.request_id, why, len);
+	snprintf(why, len, "the primary decided to apply the change but did not finish: it may be live"
+		 " (GET /api/v1/config shows what runs)");
+	return -3;
 }
 
 /* {"forwarding":..,"mirrors":..} of @p doc, printed (what config_store keeps). */
@@ -219,6 +296,9 @@ static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *
 		if (rc == -1) {
 			code = MHD_HTTP_UNPROCESSABLE_CONTENT;
 			*body = mgmt_error(code, shm->staging.error_field[0] ? shm->staging.error_field : NULL, "%s", why);
+		} else if (rc == -3) {
+			code = MHD_HTTP_SERVICE_UNAVAILABLE;
+			*body = mgmt_error(code, NULL, "%s; it was not stored", why);
 		} else {
 			code = MHD_HTTP_SERVICE_UNAVAILABLE;
 			*body = mgmt_error(code, NULL, "%s: nothing was changed", why);

@@ -147,24 +147,33 @@ int mgmt_inherited_listen_fd(void)
 	return fd;
 }
 
-int mgmt_request(const char *action, const char *request, unsigned int timeout_s, char *answer, size_t len)
+int mgmt_request(const char *action, const void *request, size_t req_len, unsigned int timeout_ms, void *answer,
+		 size_t *answer_len)
 {
 	struct rte_mp_msg req;
 	struct rte_mp_reply rep;
-	struct timespec ts = { .tv_sec = timeout_s, .tv_nsec = 0 };
+	struct timespec ts = { .tv_sec = timeout_ms / 1000, .tv_nsec = (long)(timeout_ms % 1000) * 1000000L };
 	int rc = -1;
 
-	snprintf(answer, len, "no answer from the primary within %u s", timeout_s);
 	memset(&req, 0, sizeof(req));
 	snprintf(req.name, sizeof(req.name), "%s", action);
-	req.len_param = (int)strlen(request);
-	if (req.len_param > RTE_MP_MAX_PARAM_LEN)
+	if (req_len > RTE_MP_MAX_PARAM_LEN) {
+		*answer_len = 0;
 		return -1;
-	memcpy(req.param, request, (size_t)req.len_param);
+	}
+	req.len_param = (int)req_len;
+	memcpy(req.param, request, req_len);
 	memset(&rep, 0, sizeof(rep));
 	if (rte_mp_request_sync(&req, &rep, &ts) == 0 && rep.nb_received == 1) {
-		snprintf(answer, len, "%.*s", rep.msgs[0].len_param, (const char *)rep.msgs[0].param);
+		size_t n = (size_t)rep.msgs[0].len_param;
+
+		if (n > *answer_len)
+			n = *answer_len;
+		memcpy(answer, rep.msgs[0].param, n);
+		*answer_len = (size_t)rep.msgs[0].len_param;
 		rc = 0;
+	} else {
+		*answer_len = 0;
 	}
 	free(rep.msgs);
 	return rc;
@@ -172,5 +181,13 @@ int mgmt_request(const char *action, const char *request, unsigned int timeout_s
 
 int mgmt_control(const char *request, char *answer, size_t len)
 {
-	return mgmt_request("sbx_ctl", request, 1, answer, len);
+	char buf[RTE_MP_MAX_PARAM_LEN];
+	size_t n = sizeof(buf);
+
+	if (mgmt_request("sbx_ctl", request, strlen(request), 1000, buf, &n) != 0) {
+		snprintf(answer, len, "no answer from the primary within 1 s");
+		return -1;
+	}
+	snprintf(answer, len, "%.*s", (int)(n < sizeof(buf) ? n : sizeof(buf)), buf);
+	return 0;
 }

@@ -68,10 +68,12 @@ int mgmt_inherited_listen_fd(void);
 int mgmt_control(const char *request, char *answer, size_t len);
 
 /**
- * Send @p request to the primary's EAL multi-process action @p action and wait up to @p timeout_s
- * seconds for its answer, copied into @p answer. @return 0 when answered, -1 otherwise (@p answer
- * then says why).
+ * Send @p req_len bytes of @p request (at most RTE_MP_MAX_PARAM_LEN) to the primary's EAL
+ * multi-process action @p action and wait up to @p timeout_ms ms for its answer: up to
+ * *@p answer_len bytes are copied into @p answer, and *@p answer_len becomes the answer's size.
+ * @return 0 when answered, -1 otherwise (no answer in time, no primary, request too long).
  */
-int mgmt_request(const char *action, const char *request, unsigned int timeout_s, char *answer, size_t len);
+int mgmt_request(const char *action, const void *request, size_t req_len, unsigned int timeout_ms, void *answer,
+		 size_t *answer_len);
 
 #endif

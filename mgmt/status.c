@@ -85,7 +85,9 @@ uint16_t mgmt_nb_mirrors(const struct sbx_shm *shm)
 /* Counter slot of session @p i of the active runtime tables (workers[w].stats.mirror[slot]). */
 static uint8_t mirror_slot(const struct sbx_shm *shm, uint16_t i)
 {
-	return sbx_shm_tables(shm)->slot[i] % SBX_MAX_MIRRORS;
+	/* the primary never publishes a slot out of range; the bound keeps a misread from leaving the
+	 * array (mgmt may read a buffer being rewritten, shm.h) */
+	return sbx_shm_tables(shm)->slot[i] % SBX_MIRROR_SLOTS;
 }
 
 int mgmt_port_index(const struct sbx_shm *shm, const char *name)

@@ -71,7 +71,8 @@ void sbx_print_counters(struct sbx_primary *p)
 	       "shared", "filtered_out", "sampled_out", "drop_txfull", "drop_nombuf", "truncated", "drop_malformed");
 	for (i = 0; i < p->cfg->nb_mirrors; i++) {
 		for (w = 0; w < p->cfg->nb_workers; w++) {
-			const struct sbx_mirror_counters *m = &p->shm->workers[w].stats.mirror[i];
+			const struct sbx_mirror_counters *m =
+				&p->shm->workers[w].stats.mirror[sbx_shm_tables(p->shm)->slot[i] % SBX_MIRROR_SLOTS];
 
 			printf("%-16s %6u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %11" PRIu64
 			       " %11" PRIu64 " %11" PRIu64 " %9" PRIu64 " %14" PRIu64 "\n",

@@ -14,9 +14,10 @@
  *     previous buffer, so the next change may overwrite it. A change that finds the previous grace
  *     period still open (a hung worker) waits for it, then gives up with an error: never a torn read.
  *
- * Requests come from mgmt over rte_mp (action "sbx_tables", "apply"): the proposed config document
- * is in shm->staging. They are handled in the EAL IPC thread: validation, filter compilation and
- * the grace period never stall the main loop (supervision, pcap bridging).
+ * Requests come from mgmt over rte_mp (SBX_IPC_TABLES, include/spanbox/ipc.h): the proposed config
+ * document is in shm->staging, handed over by the state machine ipc.h describes. They are handled
+ * in the EAL IPC thread: validation, filter compilation and the grace period never stall the main
+ * loop (supervision, pcap bridging).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -38,7 +39,6 @@
 #include "spanbox/bpf_filter.h"
 #include "primary.h"
 
-#define SBX_TABLES_ACTION "sbx_tables"
 #define SBX_GRACE_TIMEOUT_NS (2ULL * 1000 * 1000 * 1000) /* a hung worker is restarted within 0.5 s */
 
 static struct sbx_primary *tp;
@@ -74,35 +74,62 @@ static int late_worker(void)
 	return -1;
 }
 
-/* The counter slot of each session of @p n: its slot in @p old when the id was there, else a
- * slot no session of @p old uses, whose counters and sequence number are zeroed. */
-static void assign_slots(const struct sbx_tables *old, const struct sbx_config *n, uint8_t *slot)
+/*
+ * The counter slot of each session of @p n: its slot in @p old when the id was there, else a
+ * slot no session of @p old uses, whose counters and sequence number are zeroed. A removed
+ * session's slot is free only at the next change (workers on @p old may still count into it):
+ * SBX_MIRROR_SLOTS (shm.h) is sized so that a free slot always exists. @return 0, or -1 when
+ * none is left (never, by that sizing; checked anyway: the index addresses shared memory).
+ */
+static int assign_slots(const struct sbx_tables *old, const struct sbx_config *n, uint8_t *slot)
 {
-	bool used[SBX_MAX_MIRRORS] = { false };
+	bool used[SBX_MIRROR_SLOTS] = { false };
 	uint16_t i, j, w;
 
+	RTE_BUILD_BUG_ON(SBX_MIRROR_SLOTS > UINT8_MAX);
+	if (n->nb_mirrors > SBX_MAX_MIRRORS || old->cfg.nb_mirrors > SBX_MAX_MIRRORS)
+		return -1;
+	for (j = 0; j < old->cfg.nb_mirrors; j++) {
+		if (old->slot[j] >= SBX_MIRROR_SLOTS)
+			return -1;
+		used[old->slot[j]] = true; /* kept, or removed: free only next time */
+	}
 	for (i = 0; i < n->nb_mirrors; i++) {
 		slot[i] = UINT8_MAX;
 		for (j = 0; j < old->cfg.nb_mirrors; j++)
-			if (old->cfg.mirrors[j].id == n->mirrors[i].id) {
+			if (old->cfg.mirrors[j].id == n->mirrors[i].id)
 				slot[i] = old->slot[j];
-				used[slot[i]] = true;
-			}
 	}
-	for (j = 0; j < old->cfg.nb_mirrors; j++) /* a removed session's slot is free only next time */
-		used[old->slot[j]] = true;
 	for (i = 0; i < n->nb_mirrors; i++) {
 		if (slot[i] != UINT8_MAX)
 			continue;
-		for (j = 0; j < SBX_MAX_MIRRORS && used[j]; j++)
+		for (j = 0; j < SBX_MIRROR_SLOTS && used[j]; j++)
 			;
-		slot[i] = (uint8_t)j; /* nb_mirrors <= SBX_MAX_MIRRORS and old sessions hold the rest */
+		if (j >= SBX_MIRROR_SLOTS)
+			return -1;
+		slot[i] = (uint8_t)j;
 		used[j] = true;
 		/* no worker writes slot j: the last grace period ended and old uses no session in it */
 		for (w = 0; w < SBX_MAX_WORKERS; w++)
 			memset(&tp->shm->workers[w].stats.mirror[j], 0, sizeof(tp->shm->workers[w].stats.mirror[j]));
-		tp->shm->mirrors[j].seq_next = 0;
+		__atomic_store_n(&tp->shm->mirrors[j].seq_next, 0, __ATOMIC_RELAXED);
 	}
+	return 0;
+}
+
+/* Test hook: SBX_TEST_APPLY_DELAY_MS=<before>[,<after>] delays an apply before it takes the
+ * decision to publish (a slow validation) and after it (a slow publication), in ms. */
+static void test_delay(int which)
+{
+	const char *v = getenv("SBX_TEST_APPLY_DELAY_MS");
+	unsigned long ms[2] = { 0, 0 };
+	struct timespec ts;
+
+	if (v == NULL || sscanf(v, "%lu,%lu", &ms[0], &ms[1]) < 1 || ms[which] == 0)
+		return;
+	ts.tv_sec = (time_t)(ms[which] / 1000);
+	ts.tv_nsec = (long)(ms[which] % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
 }
 
 /* Say why a proposal is refused: into the staging area, for mgmt. */
@@ -118,14 +145,32 @@ static int refuse(const char *field, const char *fmt, ...)
 	return -1;
 }
 
-/* Validate the staged document and publish it. @return 0, -1 refused (422), -2 busy (503). */
+/* Move the staging area from @p from to @p to; false when it was not in @p from (ipc.h). */
+static bool staging_cas(struct sbx_tables_staging *st, uint32_t from, uint32_t to)
+{
+	return __atomic_compare_exchange_n(&st->state, &from, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* The staged request is answered with @p result: hand the staging area back to mgmt. */
+static void staging_done(struct sbx_tables_staging *st, uint32_t result)
+{
+	st->result = result;
+	st->done_id = st->request_id;
+	__atomic_store_n(&st->state, SBX_STAGING_FREE, __ATOMIC_RELEASE);
+}
+
+/*
+ * Validate the staged document (state WORKING) and publish it. On success the staging area is
+ * handed back (FREE) once the change is live, before the grace period; on failure the caller
+ * hands it back. @return 0, -1 refused (422), -2 busy (503).
+ */
 static int apply_staged(void)
 {
 	struct sbx_tables_staging *st = &tp->shm->staging;
 	struct sbx_config *n = malloc(sizeof(*n));
 	const struct sbx_tables *cur;
 	struct sbx_tables *next;
-	char err[512], *colon;
+	char err[512], client[sizeof(tp->shm->staging.client)], *colon;
 	const char *diff;
 	uint64_t gen, token;
 	uint16_t i;
@@ -152,9 +197,10 @@ static int apply_staged(void)
 		goto out;
 	}
 	if (sbx_filters_check(n, err, sizeof(err)) != 0) {
-		colon = strchr(err, ':');
-		*colon = '\0'; /* "mirrors[i].filter" */
-		rc = refuse(err, "%s:%s", err, colon + 1);
+		colon = strchr(err, ':'); /* "mirrors[i].filter: reason" */
+		if (colon != NULL)
+			*colon = '\0';
+		rc = refuse(err, "%s:%s", err, colon ? colon + 1 : " invalid filter");
 		goto out;
 	}
 	/* the previous buffer is free only once the last grace period ended */
@@ -177,10 +223,24 @@ static int apply_staged(void)
 	memcpy(next->cfg.xconnects, n->xconnects, sizeof(n->xconnects));
 	next->cfg.nb_mirrors = n->nb_mirrors;
 	memcpy(next->cfg.mirrors, n->mirrors, sizeof(n->mirrors));
-	assign_slots(cur, n, next->slot);
+	if (assign_slots(cur, n, next->slot) != 0) {
+		rc = refuse("mirrors", "mirrors: no free counter slot (at most %d sessions, %d slots)", SBX_MAX_MIRRORS,
+			    SBX_MIRROR_SLOTS);
+		goto out;
+	}
 	memcpy(next->json, st->json, st->len + 1);
 	next->json_len = st->len;
 	next->gen = gen + 1;
+	next->request_id = st->request_id;
+	snprintf(client, sizeof(client), "%s", st->client);
+	test_delay(0);
+	/* the decision: from here on the change will be live, unless mgmt gave up on it already */
+	if (!staging_cas(st, SBX_STAGING_WORKING, SBX_STAGING_APPLYING)) {
+		rc = -2;
+		refuse(NULL, "mgmt stopped waiting for this change: nothing was changed");
+		goto out;
+	}
+	test_delay(1);
 	for (i = 0; i < tp->cfg->nb_ports; i++)
 		tp->shm->ports[i].peer = -1;
 	for (i = 0; i < n->nb_xconnects; i++) {
@@ -189,37 +249,57 @@ static int apply_staged(void)
 	}
 	__atomic_store_n(&tp->shm->tables_gen, gen + 1, __ATOMIC_RELEASE);
 	tp->shm->tables_applied_ns = sbx_realtime_ns();
+	rc = 0;
+	staging_done(st, SBX_TABLES_APPLIED); /* mgmt may write the staging area again */
 	token = rte_rcu_qsbr_start(rcu);
 	if (!grace_wait(token))
 		open_token = token; /* published; the next change waits for the late worker */
 	sbx_event(tp, "tables_applied", -1, 0, "generation %llu: %u xconnects, %u mirrors (%s)%s",
-		  (unsigned long long)(gen + 1), n->nb_xconnects, n->nb_mirrors, st->client,
+		  (unsigned long long)(gen + 1), n->nb_xconnects, n->nb_mirrors, client,
 		  open_token ? "; a worker is late" : "");
-	rc = 0;
 out:
 	free(n);
 	return rc;
 }
 
+/*
+ * SBX_IPC_TABLES requests (ipc.h), on the EAL IPC thread: one at a time (apply_lock), and the main
+ * loop (supervision, pcap bridging) never waits for validation, filter compilation or a grace
+ * period. A request is taken only when it names the staged request and the staging area is
+ * PENDING; anything else is answered without touching the tables.
+ */
 static int on_request(const struct rte_mp_msg *msg, const void *peer)
 {
+	struct sbx_tables_staging *st = &tp->shm->staging;
+	struct sbx_tables_reply rep = { .version = SBX_IPC_VERSION, .result = SBX_TABLES_BAD_MESSAGE };
+	struct sbx_tables_req req;
 	struct rte_mp_msg reply;
-	char answer[64];
-	int rc = -1;
+	int rc;
 
 	memset(&reply, 0, sizeof(reply));
-	snprintf(reply.name, sizeof(reply.name), "%s", SBX_TABLES_ACTION);
-	if (msg->len_param == 5 && memcmp(msg->param, "apply", 5) == 0) {
-		pthread_mutex_lock(&apply_lock);
-		rc = apply_staged();
-		pthread_mutex_unlock(&apply_lock);
-		snprintf(answer, sizeof(answer), "%s %llu", rc == 0 ? "ok" : rc == -2 ? "busy" : "refused",
-			 (unsigned long long)__atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE));
-	} else {
-		snprintf(answer, sizeof(answer), "refused unknown request");
+	snprintf(reply.name, sizeof(reply.name), "%s", SBX_IPC_TABLES);
+	if (msg->len_param == (int)sizeof(req)) {
+		memcpy(&req, msg->param, sizeof(req));
+		rep.request_id = req.request_id;
+		if (req.version != SBX_IPC_VERSION || req.verb != SBX_TABLES_APPLY) {
+			rep.result = SBX_TABLES_BAD_MESSAGE;
+		} else {
+			pthread_mutex_lock(&apply_lock);
+			if (req.request_id != __atomic_load_n(&st->request_id, __ATOMIC_ACQUIRE) ||
+			    !staging_cas(st, SBX_STAGING_PENDING, SBX_STAGING_WORKING)) {
+				rep.result = SBX_TABLES_STALE; /* mgmt gave up on it, or a late duplicate */
+			} else {
+				rc = apply_staged();
+				if (rc != 0)
+					staging_done(st, rc == -2 ? SBX_TABLES_BUSY : SBX_TABLES_REFUSED);
+				rep.result = rc == 0 ? SBX_TABLES_APPLIED : rc == -2 ? SBX_TABLES_BUSY : SBX_TABLES_REFUSED;
+			}
+			pthread_mutex_unlock(&apply_lock);
+		}
 	}
-	reply.len_param = (int)strlen(answer);
-	memcpy(reply.param, answer, (size_t)reply.len_param);
+	rep.gen = __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE);
+	reply.len_param = (int)sizeof(rep);
+	memcpy(reply.param, &rep, sizeof(rep));
 	return rte_mp_reply(&reply, peer);
 }
 
@@ -245,12 +325,14 @@ int sbx_tables_init(struct sbx_primary *p, const struct sbx_config *as_parsed, c
 	t->cfg = p->shm->cfg; /* with the RX queues ports.c added */
 	for (i = 0; i < SBX_MAX_MIRRORS; i++)
 		t->slot[i] = (uint8_t)i;
+	t->request_id = 0;
+	p->shm->staging.state = SBX_STAGING_FREE;
 	memcpy(t->json, json, len + 1);
 	t->json_len = (uint32_t)len;
 	t->gen = 0;
 	p->shm->tables_gen = 0;
-	if (rte_mp_action_register(SBX_TABLES_ACTION, on_request) != 0) {
-		fprintf(stderr, "spanbox-primary: cannot register IPC action %s\n", SBX_TABLES_ACTION);
+	if (rte_mp_action_register(SBX_IPC_TABLES, on_request) != 0) {
+		fprintf(stderr, "spanbox-primary: cannot register IPC action %s\n", SBX_IPC_TABLES);
 		return -1;
 	}
 	return 0;
@@ -258,7 +340,7 @@ int sbx_tables_init(struct sbx_primary *p, const struct sbx_config *as_parsed, c
 
 void sbx_tables_fini(void)
 {
-	rte_mp_action_unregister(SBX_TABLES_ACTION);
+	rte_mp_action_unregister(SBX_IPC_TABLES);
 	pthread_mutex_lock(&apply_lock); /* a change in flight ends first */
 	pthread_mutex_unlock(&apply_lock);
 }

@@ -22,14 +22,23 @@
 #include <rte_mbuf.h>
 
 #include "config.h"
+#include "ipc.h"
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 9
+#define SBX_SHM_VERSION 10
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
 #define SBX_MAX_LCORES (SBX_MAX_WORKERS + 2) /**< primary, mgmt and every worker */
+/**
+ * Counter slots of mirror sessions (workers[w].stats.mirror[] and mirrors[]). A session keeps its
+ * slot while it exists; the slot of a session that a change removes is reused only by a later
+ * change (workers still running the previous tables may count into it until the grace period
+ * ends). One change holds at most its kept + removed sessions (the old ones, <= SBX_MAX_MIRRORS)
+ * plus its added ones (<= SBX_MAX_MIRRORS - kept): twice SBX_MAX_MIRRORS slots always suffice.
+ */
+#define SBX_MIRROR_SLOTS (2 * SBX_MAX_MIRRORS)
 
 /** Life cycle of a worker, as the primary and the worker itself record it. */
 enum sbx_worker_state {
@@ -81,21 +90,23 @@ struct sbx_worker_stats {
 				      the worker dies); 0 once any of them was freed or handed to a PMD */
 	uint64_t first_rx_ns;    /**< CLOCK_REALTIME ns of the first burst this process received */
 	struct sbx_port_counters port[SBX_MAX_PORTS];
-	struct sbx_mirror_counters mirror[SBX_MAX_MIRRORS]; /**< indexed like cfg.mirrors */
+	struct sbx_mirror_counters mirror[SBX_MIRROR_SLOTS]; /**< indexed by the session's counter slot
+								  (struct sbx_tables.slot) */
 	struct rte_mbuf *burst[256]; /**< the worker receives into this array (SBX_MAX_BURST) */
 } __rte_cache_aligned;
 
 /**
- * Shared per-session state. GRE sequence numbers must never repeat across workers: a worker takes
- * a block of SBX_SEQ_BLOCK numbers with one atomic fetch-add on seq_next and uses them one by one,
- * so numbers are unique per session and increase within each worker, at the cost of one atomic
- * per SBX_SEQ_BLOCK mirrored frames (not one per frame, which would bounce this cache line).
+ * Shared per-session state: the session's GRE sequence numbers (RFC 2890). A worker numbers its
+ * copies when it sends them: one atomic fetch-add of the burst's count per session and burst
+ * (not one per frame, which would bounce this cache line between workers), so every number is
+ * used by exactly one copy, a number is missing on the wire only when its copy was dropped
+ * (drop_txfull), and copies of two workers interleave by at most one burst. A worker that dies
+ * or restarts leaves no gap (it holds no numbers). On its own cache line: every worker mirroring
+ * the session writes it.
  */
 struct sbx_mirror_shm {
-	uint64_t seq_next;
+	uint64_t seq_next; /**< the next number to hand out (the low 32 bits go on the wire) */
 } __rte_cache_aligned;
-
-#define SBX_SEQ_BLOCK 256
 
 /** One worker slot. */
 struct sbx_worker_shm {
@@ -239,18 +250,27 @@ struct sbx_warning {
 struct sbx_tables {
 	uint64_t gen;                 /**< generation this buffer holds */
 	struct sbx_config cfg;        /**< the running config as parsed (before ports.c added RX queues) */
-	uint8_t slot[SBX_MAX_MIRRORS]; /**< counter slot of cfg.mirrors[i]: workers[w].stats.mirror[slot]
-					    and mirrors[slot]; a session keeps its slot while it exists */
+	uint8_t slot[SBX_MAX_MIRRORS]; /**< counter slot (< SBX_MIRROR_SLOTS) of cfg.mirrors[i]:
+					    workers[w].stats.mirror[slot] and mirrors[slot]; a session
+					    keeps its slot while it exists */
+	uint64_t request_id;          /**< the mgmt request that published it (staging), 0 = the start */
 	uint32_t json_len;            /**< bytes of json, NUL excluded */
 	char json[SBX_TABLES_JSON_MAX]; /**< the config document cfg was parsed from */
 };
 
 /**
- * Where mgmt puts a proposed config document for the primary to apply (request "apply" of the
- * rte_mp action "sbx_tables"), and where the primary answers why it refused. mgmt writes it only
- * from its HTTP thread, one request at a time; the primary reads it only while that request waits.
+ * Where mgmt puts a proposed config document for the primary to apply (SBX_TABLES_APPLY of the
+ * rte_mp action SBX_IPC_TABLES, ipc.h), and where the primary answers why it refused. Who may
+ * read or write it is decided by @p state (enum sbx_staging_state, changed with atomic
+ * compare-and-swap by both sides; ipc.h draws the state machine): mgmt writes json, client and
+ * request_id only in SBX_STAGING_FREE; the primary reads them only after it took the request
+ * (PENDING -> WORKING) and writes error, result and done_id before it stores FREE.
  */
 struct sbx_tables_staging {
+	uint32_t state;               /**< enum sbx_staging_state */
+	uint32_t result;              /**< enum sbx_tables_result of request done_id */
+	uint64_t request_id;          /**< the staged request (mgmt: 1, 2, ...) */
+	uint64_t done_id;             /**< the request result answers */
 	uint32_t len;                 /**< bytes of json, NUL excluded */
 	char json[SBX_TABLES_JSON_MAX];
 	char client[64];              /**< who asked (for the primary's event) */
@@ -278,7 +298,7 @@ struct sbx_shm {
 	struct sbx_config cfg;   /**< the running config */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
-	struct sbx_mirror_shm mirrors[SBX_MAX_MIRRORS];
+	struct sbx_mirror_shm mirrors[SBX_MIRROR_SLOTS]; /**< indexed by counter slot */
 	uint64_t event_seq;      /**< events written so far */
 	struct sbx_event events[SBX_EVENTS];
 	/* runtime tables: tables[tables_gen & 1] is the active buffer (docs/RUNTIME_TABLES.md) */
