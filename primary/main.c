@@ -121,6 +121,27 @@ static bool has_pcap_input(const struct sbx_config *cfg)
 }
 
 /* Reserve and fill the shared memzone. */
+/* Test hook: while the file named by SBX_TEST_BRIDGE_PAUSE_FILE exists, the pcap bridge is not
+ * polled (a pcap destination that falls behind: its rings fill). Checked every 10 ms. */
+static bool bridge_paused(uint64_t now)
+{
+	static const char *path;
+	static bool init, paused;
+	static uint64_t next;
+
+	if (!init) {
+		init = true;
+		path = getenv("SBX_TEST_BRIDGE_PAUSE_FILE");
+	}
+	if (path == NULL)
+		return false;
+	if (now >= next) {
+		next = now + 10 * 1000 * 1000;
+		paused = access(path, F_OK) == 0;
+	}
+	return paused;
+}
+
 static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 {
 	const struct rte_memzone *mz = rte_memzone_reserve(SBX_MEMZONE_NAME, sizeof(struct sbx_shm),
@@ -282,7 +303,7 @@ int main(int argc, char **argv)
 	t_start = sbx_now_ns();
 	while (ok && !quit) {
 		uint64_t now = sbx_now_ns();
-		unsigned int moved = sbx_bridge_poll(&p);
+		unsigned int moved = bridge_paused(now) ? 0 : sbx_bridge_poll(&p);
 
 		/* every loop (about 1 ms): a dead worker is replaced without waiting for a refresh */
 		sbx_workers_supervise(&p, true);

@@ -42,12 +42,23 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 		snprintf(err, errlen, "no mbuf pool for mirror copies");
 		return -1;
 	}
+	/* a replay (every port a pcap file): nothing live waits, so copies wait for room in the
+	 * destination's ring as forwarded frames do (1 s, then the primary is gone) instead of being
+	 * dropped; with any live port a copy never delays forwarding */
+	e->dst_wait_cycles = rte_get_tsc_hz();
+	for (i = 0; i < cfg->nb_ports; i++)
+		if (cfg->ports[i].kind != SBX_PORT_BRIDGED)
+			e->dst_wait_cycles = 0;
 	for (i = 0; i < cfg->nb_mirrors; i++) {
 		const struct sbx_mirror_cfg *mc = &cfg->mirrors[i];
 		const struct sbx_port_shm *dp = &shm->ports[mc->dst_port];
 		struct sbx_mirror_rt *rt = &e->s[i];
 		uint16_t q = (uint16_t)(cfg->nb_workers + worker);
 
+		if (t->slot[i] >= SBX_MIRROR_SLOTS) {
+			snprintf(err, errlen, "mirrors[%u]: counter slot %u out of range", i, t->slot[i]);
+			return -1;
+		}
 		rt->cfg = mc;
 		rt->st = &shm->workers[worker].stats.mirror[t->slot[i]];
 		rt->seq_shared = &shm->mirrors[t->slot[i]].seq_next;
@@ -107,16 +118,6 @@ void sbx_mirror_teardown(struct sbx_mirror_engine *e)
 	e->nb = 0;
 	memset(e->nb_rx, 0, sizeof(e->nb_rx));
 	memset(e->nb_tx, 0, sizeof(e->nb_tx));
-}
-
-/* The next GRE sequence number of the session (see struct sbx_mirror_shm for uniqueness). */
-static inline uint32_t next_seq(struct sbx_mirror_rt *rt)
-{
-	if (unlikely(rt->seq_next == rt->seq_end)) {
-		rt->seq_next = (uint32_t)__atomic_fetch_add(rt->seq_shared, SBX_SEQ_BLOCK, __ATOMIC_RELAXED);
-		rt->seq_end = rt->seq_next + SBX_SEQ_BLOCK;
-	}
-	return rt->seq_next++;
 }
 
 /* Cut a (cloned) chain to @p len bytes, freeing the segments past it. */
@@ -182,7 +183,7 @@ static uint32_t build_header(struct sbx_mirror_engine *e, struct sbx_mirror_rt *
 	ef.session_id = c->id;
 	ef.truncated = truncated;
 	ef.seq_present = true;
-	ef.seq = next_seq(rt);
+	ef.seq = 0; /* numbered when sent (number_copies) */
 	if (c->encap == SBX_ENCAP_ERSPAN2) {
 		ef.index = port;
 	} else {
@@ -295,15 +296,34 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 	return cp;
 }
 
+/*
+ * Give the @p n copies of @p rt their GRE sequence numbers (RFC 2890), in the order they are
+ * sent: one atomic fetch-add for the burst (struct sbx_mirror_shm). The number sits right after
+ * the outer header and the GRE flags/protocol word, in the copy's first segment.
+ */
+static void number_copies(struct sbx_mirror_rt *rt, struct rte_mbuf **cp, uint16_t n)
+{
+	uint32_t seq = (uint32_t)__atomic_fetch_add(rt->seq_shared, n, __ATOMIC_RELAXED);
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t be = rte_cpu_to_be_32(seq + i);
+
+		memcpy(rte_pktmbuf_mtod_offset(cp[i], uint8_t *, rt->outer_len + 4), &be, 4);
+	}
+}
+
 /* Send the buffered copies of one session. */
-static void flush_session(struct sbx_mirror_rt *rt)
+static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 {
 	uint64_t bytes = 0, lost = 0;
 	uint16_t i, sent;
 
 	for (i = 0; i < rt->ntx; i++)
 		bytes += rt->txbuf[i]->pkt_len;
-	sent = sbx_q_tx(&rt->dst, rt->txbuf, rt->ntx);
+	if (rt->outer_len)
+		number_copies(rt, rt->txbuf, rt->ntx);
+	sent = sbx_q_tx_fwd(&rt->dst, rt->txbuf, rt->ntx, e->dst_wait_cycles);
 	if (unlikely(sent < rt->ntx)) {
 		for (i = sent; i < rt->ntx; i++)
 			lost += rt->txbuf[i]->pkt_len;
@@ -327,7 +347,7 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
 
 		if (rt->ntx + n > SBX_MIRROR_TXBUF)
-			flush_session(rt);
+			flush_session(e, rt);
 		rt->burst_start = rt->ntx;
 		for (i = 0; i < n; i++) {
 			struct rte_mbuf *cp;
@@ -375,5 +395,5 @@ void sbx_mirror_flush(struct sbx_mirror_engine *e)
 
 	for (i = 0; i < e->nb; i++)
 		if (e->s[i].ntx)
-			flush_session(&e->s[i]);
+			flush_session(e, &e->s[i]);
 }

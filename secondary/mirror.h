@@ -24,7 +24,7 @@
 struct sbx_mirror_rt {
 	const struct sbx_mirror_cfg *cfg;
 	struct sbx_mirror_counters *st;  /**< this worker's counters for the session (in shm) */
-	uint64_t *seq_shared;            /**< shm->mirrors[i].seq_next */
+	uint64_t *seq_shared;            /**< shm->mirrors[slot].seq_next: numbers copies when sent */
 	struct rte_bpf *bpf;             /**< compiled filter, NULL = every frame */
 	uint64_t (*jit)(void *);         /**< its JIT-compiled code, NULL when only interpretable */
 	struct sbx_queue dst;            /**< this worker's mirror TX queue on the destination port */
@@ -32,7 +32,6 @@ struct sbx_mirror_rt {
 	uint8_t outer_tmpl[64];          /**< Ethernet + IP header of every copy (ERSPAN), patched per copy */
 	uint8_t outer_len;               /**< 34 (IPv4) or 54 (IPv6) */
 	uint32_t sample_left;            /**< frames to skip before the next mirrored one */
-	uint32_t seq_next, seq_end;      /**< the block of GRE sequence numbers in use */
 	uint16_t ntx;                    /**< copies waiting in txbuf */
 	uint16_t burst_start;            /**< first txbuf slot of the burst being prepared */
 	struct rte_mbuf *txbuf[SBX_MIRROR_TXBUF];
@@ -48,6 +47,9 @@ struct sbx_mirror_engine {
 	uint8_t tx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring TX of a port */
 	struct rte_mempool *mp;          /**< pool for copies, clones and header mbufs */
 	uint64_t tsc0, ns0, tsc_hz;      /**< realtime clock from the TSC for ERSPAN III timestamps */
+	uint64_t dst_wait_cycles;        /**< TSC cycles a copy may wait for room in a pcap
+					      destination's ring: 1 s in a replay (every port a pcap
+					      file), else 0 (never delay forwarding) */
 	uint16_t ip_id;                  /**< outer IPv4 identification */
 	unsigned int worker;
 };
@@ -78,7 +80,11 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
  */
 void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t sent);
 
-/** Send every buffered copy; what a destination refuses is freed and counted in drop_txfull. */
+/**
+ * Send every buffered copy, numbering ERSPAN copies (GRE sequence) as they go; what a destination
+ * refuses is freed and counted in drop_txfull (its number is then missing on the wire). In a
+ * replay a pcap destination's full ring is waited for (dst_wait_cycles) instead.
+ */
 void sbx_mirror_flush(struct sbx_mirror_engine *e);
 
 /** @return true when any session watches @p dir of @p port. */
