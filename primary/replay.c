@@ -84,3 +84,22 @@ void sbx_print_counters(struct sbx_primary *p)
 		}
 	}
 }
+
+unsigned int sbx_replay_inputs_failed(struct sbx_primary *p)
+{
+	unsigned int n = 0;
+	uint16_t i;
+
+	for (i = 0; i < p->cfg->nb_ports; i++) {
+		const struct sbx_pcap_port *pp = &p->pcap[i];
+
+		if (p->cfg->ports[i].kind != SBX_PORT_BRIDGED || !pp->rx_failed)
+			continue;
+		fprintf(stderr,
+			"spanbox-primary: replay: ports[%u] (%s): rx_pcap %s did not reach its end: read error after %"
+			PRIu64 " frames: %s\n",
+			i, p->cfg->ports[i].name, pp->rx_path, pp->rx_pkts, pp->rx_error);
+		n++;
+	}
+	return n;
+}
