@@ -1175,6 +1175,7 @@ static int check_files(struct ctx *c, const struct sbx_config *cfg, const char *
 	static const char *const own_name[] = {"mgmt.database", "mgmt.database's -wal file",
 					       "mgmt.database's -shm file", "mgmt.database's -journal file",
 					       "mgmt.token_file", "the config file itself"};
+	static const char *const db_suffix[] = {"", "-wal", "-shm", "-journal"}; /* SQLite's files */
 	char path[32], buf[SBX_PATH_LEN + 16];
 	struct files *f = calloc(1, sizeof(*f));
 	int i, j, k, rc = 0;
@@ -1192,7 +1193,7 @@ static int check_files(struct ctx *c, const struct sbx_config *cfg, const char *
 			file_id(f->tx[i], &f->tx_id[i]);
 	}
 	for (k = 0; k < 4; k++) {
-		snprintf(buf, sizeof(buf), "%s%s", cfg->mgmt_database, (const char *[]){"", "-wal", "-shm", "-journal"}[k]);
+		snprintf(buf, sizeof(buf), "%s%s", cfg->mgmt_database, db_suffix[k]);
 		file_id(buf, &f->own[k]);
 	}
 	file_id(cfg->mgmt_token_file, &f->own[4]);
@@ -1229,7 +1230,6 @@ static int check_files(struct ctx *c, const struct sbx_config *cfg, const char *
 /* sbx_config_parse(), and when @config_path is known, refuse a tx_pcap that is that file. */
 static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_t errlen,
 		      const char *config_path);
-
 
 int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t errlen)
 {
