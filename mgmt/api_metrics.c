@@ -218,10 +218,16 @@ static const struct fam worker_port_fams[] = {
 	{ "spanbox_worker_tx_bytes_total", "counter", "Bytes the port's TX queue accepted from the worker.",
 	  offsetof(struct sbx_port_counters, tx_bytes) },
 	{ "spanbox_worker_drop_packets_total", "counter",
-	  "Frames the worker freed instead of sending on the port (TX queue full, no route).",
+	  "Frames the worker freed instead of sending on the port (TX queue full, no route; on the input port a bad mbuf chain, a runt, an oversize frame).",
 	  offsetof(struct sbx_port_counters, drop_pkts) },
 	{ "spanbox_worker_drop_bytes_total", "counter", "Bytes of those dropped frames.",
 	  offsetof(struct sbx_port_counters, drop_bytes) },
+	{ "spanbox_worker_runt_packets_total", "counter",
+	  "Frames received on the port shorter than an Ethernet header (14 B), dropped (part of drop_packets).",
+	  offsetof(struct sbx_port_counters, runt) },
+	{ "spanbox_worker_oversize_packets_total", "counter",
+	  "Frames received on the port longer than its mtu + 22 B, dropped (part of drop_packets).",
+	  offsetof(struct sbx_port_counters, oversize) },
 };
 
 static const struct fam worker_fams[] = {
@@ -642,6 +648,8 @@ static unsigned int get_port_stats(struct req *r, cJSON **body)
 	cJSON_AddNumberToObject(s, "tx_bytes", (double)sum.tx_bytes);
 	cJSON_AddNumberToObject(s, "drop_packets", (double)sum.drop_pkts);
 	cJSON_AddNumberToObject(s, "drop_bytes", (double)sum.drop_bytes);
+	cJSON_AddNumberToObject(s, "runt", (double)sum.runt);
+	cJSON_AddNumberToObject(s, "oversize", (double)sum.oversize);
 	s = cJSON_AddArrayToObject(o, "per_worker");
 	for (w = 0; w < mgmt_nb_workers(shm); w++) {
 		const struct sbx_port_counters *c = &shm->workers[w].stats.port[i];
@@ -654,6 +662,8 @@ static unsigned int get_port_stats(struct req *r, cJSON **body)
 		cJSON_AddNumberToObject(wo, "tx_bytes", (double)c->tx_bytes);
 		cJSON_AddNumberToObject(wo, "drop_packets", (double)c->drop_pkts);
 		cJSON_AddNumberToObject(wo, "drop_bytes", (double)c->drop_bytes);
+		cJSON_AddNumberToObject(wo, "runt", (double)c->runt);
+		cJSON_AddNumberToObject(wo, "oversize", (double)c->oversize);
 		cJSON_AddItemToArray(s, wo);
 	}
 	*body = o;

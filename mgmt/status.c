@@ -114,6 +114,8 @@ void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, 
 		sum->tx_bytes += c->tx_bytes;
 		sum->drop_pkts += c->drop_pkts;
 		sum->drop_bytes += c->drop_bytes;
+		sum->runt += c->runt;
+		sum->oversize += c->oversize;
 	}
 }
 
@@ -156,6 +158,8 @@ static void counters_json(cJSON *o, const struct sbx_port_counters *c)
 	num(o, "tx_bytes", (double)c->tx_bytes);
 	num(o, "drop_packets", (double)c->drop_pkts);
 	num(o, "drop_bytes", (double)c->drop_bytes);
+	num(o, "runt", (double)c->runt);
+	num(o, "oversize", (double)c->oversize);
 }
 
 static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports, uint16_t nb_w)

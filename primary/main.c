@@ -45,6 +45,7 @@ static void usage(void)
 		"  -c, --config PATH     JSON config (docs/CONFIG.md)\n"
 		"  --check               validate the config and exit (0 valid, 2 refused)\n"
 		"  --replay              exit 0 once every pcap input is at EOF and every queue drained\n"
+		"                        (1 when an input ended on a read error before its end)\n"
 		"  --ready-file PATH     created once all workers run, removed at exit\n"
 		"  --worker-bin PATH     spanbox-worker binary (default: next to this one)\n"
 		"  --no-stored-config    ignore the forwarding and mirrors mgmt stored in its database\n"
@@ -367,8 +368,11 @@ int main(int argc, char **argv)
 		 * process, and mgmt would fault on them */
 		wait_mgmt_detached(p.shm, SBX_MGMT_DETACH_MS);
 		p.cfg = &cfg; /* the memzone is freed below */
-		if (p.replay && rc == 0)
+		if (p.replay && rc == 0) {
 			sbx_print_counters(&p);
+			if (sbx_replay_inputs_failed(&p) > 0)
+				rc = 1; /* the counters are those of a part of the input */
+		}
 		sbx_ports_stop(&p);
 		sbx_pools_free(&p);
 		rte_memzone_free(rte_memzone_lookup(SBX_MEMZONE_NAME));

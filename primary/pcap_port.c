@@ -66,6 +66,7 @@ int sbx_pcap_port_open(struct sbx_pcap_port *pp, const char *devargs, char *err,
 			return -1;
 		}
 		pp->rx_eof = false;
+		snprintf(pp->rx_path, sizeof(pp->rx_path), "%s", path);
 	}
 	if (devarg(devargs, "pps", path, sizeof(path)) == 1) {
 		char *end;
@@ -144,8 +145,10 @@ uint16_t sbx_pcap_port_rx(struct sbx_pcap_port *pp, struct rte_mempool *mp, stru
 			/* -2: end of file; -1: read error (a damaged file ends there, counted and said) */
 			if (rc == -1) {
 				pp->rx_errors++;
+				pp->rx_failed = true;
+				snprintf(pp->rx_error, sizeof(pp->rx_error), "%s", pcap_geterr(pp->rx));
 				fprintf(stderr, "spanbox-primary: warning: rx_pcap read error after %llu frames, input"
-					" ends here: %s\n", (unsigned long long)pp->rx_pkts, pcap_geterr(pp->rx));
+					" ends here: %s\n", (unsigned long long)pp->rx_pkts, pp->rx_error);
 			}
 			pp->rx_eof = true;
 			break;
@@ -184,12 +187,21 @@ void sbx_pcap_port_tx(struct sbx_pcap_port *pp, struct rte_mbuf **pkts, uint16_t
 			h.ts = now;
 			h.caplen = h.len = m->pkt_len;
 			pcap_dump((u_char *)pp->tx, &h, d);
+			pp->tx_dirty = true;
 			pp->tx_pkts++;
 			pp->tx_bytes += m->pkt_len;
 		} else {
 			pp->tx_errors++; /* no tx_pcap: the port discards like net_pcap's tx_drop */
 		}
 		rte_pktmbuf_free(m);
+	}
+}
+
+void sbx_pcap_port_flush(struct sbx_pcap_port *pp)
+{
+	if (pp->tx != NULL && pp->tx_dirty) {
+		pcap_dump_flush(pp->tx);
+		pp->tx_dirty = false;
 	}
 }
 

@@ -274,8 +274,10 @@ void sbx_ports_refresh(struct sbx_primary *p)
 		struct rte_eth_stats st;
 
 		if (p->cfg->ports[i].kind == SBX_PORT_BRIDGED) {
-			const struct sbx_pcap_port *pp = &p->pcap[i];
+			struct sbx_pcap_port *pp = &p->pcap[i];
 
+			/* a reader following the output file sees whole records within 100 ms */
+			sbx_pcap_port_flush(pp);
 			ps->ipackets = pp->rx_pkts;
 			ps->ibytes = pp->rx_bytes;
 			ps->opackets = pp->tx_pkts;

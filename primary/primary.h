@@ -188,8 +188,14 @@ bool sbx_workers_settled(struct sbx_primary *p);
 bool sbx_replay_inputs_at_eof(struct sbx_primary *p);
 /** @return true when every pcap input is at EOF and every queue and ring has drained. */
 bool sbx_replay_done(struct sbx_primary *p);
-/** Print per-port counters (primary's view and the workers' sums) to stdout. */
+/** Print per-port counters (primary's view and the workers' sums, runt and oversize included) to stdout. */
 void sbx_print_counters(struct sbx_primary *p);
+/**
+ * The pcap inputs that ended on a read error instead of at their end: one line each on stderr
+ * ("replay: ports[N] (NAME): rx_pcap PATH did not reach its end: read error after K frames: ...").
+ * @return how many; a replay with any exits 1 (its input was not replayed whole).
+ */
+unsigned int sbx_replay_inputs_failed(struct sbx_primary *p);
 
 /* tables.c: runtime tables (docs/RUNTIME_TABLES.md) */
 

@@ -47,9 +47,10 @@ void sbx_print_counters(struct sbx_primary *p)
 	uint16_t i;
 	unsigned int w;
 
-	/* rx/tx/drop: what the workers forwarded; port_out: every frame the port sent, mirror copies included */
-	printf("%-10s %12s %12s %12s %14s %14s %12s\n", "port", "rx_packets", "tx_packets", "drop_packets",
-	       "rx_bytes", "tx_bytes", "port_out");
+	/* rx/tx/drop: what the workers forwarded; port_out: every frame the port sent, mirror copies
+	 * included; runt and oversize: the frames of drop_packets dropped for their length */
+	printf("%-10s %12s %12s %12s %14s %14s %12s %8s %8s\n", "port", "rx_packets", "tx_packets", "drop_packets",
+	       "rx_bytes", "tx_bytes", "port_out", "runt", "oversize");
 	for (i = 0; i < p->cfg->nb_ports; i++) {
 		struct sbx_port_counters sum = { 0 };
 
@@ -60,10 +61,13 @@ void sbx_print_counters(struct sbx_primary *p)
 			sum.drop_pkts += c->drop_pkts;
 			sum.rx_bytes += c->rx_bytes;
 			sum.tx_bytes += c->tx_bytes;
+			sum.runt += c->runt;
+			sum.oversize += c->oversize;
 		}
-		printf("%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64 " %12" PRIu64 "\n",
+		printf("%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64 " %12" PRIu64 " %8" PRIu64
+		       " %8" PRIu64 "\n",
 		       p->cfg->ports[i].name, sum.rx_pkts, sum.tx_pkts, sum.drop_pkts, sum.rx_bytes, sum.tx_bytes,
-		       p->shm->ports[i].opackets);
+		       p->shm->ports[i].opackets, sum.runt, sum.oversize);
 	}
 	if (p->cfg->nb_mirrors == 0)
 		return;
@@ -80,4 +84,23 @@ void sbx_print_counters(struct sbx_primary *p)
 			       m->sampled_out, m->drop_txfull, m->drop_nombuf, m->truncated, m->drop_malformed);
 		}
 	}
+}
+
+unsigned int sbx_replay_inputs_failed(struct sbx_primary *p)
+{
+	unsigned int n = 0;
+	uint16_t i;
+
+	for (i = 0; i < p->cfg->nb_ports; i++) {
+		const struct sbx_pcap_port *pp = &p->pcap[i];
+
+		if (p->cfg->ports[i].kind != SBX_PORT_BRIDGED || !pp->rx_failed)
+			continue;
+		fprintf(stderr,
+			"spanbox-primary: replay: ports[%u] (%s): rx_pcap %s did not reach its end: read error after %"
+			PRIu64 " frames: %s\n",
+			i, p->cfg->ports[i].name, pp->rx_path, pp->rx_pkts, pp->rx_error);
+		n++;
+	}
+	return n;
 }

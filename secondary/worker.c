@@ -74,6 +74,8 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	for (i = 0; i < cfg->nb_ports; i++) {
 		const struct sbx_port_shm *ps = &shm->ports[i];
 
+		/* as a NIC would: what the port receives is an Ethernet frame of at most mtu + 2 tags */
+		wk->len_span[i] = (uint32_t)cfg->ports[i].mtu + SBX_FRAME_L2_OVERHEAD - SBX_FRAME_MIN;
 		wk->txq[i] = (struct sbx_queue){ .port = i, .port_id = ps->port_id, .queue = (uint16_t)id };
 		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
 			wk->txq[i].ring = rte_ring_lookup(ps->tx_ring[id]);
@@ -113,6 +115,13 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	return 0;
 }
 
+/* True when @m is a frame the worker may pass on: a consistent chain of SBX_FRAME_MIN to
+ * SBX_FRAME_MIN + @span bytes (the unsigned difference wraps for a runt: one compare for both). */
+static inline bool frame_ok(const struct rte_mbuf *m, uint32_t span)
+{
+	return sbx_mbuf_chain_ok(m) && m->pkt_len - (uint32_t)SBX_FRAME_MIN <= span;
+}
+
 /*
  * Forward one received burst from input port @p in. The burst sits in the worker's slot of the
  * memzone (st->burst, st->held = n) until the first mbuf is freed or handed to a PMD: a worker
@@ -123,23 +132,33 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 {
 	struct sbx_worker_stats *st = &wk->slot->stats;
 	struct rte_mbuf *sorted[SBX_MAX_BURST], *bad[SBX_MAX_BURST], **good = pkts;
-	uint64_t bytes = 0, bad_bytes = 0;
+	const uint32_t span = wk->len_span[in];
+	uint64_t bytes = 0, bad_bytes = 0, chain = 0, runt = 0, big = 0;
 	uint16_t i, ng = n, nb = 0, sent;
 	int16_t out = wk->peer[in];
 
 	for (i = 0; i < n; i++) {
 		bytes += pkts[i]->pkt_len;
-		if (unlikely(!sbx_mbuf_chain_ok(pkts[i])))
+		if (unlikely(!frame_ok(pkts[i], span)))
 			nb++;
 	}
 	if (unlikely(nb)) { /* rare: split the burst (no copy of pointers on the common path) */
 		good = sorted;
 		ng = nb = 0;
 		for (i = 0; i < n; i++) {
-			if (sbx_mbuf_chain_ok(pkts[i]))
-				good[ng++] = pkts[i];
+			struct rte_mbuf *m = pkts[i];
+
+			if (frame_ok(m, span)) {
+				good[ng++] = m;
+				continue;
+			}
+			bad[nb++] = m;
+			if (!sbx_mbuf_chain_ok(m))
+				chain++;
+			else if (m->pkt_len < SBX_FRAME_MIN)
+				runt++;
 			else
-				bad[nb++] = pkts[i];
+				big++;
 		}
 	}
 	/* copies are made while the burst is still recoverable; they only read the frames */
@@ -154,7 +173,9 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	if (unlikely(nb)) {
 		for (i = 0; i < nb; i++)
 			bad_bytes += bad[i]->pkt_len;
-		st->bad_pkts += nb;
+		st->bad_pkts += chain;
+		st->port[in].runt += runt;
+		st->port[in].oversize += big;
 		st->port[in].drop_pkts += nb;
 		st->port[in].drop_bytes += bad_bytes;
 		bytes -= bad_bytes;

@@ -21,6 +21,8 @@ struct sbx_worker {
 	struct sbx_queue rxq[SBX_MAX_RXQ_PER_WORKER];
 	struct sbx_queue txq[SBX_MAX_PORTS]; /**< this worker's own TX queue on each port */
 	int16_t peer[SBX_MAX_PORTS];         /**< cross-connect: output port of each input port, -1 none */
+	uint32_t len_span[SBX_MAX_PORTS];    /**< per input port: longest frame - SBX_FRAME_MIN, bytes (one
+						  unsigned compare finds runts and oversize frames) */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
 	struct rte_rcu_qsbr *rcu;            /**< the tables' QSBR variable (memzone SBX_RCU_MEMZONE_NAME) */
 	uint64_t gen;                        /**< generation of the runtime tables in use */
@@ -38,7 +40,9 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
  * Poll until *wk->quit, the primary asks to stop, or the primary is gone.
  * Forward path: rx_burst -> cross-connect -> tx_burst of the same mbufs (no copy); mbufs TX refuses
  * are freed here and counted as drops on the output port. Frames with an inconsistent mbuf chain
- * are freed before any TX and counted in bad_pkts and as drops on the input port.
+ * (bad_pkts), shorter than SBX_FRAME_MIN bytes (runt) or longer than the input port's mtu +
+ * SBX_FRAME_L2_OVERHEAD (oversize) are freed before any TX or mirroring and counted as drops on
+ * the input port.
  * @return 0 on a requested stop, 1 when the primary is gone.
  */
 int sbx_worker_run(struct sbx_worker *wk);

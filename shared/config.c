@@ -3,11 +3,14 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <pcap/pcap.h>
@@ -371,10 +374,219 @@ static bool is_ipv4_cidr(const char *s)
 	return n >= 1 && n <= 2 && strspn(slash, "0123456789") == n && atoi(slash) <= 32;
 }
 
+/*
+ * EAL options spanbox sets itself (shared/eal_args.c) or that conflict with one it sets: an
+ * extra argument repeating one would start a process with two prefixes, lcore maps or device
+ * lists (EAL takes the last, or refuses at init, long after --check said "valid"). name: a long
+ * option without "--", or one short option letter.
+ */
+static const struct {
+	const char *name;
+	const char *why;
+} eal_refused[] = {
+	{"file-prefix", "spanbox sets --file-prefix itself (eal.file_prefix)"},
+	{"lcores", "@lcores"}, {"main-lcore", "@lcores"}, {"master-lcore", "@lcores"},
+	{"l", "@lcores"}, {"c", "@lcores"},
+	{"proc-type", "spanbox sets --proc-type itself (primary, or secondary for the workers and mgmt)"},
+	{"socket-mem", "spanbox sets --socket-mem itself (eal.socket_mem_mb)"},
+	{"m", "@mem"}, {"no-huge", "@mem"},
+	{"vdev", "@dev"}, {"allow", "@dev"}, {"pci-whitelist", "@dev"}, {"block", "@dev"},
+	{"pci-blacklist", "@dev"}, {"no-pci", "@dev"}, {"a", "@dev"}, {"b", "@dev"},
+	{"single-file-segments",
+	 "spanbox sets --single-file-segments itself (every process must agree on the memory layout)"},
+};
+
+/* The reasons shared by several options of eal_refused[]. */
+static const char *eal_why(const char *why)
+{
+	if (!strcmp(why, "@lcores"))
+		return "spanbox sets --lcores and --main-lcore itself (eal.primary_lcore, eal.mgmt_lcore, "
+		       "workers.lcores, eal.cpus)";
+	if (!strcmp(why, "@mem"))
+		return "conflicts with --socket-mem, which spanbox sets itself (eal.socket_mem_mb)";
+	if (!strcmp(why, "@dev"))
+		return "spanbox sets the devices itself (ports[].devargs: --vdev for virtual devices, -a for PCI "
+		       "ports, --no-pci when there is none)";
+	return why;
+}
+
+/* Long EAL options (DPDK 22.11) that take their value as the next argument when given without "=". */
+static const char *const eal_long_with_value[] = {
+	"base-virtaddr", "file-prefix", "huge-dir", "iova-mode", "lcores", "log-level", "trace", "trace-dir",
+	"trace-bufsz", "trace-mode", "main-lcore", "master-lcore", "mbuf-pool-ops-name", "proc-type",
+	"socket-mem", "socket-limit", "syslog", "vdev", "vfio-intr", "vfio-vf-token", "allow", "block",
+	"pci-whitelist", "pci-blacklist", "force-max-simd-bitwidth", NULL};
+/* Short EAL options (DPDK 22.11 eal_short_options "a:b:c:s:d:hl:S:m:n:r:v") that take a value. */
+static const char EAL_SHORT_WITH_VALUE[] = "abcsdlSmnr";
+
+/*
+ * Refuse extra EAL argument @arg (eal.extra_args[@i]) when it is an option of eal_refused[]: a long
+ * option by its name before "=" or by an abbreviation getopt_long would take for it, a short one
+ * anywhere in a cluster ("-vl1"). *skip_next is set when @arg is an option whose value is the next
+ * argument (that argument is a value, not an option).
+ */
+static int check_extra_arg(struct ctx *c, int i, const char *arg, bool *skip_next)
+{
+	char path[32];
+	size_t k, n;
+
+	*skip_next = false;
+	snprintf(path, sizeof(path), "eal.extra_args[%d]", i);
+	if (arg[0] != '-' || arg[1] == '\0')
+		return 0; /* not an option (EAL refuses stray arguments itself) */
+	if (arg[1] == '-') {
+		const char *name = arg + 2;
+
+		n = strcspn(name, "=");
+		if (n == 0)
+			return 0;
+		for (k = 0; k < sizeof(eal_refused) / sizeof(eal_refused[0]); k++) {
+			const char *full = eal_refused[k].name;
+
+			if (full[1] == '\0' || strlen(full) < n || strncmp(full, name, n))
+				continue;
+			if (strlen(full) == n)
+				return fail(c, path, NULL, "\"%s\": %s", arg, eal_why(eal_refused[k].why));
+			return fail(c, path, NULL, "\"%s\": EAL takes it for --%s: %s", arg, full,
+				    eal_why(eal_refused[k].why));
+		}
+		for (k = 0; name[n] == '\0' && eal_long_with_value[k]; k++)
+			if (strlen(eal_long_with_value[k]) == n && !strncmp(eal_long_with_value[k], name, n))
+				*skip_next = true;
+		return 0;
+	}
+	for (n = 1; arg[n]; n++) {
+		for (k = 0; k < sizeof(eal_refused) / sizeof(eal_refused[0]); k++)
+			if (eal_refused[k].name[1] == '\0' && eal_refused[k].name[0] == arg[n])
+				return fail(c, path, NULL, "\"%s\": %s", arg, eal_why(eal_refused[k].why));
+		if (strchr(EAL_SHORT_WITH_VALUE, arg[n])) {
+			*skip_next = arg[n + 1] == '\0';
+			return 0; /* the rest of the cluster is the option's value */
+		}
+	}
+	return 0;
+}
+
+/* One "key[=value]" item of a devargs string, after the device name. */
+struct devarg {
+	const char *key;
+	size_t klen;
+	const char *val; /* NULL when the item has no "=" */
+	size_t vlen;
+};
+
+/* The next item of @devargs from *pos (commas inside [...] belong to the value, as for DPDK's
+ * kvargs). @return false when there is none. */
+static bool next_devarg(const char *devargs, size_t *pos, struct devarg *d)
+{
+	const char *s = devargs + *pos, *eq;
+	size_t n = 0;
+	int depth = 0;
+
+	if (*s == '\0')
+		return false;
+	if (*s == ',')
+		s++;
+	while (s[n] && (s[n] != ',' || depth > 0)) {
+		depth += s[n] == '[' ? 1 : s[n] == ']' ? -1 : 0;
+		n++;
+	}
+	eq = memchr(s, '=', n);
+	d->key = s;
+	d->klen = eq ? (size_t)(eq - s) : n;
+	d->val = eq ? eq + 1 : NULL;
+	d->vlen = eq ? n - d->klen - 1 : 0;
+	*pos = (size_t)(s + n - devargs);
+	return true;
+}
+
+/*
+ * The devargs keys DPDK 22.11's drivers accept (RTE_PMD_REGISTER_PARAM_STRING of each, as
+ * `strings librte_net_<driver>.so` shows them) for the drivers spanbox supports; a driver matches
+ * a device name that starts with its name or alias, like DPDK's vdev bus. net_pcap is spanbox's
+ * own pcap file port (primary/pcap_port.c): rx_pcap, tx_pcap and pps only.
+ */
+static const struct {
+	const char *name, *alias;
+	const char *const keys[10];
+} drivers[] = {
+	{"net_pcap", "eth_pcap", {"rx_pcap", "tx_pcap", "pps", NULL}},
+	{"net_tap", NULL, {"iface", "mac", "remote", "persist", NULL}},
+	{"net_ring", "eth_ring", {"nodeaction", NULL}},
+	{"net_null", "eth_null", {"size", "copy", "no-rx", NULL}},
+	{"net_memif", NULL,
+	 {"id", "role", "bsize", "rsize", "socket", "socket-abstract", "mac", "zero-copy", "secret", NULL}},
+};
+/* Keys of DPDK's net_pcap PMD that spanbox's pcap file ports do not implement. */
+static const char *const pcap_pmd_only[] = {"rx_iface", "rx_iface_in", "tx_iface", "iface", "phy_mac",
+					    "infinite_rx", NULL};
+
+/* True when string @list (NULL-terminated) holds the @n bytes of @key. */
+static bool key_in(const char *const *list, const char *key, size_t n)
+{
+	for (; *list; list++)
+		if (strlen(*list) == n && !strncmp(*list, key, n))
+			return true;
+	return false;
+}
+
+/*
+ * Check the keys of port @path's @devargs against the table of its driver (a driver spanbox has no
+ * table for, or a PCI device, is left to DPDK). For a pcap port, also copy the values of rx_pcap
+ * and tx_pcap into @rx and @tx ("" when absent), each key at most once.
+ */
+static int check_devargs(struct ctx *c, const char *path, const char *devargs, char rx[SBX_DEVARGS_LEN],
+			 char tx[SBX_DEVARGS_LEN])
+{
+	size_t pos = strcspn(devargs, ","), d, k;
+	const size_t nd = sizeof(drivers) / sizeof(drivers[0]);
+	const char *const *keys;
+	unsigned int seen = 0;
+	char list[160] = "";
+	struct devarg a;
+
+	rx[0] = tx[0] = '\0';
+	for (d = 0; d < nd; d++)
+		if (!strncmp(devargs, drivers[d].name, strlen(drivers[d].name)) ||
+		    (drivers[d].alias && !strncmp(devargs, drivers[d].alias, strlen(drivers[d].alias))))
+			break;
+	if (d == nd)
+		return 0;
+	keys = drivers[d].keys;
+	for (k = 0; keys[k]; k++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", k ? ", " : "", keys[k]);
+	while (next_devarg(devargs, &pos, &a)) {
+		if (a.klen == 0)
+			return fail(c, path, "devargs", "empty key in \"%s\"", devargs);
+		if (d == 0 && key_in(pcap_pmd_only, a.key, a.klen))
+			return fail(c, path, "devargs",
+				    "net_pcap key \"%.*s\" is not supported by spanbox's pcap file ports (they read "
+				    "and write files with libpcap, docs/PCAP_SECONDARY.md; valid: %s)",
+				    (int)a.klen, a.key, list);
+		for (k = 0; keys[k] && (strlen(keys[k]) != a.klen || strncmp(keys[k], a.key, a.klen)); k++)
+			;
+		if (!keys[k])
+			return fail(c, path, "devargs", "unknown %s key \"%.*s\" (valid: %s)", drivers[d].name,
+				    (int)a.klen, a.key, list);
+		if (d != 0)
+			continue;
+		/* pcap file ports: each key once, with a value (pcap_port.c would take the first one) */
+		if (seen & (1u << k))
+			return fail(c, path, "devargs", "key \"%s\" given twice", keys[k]);
+		seen |= 1u << k;
+		if (a.val == NULL || a.vlen == 0)
+			return fail(c, path, "devargs", "%s needs a value (%s=...)", keys[k], keys[k]);
+		if (k <= 1)
+			snprintf(k == 0 ? rx : tx, SBX_DEVARGS_LEN, "%.*s", (int)a.vlen, a.val);
+	}
+	return 0;
+}
+
 /* Parse "eal": prefix, hugepage memory, lcore ids of primary and mgmt, cpu set, extra args. */
 static int parse_eal(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
 	const cJSON *o, *arr, *it;
+	bool skip = false;
 	char path[64];
 	int i = 0;
 
@@ -393,6 +605,10 @@ static int parse_eal(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 	cJSON_ArrayForEach(it, arr) {
 		snprintf(path, sizeof(path), "eal.extra_args[%d]", i);
 		if (to_string(c, it, path, NULL, cfg->extra_eal[i], SBX_DEVARGS_LEN, true, NULL))
+			return -1;
+		if (skip)
+			skip = false; /* the value of the option before */
+		else if (check_extra_arg(c, i, cfg->extra_eal[i], &skip))
 			return -1;
 		i++;
 	}
@@ -422,8 +638,8 @@ static int parse_pool(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 /* Parse the required "ports" array and derive each port's kind and PCI-ness. */
 static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
+	char path[64], rx[SBX_DEVARGS_LEN], tx[SBX_DEVARGS_LEN];
 	const cJSON *arr, *it;
-	char path[64];
 	int i = 0, j;
 
 	if (need(c, root, "", "ports") || get_array(c, root, "", "ports", SBX_MAX_PORTS, &arr))
@@ -457,6 +673,8 @@ static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		p->kind = (!strncmp(p->devargs, "net_pcap", 8) || !strncmp(p->devargs, "eth_pcap", 8))
 				  ? SBX_PORT_BRIDGED : SBX_PORT_ETHDEV;
 		p->is_pci = match_pci(p->devargs, "hhhh:hh:hh.h") || match_pci(p->devargs, "hh:hh.h");
+		if (!p->is_pci && check_devargs(c, path, p->devargs, rx, tx))
+			return -1;
 		i++;
 	}
 	cfg->nb_ports = (uint16_t)i;
@@ -891,7 +1109,135 @@ static int parse_mgmt(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 	return 0;
 }
 
+/*
+ * What a file path names, for comparing two of them: the realpath; for a file that does not exist
+ * yet, its parent's realpath and its last component; when the parent does not exist either, the
+ * path made absolute from the working directory (the primary opens relative paths from there). An
+ * existing file also by device and inode, so that two hard links are one file.
+ */
+struct file_id {
+	char path[PATH_MAX + NAME_MAX + 2];
+	bool exists;
+	dev_t dev;
+	ino_t ino;
+};
+
+static void file_id(const char *p, struct file_id *f)
+{
+	char dir[PATH_MAX], *rp;
+	const char *slash = strrchr(p, '/'), *base = slash ? slash + 1 : p;
+	struct stat st;
+
+	f->exists = stat(p, &st) == 0;
+	f->dev = f->exists ? st.st_dev : 0;
+	f->ino = f->exists ? st.st_ino : 0;
+	rp = realpath(p, NULL);
+	if (rp != NULL) {
+		snprintf(f->path, sizeof(f->path), "%s", rp);
+		free(rp);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == p ? 1 : (int)(slash - p)) : 1, slash ? p : ".");
+	rp = realpath(dir, NULL);
+	if (rp != NULL) {
+		snprintf(f->path, sizeof(f->path), "%s/%s", strcmp(rp, "/") ? rp : "", base);
+		free(rp);
+	} else if (p[0] == '/' || getcwd(dir, sizeof(dir)) == NULL) {
+		snprintf(f->path, sizeof(f->path), "%s", p);
+	} else {
+		snprintf(f->path, sizeof(f->path), "%s/%s", dir, p);
+	}
+}
+
+/* True when @a and @b name the same file. */
+static bool same_file(const struct file_id *a, const struct file_id *b)
+{
+	if (a->exists && b->exists)
+		return a->dev == b->dev && a->ino == b->ino;
+	return strcmp(a->path, b->path) == 0;
+}
+
+/* The files of the pcap file ports and of mgmt, while check_files() compares them. */
+struct files {
+	char rx[SBX_MAX_PORTS][SBX_DEVARGS_LEN], tx[SBX_MAX_PORTS][SBX_DEVARGS_LEN];
+	struct file_id rx_id[SBX_MAX_PORTS], tx_id[SBX_MAX_PORTS];
+	struct file_id own[6];
+};
+
+/*
+ * Output files must not destroy input or state: refuse a tx_pcap written by two ports (the
+ * records interleave: a corrupt capture), a tx_pcap that a port reads (opening it for writing
+ * truncates the input before it is read), and a tx_pcap that is the database (or its -wal, -shm,
+ * -journal file), the token file or the config file @config_path (NULL: not known).
+ */
+static int check_files(struct ctx *c, const struct sbx_config *cfg, const char *config_path)
+{
+	static const char *const own_name[] = {"mgmt.database", "mgmt.database's -wal file",
+					       "mgmt.database's -shm file", "mgmt.database's -journal file",
+					       "mgmt.token_file", "the config file itself"};
+	static const char *const db_suffix[] = {"", "-wal", "-shm", "-journal"}; /* SQLite's files */
+	char path[32], buf[SBX_PATH_LEN + 16];
+	struct files *f = calloc(1, sizeof(*f));
+	int i, j, k, rc = 0;
+	struct ctx quiet = {NULL, 0};
+
+	if (f == NULL)
+		return fail(c, "config", NULL, "out of memory");
+	for (i = 0; i < cfg->nb_ports; i++) {
+		if (cfg->ports[i].kind != SBX_PORT_BRIDGED)
+			continue;
+		check_devargs(&quiet, "", cfg->ports[i].devargs, f->rx[i], f->tx[i]); /* checked already */
+		if (f->rx[i][0])
+			file_id(f->rx[i], &f->rx_id[i]);
+		if (f->tx[i][0])
+			file_id(f->tx[i], &f->tx_id[i]);
+	}
+	for (k = 0; k < 4; k++) {
+		snprintf(buf, sizeof(buf), "%s%s", cfg->mgmt_database, db_suffix[k]);
+		file_id(buf, &f->own[k]);
+	}
+	file_id(cfg->mgmt_token_file, &f->own[4]);
+	if (config_path != NULL)
+		file_id(config_path, &f->own[5]);
+	for (j = 0; j < cfg->nb_ports && rc == 0; j++) {
+		snprintf(path, sizeof(path), "ports[%d]", j);
+		for (i = 0; i <= j && rc == 0; i++) {
+			if (f->tx[j][0] && f->tx[i][0] && i < j && same_file(&f->tx_id[j], &f->tx_id[i]))
+				rc = fail(c, path, "devargs",
+					  "tx_pcap \"%s\" is also the tx_pcap of ports[%d] (%s): two ports writing one "
+					  "file corrupt it",
+					  f->tx[j], i, f->tx_id[j].path);
+			else if (f->tx[j][0] && f->rx[i][0] && same_file(&f->tx_id[j], &f->rx_id[i]))
+				rc = fail(c, path, "devargs",
+					  "tx_pcap \"%s\" is the rx_pcap of ports[%d] (%s): writing it would destroy "
+					  "that input",
+					  f->tx[j], i, f->tx_id[j].path);
+			else if (f->rx[j][0] && f->tx[i][0] && i < j && same_file(&f->rx_id[j], &f->tx_id[i]))
+				rc = fail(c, path, "devargs",
+					  "rx_pcap \"%s\" is the tx_pcap of ports[%d] (%s): writing it would destroy "
+					  "this input",
+					  f->rx[j], i, f->rx_id[j].path);
+		}
+		for (k = 0; k < 6 && rc == 0 && f->tx[j][0]; k++)
+			if ((k < 5 || config_path != NULL) && same_file(&f->tx_id[j], &f->own[k]))
+				rc = fail(c, path, "devargs", "tx_pcap \"%s\" is %s (%s)", f->tx[j], own_name[k],
+					  f->tx_id[j].path);
+	}
+	free(f);
+	return rc;
+}
+
+/* sbx_config_parse(), and when @config_path is known, refuse a tx_pcap that is that file. */
+static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_t errlen,
+		      const char *config_path);
+
 int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	return parse_text(text, cfg, err, errlen, NULL);
+}
+
+static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_t errlen,
+		      const char *config_path)
 {
 	struct ctx c = {err, errlen};
 	const char *end = NULL, *s;
@@ -918,7 +1264,8 @@ int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t
 		rc = (check_keys(&c, root, "", root_keys) || parse_eal(&c, root, cfg) ||
 		      parse_pool(&c, root, cfg) || parse_ports(&c, root, cfg) ||
 		      parse_workers(&c, root, cfg) || parse_forwarding(&c, root, cfg) ||
-		      parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg))
+		      parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg) ||
+		      check_files(&c, cfg, config_path))
 			     ? -1 : 0;
 	}
 	cJSON_Delete(root);
@@ -962,7 +1309,7 @@ int sbx_config_load(const char *path, struct sbx_config *cfg, char *err, size_t 
 		return fail(&c, "config", NULL, "%s: %s", path,
 			    e ? strerror(e) : "contains a NUL byte");
 	}
-	rc = sbx_config_parse(buf, cfg, err, errlen);
+	rc = parse_text(buf, cfg, err, errlen, path);
 	free(buf);
 	return rc;
 }

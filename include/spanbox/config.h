@@ -179,12 +179,15 @@ struct sbx_config {
  * @param err     on error, receives "field: message" (e.g. "ports[1].devargs: must not be empty").
  * @param errlen  size of err in bytes.
  * @return 0 on success, -1 on any error (unknown key, wrong type, out of range, duplicate name,
- *         dangling reference).
+ *         dangling reference; a devargs key the port's driver does not take; an eal.extra_args
+ *         option spanbox sets itself; a pcap port's tx_pcap that is another port's tx_pcap, any
+ *         port's rx_pcap, mgmt.database or its -wal/-shm/-journal, or mgmt.token_file, compared by
+ *         realpath and inode: relative paths are taken from the current working directory).
  */
 int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t errlen);
 
 /**
- * Read a file and parse it with sbx_config_parse().
+ * Read a file and parse it with sbx_config_parse(); a tx_pcap that is @p path itself is refused too.
  * @return 0 on success, -1 on error; a missing or unreadable file gives "config: <path>: <strerror>".
  */
 int sbx_config_load(const char *path, struct sbx_config *cfg, char *err, size_t errlen);

@@ -54,11 +54,25 @@ enum sbx_worker_state {
 /** @return a lower-case name for @p s ("running"...), "unknown" when out of range. */
 const char *sbx_worker_state_name(uint32_t s);
 
-/** Per worker, per port traffic counters (packets and bytes; bytes are frame bytes without FCS). */
+/** Shortest frame a worker forwards: an Ethernet header (two MACs and the EtherType), bytes. */
+#define SBX_FRAME_MIN 14
+/** Bytes a frame may have beyond its port's mtu: the Ethernet header and two VLAN tags (QinQ). */
+#define SBX_FRAME_L2_OVERHEAD (14 + 2 * 4)
+
+/**
+ * Per worker, per port traffic counters (packets and bytes; bytes are frame bytes without FCS).
+ * Every frame received is forwarded (tx_pkts of the output port) or dropped (drop_pkts): runt and
+ * oversize frames are dropped on their input port and counted in drop_pkts and in their own
+ * counter.
+ */
 struct sbx_port_counters {
 	uint64_t rx_pkts, rx_bytes;     /**< received by this worker on this port */
 	uint64_t tx_pkts, tx_bytes;     /**< accepted by this port's TX queue */
-	uint64_t drop_pkts, drop_bytes; /**< refused by TX (queue full) or no route, freed by the worker */
+	uint64_t drop_pkts, drop_bytes; /**< freed by the worker: refused by TX (queue full), no route, or
+					     (on the input port) a bad mbuf chain, a runt or an oversize frame */
+	uint64_t runt;                  /**< received frames shorter than SBX_FRAME_MIN, dropped (not mirrored) */
+	uint64_t oversize;              /**< received frames longer than the port's mtu + SBX_FRAME_L2_OVERHEAD,
+					     dropped (not mirrored) */
 };
 
 /** Per worker, per mirror session counters. */

@@ -33,9 +33,10 @@ for workers in 1 2; do
 	check "replay with $workers worker(s): output frames equal input, in order" \
 		python3 "$ROOT/tests/lib/pcap_equal.py" "$IN" "$TMP/out$workers.pcap"
 done
-# Frames larger than one mbuf (9 KB jumbo, TSO super-frames) travel as mbuf chains.
+# Frames larger than one mbuf (9 KB jumbo, TSO super-frames) travel as mbuf chains, on ports
+# whose mtu lets them in (9600 + 22 B; at the default 1500 they are oversize: 22_port_limits.sh).
 for cap in jumbo_zeek_vxlan-http-9100.pcap jumbo_tcpdump_tso-2030.pcap; do
-	sed "s|$IN|$CAPTURES/$cap|" "$TMP/r1.json" >"$TMP/j.json"
+	sed "s|$IN|$CAPTURES/$cap|" "$TMP/r1.json" | jq '.ports[].mtu = 9600' >"$TMP/j.json"
 	timeout 120 "$BUILD/primary/spanbox-primary" -c "$TMP/j.json" --replay >"$TMP/j.log" 2>&1
 	check "replay of $cap exits 0" [ $? -eq 0 ]
 	check "replay of $cap: output frames equal input, in order" \

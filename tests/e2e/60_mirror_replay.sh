@@ -116,7 +116,7 @@ for cap in plain_tcpreplay_test.pcap vlan_zeek_http-vlan-0.pcap vlan_tcpdump_802
 	IN="$CAPTURES/$cap"
 	tag=enc_${cap%%_*}
 	mtu=1500
-	[[ $cap == jumbo_* ]] && mtu=9000
+	[[ $cap == jumbo_* ]] && mtu=9600 # the 9100 B frames need mtu >= 9078 (mtu + 22 B)
 	N=$(npkts "$IN")
 	big=$(python3 "$MC" sizes "$IN" 100 | awk '{print $2}')
 	echo "# $cap: $N frames, $big longer than 100 B, mtu $mtu"
@@ -214,7 +214,7 @@ for cap in plain_tcpreplay_test.pcap jumbo_zeek_vxlan-http-9100.pcap; do
    \"filter\": \"ether[8500:2] != 0\", \"destination\": {\"port\": \"m_deep\"}, \"encap\": {\"type\": \"erspan2\", $ENC}},"
 		ports+=" m_deep"
 	fi
-	mkcfg "$TMP/$tag.json" "$IN" 9000 "$(strat_mirrors "${extra%,}")" $ports
+	mkcfg "$TMP/$tag.json" "$IN" 9600 "$(strat_mirrors "${extra%,}")" $ports
 	replay $tag
 	L=$TMP/$tag.log
 	sid=21
@@ -242,7 +242,8 @@ done
 
 # ---------------------------------------------------------------------------------------------
 # 5. Robustness: runts, a 1 B and a 14 B frame, malformed and cut frames, jumbos, through ERSPAN
-# with share and copy (and snaplen 14: the copy ends exactly at the end of a 14 B frame).
+# with share and copy (and snaplen 14: the copy ends exactly at the end of a 14 B frame). Frames
+# shorter than 14 B (the 1 B one) are dropped on input as runts: neither forwarded nor mirrored.
 ROB=(tiny_suricata_too-small.pcap tiny_suricata_eth-only-14B.pcap)
 for f in "$CAPTURES"/bad_*.pcap "$CAPTURES"/trunc_*.pcap; do ROB+=("$(basename "$f")"); done
 ROB+=(gre_tcpdump_heapoverflow-1_malformed.pcap jumbo_zeek_vxlan-http-9100.pcap jumbo_zeek_smtp-8754.pcap)
@@ -261,6 +262,12 @@ while o + 16 <= len(d):
 print(f'caplen min {min(sizes)} max {max(sizes)}; < 14 B: {sum(s < 14 for s in sizes)}, '
       f'< 60 B: {sum(s < 60 for s in sizes)}, > 1514 B: {sum(s > 1514 for s in sizes)}')
 PY
+# what passes the input port: the frames of 14 B or more (tshark selects them)
+tshark -r "$IN" -Y 'frame.cap_len >= 14' -F pcap -w "$TMP/robust_fwd.pcap" 2>/dev/null
+FWD="$TMP/robust_fwd.pcap"
+NF=$(npkts "$FWD")
+echo "# robustness: $NF frames of 14 B or more, $((N - NF)) runts"
+check "robustness input holds runts and frames that pass" [ "$NF" -gt 0 -a "$NF" -lt "$N" ]
 rob_mirrors() { # rob_mirrors STRATEGY
 	echo "{\"id\": 31, \"name\": \"r_full\", \"sources\": [{\"port\": \"p0\", \"direction\": \"rx\"}],
    \"destination\": {\"port\": \"m_full\"}, \"encap\": {\"type\": \"erspan2\", $ENC}, \"copy\": {\"strategy\": \"$1\"}},
@@ -273,22 +280,23 @@ rob_mirrors() { # rob_mirrors STRATEGY
 }
 for strategy in share copy; do
 	tag=rob_$strategy
-	mkcfg "$TMP/$tag.json" "$IN" 9000 "$(rob_mirrors $strategy)" m_full m_snap14 m_e3 m_span
+	mkcfg "$TMP/$tag.json" "$IN" 9600 "$(rob_mirrors $strategy)" m_full m_snap14 m_e3 m_span
 	replay $tag
 	L=$TMP/$tag.log
 	eq "$tag: p0 rx_packets = frames" "$(pctr "$L" p0 rx_packets)" "$N"
-	check "$tag: forwarded p1 output equals the input" peq "$IN" "$TMP/${tag}_p1.pcap"
+	eq "$tag: p0 runt = frames under 14 B" "$(pctr "$L" p0 runt)" $((N - NF))
+	check "$tag: forwarded p1 output equals the input without its runts" peq "$FWD" "$TMP/${tag}_p1.pcap"
 	for s in r_full r_snap14 r_e3 r_span; do
 		acc=$(( $(mctr "$L" $s mirrored) + $(mctr "$L" $s drop_nombuf) + $(mctr "$L" $s drop_txfull) ))
-		eq "$tag: $s: every frame mirrored or counted (mirrored + drop_nombuf + drop_txfull)" "$acc" "$N"
+		eq "$tag: $s: every frame past the input port mirrored or counted (mirrored + drop_nombuf + drop_txfull)" "$acc" "$NF"
 		col=shared
 		[ $strategy = copy ] && col=copied
-		eq "$tag: $s: the $strategy path made every copy ($col)" "$(mctr "$L" $s $col)" "$N"
+		eq "$tag: $s: the $strategy path made every copy ($col)" "$(mctr "$L" $s $col)" "$NF"
 	done
-	mc erspan "$tag erspan2" "$TMP/${tag}_m_full.pcap" "$IN" --version 1 --session 31
-	mc erspan "$tag erspan2 snaplen 14" "$TMP/${tag}_m_snap14.pcap" "$IN" --version 1 --session 32 --snaplen 14
-	mc erspan "$tag erspan3 tx" "$TMP/${tag}_m_e3.pcap" "$IN" --version 2 --session 33 --dir 1
-	mc span "$tag span" "$TMP/${tag}_m_span.pcap" "$IN"
+	mc erspan "$tag erspan2" "$TMP/${tag}_m_full.pcap" "$IN" --expect "$FWD" --version 1 --session 31
+	mc erspan "$tag erspan2 snaplen 14" "$TMP/${tag}_m_snap14.pcap" "$IN" --expect "$FWD" --version 1 --session 32 --snaplen 14
+	mc erspan "$tag erspan3 tx" "$TMP/${tag}_m_e3.pcap" "$IN" --expect "$FWD" --version 2 --session 33 --dir 1
+	mc span "$tag span" "$TMP/${tag}_m_span.pcap" "$IN" --expect "$FWD"
 done
 # the 14 B Ethernet-only frame alone, snaplen 14, every encapsulation and both copy paths
 IN="$CAPTURES/tiny_suricata_eth-only-14B.pcap"
@@ -304,9 +312,10 @@ replay eth14
 mc erspan "14 B frame, snaplen 14, copy" "$TMP/eth14_m_c.pcap" "$IN" --version 1 --session 41 --snaplen 14
 mc erspan "14 B frame, snaplen 14, share, erspan3" "$TMP/eth14_m_s.pcap" "$IN" --version 2 --session 42 --snaplen 14
 mc rspan "14 B frame, snaplen 14, share, rspan" "$TMP/eth14_m_r.pcap" "$IN" --vlan 865
-# Frames over 64 KiB (a TSO super-frame as a capture can hold it): an ERSPAN packet carries at most
-# 65535 - 20 (IPv4) - 28 (GRE + ERSPAN III + subheader) = 65487 B of the frame, cut and marked T
+# Frames over 64 KiB (a TSO super-frame as a capture can hold it) are longer than any port's mtu +
+# 22 B: dropped on input as oversize, neither forwarded nor mirrored (the 100 B frame passes)
 mc mkpcap "$TMP/huge.pcap" 70000 65487 65488 100
+mc mkpcap "$TMP/huge_fwd.pcap" 100
 IN="$TMP/huge.pcap"
 mkcfg "$TMP/huge.json" "$IN" 9600 "
   {\"id\": 71, \"name\": \"hc\", \"sources\": [{\"port\": \"p0\", \"direction\": \"rx\"}],
@@ -317,17 +326,20 @@ mkcfg "$TMP/huge.json" "$IN" 9600 "
   {\"id\": 73, \"name\": \"hr\", \"sources\": [{\"port\": \"p0\", \"direction\": \"rx\"}],
    \"destination\": {\"port\": \"m_hr\"}, \"encap\": {\"type\": \"rspan\", \"vlan\": 865}}" m_hc m_hs m_hr
 replay huge
-check "huge: forwarded p1 output equals the input" peq "$IN" "$TMP/huge_p1.pcap"
-mc erspan "huge erspan2 copy" "$TMP/huge_m_hc.pcap" "$IN" --version 1 --session 71 --snaplen 65487
-mc erspan "huge erspan3+subheader share" "$TMP/huge_m_hs.pcap" "$IN" --version 2 --session 72 --snaplen 65487 --subheader
-mc rspan "huge rspan" "$TMP/huge_m_hr.pcap" "$IN" --vlan 865
-eq "huge: truncated counter (frames over 65487 B)" "$(mctr "$TMP/huge.log" hc truncated)" 2
+eq "huge: p0 oversize = the 3 frames over 9622 B" "$(pctr "$TMP/huge.log" p0 oversize)" 3
+check "huge: forwarded p1 output is the 100 B frame" peq "$TMP/huge_fwd.pcap" "$TMP/huge_p1.pcap"
+mc erspan "huge erspan2 copy" "$TMP/huge_m_hc.pcap" "$IN" --expect "$TMP/huge_fwd.pcap" --version 1 --session 71
+mc erspan "huge erspan3+subheader share" "$TMP/huge_m_hs.pcap" "$IN" --expect "$TMP/huge_fwd.pcap" --version 2 --session 72 --subheader
+mc rspan "huge rspan" "$TMP/huge_m_hr.pcap" "$IN" --expect "$TMP/huge_fwd.pcap" --vlan 865
+eq "huge: truncated counter" "$(mctr "$TMP/huge.log" hc truncated)" 0
 
 # Frames of 12..15 B (just the MACs, plus 1..3 B) and 60 B: RSPAN with the copy and the share path
-# (the tag goes right behind the MACs), ERSPAN II and SPAN
+# (the tag goes right behind the MACs), ERSPAN II and SPAN; the 12 and 13 B runts are dropped on
+# input (p0 runt), the others mirrored
 mc mkpcap "$TMP/runts.pcap" 12 13 14 15 60 12
+mc mkpcap "$TMP/runts_fwd.pcap" 14 15 60
 IN="$TMP/runts.pcap"
-N=$(npkts "$IN")
+N=3
 mkcfg "$TMP/runts.json" "$IN" 1500 "
   {\"id\": 45, \"name\": \"rc\", \"sources\": [{\"port\": \"p0\", \"direction\": \"rx\"}],
    \"destination\": {\"port\": \"m_rc\"}, \"encap\": {\"type\": \"rspan\", \"vlan\": 865}, \"copy\": {\"strategy\": \"copy\"}},
@@ -339,30 +351,31 @@ mkcfg "$TMP/runts.json" "$IN" 1500 "
    \"destination\": {\"port\": \"m_sp\"}, \"copy\": {\"strategy\": \"copy\"}}" m_rc m_rs m_ec m_sp
 replay runts
 L=$TMP/runts.log
-check "runts: forwarded p1 output equals the input" peq "$IN" "$TMP/runts_p1.pcap"
-mc rspan "runts rspan, copy path" "$TMP/runts_m_rc.pcap" "$IN" --vlan 865
-mc rspan "runts rspan, share path" "$TMP/runts_m_rs.pcap" "$IN" --vlan 865
-mc erspan "runts erspan2, copy path" "$TMP/runts_m_ec.pcap" "$IN" --version 1 --session 47
-mc span "runts span, copy path" "$TMP/runts_m_sp.pcap" "$IN"
+eq "runts: p0 runt (12, 13, 12 B)" "$(pctr "$L" p0 runt)" 3
+check "runts: forwarded p1 output equals the input without its runts" peq "$TMP/runts_fwd.pcap" "$TMP/runts_p1.pcap"
+mc rspan "runts rspan, copy path" "$TMP/runts_m_rc.pcap" "$IN" --expect "$TMP/runts_fwd.pcap" --vlan 865
+mc rspan "runts rspan, share path" "$TMP/runts_m_rs.pcap" "$IN" --expect "$TMP/runts_fwd.pcap" --vlan 865
+mc erspan "runts erspan2, copy path" "$TMP/runts_m_ec.pcap" "$IN" --expect "$TMP/runts_fwd.pcap" --version 1 --session 47
+mc span "runts span, copy path" "$TMP/runts_m_sp.pcap" "$IN" --expect "$TMP/runts_fwd.pcap"
 for s in rc rs ec sp; do
-	eq "runts: session $s mirrored every frame, drop_nombuf 0 (the pool is not empty)" \
+	eq "runts: session $s mirrored every frame of 14 B or more, drop_nombuf 0 (the pool is not empty)" \
 		"$(mctr "$L" $s mirrored)/$(mctr "$L" $s drop_nombuf)" "$N/0"
 done
 
-# RSPAN on the robustness input: it holds a 1 B frame (trunc_zeek_eth-hdr.pcap, caplen 1), shorter
-# than the two MAC addresses RSPAN rewrites in front of its tag
+# RSPAN on the robustness input: its 1 B frame (trunc_zeek_eth-hdr.pcap, caplen 1), shorter than
+# the two MAC addresses RSPAN rewrites in front of its tag, is a runt: dropped before mirroring
 IN="$TMP/robust.pcap"
 N=$(npkts "$IN")
-mkcfg "$TMP/rob_rspan.json" "$IN" 9000 "
+mkcfg "$TMP/rob_rspan.json" "$IN" 9600 "
   {\"id\": 51, \"name\": \"rr\", \"sources\": [{\"port\": \"p0\", \"direction\": \"rx\"}],
    \"destination\": {\"port\": \"m_r\"}, \"encap\": {\"type\": \"rspan\", \"vlan\": 865}}" m_r
 replay rob_rspan
 L=$TMP/rob_rspan.log
 eq "rob_rspan: p0 rx_packets = frames" "$(pctr "$L" p0 rx_packets)" "$N"
-check "rob_rspan: forwarded p1 output equals the input" peq "$IN" "$TMP/rob_rspan_p1.pcap"
-mc rspan "rob_rspan rspan 865" "$TMP/rob_rspan_m_r.pcap" "$IN" --vlan 865
+check "rob_rspan: forwarded p1 output equals the input without its runts" peq "$FWD" "$TMP/rob_rspan_p1.pcap"
+mc rspan "rob_rspan rspan 865" "$TMP/rob_rspan_m_r.pcap" "$IN" --expect "$FWD" --vlan 865
 acc=$(( $(mctr "$L" rr mirrored) + $(mctr "$L" rr drop_nombuf) + $(mctr "$L" rr drop_txfull) + $(mctr "$L" rr drop_malformed) ))
-eq "rob_rspan: every frame mirrored or counted (mirrored + drop_nombuf + drop_txfull + drop_malformed)" "$acc" "$N"
+eq "rob_rspan: every frame past the input port mirrored or counted (mirrored + drop_nombuf + drop_txfull + drop_malformed)" "$acc" "$NF"
 
 # ---------------------------------------------------------------------------------------------
 # 6. Mirroring never affects forwarding: the same replay with no session, and with an ERSPAN II

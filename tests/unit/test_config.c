@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <pcap/pcap.h>
 
@@ -303,6 +304,17 @@ static const struct {
 	{"mirror_snaplen_small.json", "mirrors[0].snaplen", "13 out of range 14..65535"},
 	{"mirror_sample_zero.json", "mirrors[0].sample", "0 out of range 1..1000000"},
 	{"mirror_unknown_key.json", "mirrors[0].encap.key", "unknown key"},
+	{"pcap_tx_twice.json", "ports[1].devargs",
+	 "tx_pcap \"/tmp/../tmp/sbx-bad-out.pcap\" is also the tx_pcap of ports[0]"},
+	{"pcap_tx_is_rx.json", "ports[1].devargs", "tx_pcap \"/tmp//sbx-bad-in.pcap\" is the rx_pcap of ports[0]"},
+	{"pcap_rx_is_earlier_tx.json", "ports[1].devargs",
+	 "rx_pcap \"/tmp/./sbx-bad-loop.pcap\" is the tx_pcap of ports[0]"},
+	{"pcap_tx_is_own_rx.json", "ports[0].devargs", "tx_pcap \"/tmp/sbx-bad-self.pcap\" is the rx_pcap of ports[0]"},
+	{"pcap_tx_is_database.json", "ports[0].devargs", "tx_pcap \"/tmp/sbx-bad.db\" is mgmt.database"},
+	{"pcap_tx_is_token_file.json", "ports[1].devargs", "tx_pcap \"/tmp/sbx-bad.db.token\" is mgmt.token_file"},
+	{"devargs_pcap_infinite_rx.json", "ports[0].devargs", "net_pcap key \"infinite_rx\""},
+	{"devargs_tap_misspelled.json", "ports[0].devargs", "unknown net_tap key \"ifname\""},
+	{"extra_args_file_prefix.json", "eal.extra_args[1]", "\"--file-prefix=other\": spanbox sets --file-prefix itself"},
 	{"does_not_exist.json", "config", "does_not_exist.json: No such file or directory"},
 };
 
@@ -569,6 +581,218 @@ static void test_pool_keys(void)
 	}
 }
 
+/* A config whose ports have the devargs @a and @b (@b NULL: one port) and the mgmt section @mgmt. */
+static int parse_two(const char *a, const char *b, const char *mgmt, struct sbx_config *cfg, char *err,
+		     size_t errlen)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text), "{\"ports\":[{\"name\":\"a\",\"devargs\":\"%s\"}%s%s%s],\"mgmt\":%s}", a,
+		 b ? ",{\"name\":\"b\",\"devargs\":\"" : "", b ? b : "", b ? "\"}" : "", mgmt ? mgmt : "{}");
+	return sbx_config_parse(text, cfg, err, errlen);
+}
+
+/* Write @text to @path. */
+static bool put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return false;
+	fputs(text, f);
+	return fclose(f) == 0;
+}
+
+/*
+ * Output files never destroy input files: two ports writing one file, a tx_pcap that another (or
+ * the same) port reads, a tx_pcap that is the database, its WAL, the token file or the config
+ * itself. Files are compared by realpath (symbolic links, "..", relative paths), an existing file
+ * also by inode (hard links), a file not there yet by its parent's realpath.
+ */
+static void test_files(void)
+{
+	static struct sbx_config cfg;
+	char dir[] = "/tmp/sbx-unit-files.XXXXXX", in[128], lnk[128], hard[128], sub[128], a[512], b[512];
+	char mgmt[512], conf[128], text[1024], err[512], cwd[1024];
+	bool ready;
+
+	ready = mkdtemp(dir) != NULL;
+	snprintf(in, sizeof(in), "%s/in.pcap", dir);
+	snprintf(lnk, sizeof(lnk), "%s/link.pcap", dir);
+	snprintf(hard, sizeof(hard), "%s/hard.pcap", dir);
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	ready = ready && put_file(in, "not really a capture") && symlink("in.pcap", lnk) == 0 && link(in, hard) == 0 &&
+		symlink(".", sub) == 0 && getcwd(cwd, sizeof(cwd)) != NULL;
+	if (!check(ready, "files: temporary directory %s with a file, a symlink, a hard link", dir))
+		return;
+
+	snprintf(a, sizeof(a), "net_pcap0,rx_pcap=%s", in);
+	snprintf(b, sizeof(b), "net_pcap1,tx_pcap=%s/out.pcap", dir);
+	check(parse_two(a, b, NULL, &cfg, err, sizeof(err)) == 0, "files: input and a new output file (%s)", err);
+	check(parse_two(a, a, NULL, &cfg, err, sizeof(err)) == 0, "files: two ports reading one file (%s)", err);
+	snprintf(b, sizeof(b), "net_pcap1,tx_pcap=%s", lnk);
+	check(parse_two(a, b, NULL, &cfg, err, sizeof(err)) == -1 &&
+		      !strncmp(err, "ports[1].devargs: tx_pcap \"", 27) && strstr(err, "is the rx_pcap of ports[0]"),
+	      "files: tx_pcap a symlink to another port's rx_pcap (%s)", err);
+	snprintf(b, sizeof(b), "net_pcap1,tx_pcap=%s", hard);
+	check(parse_two(a, b, NULL, &cfg, err, sizeof(err)) == -1 && strstr(err, "is the rx_pcap of ports[0]"),
+	      "files: tx_pcap a hard link to another port's rx_pcap (%s)", err);
+	snprintf(a, sizeof(a), "net_pcap0,tx_pcap=%s/new.pcap", dir);
+	snprintf(b, sizeof(b), "net_pcap1,tx_pcap=%s/new.pcap", sub);
+	check(parse_two(a, b, NULL, &cfg, err, sizeof(err)) == -1 &&
+		      strstr(err, "ports[1].devargs: tx_pcap") && strstr(err, "is also the tx_pcap of ports[0]"),
+	      "files: one file not there yet, written by two ports, through a symlinked directory (%s)", err);
+	snprintf(a, sizeof(a), "net_pcap0,tx_pcap=/nonexistent-sbx-dir/x.pcap");
+	check(parse_two(a, a, NULL, &cfg, err, sizeof(err)) == -1 && strstr(err, "is also the tx_pcap of ports[0]"),
+	      "files: same path in a directory that does not exist (%s)", err);
+	snprintf(a, sizeof(a), "net_pcap0,rx_pcap=%s,tx_pcap=%s", in, lnk);
+	check(parse_two(a, NULL, NULL, &cfg, err, sizeof(err)) == -1 &&
+		      strstr(err, "ports[0].devargs: tx_pcap") && strstr(err, "is the rx_pcap of ports[0]"),
+	      "files: a port writing its own input (%s)", err);
+	/* relative paths: against the working directory, as the primary opens them */
+	if (check(chdir(dir) == 0, "files: chdir %s", dir)) {
+		snprintf(b, sizeof(b), "net_pcap1,tx_pcap=%s", in);
+		check(parse_two("net_pcap0,rx_pcap=in.pcap", b, NULL, &cfg, err, sizeof(err)) == -1 &&
+			      strstr(err, "is the rx_pcap of ports[0]"),
+		      "files: relative rx_pcap, absolute tx_pcap of the same file (%s)", err);
+		check(parse_two("net_pcap0,rx_pcap=in.pcap", "net_pcap1,tx_pcap=sub/./in.pcap", NULL, &cfg, err,
+				sizeof(err)) == -1,
+		      "files: relative paths, one through a symlinked directory (%s)", err);
+		check(chdir(cwd) == 0, "files: back to %s", cwd);
+	}
+	/* the database, its WAL and shared-memory files, the token file */
+	snprintf(mgmt, sizeof(mgmt), "{\"database\":\"%s/s.db\"}", dir);
+	snprintf(a, sizeof(a), "net_pcap0,tx_pcap=%s/s.db", sub);
+	check(parse_two(a, NULL, mgmt, &cfg, err, sizeof(err)) == -1 && strstr(err, "is mgmt.database"),
+	      "files: tx_pcap the database (%s)", err);
+	snprintf(a, sizeof(a), "net_pcap0,tx_pcap=%s/s.db-wal", dir);
+	check(parse_two(a, NULL, mgmt, &cfg, err, sizeof(err)) == -1 && strstr(err, "is mgmt.database's -wal file"),
+	      "files: tx_pcap the database's WAL (%s)", err);
+	snprintf(a, sizeof(a), "net_pcap0,tx_pcap=%s/s.db.token", dir);
+	check(parse_two(a, NULL, mgmt, &cfg, err, sizeof(err)) == -1 && strstr(err, "is mgmt.token_file"),
+	      "files: tx_pcap the default token file (%s)", err);
+	snprintf(mgmt, sizeof(mgmt), "{\"database\":\"%s/s.db\",\"token_file\":\"%s/tok\"}", dir, dir);
+	snprintf(a, sizeof(a), "net_pcap0,tx_pcap=%s/tok", dir);
+	check(parse_two(a, NULL, mgmt, &cfg, err, sizeof(err)) == -1 && strstr(err, "is mgmt.token_file"),
+	      "files: tx_pcap the configured token file (%s)", err);
+	snprintf(a, sizeof(a), "net_pcap0,tx_pcap=%s/s.db.token", dir);
+	check(parse_two(a, NULL, mgmt, &cfg, err, sizeof(err)) == 0,
+	      "files: the default token file's name is free when token_file is elsewhere (%s)", err);
+	/* the config file itself (only sbx_config_load knows it) */
+	snprintf(conf, sizeof(conf), "%s/c.json", dir);
+	snprintf(text, sizeof(text), "{\"ports\":[{\"name\":\"a\",\"devargs\":\"net_pcap0,tx_pcap=%s/c.json\"}]}", sub);
+	if (check(put_file(conf, text), "files: write %s", conf))
+		check(sbx_config_load(conf, &cfg, err, sizeof(err)) == -1 &&
+			      strstr(err, "ports[0].devargs: tx_pcap") && strstr(err, "is the config file itself"),
+		      "files: tx_pcap the config file (%s)", err);
+	unlink(conf);
+	snprintf(text, sizeof(text), "%s/s.db-wal", dir);
+	unlink(in);
+	unlink(lnk);
+	unlink(hard);
+	unlink(sub);
+	rmdir(dir);
+}
+
+/* devargs keys of the drivers spanbox knows, as DPDK 22.11's kvargs would take them at probe. */
+static void test_devargs_keys(void)
+{
+	static const struct {
+		const char *devargs, *err; /* err NULL: accepted, else a substring of the error */
+	} cases[] = {
+		{"net_pcap0,rx_pcap=/tmp/a.pcap,tx_pcap=/tmp/b.pcap,pps=100", NULL},
+		{"eth_pcap3,tx_pcap=/tmp/b.pcap", NULL},
+		{"net_pcap0", NULL},
+		{"net_pcap0,rx_iface=eth0", "net_pcap key \"rx_iface\" is not supported by spanbox's pcap file ports"},
+		{"net_pcap0,rx_pcap=/tmp/a.pcap,infinite_rx=1", "net_pcap key \"infinite_rx\""},
+		{"net_pcap0,rx_pacp=/tmp/a.pcap", "unknown net_pcap key \"rx_pacp\" (valid: rx_pcap, tx_pcap, pps)"},
+		{"net_pcap0,tx_pcap=/tmp/a.pcap,tx_pcap=/tmp/b.pcap", "key \"tx_pcap\" given twice"},
+		{"net_pcap0,rx_pcap=", "rx_pcap needs a value"},
+		{"net_pcap0,,tx_pcap=/tmp/b.pcap", "empty key"},
+		{"net_tap0,iface=x,mac=fixed,remote=eth9,persist", NULL},
+		{"net_tap0,ifname=x", "unknown net_tap key \"ifname\" (valid: iface, mac, remote, persist)"},
+		{"net_null0,size=64,copy=1,no-rx=1", NULL},
+		{"eth_null1,no_rx=1", "unknown net_null key \"no_rx\""},
+		{"net_ring0,nodeaction=r0:0:CREATE", NULL},
+		{"net_ring0,numa=0", "unknown net_ring key \"numa\""},
+		{"net_memif0,id=1,role=client,bsize=2048,rsize=10,socket=/run/m.sock,socket-abstract=no,"
+		 "mac=02:00:00:00:00:01,zero-copy=no,secret=abc", NULL},
+		{"net_memif0,rol=server", "unknown net_memif key \"rol\""},
+		/* drivers spanbox has no table for, and PCI devices: DPDK checks them at start */
+		{"net_af_packet0,iface=eth9,qpairs=1", NULL},
+		{"0000:01:00.0,rx_low_latency=1", NULL},
+	};
+	static struct sbx_config cfg;
+	char err[512];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strcpy(err, "(no message)");
+		rc = parse_two(cases[i].devargs, NULL, NULL, &cfg, err, sizeof(err));
+		if (cases[i].err == NULL)
+			check(rc == 0, "devargs \"%s\" accepted (%s)", cases[i].devargs, rc ? err : "");
+		else
+			check(rc == -1 && !strncmp(err, "ports[0].devargs: ", 18) && strstr(err, cases[i].err),
+			      "devargs \"%s\" refused: \"%s\" (want \"%s\")", cases[i].devargs, err, cases[i].err);
+	}
+}
+
+/* eal.extra_args: what spanbox sets itself is refused, naming the entry; anything else passes. */
+static void test_extra_args(void)
+{
+	static const char LC[] = "spanbox sets --lcores and --main-lcore itself (eal.primary_lcore, eal.mgmt_lcore, "
+				 "workers.lcores, eal.cpus)";
+	static const char DEV[] = "spanbox sets the devices itself (ports[].devargs";
+	static const struct {
+		const char *args, *err, *text; /* JSON array text; err NULL: accepted, else start + substring */
+	} cases[] = {
+		{"[\"--log-level=pmd.net.tap:debug\",\"--legacy-mem\",\"--iova-mode=va\",\"--in-memory\"]", NULL, NULL},
+		{"[\"--log-level\",\"-l\"]", NULL, NULL}, /* "-l" is the value of --log-level */
+		{"[\"-d\",\"-a\"]", NULL, NULL},         /* and "-a" the value of -d */
+		{"[\"--file-prefix=other\"]", "eal.extra_args[0]: \"--file-prefix=other\": ",
+		 "spanbox sets --file-prefix itself (eal.file_prefix)"},
+		{"[\"--file-prefix\",\"other\"]", "eal.extra_args[0]: \"--file-prefix\": ", "eal.file_prefix"},
+		{"[\"--file-pre=x\"]", "eal.extra_args[0]: \"--file-pre=x\": ", "EAL takes it for --file-prefix: spanbox sets --file-prefix"},
+		{"[\"--huge-dir\",\"/mnt/h\",\"-l1\"]", "eal.extra_args[2]: \"-l1\": ", LC},
+		{"[\"-c\",\"0x3\"]", "eal.extra_args[0]: \"-c\": ", LC},
+		{"[\"-vl\",\"1\"]", "eal.extra_args[0]: \"-vl\": ", LC},
+		{"[\"--lcores=5@(0-1)\"]", "eal.extra_args[0]: \"--lcores=5@(0-1)\": ", LC},
+		{"[\"--main-lcore=3\"]", "eal.extra_args[0]: \"--main-lcore=3\": ", LC},
+		{"[\"--master-lcore=3\"]", "eal.extra_args[0]: \"--master-lcore=3\": ", LC},
+		{"[\"--proc-type=secondary\"]", "eal.extra_args[0]: \"--proc-type=secondary\": ",
+		 "spanbox sets --proc-type itself"},
+		{"[\"--socket-mem=64\"]", "eal.extra_args[0]: \"--socket-mem=64\": ",
+		 "spanbox sets --socket-mem itself (eal.socket_mem_mb)"},
+		{"[\"-m\",\"512\"]", "eal.extra_args[0]: \"-m\": ", "conflicts with --socket-mem"},
+		{"[\"--no-huge\"]", "eal.extra_args[0]: \"--no-huge\": ", "conflicts with --socket-mem"},
+		{"[\"--vdev=net_null9\"]", "eal.extra_args[0]: \"--vdev=net_null9\": ", DEV},
+		{"[\"-a\",\"0000:01:00.0\"]", "eal.extra_args[0]: \"-a\": ", DEV},
+		{"[\"--allow=0000:01:00.0\"]", "eal.extra_args[0]: \"--allow=0000:01:00.0\": ", DEV},
+		{"[\"-b0000:01:00.0\"]", "eal.extra_args[0]: \"-b0000:01:00.0\": ", DEV},
+		{"[\"--no-pci\"]", "eal.extra_args[0]: \"--no-pci\": ", DEV},
+		{"[\"--single-file-segments\"]", "eal.extra_args[0]: \"--single-file-segments\": ",
+		 "spanbox sets --single-file-segments itself"},
+	};
+	static struct sbx_config cfg;
+	char text[1024], err[512];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		strcpy(err, "(no message)");
+		snprintf(text, sizeof(text), "{\"eal\":{\"extra_args\":%s},\"ports\":[{\"name\":\"a\",\"devargs\":\"x\"}]}",
+			 cases[i].args);
+		rc = sbx_config_parse(text, &cfg, err, sizeof(err));
+		if (cases[i].err == NULL)
+			check(rc == 0, "extra_args %s accepted (%s)", cases[i].args, rc ? err : "");
+		else
+			check(rc == -1 && !strncmp(err, cases[i].err, strlen(cases[i].err)) && strstr(err, cases[i].text),
+			      "extra_args %s refused: \"%s\" (want \"%s...%s\")", cases[i].args, err, cases[i].err,
+			      cases[i].text);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -584,6 +808,9 @@ int main(int argc, char **argv)
 	test_inline();
 	test_mirrors_inline();
 	test_pool_keys();
+	test_files();
+	test_devargs_keys();
+	test_extra_args();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }
