@@ -66,7 +66,7 @@ for i in 1 2 3; do
 	survived=$((survived + 1))
 done
 check "mgmt (pid $MGMT_PID) lives through 3 clean primary stops and re-attaches each time ($survived/3)" \
-	[ "$survived" -eq 3 ] && kill -0 "$MGMT_PID"
+	cond '[ "$survived" -eq 3 ] && kill -0 "$MGMT_PID"'
 check "no primary waited for mgmt to detach in vain" bash -c "! grep -q 'did not detach' $TMP/p*.log"
 "$ROOT/spanbox" stop "$ROOT/config/default.json" >/dev/null 2>&1
 timeout 180 "$ROOT/spanbox" start >"$TMP/start2.log" 2>&1

@@ -24,7 +24,7 @@ rc=$?
 [ $rc -eq 0 ] || { not_ok "tshark decode of the references (exit $rc)"; sed 's/^/# /' "$TMP/ref.err"; }
 "$BIN" <"$TMP/records"
 rc=$?
-echo "# erspan_parity exit status $rc"
+check "erspan_parity: every reference frame matches (checker exit status $rc)" [ $rc -eq 0 ]
 
 # Negative control: the checker must report a difference. Flip one bit of the expected ERSPAN
 # session id in one record of erspan2_zeek.pcap (we must then get "not ok") and one bit of an

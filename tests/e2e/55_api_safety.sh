@@ -19,7 +19,6 @@ TOKFILE="$TMP/a.db.token"
 CFG_TOKEN=cfg-token_0123456789-ABCDEF
 trap 'inst_cleanup; rm -rf "$TMP"' EXIT
 
-cond() { eval "$1"; } # check DESC cond 'A && B'
 # req NAME CURL-ARGS...: body in $TMP/NAME.body, headers in $TMP/NAME.hdr; prints the status
 req() { local n=$1; shift; curl -sS --max-time 10 -o "$TMP/$n.body" -D "$TMP/$n.hdr" -w '%{http_code}' "$@"; }
 # hdr NAME HEADER: the value of HEADER in the response NAME (last one, CR stripped)

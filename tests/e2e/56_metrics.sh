@@ -31,7 +31,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cond() { eval "$1"; } # check DESC cond 'A && B'
 get() { curl -fsS --max-time 5 "$1"; }
 # req NAME CURL-ARGS...: body in $TMP/NAME.body, headers in $TMP/NAME.hdr; prints the status
 req() { local n=$1; shift; curl -sS --max-time 10 -o "$TMP/$n.body" -D "$TMP/$n.hdr" -w '%{http_code}' "$@"; }

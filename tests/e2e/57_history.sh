@@ -31,7 +31,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cond() { eval "$1"; } # check DESC cond 'A && B'
 get() { curl -fsS --max-time 5 "$1"; }
 jqt() { jq -e "$@" >/dev/null; }
 sq() { sqlite3 -cmd ".timeout 5000" "$DB" "$@"; }

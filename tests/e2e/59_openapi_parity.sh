@@ -32,7 +32,6 @@ trap 'inst_cleanup; rm -rf "$TMP"' EXIT
 PY=python3
 python3 -c 'import yaml' 2>/dev/null || PY=/usr/bin/python3
 OAC() { "$PY" "$ROOT/tests/lib/openapi_check.py" "$@"; }
-cond() { eval "$1"; }
 # req NAME CURL-ARGS...: body in $TMP/NAME.body, headers in $TMP/NAME.hdr; prints the status
 req() { local n=$1; shift; curl -sS --max-time 10 -o "$TMP/$n.body" -D "$TMP/$n.hdr" -w '%{http_code}' "$@"; }
 hdr() { awk -v h="$(tr '[:upper:]' '[:lower:]' <<<"$2"):" \

@@ -36,7 +36,6 @@ wait_for() { # wait_for TENTHS CMD...: poll CMD every 0.1 s
 	return 1
 }
 get() { curl -fsS --max-time 5 "$1"; }
-cond() { eval "$1"; } # check DESC cond 'A && B': both parts decide
 jqt() { jq -e "$@" >/dev/null; } # jqt FILTER [FILE]: the filter holds
 # rx of worker W on p0 + p1: wrx API W
 wrx() { get "$1/workers/$2" | jq -e '.ports.p0.rx_packets + .ports.p1.rx_packets'; }

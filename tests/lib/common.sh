@@ -8,3 +8,6 @@ ok() { echo "ok - $*"; }
 not_ok() { echo "not ok - $*"; }
 # check DESCRIPTION CMD...: ok when CMD succeeds
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; return 1; fi; }
+# check DESC cond 'A && B': every part of the condition decides (in "check D [ A ] && B", B does
+# not: its failure prints no "not ok")
+cond() { eval "$1"; }
