@@ -20,18 +20,43 @@
  * (sendfile), without copying them through this thread's memory. Keep this mode unless a
  * measurement shows the single thread saturating.
  *
+ * Connections (the guard below): one idle or slow client must never hold a slot another client
+ * needs. libmicrohttpd 0.9.75 only has an idle timeout (reset by every byte) and a connection limit
+ * at which it stops accepting, so 64 idle connections used to queue every new client behind them,
+ * and clients sending a header byte a second held the slots for ever. The guard tracks every
+ * connection (MHD_OPTION_NOTIFY_CONNECTION) in a table of its own, with its client address and
+ * its phase: waiting for a (complete) request since it opened or since its previous answer was
+ * sent; answering since its request was complete; suspended for the copy probe. It closes a
+ * connection with shutdown(2) of its socket (libmicrohttpd then sees the end of stream and closes
+ * it itself, NOTIFY_CONNECTION CLOSED first, close(2) of the fd after, so a tracked fd is never
+ * reused while it is in the table):
+ *  - at the limits, from the accept (this thread): when a new connection makes its address hold
+ *    more than share_max, or all of them more than high, the oldest waiting connection of the
+ *    address holding the most (else the oldest waiting one at all) is closed: new connections
+ *    always get in, a flood evicts its own connections first, and no address holds more than
+ *    share_max slots (a per-address limit that never refuses the local client: mgmt listens on
+ *    127.0.0.1, so every local process is the same address);
+ *  - at the deadlines, from mgmt_http_sweep() (the main thread, every 100 ms): a request not
+ *    complete MGMT_HTTP_REQUEST_S after the connection opened or after its previous answer, an
+ *    answer not sent MGMT_HTTP_ANSWER_S after its request (a client that does not read).
+ * The table's mutex is taken by this thread (accept, close, phase changes) and by the sweep.
+ *
  * Order of checks for one request: (1) a method other than GET/HEAD without the right bearer token
  * is answered 401 (its body is read and dropped, no handler runs, whatever the path); (2) a body
  * over MAX_BODY is 413; (3) route match: handler, or 405 with Allow when the path matches with
  * another method; (4) GET/HEAD of a path outside /api and /metrics: a static file; (5) 404.
  */
 #include <ctype.h>
+#include <dirent.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -48,6 +73,7 @@
 #include "system.h"
 
 #define MAX_BODY (64 * 1024) /* bytes of request body accepted; a longer body is refused (413) */
+#define FD_MARGIN 64         /* fds kept for mgmt itself (database, history, probe, logs) */
 
 /** Per connection: the request body, and whether it waits for the copy probe. */
 struct conn_state {
@@ -58,6 +84,290 @@ struct conn_state {
 	bool bad_token;    /**< (denied) a token was sent, but not the right one */
 	bool suspended;    /**< waiting for the copy probe; the next call answers with its result */
 };
+
+/* ------------------------------------------------------------------------------------------ */
+/* The connection guard (see the top of the file). */
+
+enum conn_phase {
+	PH_FREE,      /**< slot unused */
+	PH_WAITING,   /**< waiting for a complete request, since @c since_ns */
+	PH_ANSWERING, /**< request complete, answer being made or sent, since @c since_ns */
+	PH_SUSPENDED, /**< waiting for the copy probe: no deadline */
+};
+
+/** One tracked connection (MHD_CONNECTION_NOTIFY_STARTED .. CLOSED). */
+struct guard_conn {
+	enum conn_phase phase;
+	int fd;            /**< its socket, owned by libmicrohttpd */
+	unsigned int addr; /**< index in guard.addrs */
+	bool shut;         /**< shutdown() done: libmicrohttpd closes it on its next turn */
+	uint64_t since_ns; /**< CLOCK_MONOTONIC (sbx_now_ns) start of the current phase */
+};
+
+/** One client address (the port left out) with tracked connections. */
+struct guard_addr {
+	unsigned char key[1 + 16]; /**< family, then the IPv4 or IPv6 address */
+	unsigned int tracked;      /**< entries of guard.conns naming it (0 = slot unused) */
+	unsigned int live;         /**< of those, not shut */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct guard_conn *conns; /**< cap entries */
+	struct guard_addr *addrs; /**< cap entries */
+	unsigned int cap;
+	unsigned int live;        /**< tracked connections not shut */
+	struct mgmt_http_limits lim;
+	uint64_t evicted;         /**< closed at the limits, since start */
+	uint64_t evicted_logged;  /**< of those, logged already */
+	uint64_t log_ns;          /**< when they were last logged */
+} guard = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Close @p e's connection (guard.lock held). */
+static void guard_shut(struct guard_conn *e)
+{
+	shutdown(e->fd, SHUT_RDWR);
+	e->shut = true;
+	guard.live--;
+	guard.addrs[e->addr].live--;
+}
+
+/* The connection to close to make room for @p fresh: the oldest waiting one among the addresses
+ * holding the most live connections (ties: many addresses with one each, an IPv6 range), else the
+ * oldest waiting one at all; NULL if none waits. */
+static struct guard_conn *guard_victim(const struct guard_conn *fresh)
+{
+	struct guard_conn *best = NULL, *any = NULL;
+	unsigned int i, top = 0;
+
+	for (i = 0; i < guard.cap; i++)
+		if (guard.addrs[i].live > top)
+			top = guard.addrs[i].live;
+	for (i = 0; i < guard.cap; i++) {
+		struct guard_conn *e = &guard.conns[i];
+
+		if (e == fresh || e->phase != PH_WAITING || e->shut)
+			continue;
+		if (any == NULL || e->since_ns < any->since_ns)
+			any = e;
+		if (guard.addrs[e->addr].live == top && (best == NULL || e->since_ns < best->since_ns))
+			best = e;
+	}
+	return best != NULL ? best : any;
+}
+
+/* The key of @p sa: family and address, without the port. */
+static void guard_key(const struct sockaddr *sa, unsigned char key[17])
+{
+	memset(key, 0, 17);
+	if (sa == NULL)
+		return;
+	key[0] = (unsigned char)sa->sa_family;
+	if (sa->sa_family == AF_INET)
+		memcpy(key + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa->sa_family == AF_INET6)
+		memcpy(key + 1, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: track a new connection (and make room), forget a closed one. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode toe)
+{
+	struct guard_conn *e = NULL;
+
+	(void)cls;
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		e = *socket_context;
+		if (e == NULL)
+			return;
+		pthread_mutex_lock(&guard.lock);
+		if (!e->shut) {
+			guard.live--;
+			guard.addrs[e->addr].live--;
+		}
+		guard.addrs[e->addr].tracked--;
+		e->phase = PH_FREE;
+		pthread_mutex_unlock(&guard.lock);
+		*socket_context = NULL;
+		return;
+	}
+	if (toe != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	{
+		const union MHD_ConnectionInfo *fi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		unsigned char key[17];
+		unsigned int i, a = guard.cap, freea = guard.cap;
+
+		if (fi == NULL)
+			return; /* untracked: libmicrohttpd's own idle timeout still applies */
+		guard_key(ai != NULL ? ai->client_addr : NULL, key);
+		pthread_mutex_lock(&guard.lock);
+		for (i = 0; i < guard.cap && e == NULL; i++)
+			if (guard.conns[i].phase == PH_FREE)
+				e = &guard.conns[i];
+		for (i = 0; i < guard.cap && a == guard.cap; i++) {
+			if (guard.addrs[i].tracked == 0) {
+				if (freea == guard.cap)
+					freea = i;
+			} else if (memcmp(guard.addrs[i].key, key, sizeof(key)) == 0) {
+				a = i;
+			}
+		}
+		if (a == guard.cap)
+			a = freea;
+		if (e == NULL || a == guard.cap) { /* cannot happen: cap > libmicrohttpd's limit */
+			pthread_mutex_unlock(&guard.lock);
+			return;
+		}
+		if (guard.addrs[a].tracked == 0) {
+			memcpy(guard.addrs[a].key, key, sizeof(key));
+			guard.addrs[a].live = 0;
+		}
+		*e = (struct guard_conn){ .phase = PH_WAITING, .fd = fi->connect_fd, .addr = a,
+					  .since_ns = sbx_now_ns() };
+		guard.addrs[a].tracked++;
+		guard.addrs[a].live++;
+		guard.live++;
+		*socket_context = e;
+		while (guard.addrs[a].live > guard.lim.share_max || guard.live > guard.lim.high) {
+			struct guard_conn *v = guard_victim(e);
+
+			if (v == NULL)
+				break;
+			guard_shut(v);
+			guard.evicted++;
+		}
+		pthread_mutex_unlock(&guard.lock);
+	}
+}
+
+/* @p c enters @p phase, from now. */
+static void guard_phase(struct MHD_Connection *c, enum conn_phase phase)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct guard_conn *e = ci != NULL ? ci->socket_context : NULL;
+
+	if (e == NULL)
+		return;
+	pthread_mutex_lock(&guard.lock);
+	e->phase = phase;
+	e->since_ns = sbx_now_ns();
+	pthread_mutex_unlock(&guard.lock);
+}
+
+void mgmt_http_sweep(void)
+{
+	uint64_t now = sbx_now_ns(), evicted = 0;
+	unsigned int i;
+
+	pthread_mutex_lock(&guard.lock);
+	for (i = 0; i < guard.cap; i++) {
+		struct guard_conn *e = &guard.conns[i];
+		uint64_t max_s;
+
+		if (e->shut || (e->phase != PH_WAITING && e->phase != PH_ANSWERING))
+			continue; /* free, closing, or waiting for the copy probe */
+		max_s = e->phase == PH_WAITING ? MGMT_HTTP_REQUEST_S : MGMT_HTTP_ANSWER_S;
+		if (now - e->since_ns < max_s * 1000000000ULL)
+			continue;
+		guard_shut(e);
+	}
+	/* at most one line per 10 s, and only under pressure (a deadline closing an idle keep-alive
+	 * connection of a browser is normal) */
+	if (guard.evicted != guard.evicted_logged && now - guard.log_ns >= 10000000000ULL) {
+		evicted = guard.evicted - guard.evicted_logged;
+		guard.evicted_logged = guard.evicted;
+		guard.log_ns = now;
+	}
+	pthread_mutex_unlock(&guard.lock);
+	if (evicted > 0)
+		fprintf(stderr, "spanbox-mgmt: http: connection limits reached: closed %llu idle connections "
+			"to make room for new ones\n", (unsigned long long)evicted);
+}
+
+const struct mgmt_http_limits *mgmt_http_limits(void)
+{
+	return &guard.lim;
+}
+
+/* The number of fds this process has open (/proc/self/fd), -1 if unknown. */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory's own fd */
+}
+
+/* Size the limits to the fds this process may open (raising its soft RLIMIT_NOFILE up to the hard
+ * one), and allocate the table. -1 when out of memory. */
+static int guard_init(char *err, size_t errlen)
+{
+	struct rlimit rl;
+	int nopen = open_fds();
+	unsigned long want, room;
+	unsigned int limit;
+
+	if (nopen < 0)
+		nopen = 256;
+	/* two fds a connection at most: its socket, and the file of a static answer */
+	want = (unsigned long)nopen + FD_MARGIN + 2UL * MGMT_HTTP_CONN_MAX;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+			rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		room = rl.rlim_cur == RLIM_INFINITY ? want : (unsigned long)rl.rlim_cur;
+	} else {
+		room = 1024;
+	}
+	room = room > (unsigned long)nopen + FD_MARGIN ? (room - (unsigned long)nopen - FD_MARGIN) / 2 : 0;
+	limit = room < MGMT_HTTP_CONN_MAX ? (unsigned int)room : MGMT_HTTP_CONN_MAX;
+	if (limit < 16)
+		limit = 16; /* whatever the fd limit: beyond it accept() fails (EMFILE), libmicrohttpd retries */
+	guard.lim.limit = limit;
+	guard.lim.high = limit - (limit / 16 > 8 ? limit / 16 : 8);
+	guard.lim.share_max = limit * 3 / 4;
+	guard.lim.request_s = MGMT_HTTP_REQUEST_S;
+	guard.lim.answer_s = MGMT_HTTP_ANSWER_S;
+	guard.cap = limit + 16;
+	guard.conns = calloc(guard.cap, sizeof(*guard.conns));
+	guard.addrs = calloc(guard.cap, sizeof(*guard.addrs));
+	guard.live = 0;
+	if (guard.conns == NULL || guard.addrs == NULL) {
+		free(guard.conns);
+		free(guard.addrs);
+		guard.conns = NULL;
+		guard.addrs = NULL;
+		guard.cap = 0;
+		snprintf(err, errlen, "out of memory for the connection table");
+		return -1;
+	}
+	return 0;
+}
+
+/* After MHD_stop_daemon (every connection CLOSED): free the table. */
+static void guard_fini(void)
+{
+	pthread_mutex_lock(&guard.lock);
+	free(guard.conns);
+	free(guard.addrs);
+	guard.conns = NULL;
+	guard.addrs = NULL;
+	guard.cap = 0;
+	guard.live = 0;
+	pthread_mutex_unlock(&guard.lock);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 /* every route table, searched in this order */
 static const struct mgmt_route *const tables[] = {
@@ -365,6 +675,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	guard_phase(c, PH_ANSWERING); /* the request is complete: every path below answers it */
 	if (st->suspended) { /* resumed by the copy probe's thread */
 		cJSON *body = NULL;
 		unsigned int code;
@@ -401,9 +712,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 				if (r.suspend) {
 					/* suspend first, then start the work that resumes it: never the other way */
 					st->suspended = true;
+					guard_phase(c, PH_SUSPENDED);
 					MHD_suspend_connection(c);
 					if (mgmt_memprobe_launch(resume_probe, c) != 0) {
 						st->suspended = false;
+						guard_phase(c, PH_ANSWERING);
 						MHD_resume_connection(c);
 						return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 							     mgmt_error(MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
@@ -440,12 +753,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		     NULL, NULL, NULL);
 }
 
-/* The request is over (answered, or the client went away): free its state. */
+/* The request is over (answered, or the client went away): free its state; the connection
+ * waits for its next request from now (keep-alive). */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
 	(void)cls;
-	(void)c;
 	(void)toe;
+	guard_phase(c, PH_WAITING);
 	if (*con_cls != NULL)
 		free(((struct conn_state *)*con_cls)->body);
 	free(*con_cls);
@@ -460,17 +774,24 @@ struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, ch
 			     MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_Daemon *d;
 
+	/* epoll (poll without it): select() would cap the fds at FD_SETSIZE (1024) */
 	flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES ? MHD_USE_EPOLL
 									  : MHD_USE_POLL;
+	if (guard_init(err, errlen) < 0)
+		return NULL;
+	/* libmicrohttpd's idle timeout stays as a backstop; the guard's deadlines are stricter */
 	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, (void *)ctx,
 			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)MGMT_HTTP_REQUEST_S,
+			     MHD_OPTION_CONNECTION_LIMIT, guard.lim.limit,
 			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 			     MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 			     MHD_OPTION_END);
-	if (d == NULL)
+	if (d == NULL) {
+		guard_fini();
 		snprintf(err, errlen, "MHD_start_daemon failed");
+	}
 	return d;
 }
 
@@ -481,6 +802,7 @@ int mgmt_http_stop(struct MHD_Daemon *d)
 	mgmt_memprobe_shutdown(); /* its thread resumes a connection of this daemon */
 	fd = MHD_quiesce_daemon(d);
 
-	MHD_stop_daemon(d);
+	MHD_stop_daemon(d); /* every connection closed and forgotten (NOTIFY_CONNECTION CLOSED) */
+	guard_fini();
 	return fd == MHD_INVALID_SOCKET ? -1 : (int)fd;
 }

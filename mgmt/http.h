@@ -22,6 +22,24 @@ struct mgmt_ctx {
 				        be answered before it stops the daemon */
 };
 
+#define MGMT_HTTP_CONN_MAX 1024 /**< connections at most (fewer when RLIMIT_NOFILE is lower) */
+#define MGMT_HTTP_REQUEST_S 10  /**< s a connection has to send a complete request in, counted
+				     from its accept or from its previous answer (idle included) */
+#define MGMT_HTTP_ANSWER_S 10   /**< s an answer has to be sent in (a client that does not read) */
+
+/** The connection limits of the running daemon (sized by mgmt_http_start()). */
+struct mgmt_http_limits {
+	unsigned int limit;     /**< connections libmicrohttpd holds at most
+				     (MHD_OPTION_CONNECTION_LIMIT): min(MGMT_HTTP_CONN_MAX, (fds allowed -
+				     fds open at start - 64) / 2) */
+	unsigned int high;      /**< above this many in all, a new connection closes the oldest idle
+				     one (limit - max(limit / 16, 8): a reserve for new clients) */
+	unsigned int share_max; /**< above this many from one client address, likewise
+				     (3/4 of limit) */
+	unsigned int request_s; /**< MGMT_HTTP_REQUEST_S */
+	unsigned int answer_s;  /**< MGMT_HTTP_ANSWER_S */
+};
+
 /**
  * Start serving on @p listen_fd (a bound, listening TCP socket) with one internal polling thread.
  * @param ctx   must outlive the daemon.
@@ -30,6 +48,23 @@ struct mgmt_ctx {
  */
 struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, char *err,
 				   size_t errlen);
+
+/**
+ * The limits mgmt_http_start() chose (see struct mgmt_http_limits; it raises the soft
+ * RLIMIT_NOFILE, up to the hard one, to 2 fds a connection). Valid while the daemon runs.
+ */
+const struct mgmt_http_limits *mgmt_http_limits(void);
+
+/**
+ * Close the connections past a deadline: a request not complete MGMT_HTTP_REQUEST_S after the
+ * connection opened or after its previous answer, an answer not sent MGMT_HTTP_ANSWER_S after its
+ * request (a connection waiting for the copy probe has none). Closing is a shutdown(2) of the
+ * socket: libmicrohttpd closes the connection on its next turn, without an answer. Logs (stderr,
+ * at most once per 10 s) how many connections the limits closed to make room. Call it
+ * periodically (mgmt's main loop: every 100 ms) from one thread while the daemon runs; cheap
+ * (one pass over the connection table).
+ */
+void mgmt_http_sweep(void);
 
 /**
  * Print every route the server answers, one "METHOD PATH" a line, in matching order: the route

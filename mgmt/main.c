@@ -28,6 +28,9 @@
 #include "static.h"
 
 #define PROG "spanbox-mgmt"
+/* connections the kernel queues for accept(): a burst of new connections (a flood, or every
+ * client reconnecting) waits there instead of having SYNs dropped (capped by net.core.somaxconn) */
+#define LISTEN_BACKLOG 4096
 
 static volatile sig_atomic_t g_stop;
 static struct mgmt_history g_history; /* the stats history (history.h): sampled by the main loop */
@@ -142,7 +145,7 @@ static int open_listen(const char *addr, uint16_t port)
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    (af == AF_INET ? bind(fd, (struct sockaddr *)&s4, sizeof(s4))
 			   : bind(fd, (struct sockaddr *)&s6, sizeof(s6))) < 0 ||
-	    listen(fd, 128) < 0) {
+	    listen(fd, LISTEN_BACKLOG) < 0) {
 		fprintf(stderr, PROG ": cannot listen on %s port %u: %s\n", addr, port, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -263,11 +266,20 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (fresh) {
+		const struct mgmt_http_limits *hl = mgmt_http_limits();
+
+		fprintf(stderr, PROG ": http: at most %u connections; above %u, or above %u from one address, "
+			"a new connection closes the oldest idle one; a request must be complete %u s after "
+			"the connection opened or its previous answer, an answer sent within %u s\n",
+			hl->limit, hl->high, hl->share_max, hl->request_s, hl->answer_s);
+	}
 
 	/* Watch the primary; while down, re-execute every MGMT_RETRY_S to attach again. */
 	t0 = sbx_now_ns();
 	while (!g_stop) {
 		nanosleep(&tick, NULL);
+		mgmt_http_sweep(); /* idle and slow connections past their deadline */
 		/* the primary's events -> SQLite, also the last ones of a primary shutting down */
 		if (ctx.shm != NULL && ctx.shm->magic == SBX_SHM_MAGIC)
 			mgmt_db_import_events(&db, ctx.shm);
