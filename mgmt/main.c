@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 	sigset_t sigs, old;
 	bool eal_up, fresh, lost = false, retry = false;
 	uint64_t t0;
-	int rc, lfd, i;
+	int rc, lfd, i, lock_fd;
 
 	/* getopt permutes argv: keep the original order for re-executing */
 	exec_argv = calloc((size_t)argc + 1, sizeof(*exec_argv));
@@ -207,6 +207,12 @@ int main(int argc, char **argv)
 	}
 	if (mgmt_static_root(&cfg, web_root, sizeof(web_root), web_err, sizeof(web_err)) < 0)
 		web_root[0] = '\0';
+	/* before listening and before any EAL: one mgmt per prefix and lcore id (spanbox/lcore_lock.h) */
+	lock_fd = mgmt_lcore_lock(&cfg, err, sizeof(err));
+	if (lock_fd < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
 
 	lfd = mgmt_inherited_listen_fd();
 	fresh = lfd < 0;
@@ -315,7 +321,7 @@ out:
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	if ((lost || retry) && !g_stop) {
 		if (lfd >= 0)
-			mgmt_reexec(lfd, exec_argv); /* returns only on failure */
+			mgmt_reexec(lfd, lock_fd, exec_argv); /* returns only on failure */
 		fprintf(stderr, PROG ": cannot re-execute: %s\n",
 			lfd >= 0 ? strerror(errno) : "lost the listening socket");
 		rc = 1;
