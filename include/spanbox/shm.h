@@ -25,7 +25,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 9
+#define SBX_SHM_VERSION 10
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -110,6 +110,10 @@ struct sbx_worker_shm {
 	uint32_t crashes;        /**< exits on a signal or non-zero status, hangs included */
 	uint32_t hangs;          /**< times the primary killed it for a stale heartbeat */
 	uint64_t recovered_mbufs; /**< mbufs of its burst the primary freed after it crashed */
+	uint64_t nonce;          /**< random, written before each start and passed to that process as
+				      "--nonce HEX"; 0 while no start is pending or running. A worker
+				      whose --nonce differs, or whose pid is not pid, is not the one the
+				      primary started for this slot and refuses to touch its queues */
 	struct sbx_worker_stats stats;
 } __rte_cache_aligned;
 
