@@ -26,6 +26,7 @@
 #include "store.h"
 #include "http.h"
 #include "static.h"
+#include "watch.h"
 
 #define PROG "spanbox-mgmt"
 
@@ -284,6 +285,9 @@ int main(int argc, char **argv)
 		/* stats history: a sample per interval, compaction every 10 s (never on the HTTP thread) */
 		if (db.history != NULL)
 			mgmt_history_tick(db.history, ctx.shm);
+		/* cycles per packet over a window, stalled workers, drained pools (watch.h) */
+		if (ctx.shm != NULL)
+			mgmt_watch_tick(ctx.shm);
 		if (ctx.shm == NULL && sbx_now_ns() - t0 >= MGMT_RETRY_S * 1000000000ULL) {
 			retry = true;
 			break;
