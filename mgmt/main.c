@@ -19,6 +19,7 @@
 #include <rte_eal.h>
 
 #include "spanbox/config.h"
+#include "spanbox/lcore_lock.h"
 #include "attach.h"
 #include "auth.h"
 #include "db.h"
@@ -332,6 +333,7 @@ out:
 	}
 	if (lfd >= 0)
 		close(lfd);
+	sbx_lcore_unlock(lock_fd, cfg.file_prefix, cfg.mgmt_lcore);
 	free(exec_argv);
 	return rc;
 }

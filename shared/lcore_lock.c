@@ -131,6 +131,10 @@ int sbx_lcore_lock(const char *prefix, unsigned int lcore_id, const char *role, 
 	}
 	for (;;) {
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == ENOENT && waited < SBX_LCORE_LOCK_WAIT_MS && make_parent(path) == 0) {
+			waited += 1; /* the directory went away (a last process's clean-up): once more */
+			continue;
+		}
 		if (fd < 0) {
 			snprintf(err, errlen, "lcore %u: %s: %s", lcore_id, path, strerror(errno));
 			return -2;
@@ -180,4 +184,24 @@ int sbx_lcore_lock_adopt(int fd, const char *prefix, unsigned int lcore_id)
 		return -1;
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	return 0;
+}
+
+void sbx_lcore_unlock(int fd, const char *prefix, unsigned int lcore_id)
+{
+	char path[SBX_PATH_LEN + 128], *slash;
+	struct stat a, b;
+
+	if (fd < 0)
+		return;
+	sbx_lcore_lock_path(prefix, lcore_id, path, sizeof(path));
+	/* still holding it: nobody else can have it, and a taker that opened this file meanwhile
+	 * finds it unlinked and makes a new one (sbx_lcore_lock) */
+	if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+		unlink(path);
+	close(fd);
+	slash = strrchr(path, '/');
+	if (slash != NULL) {
+		*slash = '\0';
+		rmdir(path); /* only when empty: no primary (nor anything else) uses the prefix */
+	}
 }

@@ -43,6 +43,13 @@ int sbx_lcore_lock(const char *prefix, unsigned int lcore_id, const char *role, 
 int sbx_lcore_lock_adopt(int fd, const char *prefix, unsigned int lcore_id);
 
 /**
+ * Give up the lock @p fd of sbx_lcore_lock() at a clean exit: remove the lock file, close @p fd,
+ * and remove the prefix's runtime directory if that left it empty (a mgmt that ran while the
+ * appliance was down leaves nothing behind). -1 is ignored.
+ */
+void sbx_lcore_unlock(int fd, const char *prefix, unsigned int lcore_id);
+
+/**
  * @return true when @p name (a file name, no directory) is an lcore lock file; used by the
  *         primary's clean-up of the runtime directory, which leaves held ones in place.
  */

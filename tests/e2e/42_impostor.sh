@@ -245,13 +245,18 @@ check "7: the appliance forwards after both restarts" wait_for 30 forwards
 
 # ---------------------------------------------------------------------------------------------
 # 8. a pool drained without explanation: the first worker 0 keeps all but 100 mbufs of the pool
+# (mgmt stays: it sees the primary go, re-executes itself and re-attaches to the next one)
 LEAK=$((base_avail - 100))
-stop_pidfile mgmt
 stop_pidfile primary
+down() { curl -fsS --max-time 2 "$API/health" 2>/dev/null | jq -e '.appliance == "down"' >/dev/null; }
+check "8: primary stopped: mgmt (pid $MGMT) says the appliance is down" wait_for 50 down
 start_primary SBX_TEST_LEAK_MBUFS="0:$LEAK"
 check "8: primary started again with worker 0 keeping $LEAK mbufs (SBX_TEST_LEAK_MBUFS)" test -f "$TMP/ready"
-start_mgmt
-check "8: mgmt up again" up
+check "8: the same mgmt re-attached (appliance up within 10 s)" cond "wait_for 100 up && kill -0 $MGMT"
+timeout 15 "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" --port $PORT2 --db "$TMP/second.db" </dev/null >"$TMP/mgmt3.out" 2>&1
+echo $? >"$TMP/mgmt3.rc"
+check "8: mgmt kept its lcore across its re-executions: a second mgmt is still refused, naming pid $MGMT" \
+	cond "refused mgmt3 && grep -qE 'lcore $ML of file prefix .$PFX. is in use by pid $MGMT\b' '$TMP/mgmt3.out'"
 check "8: within 8 s /health is degraded with a pool problem naming sbx_pool_s0, and /status warnings have it" \
 	wait_for 80 problem pool 'sbx_pool_s0.*unexplained'
 jq -c '.problems' "$TMP/h.json" | sed 's/^/#   health problems: /'
