@@ -9,6 +9,11 @@
  * A worker receives into an array in its memzone slot and says how many of those mbufs are still
  * untouched (held); the primary frees them after a crash. What a worker had already started to
  * free or send when it died is lost (at most one burst) and shows as "unexplained" in the audit.
+ *
+ * Only the process forked here may run as a slot: it gets the slot's nonce on its command line and
+ * checks it and the slot's pid before it touches a queue or a pool; every process of the prefix
+ * holds the lock of its lcore id (spanbox/lcore_lock.h), released by the kernel when it dies, so
+ * the successor of a reaped worker gets the same id at once.
  */
 #include <errno.h>
 #include <signal.h>
