@@ -24,7 +24,7 @@ struct worker_watch {
 	unsigned int n, head;
 	int32_t pid;                  /* process the loops counter belongs to */
 	uint64_t loops;               /* its last value */
-	uint64_t loops_ns;            /* when it last changed (or the process or state did), 0 never */
+	uint64_t loops_ns;            /* the tick it last changed at (or the process or state did), 0 never */
 };
 
 struct pool_watch {
@@ -38,6 +38,8 @@ static struct {
 	pthread_mutex_t mu;
 	uint64_t start_ns;            /* shm->start_realtime_ns of the primary sampled */
 	uint64_t last_sample_ns;
+	uint64_t tick_ns;             /* the last tick: a loops counter is stale only as seen by one
+					 (a main thread held up, by SQLite say, proves nothing) */
 	struct worker_watch w[SBX_MAX_WORKERS];
 	struct pool_watch p[SBX_MAX_POOLS];
 } g = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -82,6 +84,7 @@ void mgmt_watch_tick(const struct sbx_shm *shm)
 		g.start_ns = shm->start_realtime_ns;
 		g.last_sample_ns = 0;
 	}
+	g.tick_ns = now;
 	for (w = 0; w < nb_w; w++) {
 		const struct sbx_worker_shm *ws = &shm->workers[w];
 		struct worker_watch *x = &g.w[w];
@@ -191,8 +194,8 @@ cJSON *mgmt_watch_problems(const struct sbx_shm *shm)
 		if (ws->state != SBX_W_RUNNING || ws->pid <= 0 || hb == 0)
 			continue;
 		hb_ms = now > hb ? (now - hb) / 1000000ULL : 0;
-		if (g.start_ns == shm->start_realtime_ns && x->pid == ws->pid && x->loops_ns && now > x->loops_ns)
-			loops_ms = (now - x->loops_ns) / 1000000ULL;
+		if (g.start_ns == shm->start_realtime_ns && x->pid == ws->pid && x->loops_ns && g.tick_ns > x->loops_ns)
+			loops_ms = (g.tick_ns - x->loops_ns) / 1000000ULL;
 		if (hb_ms <= stale && loops_ms <= stale)
 			continue;
 		snprintf(msg, sizeof(msg),
