@@ -359,7 +359,7 @@ deltas() {
 		  m($B; $w; .drop_txfull) - m($A; $w; .drop_txfull),
 		  m($B; $w; .drop_nombuf) - m($A; $w; .drop_nombuf),
 		  $B.workers[$w].pid,
-		  ($B.workers[$w].cycles_per_packet // "-")
+		  ($B.workers[$w].cycles_per_packet_total // "-")
 		] | map(tostring) | join(" ")'
 }
 
@@ -490,7 +490,7 @@ echo
 log "$ok runs in $(( (T_END - T_BEGIN) / 60 )) min $(( (T_END - T_BEGIN) % 60 )) s$( [ "$failed" -gt 0 ] && echo ", $failed failed")"
 echo
 echo "Every run and worker (Mpps forwarded by the worker; cycles/pkt = tsc_hz x dt / forwarded; (CPU time) = tsc_hz x CPU time the worker got / forwarded;"
-echo "API = the worker's cumulative cycles_per_packet (since it started, warm-up included);"
+echo "API = the worker's cumulative cycles_per_packet_total (since it started, warm-up included);"
 echo "mirrored Mpps, % of forwarded; counters are deltas over the window; frame B = rx_bytes / rx_packets; mirrored B = mirrored_bytes / mirrored_packets):"
 echo
 echo "| workers | size B | strategy | run | worker | Mpps | cycles/pkt | cycles/pkt (CPU time) | API cycles/pkt | mirrored Mpps | mirrored % | copied | shared | drop_txfull | drop_nombuf | frame B | mirrored B | CPU % |"

@@ -17,6 +17,7 @@
 #include <rte_errno.h>
 
 #include "spanbox/eal_args.h"
+#include "spanbox/lcore_lock.h"
 #include "attach.h"
 
 /* Where the primary of @p prefix keeps its locked config file (DPDK's eal_get_runtime_dir()). */
@@ -111,22 +112,51 @@ bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen)
 	return true;
 }
 
-int mgmt_reexec(int listen_fd, char *const argv[])
+/* Keep @p fd open across exec and name it in environment variable @p env. @return 0 or -1. */
+static int pass_fd(int fd, const char *env)
 {
 	char num[16];
-	int flags = fcntl(listen_fd, F_GETFD);
+	int flags = fcntl(fd, F_GETFD);
 
-	if (flags < 0 || fcntl(listen_fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+	if (flags < 0 || fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
 		return -1;
-	snprintf(num, sizeof(num), "%d", listen_fd);
-	if (setenv(MGMT_LISTEN_FD_ENV, num, 1) < 0)
+	snprintf(num, sizeof(num), "%d", fd);
+	return setenv(env, num, 1);
+}
+
+int mgmt_reexec(int listen_fd, int lock_fd, char *const argv[])
+{
+	int lo = listen_fd < lock_fd || lock_fd < 0 ? listen_fd : lock_fd;
+	int hi = listen_fd < lock_fd ? lock_fd : listen_fd;
+
+	if (pass_fd(listen_fd, MGMT_LISTEN_FD_ENV) < 0 || (lock_fd >= 0 && pass_fd(lock_fd, MGMT_LOCK_FD_ENV) < 0))
 		return -1;
 	/* DPDK leaves fds (hugepage files, IPC socket) without O_CLOEXEC: do not leak them. */
-	if (listen_fd > 3)
-		close_range(3, (unsigned int)listen_fd - 1, 0);
-	close_range((unsigned int)listen_fd + 1, ~0U, 0);
+	if (lo > 3)
+		close_range(3, (unsigned int)lo - 1, 0);
+	if (lock_fd >= 0 && hi > lo + 1)
+		close_range((unsigned int)lo + 1, (unsigned int)hi - 1, 0);
+	close_range((unsigned int)hi + 1, ~0U, 0);
 	execv("/proc/self/exe", argv);
 	return -1;
+}
+
+int mgmt_lcore_lock(const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	const char *s = getenv(MGMT_LOCK_FD_ENV);
+	char *end;
+	int fd;
+
+	if (s != NULL) {
+		fd = (int)strtol(s, &end, 10);
+		unsetenv(MGMT_LOCK_FD_ENV);
+		if (*s != '\0' && *end == '\0' && fd >= 3 && sbx_lcore_lock_adopt(fd, cfg->file_prefix, cfg->mgmt_lcore) == 0)
+			return fd;
+		if (*s != '\0' && *end == '\0' && fd >= 3)
+			close(fd); /* not (or no longer) the lock: take it anew */
+	}
+	fd = sbx_lcore_lock(cfg->file_prefix, cfg->mgmt_lcore, "mgmt", err, errlen);
+	return fd >= 0 ? fd : -1;
 }
 
 int mgmt_inherited_listen_fd(void)

@@ -11,6 +11,8 @@
 
 /** Environment variable carrying the listening socket fd across mgmt_reexec(). */
 #define MGMT_LISTEN_FD_ENV "SBX_MGMT_LISTEN_FD"
+/** Environment variable carrying the fd of mgmt's lcore lock (spanbox/lcore_lock.h) across mgmt_reexec(). */
+#define MGMT_LOCK_FD_ENV "SBX_MGMT_LCORE_LOCK_FD"
 /** Seconds between two attach attempts while the appliance is down. */
 #define MGMT_RETRY_S 2
 /** A primary heartbeat older than this means the primary is gone, ns. */
@@ -47,12 +49,22 @@ bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen);
 
 /**
  * Replace this process by a fresh copy of itself (/proc/self/exe, same @p argv) that keeps
- * @p listen_fd open and finds it in MGMT_LISTEN_FD_ENV, so the TCP port never closes.
- * Closes every other fd >= 3 first. The caller must have stopped the HTTP daemon, closed the
- * database and cleaned up the EAL.
+ * @p listen_fd open and finds it in MGMT_LISTEN_FD_ENV, so the TCP port never closes, and keeps
+ * @p lock_fd (mgmt's lcore lock, -1 for none) in MGMT_LOCK_FD_ENV, so no other process can take
+ * mgmt's lcore id in between. Closes every other fd >= 3 first. The caller must have stopped the
+ * HTTP daemon, closed the database and cleaned up the EAL.
  * @return only on failure: -1 with errno set.
  */
-int mgmt_reexec(int listen_fd, char *const argv[]);
+int mgmt_reexec(int listen_fd, int lock_fd, char *const argv[]);
+
+/**
+ * mgmt's lcore lock (spanbox/lcore_lock.h) for eal.mgmt_lcore of @p cfg's file prefix, taken before
+ * any rte_eal_init(): the one inherited through MGMT_LOCK_FD_ENV after a re-exec (the variable is
+ * then unset), else taken now.
+ * @param err  on failure, why (names the lcore and the holder's pid when another process holds it).
+ * @return the fd (keep it open for the process's life), or -1.
+ */
+int mgmt_lcore_lock(const struct sbx_config *cfg, char *err, size_t errlen);
 
 /**
  * The listening socket inherited through MGMT_LISTEN_FD_ENV (the variable is then unset).

@@ -19,6 +19,7 @@
 #include <rte_eal.h>
 
 #include "spanbox/config.h"
+#include "spanbox/lcore_lock.h"
 #include "attach.h"
 #include "auth.h"
 #include "db.h"
@@ -26,6 +27,7 @@
 #include "store.h"
 #include "http.h"
 #include "static.h"
+#include "watch.h"
 
 #define PROG "spanbox-mgmt"
 /* connections the kernel queues for accept(): a burst of new connections (a flood, or every
@@ -171,7 +173,7 @@ int main(int argc, char **argv)
 	sigset_t sigs, old;
 	bool eal_up, fresh, lost = false, retry = false;
 	uint64_t t0;
-	int rc, lfd, i;
+	int rc, lfd, i, lock_fd;
 
 	/* getopt permutes argv: keep the original order for re-executing */
 	exec_argv = calloc((size_t)argc + 1, sizeof(*exec_argv));
@@ -210,6 +212,12 @@ int main(int argc, char **argv)
 	}
 	if (mgmt_static_root(&cfg, web_root, sizeof(web_root), web_err, sizeof(web_err)) < 0)
 		web_root[0] = '\0';
+	/* before listening and before any EAL: one mgmt per prefix and lcore id (spanbox/lcore_lock.h) */
+	lock_fd = mgmt_lcore_lock(&cfg, err, sizeof(err));
+	if (lock_fd < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
 
 	lfd = mgmt_inherited_listen_fd();
 	fresh = lfd < 0;
@@ -290,6 +298,9 @@ int main(int argc, char **argv)
 		/* stats history: a sample per interval, compaction every 10 s (never on the HTTP thread) */
 		if (db.history != NULL)
 			mgmt_history_tick(db.history, ctx.shm);
+		/* cycles per packet over a window, stalled workers, drained pools (watch.h) */
+		if (ctx.shm != NULL)
+			mgmt_watch_tick(ctx.shm);
 		if (ctx.shm == NULL && sbx_now_ns() - t0 >= MGMT_RETRY_S * 1000000000ULL) {
 			retry = true;
 			break;
@@ -327,13 +338,14 @@ out:
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	if ((lost || retry) && !g_stop) {
 		if (lfd >= 0)
-			mgmt_reexec(lfd, exec_argv); /* returns only on failure */
+			mgmt_reexec(lfd, lock_fd, exec_argv); /* returns only on failure */
 		fprintf(stderr, PROG ": cannot re-execute: %s\n",
 			lfd >= 0 ? strerror(errno) : "lost the listening socket");
 		rc = 1;
 	}
 	if (lfd >= 0)
 		close(lfd);
+	sbx_lcore_unlock(lock_fd, cfg.file_prefix, cfg.mgmt_lcore);
 	free(exec_argv);
 	return rc;
 }

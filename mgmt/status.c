@@ -16,6 +16,7 @@
 
 #include "status.h"
 #include "system.h"
+#include "watch.h"
 
 #ifndef SBX_VERSION
 #define SBX_VERSION "0.0.0"
@@ -58,12 +59,13 @@ uint64_t mgmt_uptime_s(const struct sbx_shm *shm)
 
 cJSON *mgmt_health_json(const struct sbx_shm *shm)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject(), *problems = mgmt_watch_problems(shm);
 
-	cJSON_AddStringToObject(o, "status", "ok");
+	cJSON_AddStringToObject(o, "status", cJSON_GetArraySize(problems) > 0 ? "degraded" : "ok");
 	cJSON_AddStringToObject(o, "appliance", shm ? "up" : "down");
 	cJSON_AddStringToObject(o, "version", SBX_VERSION);
 	num(o, "uptime_s", shm ? (double)mgmt_uptime_s(shm) : 0);
+	cJSON_AddItemToObject(o, "problems", problems ? problems : cJSON_CreateArray());
 	return o;
 }
 
@@ -213,6 +215,7 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	const struct sbx_worker_cfg *wc = &shm->cfg.workers[w];
 	uint64_t hb = ws->stats.heartbeat_ns, now = sbx_now_ns();
 	cJSON *o = cJSON_CreateObject(), *qs, *ports;
+	struct mgmt_cpp_window win;
 	double cpp;
 	char ts[40];
 	uint16_t i;
@@ -250,10 +253,23 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 		num(q, "queue", wc->rxq[i].queue);
 		cJSON_AddItemToArray(qs, q);
 	}
-	if (mgmt_cycles_per_packet(ws, &cpp)) /* one decimal */
-		num(o, "cycles_per_packet", (double)(uint64_t)(cpp * 10 + 0.5) / 10);
+	/* over the recent window (watch.h), null below MGMT_CPP_MIN_FRAMES frames; one decimal */
+	mgmt_watch_cpp(shm, w, &win);
+	if (win.valid)
+		num(o, "cycles_per_packet", (double)(uint64_t)(win.cpp * 10 + 0.5) / 10);
 	else
 		cJSON_AddNullToObject(o, "cycles_per_packet");
+	if (win.have_window) {
+		num(o, "cycles_per_packet_window_s", (double)(uint64_t)(win.window_s * 10 + 0.5) / 10);
+		num(o, "cycles_per_packet_frames", (double)win.frames);
+	} else {
+		cJSON_AddNullToObject(o, "cycles_per_packet_window_s");
+		cJSON_AddNullToObject(o, "cycles_per_packet_frames");
+	}
+	if (mgmt_cycles_per_packet(ws, &cpp)) /* since the appliance started */
+		num(o, "cycles_per_packet_total", (double)(uint64_t)(cpp * 10 + 0.5) / 10);
+	else
+		cJSON_AddNullToObject(o, "cycles_per_packet_total");
 	num(o, "loops", (double)ws->stats.loops);
 	num(o, "idle_sleeps", (double)ws->stats.idle_sleeps);
 	num(o, "bad_packets", (double)ws->stats.bad_pkts);
@@ -361,22 +377,21 @@ uint64_t mgmt_mempool_cached(const struct rte_mempool *mp)
 	return n;
 }
 
-cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
+int mgmt_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_pool_audit *a)
 {
 	const struct sbx_pool_shm *ps = &shm->pools[i];
 	struct rte_mempool *mp = rte_mempool_lookup(ps->name);
-	uint64_t in_ring, in_caches, in_rings = 0, in_workers = 0, lost = 0;
-	int64_t unexplained;
-	cJSON *o, *a;
+	uint64_t in_ring;
 	unsigned int q;
 	uint16_t p, w;
 
+	memset(a, 0, sizeof(*a));
 	if (mp == NULL)
-		return NULL;
-	in_caches = mgmt_mempool_cached(mp);
+		return -1;
+	a->in_caches = mgmt_mempool_cached(mp);
 	/* rte_mempool_avail_count() = objects in the ring + in every lcore cache */
 	in_ring = rte_mempool_avail_count(mp);
-	in_ring = in_ring > in_caches ? in_ring - in_caches : 0;
+	a->in_ring = in_ring > a->in_caches ? in_ring - a->in_caches : 0;
 	for (p = 0; p < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); p++) {
 		const struct sbx_port_shm *pp = &shm->ports[p];
 
@@ -384,29 +399,41 @@ cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 			continue;
 		for (q = 0; q < RTE_DIM(pp->rx_ring); q++) {
 			struct rte_ring *r = pp->rx_ring[q][0] ? rte_ring_lookup(pp->rx_ring[q]) : NULL;
-			in_rings += r ? rte_ring_count(r) : 0;
+			a->in_rings += r ? rte_ring_count(r) : 0;
 		}
 		for (q = 0; q < RTE_DIM(pp->tx_ring); q++) {
 			struct rte_ring *r = pp->tx_ring[q][0] ? rte_ring_lookup(pp->tx_ring[q]) : NULL;
-			in_rings += r ? rte_ring_count(r) : 0;
+			a->in_rings += r ? rte_ring_count(r) : 0;
 		}
 	}
 	for (w = 0; w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++) {
-		in_workers += shm->workers[w].stats.held;
-		lost += shm->workers[w].recovered_mbufs;
+		a->in_workers += shm->workers[w].stats.held;
+		a->recovered += shm->workers[w].recovered_mbufs;
 	}
-	unexplained = (int64_t)mp->populated_size - (int64_t)in_ring - (int64_t)in_caches -
-		      (int64_t)ps->rx_held - (int64_t)in_rings - (int64_t)in_workers;
+	a->populated = mp->populated_size;
+	a->rx_held = ps->rx_held;
+	a->unexplained = (int64_t)a->populated - (int64_t)a->in_ring - (int64_t)a->in_caches -
+			 (int64_t)a->rx_held - (int64_t)a->in_rings - (int64_t)a->in_workers;
+	return 0;
+}
+
+cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
+{
+	struct mgmt_pool_audit au;
+	cJSON *o, *a;
+
+	if (mgmt_pool_audit(shm, i, &au) != 0)
+		return NULL;
 	o = mgmt_pool_json(shm, i);
 	a = cJSON_AddObjectToObject(o, "audit");
-	num(a, "populated", mp->populated_size);
-	num(a, "available_in_ring", (double)in_ring);
-	num(a, "in_lcore_caches", (double)in_caches);
-	num(a, "held_by_rx_rings", ps->rx_held);
-	num(a, "in_flight_in_rings", (double)in_rings);
-	num(a, "held_by_workers", (double)in_workers);
-	num(a, "recovered_after_crashes", (double)lost);
-	num(a, "unexplained", (double)unexplained);
+	num(a, "populated", (double)au.populated);
+	num(a, "available_in_ring", (double)au.in_ring);
+	num(a, "in_lcore_caches", (double)au.in_caches);
+	num(a, "held_by_rx_rings", (double)au.rx_held);
+	num(a, "in_flight_in_rings", (double)au.in_rings);
+	num(a, "held_by_workers", (double)au.in_workers);
+	num(a, "recovered_after_crashes", (double)au.recovered);
+	num(a, "unexplained", (double)au.unexplained);
 	cJSON_AddStringToObject(a, "note",
 		"unexplained = populated - ring - lcore caches - RX rings (measured at start) - bridge rings"
 		" - bursts held by workers; includes mbufs lost in worker crashes (at most one burst each)"
@@ -445,7 +472,16 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++)
 		cJSON_AddItemToArray(arr, mgmt_pool_json(shm, i));
 
-	cJSON_AddItemToObject(o, "warnings", mgmt_warnings_json(shm));
+	/* the start-up warnings, then the run-time problems of /health (watch.h) */
+	arr = mgmt_warnings_json(shm);
+	if (arr != NULL) {
+		cJSON *p = mgmt_watch_problems(shm), *it;
+
+		while (p != NULL && (it = cJSON_DetachItemFromArray(p, 0)) != NULL)
+			cJSON_AddItemToArray(arr, it);
+		cJSON_Delete(p);
+	}
+	cJSON_AddItemToObject(o, "warnings", arr);
 
 	d = cJSON_AddObjectToObject(o, "database");
 	cJSON_AddStringToObject(d, "path", db->path);

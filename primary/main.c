@@ -21,6 +21,7 @@
 
 #include "spanbox/bpf_filter.h"
 #include "spanbox/eal_args.h"
+#include "spanbox/lcore_lock.h"
 #include "primary.h"
 
 #define SBX_REFRESH_NS (100ULL * 1000 * 1000)    /* stats, heartbeat, supervision period */
@@ -196,7 +197,7 @@ int main(int argc, char **argv)
 	uint64_t t_refresh = 0, t_start, stable = 0;
 	char err[512];
 	unsigned int w;
-	int c, rc = 0, prc = 0;
+	int c, rc = 0, prc = 0, lock_fd;
 
 	default_worker_bin(p.worker_bin, sizeof(p.worker_bin));
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
@@ -259,6 +260,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spanbox-primary: EAL arguments too long\n");
 		return 2;
 	}
+	/* first, before anything of the prefix is touched: a second primary of a running prefix must
+	 * not remove its marker, nor wait for its secondaries as if they were a dead primary's */
+	lock_fd = sbx_lcore_lock(cfg.file_prefix, cfg.primary_lcore, "primary", err, sizeof(err));
+	if (lock_fd < 0) {
+		fprintf(stderr, "spanbox-primary: %s\n", err);
+		free(json);
+		return 1;
+	}
 	/* a killed primary's marker would let mgmt attach to our half-initialised EAL */
 	sbx_marker_remove(cfg.file_prefix);
 	if (sbx_runtime_dir_wait_free(cfg.file_prefix, SBX_STALE_WAIT_MS) != 0)
@@ -270,6 +279,7 @@ int main(int argc, char **argv)
 	/* the file's filters too: a bad file is refused even when the store replaces its mirrors */
 	if (check_filters(&file_cfg) != 0 || (from_store && check_filters(&cfg) != 0)) {
 		rte_eal_cleanup();
+		close(lock_fd); /* our own lock file goes with the prefix's files */
 		sbx_prefix_files_remove(cfg.file_prefix);
 		return 2;
 	}
@@ -380,6 +390,7 @@ int main(int argc, char **argv)
 	if (ready_file != NULL)
 		unlink(ready_file);
 	rte_eal_cleanup();
+	close(lock_fd); /* our own lock file goes with the prefix's files */
 	sbx_prefix_files_remove(cfg.file_prefix);
 	printf("spanbox-primary: stopped\n");
 	free(json);

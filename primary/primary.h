@@ -172,7 +172,11 @@ bool sbx_bridge_idle(struct sbx_primary *p);
 void sbx_ports_stop(struct sbx_primary *p);
 
 /* workers.c */
-/** Fork/exec worker @p w with its EAL arguments. @return 0 or -1. */
+/**
+ * Fork/exec worker @p w with its EAL arguments, "-- --id W --nonce HEX": a fresh random nonce is
+ * written into the slot before the fork and the child's pid right after it; the worker refuses to
+ * run unless both are its own (secondary/main.c). @return 0 or -1.
+ */
 int sbx_worker_spawn(struct sbx_primary *p, unsigned int w);
 /** Reap exited workers and restart them (after a short back-off). Called from the main loop. */
 void sbx_workers_supervise(struct sbx_primary *p, bool restart);

@@ -20,30 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "spanbox/lcore_lock.h"
 #include "spanbox/shm.h"
 #include "primary.h"
-
-/* The pid holding a flock on inode @p ino (from /proc/locks), or 0 when not found. */
-static int flock_holder(ino_t ino)
-{
-	char line[256];
-	FILE *f = fopen("/proc/locks", "r");
-	int pid = 0;
-
-	while (f != NULL && pid == 0 && fgets(line, sizeof(line), f) != NULL) {
-		unsigned int maj, min;
-		unsigned long long i;
-		int p;
-
-		/* "1: FLOCK  ADVISORY  READ 1797 fe:00:1089602 0 EOF" */
-		if (strstr(line, "FLOCK") != NULL &&
-		    sscanf(line, "%*d: %*s %*s %*s %d %x:%x:%llu", &p, &maj, &min, &i) == 4 && i == ino)
-			pid = p;
-	}
-	if (f != NULL)
-		fclose(f);
-	return pid;
-}
 
 /* A runtime file of @p dir someone else holds a lock on; 0 when none, else the holder's pid
  * (-1 when the holder cannot be named) and the file in @p held. */
@@ -64,7 +43,7 @@ static int locked_runtime_file(const char *dir, char *held, size_t len)
 		if (fd < 0)
 			continue;
 		if (flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
-			holder = fstat(fd, &st) == 0 ? flock_holder(st.st_ino) : 0;
+			holder = fstat(fd, &st) == 0 ? sbx_flock_holder(st.st_ino) : 0;
 			if (holder == 0)
 				holder = -1;
 			snprintf(held, len, "%s", g.gl_pathv[k]);
@@ -165,9 +144,23 @@ void sbx_prefix_files_remove(const char *prefix)
 	sbx_runtime_dir(prefix, dir, sizeof(dir));
 	snprintf(pattern, sizeof(pattern), "%s/*", dir);
 	if (glob(pattern, 0, NULL, &g) == 0) {
-		for (k = 0; k < g.gl_pathc; k++)
+		for (k = 0; k < g.gl_pathc; k++) {
+			const char *base = strrchr(g.gl_pathv[k], '/');
+
+			if (base != NULL && sbx_lcore_lock_is_name(base + 1)) {
+				/* an lcore lock someone still holds (mgmt outlives the primary) stays: removing
+				 * it would let a second process take the same lcore id on a new file */
+				int fd = open(g.gl_pathv[k], O_RDONLY | O_CLOEXEC);
+
+				if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+					unlink(g.gl_pathv[k]);
+				if (fd >= 0)
+					close(fd);
+				continue;
+			}
 			unlink(g.gl_pathv[k]);
+		}
 		globfree(&g);
 	}
-	rmdir(dir);
+	rmdir(dir); /* fails, harmlessly, while a held lock file is left in it */
 }

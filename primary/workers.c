@@ -9,6 +9,11 @@
  * A worker receives into an array in its memzone slot and says how many of those mbufs are still
  * untouched (held); the primary frees them after a crash. What a worker had already started to
  * free or send when it died is lost (at most one burst) and shows as "unexplained" in the audit.
+ *
+ * Only the process forked here may run as a slot: it gets the slot's nonce on its command line and
+ * checks it and the slot's pid before it touches a queue or a pool; every process of the prefix
+ * holds the lock of its lcore id (spanbox/lcore_lock.h), released by the kernel when it dies, so
+ * the successor of a reaped worker gets the same id at once.
  */
 #include <errno.h>
 #include <signal.h>
@@ -16,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,17 +38,31 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 {
 	struct sbx_worker_shm *ws = &p->shm->workers[w];
 	struct sbx_eal_args a;
-	char idbuf[16];
+	char idbuf[16], noncebuf[24];
+	uint64_t nonce = 0;
 	pid_t pid;
 
-	if (sbx_eal_args_build(&a, p->cfg, SBX_ROLE_WORKER, p->worker_bin, p->cfg->workers[w].lcore_id) != 0)
+	if (sbx_eal_args_build(&a, p->cfg, SBX_ROLE_WORKER, p->worker_bin, p->cfg->workers[w].lcore_id) != 0 ||
+	    a.argc + 5 > SBX_EAL_MAX_ARGS)
 		return -1;
+	/* a new nonce per start: only the process forked here can show it (docs: a worker started
+	 * by hand for a slot is refused before it touches a queue or a pool) */
+	while (nonce == 0)
+		if (getrandom(&nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) {
+			perror("spanbox-primary: getrandom");
+			return -1;
+		}
 	snprintf(idbuf, sizeof(idbuf), "%u", w);
+	snprintf(noncebuf, sizeof(noncebuf), "%016llx", (unsigned long long)nonce);
 	a.argv[a.argc++] = "--";
 	a.argv[a.argc++] = "--id";
 	a.argv[a.argc++] = idbuf;
+	a.argv[a.argc++] = "--nonce";
+	a.argv[a.argc++] = noncebuf;
 	a.argv[a.argc] = NULL;
 
+	ws->pid = 0;
+	ws->nonce = nonce;
 	ws->stats.heartbeat_ns = 0;
 	ws->stats.held = 0;
 	ws->stats.first_rx_ns = 0;
@@ -55,6 +75,7 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 	pid = fork();
 	if (pid < 0) {
 		perror("spanbox-primary: fork");
+		ws->nonce = 0;
 		return -1;
 	}
 	if (pid == 0) {
@@ -118,6 +139,7 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 
 	ws->exit_status = (uint32_t)status;
 	ws->pid = 0;
+	ws->nonce = 0; /* nobody may start as this process any more */
 	sbx_tables_worker_gone(s); /* a dead worker holds no grace period open */
 	if (clean) {
 		ws->state = SBX_W_STOPPED;
@@ -270,6 +292,7 @@ void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms)
 			kill(p->shm->workers[w].pid, SIGKILL);
 			waitpid(p->shm->workers[w].pid, NULL, 0);
 			p->shm->workers[w].pid = 0;
+			p->shm->workers[w].nonce = 0;
 			sbx_tables_worker_gone(w);
 			p->shm->workers[w].state = SBX_W_DEAD;
 		}

@@ -2,7 +2,7 @@
 /*
  * spanbox-worker: a DPDK secondary process started by the primary. It attaches to the pools and
  * ports the primary created, finds its queues in the memzone and forwards until asked to stop.
- * usage: spanbox-worker <EAL args> -- --id N
+ * usage: spanbox-worker <EAL args> -- --id N --nonce HEX   (as the primary starts it: workers.c)
  *        spanbox-worker --calibrate [ITERATIONS]   (copy vs share cost, recommended copy.threshold)
  */
 #include <getopt.h>
@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
+#include "spanbox/lcore_lock.h"
 #include "calibrate.h"
 #include "worker.h"
 
@@ -41,17 +43,183 @@ static void flush_caches(const struct sbx_shm *shm)
 	}
 }
 
+/* The value of EAL option @p opt in argv before "--" ("--opt=V" or "--opt V"), NULL if absent. */
+static const char *eal_opt(int argc, char **argv, const char *opt)
+{
+	size_t n = strlen(opt);
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strncmp(argv[i], opt, n) == 0 && argv[i][n] == '=')
+			return argv[i] + n + 1;
+		if (strcmp(argv[i], opt) == 0 && i + 1 < argc)
+			return argv[i + 1];
+	}
+	return NULL;
+}
+
+/*
+ * The main lcore id the EAL will give this process, from the command line, before rte_eal_init():
+ * --main-lcore, else the lowest lcore id of --lcores / -l ("1@(0-1)", "3,5", "(2,3)@0", "4-6").
+ * @return the id, or -1 when the command line says it in another way (checked after the EAL).
+ */
+static long main_lcore_from_args(int argc, char **argv)
+{
+	const char *s = eal_opt(argc, argv, "--main-lcore"), *p;
+	long best = -1, v;
+	char *end;
+	int i;
+
+	if (s != NULL) {
+		v = strtol(s, &end, 10);
+		return *s && *end == '\0' && v >= 0 ? v : -1;
+	}
+	s = eal_opt(argc, argv, "--lcores");
+	for (i = 1; s == NULL && i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strncmp(argv[i], "-l", 2) == 0)
+			s = argv[i][2] ? argv[i] + 2 : (i + 1 < argc ? argv[i + 1] : NULL);
+	if (s == NULL)
+		return -1;
+	for (p = s; *p;) {
+		if (*p == '@') { /* the CPU set: "@5", "@(0-1)" */
+			p++;
+			if (*p == '(')
+				while (*p && *p != ')')
+					p++;
+			else
+				while (*p && *p != ',')
+					p++;
+			if (*p)
+				p++;
+			continue;
+		}
+		if (*p >= '0' && *p <= '9') {
+			v = strtol(p, &end, 10);
+			if (best < 0 || v < best)
+				best = v;
+			p = end;
+			continue;
+		}
+		p++;
+	}
+	return best;
+}
+
+/* The arguments after "--": --id N and --nonce HEX (as the primary passes them, workers.c). */
+static void app_args(int argc, char **argv, long *id, const char **nonce)
+{
+	int i = 1;
+
+	while (i < argc && strcmp(argv[i], "--") != 0)
+		i++;
+	for (i++; i < argc; i++) {
+		if (strcmp(argv[i], "--id") == 0 && i + 1 < argc) {
+			char *end;
+
+			*id = strtol(argv[++i], &end, 10);
+			if (*argv[i] == '\0' || *end != '\0')
+				*id = -1;
+		} else if (strcmp(argv[i], "--nonce") == 0 && i + 1 < argc) {
+			*nonce = argv[++i];
+		}
+	}
+}
+
+/*
+ * Is this process the one the primary started for slot @p id? The slot's nonce (written by the
+ * primary before the fork, passed as --nonce) and pid (written right after the fork: waited for up
+ * to 2 s) must both be ours, and so must the lcore id. Reads the memzone only.
+ * @return 0, or -1 with the reason in @p err.
+ */
+static int check_slot(const struct sbx_shm *shm, long id, const char *nonce_arg, char *err, size_t errlen)
+{
+	const struct sbx_worker_shm *ws = &shm->workers[id];
+	uint64_t nonce, deadline = sbx_now_ns() + 2000000000ULL;
+	char *end = NULL;
+	int32_t pid;
+
+	if (nonce_arg == NULL) {
+		snprintf(err, errlen, "no --nonce: a worker is started by spanbox-primary (pid %d) only, with the "
+			 "nonce of its slot; refusing to touch worker %ld's queues and pools", shm->primary_pid, id);
+		return -1;
+	}
+	nonce = strtoull(nonce_arg, &end, 16);
+	if (*nonce_arg == '\0' || *end != '\0' || nonce == 0 || nonce != __atomic_load_n(&ws->nonce, __ATOMIC_ACQUIRE)) {
+		snprintf(err, errlen, "--nonce %s is not the nonce the primary (pid %d) gave the current start of "
+			 "worker %ld: refusing to touch its queues and pools", nonce_arg, shm->primary_pid, id);
+		return -1;
+	}
+	while ((pid = __atomic_load_n(&ws->pid, __ATOMIC_ACQUIRE)) == 0 && sbx_now_ns() < deadline)
+		usleep(1000);
+	if (pid != getpid()) {
+		snprintf(err, errlen, "worker %ld's slot belongs to pid %d, the process the primary (pid %d) started "
+			 "for it, not to this one (pid %d): refusing to touch its queues and pools", id, (int)pid,
+			 shm->primary_pid, (int)getpid());
+		return -1;
+	}
+	if (ws->lcore_id != rte_lcore_id()) {
+		snprintf(err, errlen, "worker %ld runs on lcore %u, this process is on lcore %u", id, ws->lcore_id,
+			 rte_lcore_id());
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Test hook (tests/e2e/42_impostor.sh): SBX_TEST_LEAK_MBUFS="W:N" makes the first process of worker
+ * W (restarts 0) take N mbufs of the first pool and keep them until it exits cleanly: a pool that
+ * drains with no explanation. @return the mbufs taken (malloc'd array in *@p out, count in *@p n).
+ */
+static void test_leak(const struct sbx_shm *shm, long id, struct rte_mbuf ***out, unsigned int *n)
+{
+	const char *s = getenv("SBX_TEST_LEAK_MBUFS");
+	struct rte_mempool *mp;
+	unsigned long w, want;
+	char *end;
+
+	*out = NULL;
+	*n = 0;
+	if (s == NULL || (w = strtoul(s, &end, 10), *end != ':') || (long)w != id || shm->workers[id].restarts != 0)
+		return;
+	want = strtoul(end + 1, NULL, 10);
+	mp = rte_mempool_lookup(shm->pools[0].name);
+	*out = mp && want ? calloc(want, sizeof(**out)) : NULL;
+	while (*out != NULL && *n < want && ((*out)[*n] = rte_pktmbuf_alloc(mp)) != NULL)
+		(*n)++;
+	printf("spanbox-worker %ld: test hook SBX_TEST_LEAK_MBUFS: keeping %u mbufs of %s\n", id, *n,
+	       shm->pools[0].name);
+}
+
 int main(int argc, char **argv)
 {
 	static struct sbx_worker wk;
 	struct sbx_shm *shm;
-	char err[256];
-	long id = -1;
-	int n, rc;
+	struct rte_mbuf **leaked;
+	const char *nonce = NULL, *prefix;
+	unsigned int nb_leaked;
+	char err[512], role[32];
+	long id = -1, lcore;
+	int n, rc, lock_fd = -1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 2 && strcmp(argv[1], "--calibrate") == 0)
 		return sbx_calibrate(argv[0], argc >= 3 ? (unsigned int)strtoul(argv[2], NULL, 10) : 20000);
+	app_args(argc, argv, &id, &nonce);
+	if (id < 0) {
+		fprintf(stderr, "spanbox-worker: missing --id N after --\n");
+		return 1;
+	}
+	/* before the EAL: a second process on a live lcore id of this prefix corrupts its mempool
+	 * caches; refused here, naming the holder (spanbox/lcore_lock.h) */
+	prefix = eal_opt(argc, argv, "--file-prefix");
+	if (prefix == NULL)
+		prefix = "rte"; /* EAL's default */
+	snprintf(role, sizeof(role), "worker %ld", id);
+	lcore = main_lcore_from_args(argc, argv);
+	if (lcore >= 0 && (lock_fd = sbx_lcore_lock(prefix, (unsigned int)lcore, role, err, sizeof(err))) < 0) {
+		fprintf(stderr, "spanbox-worker %ld: %s\n", id, err);
+		return 1;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	n = rte_eal_init(argc, argv);
@@ -59,14 +227,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "spanbox-worker: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
-	argc -= n;
-	argv += n;
-	for (n = 1; n < argc; n++)
-		if (strcmp(argv[n], "--id") == 0 && n + 1 < argc)
-			id = strtol(argv[++n], NULL, 10);
+	/* the command line said its lcore in a way we did not read: lock the one the EAL chose */
+	if ((long)rte_lcore_id() != lcore) {
+		if (lock_fd >= 0)
+			close(lock_fd);
+		lock_fd = sbx_lcore_lock(prefix, rte_lcore_id(), role, err, sizeof(err));
+		if (lock_fd < 0) {
+			fprintf(stderr, "spanbox-worker %ld: %s\n", id, err);
+			rte_eal_cleanup();
+			return 1;
+		}
+	}
 	shm = sbx_shm_attach(err, sizeof(err));
-	if (shm == NULL || id < 0 || sbx_worker_setup(&wk, shm, (unsigned int)id, err, sizeof(err)) != 0) {
-		fprintf(stderr, "spanbox-worker %ld: %s\n", id, id < 0 ? "missing --id" : err);
+	if (shm != NULL && id >= shm->cfg.nb_workers) {
+		snprintf(err, sizeof(err), "worker id %ld: the config has %u workers", id, shm->cfg.nb_workers);
+		shm = NULL;
+	}
+	/* before any queue, ring or pool: is this the process the primary started for the slot? */
+	if (shm == NULL || check_slot(shm, id, nonce, err, sizeof(err)) != 0 ||
+	    sbx_worker_setup(&wk, shm, (unsigned int)id, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spanbox-worker %ld: %s\n", id, err);
 		rte_eal_cleanup();
 		return 1;
 	}
@@ -74,13 +254,18 @@ int main(int argc, char **argv)
 	/* test hook (tests/e2e/90_worker_lifecycle.sh): this worker crashes right after attaching */
 	if (getenv("SBX_TEST_CRASH_WORKER") != NULL && atol(getenv("SBX_TEST_CRASH_WORKER")) == id)
 		abort();
+	test_leak(shm, id, &leaked, &nb_leaked);
 	rc = sbx_worker_run(&wk);
 	sbx_mirror_teardown(&wk.mirror);
+	if (nb_leaked)
+		rte_pktmbuf_free_bulk(leaked, nb_leaked);
+	free(leaked);
 	flush_caches(shm);
 	if (rc == 0)
 		wk.slot->state = SBX_W_STOPPED;
 	else
 		fprintf(stderr, "spanbox-worker %ld: primary gone, exiting\n", id);
 	rte_eal_cleanup();
+	(void)lock_fd; /* held until exit: the successor takes it once we are gone */
 	return 0;
 }

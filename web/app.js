@@ -48,7 +48,7 @@ function setConn(state, text) {
 	const c = $('conn');
 	c.textContent = text;
 	c.className = `conn conn-${state}`;
-	$('main').classList.toggle('stale', state !== 'up');
+	$('main').classList.toggle('stale', state !== 'up' && state !== 'degraded');
 }
 
 // ------------------------------------------------------------------------------------------
@@ -142,7 +142,13 @@ function workerRx(w) {
 function renderHealth(health, status) {
 	const a = status.appliance || {};
 	const db = status.database || {};
-	setConn('up', `appliance up · uptime ${duration(health.uptime_s)}`);
+	// run-time problems (a stalled worker, a drained pool): listed under Warnings with /status's
+	const problems = Array.isArray(health.problems) ? health.problems.length : 0;
+	if (health.status === 'degraded' && problems)
+		setConn('degraded', `appliance up · degraded: ${problems} problem${problems > 1 ? 's' : ''} (see Warnings)` +
+			` · uptime ${duration(health.uptime_s)}`);
+	else
+		setConn('up', `appliance up · uptime ${duration(health.uptime_s)}`);
 	$('health').textContent = `version ${health.version || DASH} · primary pid ${a.primary_pid ?? DASH}` +
 		` · file prefix ${a.file_prefix || DASH} · database ${db.path || DASH}` +
 		` (${si(db.size_bytes, 'B')}, schema ${db.schema_version ?? DASH})` +
@@ -186,6 +192,15 @@ async function restartWorker(id, button) {
 	refreshSoon();
 }
 
+/** What the cycles/packet cell stands for: its window and frames ("-" below 1000 frames). */
+function cppTitle(w) {
+	const total = Number.isFinite(w.cycles_per_packet_total) ? `; since start ${w.cycles_per_packet_total.toFixed(1)}` : '';
+	if (!Number.isFinite(w.cycles_per_packet_window_s))
+		return `no window yet${total}`;
+	const few = Number.isFinite(w.cycles_per_packet) ? '' : ' (fewer than 1000: not shown)';
+	return `over the last ${w.cycles_per_packet_window_s.toFixed(1)} s: ${count(w.cycles_per_packet_frames)} frames${few}${total}`;
+}
+
 function renderWorkers(workers, prev, dt, nowMs) {
 	syncTable($('workers').tBodies[0], workers, (w) => w.id, (w) => {
 		const started = Date.parse(w.start_time || '');
@@ -200,7 +215,8 @@ function renderWorkers(workers, prev, dt, nowMs) {
 			String(w.lcore),
 			{ text: duration(up), cls: 'num uptime' },
 			{ text: count(w.restarts), cls: 'num restarts' },
-			{ text: Number.isFinite(w.cycles_per_packet) ? w.cycles_per_packet.toFixed(1) : DASH, cls: 'num' },
+			{ text: Number.isFinite(w.cycles_per_packet) ? w.cycles_per_packet.toFixed(1) : DASH, cls: 'num cpp',
+				title: cppTitle(w) },
 			{ text: pps(rate(workerRx(w), q, dt)), cls: 'num' },
 			(w.queues || []).map((x) => `${x.port}/${x.queue}`).join(', ') || DASH,
 			{ button: { label: w.state === 'failed' ? 'Revive' : 'Restart', aria: `Restart worker ${w.id}`,

@@ -135,6 +135,10 @@ struct sbx_worker_shm {
 	uint32_t crashes;        /**< exits on a signal or non-zero status, hangs included */
 	uint32_t hangs;          /**< times the primary killed it for a stale heartbeat */
 	uint64_t recovered_mbufs; /**< mbufs of its burst the primary freed after it crashed */
+	uint64_t nonce;          /**< random, written before each start and passed to that process as
+				      "--nonce HEX"; 0 while no start is pending or running. A worker
+				      whose --nonce differs, or whose pid is not pid, is not the one the
+				      primary started for this slot and refuses to touch its queues */
 	struct sbx_worker_stats stats;
 } __rte_cache_aligned;
 

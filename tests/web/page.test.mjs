@@ -192,6 +192,22 @@ try {
 	check('port p0: the RX packets shown increase between two reads 2.5 s apart, with an RX rate shown',
 		rx2 > rx1 && /pkt\/s/.test(rate), `p0 rx packets ${rx1} -> ${rx2}; rx rate "${rate}"`);
 
+	// cycles per packet over a window: at ping rates (10 a second) too few frames to mean anything
+	const cpp = async () => {
+		const out = [];
+		for (const id of ['0', '1']) {
+			const c = cell('workers', id, 'cpp');
+			out.push({ id, text: (await c.textContent({ timeout: 2000 })).trim(), title: (await c.getAttribute('title')) || '' });
+		}
+		return out.every((x) => /over the last/.test(x.title)) ? out : null;
+	};
+	const cppShown = (await until(cpp, 12000)) || [];
+	const cppApi = (await rest('GET', '/api/v1/workers')).body || [];
+	check('workers at ping rates: the Cycles / packet cell shows a dash with its window and frames in the title, and the API says null',
+		cppShown.length === 2 && cppShown.every((x) => x.text === '\u2014' && /frames \(fewer than 1000/.test(x.title)) &&
+			cppApi.length === 2 && cppApi.every((w) => w.cycles_per_packet === null && w.cycles_per_packet_frames < 1000),
+		`cells: ${JSON.stringify(cppShown)}; API: ${JSON.stringify(cppApi.map((w) => [w.id, w.cycles_per_packet, w.cycles_per_packet_window_s, w.cycles_per_packet_frames]))}`);
+
 	// chart, or the words that say there is no history
 	const hist = await rest('GET', `/api/v1/stats/history?metric=rx_bytes&port=p0&from=${Math.floor(Date.now() / 1000) - 3600}&to=${Math.floor(Date.now() / 1000)}&step=10`);
 	if (hist.status === 404) {
