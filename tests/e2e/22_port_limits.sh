@@ -13,6 +13,7 @@
 #    its wire length, and its ERSPAN copy has the T bit 0 (documented in docs/PCAP_SECONDARY.md).
 # Own instances: file prefix t10b-lim, lcores 120-122, API port 18652, database under $TMP.
 source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/replay.sh"
 source "$ROOT/tests/lib/instance.sh"
 PRIMARY="$BUILD/primary/spanbox-primary"
 MC="$ROOT/tests/lib/mirror_check.py"
@@ -24,17 +25,6 @@ trap 'inst_cleanup; rm -rf "$TMP"' EXIT
 mc() { python3 "$MC" "$@"; }
 peq() { python3 "$ROOT/tests/lib/pcap_equal.py" "$1" "$2" | sed "s/^/# /"; return "${PIPESTATUS[0]}"; }
 eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1 (got $2, expected $3)"; fi; }
-# pctr LOG PORT COLUMN: a column of the replay's port table ("none" when absent)
-pctr() {
-	awk -v p="$2" -v c="$3" '$1 == "port" && $2 == "rx_packets" {for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next}
-		$1 == "session" {h = 0} h && $1 == p && (c in col) {v = $(col[c]); f = 1}
-		END {print f ? v : "none"}' "$1"
-}
-mctr() {
-	awk -v s="$2" -v c="$3" '$1 == "session" && $2 == "worker" {for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next}
-		h && $1 == s && (c in col) {v += $(col[c]); f = 1}
-		END {print f ? v : "none"}' "$1"
-}
 npkts() { capinfos -Mc "$1" 2>/dev/null | awk '/Number of packets/ {print $NF}'; }
 
 # mkcfg FILE INPUT MTU TAG [MGMT]: p0 reads INPUT (mtu MTU), p1 writes TAG_out.pcap, m gets an

@@ -60,17 +60,19 @@ healthy_after() {
 		bash -c "get() { curl -sS --max-time 5 $API\$1; }; get /health | jq -e '.appliance == \"up\"' >/dev/null"
 	check "$label: pool audit: at most one burst unexplained ($(unexplained))" [ "$(unexplained)" -le 64 ]
 }
-restart_fresh() { # a new start on the file alone (nothing stored)
+restart_fresh() { # restart_fresh [ENV=VALUE...]: a new start on the file alone (nothing stored)
 	"$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1
 	rm -f "$DB" "$DB-wal" "$DB-shm"
-	timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start.log" 2>&1 || { tail "$TMP/start.log"; return 1; }
+	[ -n "$PING" ] && kill "$PING" 2>/dev/null
+	env "$@" timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start.log" 2>&1 || { tail "$TMP/start.log"; return 1; }
 	TOKEN=$(cat "$DB.token")
+	# traffic for the counters: a ping inside the namespaces this start made (bounded: 600 s)
+	ip netns exec sbxsl-a ping -q -i 0.05 -w 600 198.18.0.2 >/dev/null 2>&1 &
+	PING=$!
 }
 
 restart_fresh
 check "appliance starts with session 1 from its file" [ $? -eq 0 -a "$(mirror_ids)" = "[1]" ] || exit 1
-ip netns exec sbxsl-a ping -q -i 0.05 -w 600 198.18.0.2 >/dev/null 2>&1 &
-PING=$!
 
 # --- 1. file with session 1, then PUT /config with 16 other sessions (100..115) ---------------
 sig=$(workers_sig)
@@ -125,11 +127,8 @@ healthy_after "4" "$sig"
 # --- 5. every answer is true: an apply slower than mgmt's wait -----------------------------------
 # The primary's decision comes 2.5 s after the request (hook SBX_TEST_APPLY_DELAY_MS=before,after)
 # and mgmt waits 1 s (SBX_TEST_APPLY_TIMEOUT_MS): mgmt says "nothing was changed", and it is true.
-"$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1
-rm -f "$DB" "$DB-wal" "$DB-shm"
-SBX_TEST_APPLY_DELAY_MS=2500,0 SBX_TEST_APPLY_TIMEOUT_MS=1000 timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start.log" 2>&1
+restart_fresh SBX_TEST_APPLY_DELAY_MS=2500,0 SBX_TEST_APPLY_TIMEOUT_MS=1000
 check "5: appliance starts with the apply-delay hooks" [ $? -eq 0 ] || exit 1
-TOKEN=$(cat "$DB.token")
 code=$(req POST /mirrors "$(session 300)")
 echo "# POST 300: $code $(cat "$TMP/body")"
 check "5: a change the primary decides after mgmt gave up: 503 'nothing was changed'" \
@@ -140,13 +139,10 @@ check "5: ... nor stored" [ -z "$(stored_ids 2>/dev/null)" ]
 code=$(req DELETE /mirrors/1)
 check "5: a second change (DELETE 1) as slow: 503 too, and session 1 stays" \
 	[ "$code" = 503 -a "$(mirror_ids)" = "[1]" ]
-"$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1
-rm -f "$DB" "$DB-wal" "$DB-shm"
 # published 2 s after the decision, mgmt waits 1 s for the answer: the change is live, so mgmt
 # must say so (201) and store it
-SBX_TEST_APPLY_DELAY_MS=0,2000 SBX_TEST_APPLY_TIMEOUT_MS=1000 timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start.log" 2>&1
+restart_fresh SBX_TEST_APPLY_DELAY_MS=0,2000 SBX_TEST_APPLY_TIMEOUT_MS=1000
 check "5: appliance starts with the publish-delay hooks" [ $? -eq 0 ] || exit 1
-TOKEN=$(cat "$DB.token")
 code=$(req POST /mirrors "$(session 301)")
 check "5: a change the primary decided to apply but answered late: 201, not 'nothing was changed' ($code)" [ "$code" = 201 ]
 check "5: ... it is live" [ "$(mirror_ids)" = "[1,301]" ]

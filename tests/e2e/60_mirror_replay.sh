@@ -4,6 +4,7 @@
 # decoder); tests/lib/mirror_check.py compares inner frames with the input byte for byte; the
 # replay's counter tables (port table, then one row per session per worker) prove the copy path.
 source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/replay.sh"
 MC="$ROOT/tests/lib/mirror_check.py"
 PEQ="$ROOT/tests/lib/pcap_equal.py"
 PRIMARY="$BUILD/primary/spanbox-primary"
@@ -75,18 +76,6 @@ replay() {
 	fi
 	check "$tag: no worker killed by a signal (primary log)" bash -c "! grep -q 'killed by signal' '$TMP/$tag.log'"
 	[ $rc -eq 0 ] || tail -n 5 "$TMP/$tag.log" | sed 's/^/# log: /'
-}
-# pctr LOG PORT COLUMN: a column of the port table ("none" when absent)
-pctr() {
-	awk -v p="$2" -v c="$3" '$1 == "port" && $2 == "rx_packets" {for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next}
-		$1 == "session" {h = 0} h && $1 == p && (c in col) {v = $(col[c]); f = 1}
-		END {print f ? v : "none"}' "$1"
-}
-# mctr LOG SESSION COLUMN: a column of the session table, summed over workers ("none" when absent)
-mctr() {
-	awk -v s="$2" -v c="$3" '$1 == "session" && $2 == "worker" {for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next}
-		h && $1 == s && (c in col) {v += $(col[c]); f = 1}
-		END {print f ? v : "none"}' "$1"
 }
 # eq DESCRIPTION GOT WANT
 eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1 (got $2, expected $3)"; fi; }

@@ -5,18 +5,13 @@
 # holds sessions x frames every time, and no copy is counted as dropped. (They used to lose about
 # a quarter of the copies as drop_txfull, a different number every run.)
 source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/replay.sh"
 PRIMARY="$BUILD/primary/spanbox-primary"
 IN="$CAPTURES/bulk_zeek_ftp-8317-small.pcap"
 RUNS=${RUNS:-5}
 PREFIX=sbxloss$$
 trap 'rm -rf "$TMP"' EXIT
 npkts() { capinfos -Mc "$1" | awk '/Number of packets/ {print $NF}'; }
-# mctr LOG SESSION COLUMN: a column of the replay's session table, summed over workers
-mctr() {
-	awk -v s="$2" -v c="$3" '$1 == "session" && $2 == "worker" {for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next}
-		h && $1 == s && (c in col) {v += $(col[c]); f = 1}
-		END {print f ? v : "none"}' "$1"
-}
 # mkcfg FILE NB_SESSIONS: p0 reads IN, p1 writes OUT_p1, every session goes to the port "m"
 mkcfg() {
 	local mirrors= i

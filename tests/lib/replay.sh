@@ -1,0 +1,13 @@
+# Readers of the counter tables `spanbox-primary --replay` prints (sourced after common.sh).
+#   pctr LOG PORT COLUMN      a column of the port table ("none" when absent)
+#   mctr LOG SESSION COLUMN   a column of the session table (session name), summed over workers
+pctr() {
+	awk -v p="$2" -v c="$3" '$1 == "port" && $2 == "rx_packets" {for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next}
+		$1 == "session" {h = 0} h && $1 == p && (c in col) {v = $(col[c]); f = 1}
+		END {print f ? v : "none"}' "$1"
+}
+mctr() {
+	awk -v s="$2" -v c="$3" '$1 == "session" && $2 == "worker" {for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next}
+		h && $1 == s && (c in col) {v += $(col[c]); f = 1}
+		END {print f ? v : "none"}' "$1"
+}
