@@ -129,7 +129,8 @@ static void test_delay(int which)
 		return;
 	ts.tv_sec = (time_t)(ms[which] / 1000);
 	ts.tv_nsec = (long)(ms[which] % 1000) * 1000000L;
-	nanosleep(&ts, NULL);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) /* a signal (SIGCHLD) must not shorten it */
+		;
 }
 
 /* Say why a proposal is refused: into the staging area, for mgmt. */

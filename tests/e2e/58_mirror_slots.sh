@@ -129,8 +129,8 @@ healthy_after "4" "$sig"
 # and mgmt waits 1 s (SBX_TEST_APPLY_TIMEOUT_MS): mgmt says "nothing was changed", and it is true.
 restart_fresh SBX_TEST_APPLY_DELAY_MS=2500,0 SBX_TEST_APPLY_TIMEOUT_MS=1000
 check "5: appliance starts with the apply-delay hooks" [ $? -eq 0 ] || exit 1
-code=$(req POST /mirrors "$(session 300)")
-echo "# POST 300: $code $(cat "$TMP/body")"
+t0=$(date +%s%N); code=$(req POST /mirrors "$(session 300)"); t1=$(date +%s%N)
+echo "# POST 300: $code in $(( (t1 - t0) / 1000000 )) ms: $(cat "$TMP/body")"
 check "5: a change the primary decides after mgmt gave up: 503 'nothing was changed'" \
 	cond '[ "$code" = 503 ] && grep -q "nothing was changed" "$TMP/body"'
 sleep 3
