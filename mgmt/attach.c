@@ -90,7 +90,7 @@ bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen)
 	uint64_t now = sbx_now_ns();
 	int32_t pid = __atomic_load_n(&shm->primary_pid, __ATOMIC_RELAXED);
 
-	if (__atomic_load_n(&shm->running, __ATOMIC_RELAXED) == 0) {
+	if (__atomic_load_n(&shm->running, __ATOMIC_ACQUIRE) == 0) {
 		if (why && pid > 0)
 			snprintf(why, whylen, "primary (pid %d) stopped", pid);
 		else if (why) /* the primary zeroes the memzone when it frees it */

@@ -301,7 +301,7 @@ int main(int argc, char **argv)
 		ok = sbx_control_init(&p) == 0 && sbx_tables_init(&p, &cfg, json) == 0;
 	}
 	if (ok) {
-		p.shm->running = 1;
+		__atomic_store_n(&p.shm->running, 1, __ATOMIC_RELEASE); /* after everything it publishes */
 		sbx_marker_write(cfg.file_prefix);
 		sbx_event(&p, "appliance_start", -1, getpid(), "%u ports, %u workers, %u pools", cfg.nb_ports,
 			  cfg.nb_workers, p.shm->nb_pools);
@@ -372,7 +372,7 @@ int main(int argc, char **argv)
 		sbx_workers_stop(&p, 3000);
 		refresh(&p);
 		sbx_marker_remove(cfg.file_prefix); /* no new secondary attaches to what is being torn down */
-		p.shm->running = 0;
+		__atomic_store_n(&p.shm->running, 0, __ATOMIC_RELEASE);
 		/* an attached mgmt copies the last events (every 100 ms), sees running 0 and detaches;
 		 * only then are the pools and the memzone freed: their pages may be unmapped in every
 		 * process, and mgmt would fault on them */

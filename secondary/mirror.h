@@ -18,7 +18,8 @@
 #include "spanbox/shm.h"
 #include "queue.h"
 
-#define SBX_MIRROR_TXBUF 512 /**< mirror copies a session buffers: two bursts of the largest size (256) */
+#define SBX_MIRROR_TXBUF (2 * SBX_MAX_BURST) /**< mirror copies a session buffers: two bursts of the
+						largest size (a TX-mirrored burst may follow an RX one) */
 
 /** One session as this worker runs it. */
 struct sbx_mirror_rt {

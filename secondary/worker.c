@@ -15,7 +15,6 @@
 #include "chain.h"
 #include "worker.h"
 
-#define SBX_MAX_BURST 256
 
 /*
  * Take the active runtime tables: cross-connect peers and mirror sessions (docs/RUNTIME_TABLES.md).
@@ -209,7 +208,7 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 /* false when the primary is gone or shutting down */
 static bool primary_alive(const struct sbx_shm *shm)
 {
-	return shm->running && (kill(shm->primary_pid, 0) == 0 || errno != ESRCH);
+	return __atomic_load_n(&shm->running, __ATOMIC_ACQUIRE) && (kill(shm->primary_pid, 0) == 0 || errno != ESRCH);
 }
 
 int sbx_worker_run(struct sbx_worker *wk)

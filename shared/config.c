@@ -806,7 +806,7 @@ static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cf
 
 	if (get_section(c, root, "workers", worker_keys, &o) ||
 	    get_u16(c, o, "workers", "count", 1, SBX_MAX_WORKERS, 2, &cfg->nb_workers) ||
-	    get_u16(c, o, "workers", "burst", 1, 256, 32, &cfg->burst) ||
+	    get_u16(c, o, "workers", "burst", 1, SBX_MAX_BURST, 32, &cfg->burst) ||
 	    get_u32(c, o, "workers", "idle_sleep_us", 0, 1000000, 100, &cfg->idle_sleep_us) ||
 	    get_u32(c, o, "workers", "idle_polls", 1, 1000000, 64, &cfg->idle_polls) ||
 	    get_u32(c, o, "workers", "hang_timeout_ms", 50, 60000, 500, &cfg->hang_timeout_ms) ||

@@ -18,6 +18,7 @@
 #define SBX_MAX_RXQ_PER_WORKER 16  /**< (port, queue) pairs one worker polls */
 #define SBX_MAX_XCONNECTS 16       /**< cross-connect pairs */
 #define SBX_NAME_LEN 32            /**< port, prefix and netns names, NUL included */
+#define SBX_MAX_BURST 256          /**< largest workers.burst, mbufs (the worker's burst array) */
 #define SBX_DEVARGS_LEN 256        /**< DPDK devargs string, NUL included */
 #define SBX_PATH_LEN 256           /**< file paths, NUL included */
 #define SBX_MAX_EXTRA_EAL 8        /**< extra EAL arguments passed to every process */
@@ -147,7 +148,7 @@ struct sbx_config {
 	struct sbx_port_cfg ports[SBX_MAX_PORTS];
 	/* workers */
 	uint16_t nb_workers;
-	uint16_t burst;                 /**< packets per rx/tx burst; 1..256 */
+	uint16_t burst;                 /**< packets per rx/tx burst; 1..SBX_MAX_BURST */
 	uint32_t idle_sleep_us;         /**< sleep after idle_polls empty polls, microseconds */
 	uint32_t idle_polls;            /**< empty polls in a row before sleeping */
 	bool busy_poll;                 /**< never sleep (benchmarks) */

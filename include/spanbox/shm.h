@@ -3,11 +3,21 @@
  * @file shm.h
  * Layout of the shared memzone the primary publishes and workers and mgmt attach to.
  *
- * Ownership of every field is single-writer:
- *  - the primary writes the header, cfg, ports[], pools[] and the control half of workers[];
- *  - worker w writes only workers[w].stats (its own cache lines: no false sharing, no atomics);
- *  - mgmt reads, and writes only mgmt_pid and the staging area of the runtime tables (one request
- *    at a time, see struct sbx_tables_staging).
+ * Who writes what (one writer per field), who reads it, how often, and with which ordering:
+ *  - the primary writes the header, pools[], lcores[], warnings[], cfg, ports[] and events[] (its
+ *    main thread), the runtime tables (its EAL IPC thread, docs/RUNTIME_TABLES.md), and the control
+ *    half of workers[] (pid, lcore_id, nonce, stop, restarts, ...: main thread, at starts and
+ *    exits). It publishes `running` and `tables_gen` with release stores; readers acquire.
+ *  - worker w writes workers[w].stats (plain stores of its own counters, on cache lines of its own:
+ *    no false sharing between workers; `held` and `tables_gen` with release stores, read by the
+ *    primary after a crash and in a grace period), and workers[w].state (RUNNING, DRAINING,
+ *    STOPPED: at those transitions), and mirrors[slot].seq_next (atomic fetch-add, one per session
+ *    and burst of copies: the only line workers share on the fast path).
+ *  - mgmt reads everything (~1 to 10 times a second), and writes only mgmt_pid and the staging area
+ *    of the runtime tables (compare-and-swap hand-over with the primary: include/spanbox/ipc.h).
+ * Per loop a worker reads one line it does not write: the one of tables_gen and running, which the
+ * primary writes only at a change of tables and at start/stop. The primary reads each worker's
+ * heartbeat every ms: the heartbeat line holds nothing the worker writes per burst.
  * Readers of 64-bit counters on x86-64 see whole values (aligned 8-byte stores are atomic), so a
  * snapshot may mix two loops of a worker but never shows a torn counter.
  *
@@ -17,6 +27,7 @@
 #ifndef SPANBOX_SHM_H
 #define SPANBOX_SHM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <rte_common.h>
 #include <rte_mbuf.h>
@@ -26,7 +37,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 10
+#define SBX_SHM_VERSION 11
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -90,23 +101,29 @@ struct sbx_mirror_counters {
 	uint64_t truncated;      /**< copies cut at snaplen (T bit set) */
 };
 
-/** Counters written only by the worker that owns the slot. */
+/**
+ * Counters written only by the worker that owns the slot. Two groups on separate cache lines: the
+ * first is written at most every 10 ms (heartbeat) or at rare events and is read by the primary
+ * every ms; the second is written every loop or burst and read by mgmt about once a second.
+ */
 struct sbx_worker_stats {
+	/* --- read by the primary every ms; written every 10 ms or at rare events --- */
 	uint64_t heartbeat_ns;   /**< CLOCK_MONOTONIC ns, written at least every 10 ms and before each idle sleep */
-	uint64_t loops;          /**< poll loops */
+	uint64_t loops;          /**< poll loops (updated with the heartbeat) */
 	uint64_t idle_sleeps;    /**< times the worker slept for idle back-off */
-	uint64_t busy_cycles;    /**< TSC cycles spent in loops that received packets */
-	uint64_t busy_pkts;      /**< packets handled in those loops; cycles/packet = busy_cycles/busy_pkts */
-	uint64_t bad_pkts;       /**< mbufs dropped because their chain is inconsistent */
 	uint64_t tables_gen;     /**< generation of the runtime tables the worker runs with */
 	uint64_t tables_errors;  /**< runtime tables it could not take (mirroring nothing since) */
+	uint64_t first_rx_ns;    /**< CLOCK_REALTIME ns of the first burst this process received */
+	/* --- written every loop or burst --- */
+	uint64_t busy_cycles __rte_cache_aligned; /**< TSC cycles spent in loops that received packets */
+	uint64_t busy_pkts;      /**< packets handled in those loops; cycles/packet = busy_cycles/busy_pkts */
+	uint64_t bad_pkts;       /**< mbufs dropped because their chain is inconsistent */
 	uint64_t held;           /**< mbufs of burst[] still owned by the burst (freed by the primary if
 				      the worker dies); 0 once any of them was freed or handed to a PMD */
-	uint64_t first_rx_ns;    /**< CLOCK_REALTIME ns of the first burst this process received */
 	struct sbx_port_counters port[SBX_MAX_PORTS];
 	struct sbx_mirror_counters mirror[SBX_MIRROR_SLOTS]; /**< indexed by the session's counter slot
 								  (struct sbx_tables.slot) */
-	struct rte_mbuf *burst[256]; /**< the worker receives into this array (SBX_MAX_BURST) */
+	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
 /**
@@ -267,7 +284,9 @@ struct sbx_warning {
  */
 struct sbx_tables {
 	uint64_t gen;                 /**< generation this buffer holds */
-	struct sbx_config cfg;        /**< the running config as parsed (before ports.c added RX queues) */
+	struct sbx_config cfg;        /**< the running config: static sections as the primary runs them
+					   (shm->cfg, with the RX queues ports.c added), live sections
+					   (xconnects, mirrors) as the change proposed them */
 	uint8_t slot[SBX_MAX_MIRRORS]; /**< counter slot (< SBX_MIRROR_SLOTS) of cfg.mirrors[i]:
 					    workers[w].stats.mirror[slot] and mirrors[slot]; a session
 					    keeps its slot while it exists */
@@ -302,7 +321,6 @@ struct sbx_shm {
 	uint32_t version;        /**< SBX_SHM_VERSION */
 	uint32_t size;           /**< sizeof(struct sbx_shm) of the writer */
 	int32_t primary_pid;
-	uint32_t running;        /**< 1 while the primary runs; 0 once it is shutting down */
 	uint64_t primary_heartbeat_ns; /**< CLOCK_MONOTONIC ns, written by the primary every 100 ms */
 	uint64_t start_realtime_ns;    /**< CLOCK_REALTIME ns of primary start */
 	uint64_t tsc_hz;         /**< rte_get_tsc_hz() */
@@ -313,15 +331,25 @@ struct sbx_shm {
 	uint32_t nb_warnings;    /**< entries used in warnings[] (written before running is set) */
 	uint32_t warnings_dropped; /**< warnings that did not fit */
 	struct sbx_warning warnings[SBX_MAX_WARNINGS];
-	struct sbx_config cfg;   /**< the running config */
+	struct sbx_config cfg;   /**< the static sections as the primary runs them: the config as
+				      parsed at start, plus the RX queues ports.c added (net_tap); its
+				      xconnects and mirrors are those of the start, the live ones are
+				      in the active tables (sbx_shm_cfg) */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
 	struct sbx_mirror_shm mirrors[SBX_MIRROR_SLOTS]; /**< indexed by counter slot */
 	uint64_t event_seq;      /**< events written so far */
 	struct sbx_event events[SBX_EVENTS];
-	/* runtime tables: tables[tables_gen & 1] is the active buffer (docs/RUNTIME_TABLES.md) */
-	uint64_t tables_gen;     /**< bumped (release) by the primary after writing the inactive buffer */
-	uint64_t tables_applied_ns; /**< CLOCK_REALTIME of the last change, 0 = as started */
+	/* read by every worker every loop, written by the primary at a change or at start/stop:
+	 * alone on their cache line, so nothing else the primary writes (events, heartbeat) evicts
+	 * it from the workers' caches */
+	struct {
+		/** runtime tables: tables[tables_gen & 1] is the active buffer (docs/RUNTIME_TABLES.md);
+		 *  bumped (release) by the primary after writing the inactive buffer */
+		uint64_t tables_gen;
+		uint32_t running; /**< 1 while the primary runs; 0 once it is shutting down */
+	} __rte_cache_aligned;
+	uint64_t tables_applied_ns __rte_cache_aligned; /**< CLOCK_REALTIME of the last change, 0 = as started */
 	char config_path[SBX_PATH_LEN]; /**< realpath of the config file the primary runs: the key of
 					     the stored config (mgmt's config_store rows), "" if too long */
 	int32_t mgmt_pid;        /**< written by mgmt: its pid while attached, 0 once it left (the
@@ -329,6 +357,21 @@ struct sbx_shm {
 	struct sbx_tables tables[2];
 	struct sbx_tables_staging staging;
 };
+
+/* The layout the comments above promise. */
+_Static_assert(offsetof(struct sbx_shm, tables_gen) % RTE_CACHE_LINE_SIZE == 0, "tables_gen starts a cache line");
+_Static_assert(offsetof(struct sbx_shm, tables_applied_ns) - offsetof(struct sbx_shm, tables_gen) ==
+		       RTE_CACHE_LINE_SIZE, "tables_gen and running alone on their line");
+_Static_assert(offsetof(struct sbx_worker_stats, busy_cycles) % RTE_CACHE_LINE_SIZE == 0 &&
+		       offsetof(struct sbx_worker_stats, busy_cycles) >= RTE_CACHE_LINE_SIZE,
+	       "the heartbeat line holds no per-burst counter");
+_Static_assert(sizeof(struct sbx_worker_shm) % RTE_CACHE_LINE_SIZE == 0 &&
+		       offsetof(struct sbx_shm, workers) % RTE_CACHE_LINE_SIZE == 0,
+	       "each worker's slot on cache lines of its own");
+_Static_assert(sizeof(struct sbx_mirror_shm) == RTE_CACHE_LINE_SIZE, "one sequence counter a line");
+_Static_assert(sizeof(((struct sbx_worker_stats *)0)->burst) / sizeof(struct rte_mbuf *) == SBX_MAX_BURST,
+	       "the burst array holds the largest workers.burst");
+_Static_assert(SBX_MIRROR_SLOTS <= UINT8_MAX, "slots fit struct sbx_tables.slot");
 
 /**
  * The active runtime tables. A worker reads them only when tables_gen changed (and reports
