@@ -178,7 +178,18 @@ static void refresh(struct sbx_primary *p)
 	sbx_pools_refresh(p);
 }
 
-int main(int argc, char **argv)
+/* What one run of the primary holds from its start to its exit. */
+struct primary_run {
+	struct sbx_config cfg;      /**< the config as run: the file, with the stored live sections */
+	struct sbx_config file_cfg; /**< the file alone */
+	char *json;                 /**< the document cfg was parsed from (the tables keep it) */
+	const char *config_path, *ready_file;
+	bool check, use_stored, from_store;
+	int lock_fd;                /**< our lcore lock (lcore_lock.h), -1 none */
+};
+
+/* Options into @p r and @p p. @return -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, struct primary_run *r, struct sbx_primary *p)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' }, { "check", no_argument, NULL, 'k' },
@@ -187,212 +198,262 @@ int main(int argc, char **argv)
 		{ "no-stored-config", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct sbx_config cfg, file_cfg;
-	static struct sbx_primary p;
-	char *json = NULL;
-	bool use_stored = true, from_store = false;
-	struct sbx_eal_args eal;
-	const char *config_path = NULL, *ready_file = NULL;
-	bool check = false, ready = false, ok = true;
-	uint64_t t_refresh = 0, t_start, stable = 0;
-	char err[512];
-	unsigned int w;
-	int c, rc = 0, prc = 0, lock_fd;
+	int c;
 
-	default_worker_bin(p.worker_bin, sizeof(p.worker_bin));
+	default_worker_bin(p->worker_bin, sizeof(p->worker_bin));
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': config_path = optarg; break;
-		case 'k': check = true; break;
-		case 'r': p.replay = true; break;
-		case 'f': ready_file = optarg; break;
-		case 'w': snprintf(p.worker_bin, sizeof(p.worker_bin), "%s", optarg); break;
-		case 'n': use_stored = false; break;
+		case 'c': r->config_path = optarg; break;
+		case 'k': r->check = true; break;
+		case 'r': p->replay = true; break;
+		case 'f': r->ready_file = optarg; break;
+		case 'w': snprintf(p->worker_bin, sizeof(p->worker_bin), "%s", optarg); break;
+		case 'n': r->use_stored = false; break;
 		case 'h': usage(); return 0;
 		default: usage(); return 2;
 		}
 	}
-	if (config_path == NULL) {
+	if (r->config_path == NULL) {
 		usage();
 		return 2;
 	}
-	if (sbx_config_load(config_path, &cfg, err, sizeof(err)) != 0) {
+	return -1;
+}
+
+/* The config file, checked; then what runs: the file with the forwarding and mirrors stored
+ * through the API (tables.c). @return -1 to go on, else the exit code (0 for --check). */
+static int load_config(struct primary_run *r, struct sbx_primary *p)
+{
+	char err[512];
+
+	if (sbx_config_load(r->config_path, &r->cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "spanbox-primary: %s\n", err);
 		return 2;
 	}
-	if (check) {
-		printf("%s: valid\n", config_path);
+	if (r->check) {
+		printf("%s: valid\n", r->config_path);
 		return 0;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr in the log */
-	/* what runs: the file, with the forwarding and mirrors stored through the API (tables.c) */
-	file_cfg = cfg;
-	json = sbx_tables_effective_json(config_path, &file_cfg, use_stored && !p.replay, err, sizeof(err),
-					 &from_store);
-	if (json == NULL) {
+	r->file_cfg = r->cfg;
+	r->json = sbx_tables_effective_json(r->config_path, &r->file_cfg, r->use_stored && !p->replay, err,
+					    sizeof(err), &r->from_store);
+	if (r->json == NULL) {
 		fprintf(stderr, "spanbox-primary: %s\n", err);
 		return 2;
 	}
-	if (from_store && sbx_config_parse(json, &cfg, err, sizeof(err)) != 0) {
+	if (r->from_store && sbx_config_parse(r->json, &r->cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr,
 			"spanbox-primary: the forwarding and mirrors stored for this file (database %s) no longer fit it: %s\n"
 			"spanbox-primary: forget them with ./spanbox reset-config %s (or spanbox-primary --no-stored-config)\n",
-			file_cfg.mgmt_database, err, config_path);
-		free(json);
+			r->file_cfg.mgmt_database, err, r->config_path);
 		return 2;
 	}
-	if (p.replay && !has_pcap_input(&cfg)) {
+	if (p->replay && !has_pcap_input(&r->cfg)) {
 		fprintf(stderr, "spanbox-primary: replay: no port reads a pcap file (ports[].devargs with rx_pcap=)\n");
 		return 2;
 	}
-	if (access(p.worker_bin, X_OK) != 0) {
-		fprintf(stderr, "spanbox-primary: worker binary %s: %s\n", p.worker_bin, strerror(errno));
+	if (access(p->worker_bin, X_OK) != 0) {
+		fprintf(stderr, "spanbox-primary: worker binary %s: %s\n", p->worker_bin, strerror(errno));
 		return 2;
 	}
-	snprintf(p.config_path, sizeof(p.config_path), "%s", config_path);
-	p.cfg = &cfg;
+	snprintf(p->config_path, sizeof(p->config_path), "%s", r->config_path);
+	p->cfg = &r->cfg;
+	return -1;
+}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
+/* Our lcore lock, then EAL. @return -1 to go on, else the exit code (nothing to tear down). */
+static int eal_start(struct primary_run *r, char *argv0)
+{
+	struct sbx_eal_args eal;
+	char err[512];
 
-	if (sbx_eal_args_build(&eal, &cfg, SBX_ROLE_PRIMARY, argv[0], 0) != 0) {
+	if (sbx_eal_args_build(&eal, &r->cfg, SBX_ROLE_PRIMARY, argv0, 0) != 0) {
 		fprintf(stderr, "spanbox-primary: EAL arguments too long\n");
 		return 2;
 	}
 	/* first, before anything of the prefix is touched: a second primary of a running prefix must
 	 * not remove its marker, nor wait for its secondaries as if they were a dead primary's */
-	lock_fd = sbx_lcore_lock(cfg.file_prefix, cfg.primary_lcore, "primary", err, sizeof(err));
-	if (lock_fd < 0) {
+	r->lock_fd = sbx_lcore_lock(r->cfg.file_prefix, r->cfg.primary_lcore, "primary", err, sizeof(err));
+	if (r->lock_fd < 0) {
 		fprintf(stderr, "spanbox-primary: %s\n", err);
-		free(json);
 		return 1;
 	}
 	/* a killed primary's marker would let mgmt attach to our half-initialised EAL */
-	sbx_marker_remove(cfg.file_prefix);
-	if (sbx_runtime_dir_wait_free(cfg.file_prefix, SBX_STALE_WAIT_MS) != 0)
+	sbx_marker_remove(r->cfg.file_prefix);
+	if (sbx_runtime_dir_wait_free(r->cfg.file_prefix, SBX_STALE_WAIT_MS) != 0)
 		return 1;
 	if (rte_eal_init(eal.argc, eal.argv) < 0) {
 		fprintf(stderr, "spanbox-primary: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
 	/* the file's filters too: a bad file is refused even when the store replaces its mirrors */
-	if (check_filters(&file_cfg) != 0 || (from_store && check_filters(&cfg) != 0)) {
+	if (check_filters(&r->file_cfg) != 0 || (r->from_store && check_filters(&r->cfg) != 0)) {
 		rte_eal_cleanup();
-		close(lock_fd); /* our own lock file goes with the prefix's files */
-		sbx_prefix_files_remove(cfg.file_prefix);
+		close(r->lock_fd); /* our own lock file goes with the prefix's files */
+		sbx_prefix_files_remove(r->cfg.file_prefix);
 		return 2;
 	}
-	p.shm = shm_publish(&cfg);
-	if (p.shm != NULL)
-		config_key(config_path, p.shm->config_path, sizeof(p.shm->config_path));
-	if (p.shm != NULL)
-		p.cfg = &p.shm->cfg; /* one truth from here on: the primary may add queues (ports.c) */
-	/* refusals (pool.mbufs below the plan, hugepages short, a bad test hook) exit with 2 */
-	if (p.shm != NULL)
-		sbx_pcie_log(&p); /* first: the path of a PCI port is worth seeing even if it fails */
-	ok = p.shm != NULL && (prc = sbx_ports_lookup(&p)) == 0 && (prc = sbx_numa_setup(&p)) == 0 &&
-	     (prc = sbx_pools_create(&p)) == 0 && sbx_ports_start(&p) == 0;
-	if (ok) {
-		/* mbufs the ports' RX rings hold before any traffic: the pool audit's baseline */
-		sbx_pools_refresh(&p);
-		for (w = 0; w < p.shm->nb_pools; w++)
-			p.shm->pools[w].rx_held = p.shm->pools[w].in_use;
-		ok = sbx_control_init(&p) == 0 && sbx_tables_init(&p, &cfg, json) == 0;
-	}
-	if (ok) {
-		__atomic_store_n(&p.shm->running, 1, __ATOMIC_RELEASE); /* after everything it publishes */
-		sbx_marker_write(cfg.file_prefix);
-		sbx_event(&p, "appliance_start", -1, getpid(), "%u ports, %u workers, %u pools", cfg.nb_ports,
-			  cfg.nb_workers, p.shm->nb_pools);
-		for (w = 0; w < cfg.nb_workers && ok; w++)
-			ok = sbx_worker_spawn(&p, w) == 0;
-	}
-	if (!ok)
-		rc = prc == -2 ? 2 : 1;
+	return -1;
+}
 
-	t_start = sbx_now_ns();
-	while (ok && !quit) {
+/*
+ * After EAL: the memzone, ports, NUMA placement, pools, control and tables, then the workers.
+ * @return 0, or the exit code (1 failure, 2 a refusal of the config); what was set up is torn
+ * down by primary_fini() either way.
+ */
+static int primary_init(struct primary_run *r, struct sbx_primary *p)
+{
+	const struct sbx_config *cfg = &r->cfg;
+	unsigned int w;
+	int prc = 0;
+	bool ok;
+
+	p->shm = shm_publish(cfg);
+	if (p->shm == NULL)
+		return 1;
+	config_key(r->config_path, p->shm->config_path, sizeof(p->shm->config_path));
+	p->cfg = &p->shm->cfg; /* the static sections as run: the primary may add queues (ports.c) */
+	sbx_pcie_log(p); /* first: the path of a PCI port is worth seeing even if it fails */
+	/* refusals (pool.mbufs below the plan, hugepages short, a bad test hook) exit with 2 */
+	ok = (prc = sbx_ports_lookup(p)) == 0 && (prc = sbx_numa_setup(p)) == 0 && (prc = sbx_pools_create(p)) == 0 &&
+	     sbx_ports_start(p) == 0;
+	if (!ok)
+		return prc == -2 ? 2 : 1;
+	/* mbufs the ports' RX rings hold before any traffic: the pool audit's baseline */
+	sbx_pools_refresh(p);
+	for (w = 0; w < p->shm->nb_pools; w++)
+		p->shm->pools[w].rx_held = p->shm->pools[w].in_use;
+	if (sbx_control_init(p) != 0 || sbx_tables_init(p, cfg, r->json) != 0)
+		return 1;
+	__atomic_store_n(&p->shm->running, 1, __ATOMIC_RELEASE); /* after everything it publishes */
+	sbx_marker_write(cfg->file_prefix);
+	sbx_event(p, "appliance_start", -1, getpid(), "%u ports, %u workers, %u pools", cfg->nb_ports,
+		  cfg->nb_workers, p->shm->nb_pools);
+	for (w = 0; w < cfg->nb_workers; w++)
+		if (sbx_worker_spawn(p, w) != 0)
+			return 1;
+	return 0;
+}
+
+/* Once every worker has settled: say so, and create the ready file. */
+static void announce_ready(const struct primary_run *r, struct sbx_primary *p)
+{
+	unsigned int running = sbx_workers_count(p, SBX_W_RUNNING), nb = r->cfg.nb_workers;
+	FILE *f;
+
+	printf("spanbox-primary: ready: %u of %u workers running, pid %d\n", running, nb, (int)getpid());
+	if (running < nb)
+		fprintf(stderr, "spanbox-primary: warning: %u workers failed to start (see events)\n", nb - running);
+	if (r->ready_file != NULL && (f = fopen(r->ready_file, "w")) != NULL) {
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+	}
+}
+
+/*
+ * The main loop, about every ms: pcap bridging, supervision, control requests; every 100 ms the
+ * port and pool counters. Ends on a signal, at the end of a replay, or when no worker could
+ * start. @return the exit code.
+ */
+static int primary_run(const struct primary_run *r, struct sbx_primary *p)
+{
+	uint64_t t_refresh = 0, t_start = sbx_now_ns(), stable = 0;
+	bool ready = false;
+
+	while (!quit) {
 		uint64_t now = sbx_now_ns();
-		unsigned int moved = bridge_paused(now) ? 0 : sbx_bridge_poll(&p);
+		unsigned int moved = bridge_paused(now) ? 0 : sbx_bridge_poll(p);
 
 		/* every loop (about 1 ms): a dead worker is replaced without waiting for a refresh */
-		sbx_workers_supervise(&p, true);
-		sbx_control_poll(&p); /* a link request of mgmt (control.c) */
+		sbx_workers_supervise(p, true);
+		sbx_control_poll(p); /* a link request of mgmt (control.c) */
 		if (now - t_refresh >= SBX_REFRESH_NS) {
 			t_refresh = now;
-			refresh(&p);
+			refresh(p);
 			/* ready once every worker has settled: running, or given up on (failed) with at
 			 * least one running; a worker that keeps crashing must not hold the appliance back */
-			if (!ready && sbx_workers_settled(&p)) {
-				unsigned int running = sbx_workers_count(&p, SBX_W_RUNNING);
-
+			if (!ready && sbx_workers_settled(p)) {
 				ready = true;
-				printf("spanbox-primary: ready: %u of %u workers running, pid %d\n", running,
-				       cfg.nb_workers, (int)getpid());
-				if (running < cfg.nb_workers)
-					fprintf(stderr, "spanbox-primary: warning: %u workers failed to start (see events)\n",
-						cfg.nb_workers - running);
-				if (ready_file != NULL) {
-					FILE *f = fopen(ready_file, "w");
-					if (f != NULL) {
-						fprintf(f, "%d\n", (int)getpid());
-						fclose(f);
-					}
-				}
-			} else if (!ready && sbx_workers_count(&p, SBX_W_FAILED) == cfg.nb_workers) {
+				announce_ready(r, p);
+			} else if (!ready && sbx_workers_count(p, SBX_W_FAILED) == r->cfg.nb_workers) {
 				fprintf(stderr, "spanbox-primary: every worker failed to start (see the events above)\n");
-				rc = 1;
-				break;
+				return 1;
 			} else if (!ready && now - t_start > SBX_READY_TIMEOUT_NS) {
 				fprintf(stderr, "spanbox-primary: no worker could start within 20 s\n");
-				rc = 1;
-				break;
+				return 1;
 			}
 		}
-		if (p.replay && ready && moved == 0 && sbx_replay_inputs_at_eof(&p)) {
+		if (p->replay && ready && moved == 0 && sbx_replay_inputs_at_eof(p)) {
 			/* done only when the condition holds on three polls in a row, 10 ms apart; never
 			 * sleep that long while inputs remain: a full RX ring must be refilled promptly */
-			stable = sbx_replay_done(&p) ? stable + 1 : 0;
+			stable = sbx_replay_done(p) ? stable + 1 : 0;
 			if (stable >= 3)
-				break;
+				return 0;
 			usleep(10000);
 			continue;
 		}
 		/* busy_poll is for the workers; the primary spins only while it moves pcap frames */
 		if (moved == 0)
-			usleep(p.replay ? 50 : 1000);
+			usleep(p->replay ? 50 : 1000);
 	}
+	return 0;
+}
 
+/* Shutdown in order: workers, mgmt's detach, ports, pools, memzone, EAL, our files. @return the
+ * exit code (@p rc, or 1 when a replay's input ended on a read error). */
+static int primary_fini(struct primary_run *r, struct sbx_primary *p, int rc)
+{
 	printf("spanbox-primary: shutting down\n");
 	sbx_control_fini();
 	sbx_tables_fini();
-	if (p.shm != NULL) {
-		sbx_event(&p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : rc ? "error" : "replay done");
-		sbx_workers_stop(&p, 3000);
-		refresh(&p);
-		sbx_marker_remove(cfg.file_prefix); /* no new secondary attaches to what is being torn down */
-		__atomic_store_n(&p.shm->running, 0, __ATOMIC_RELEASE);
+	if (p->shm != NULL) {
+		sbx_event(p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : rc ? "error" : "replay done");
+		sbx_workers_stop(p, 3000);
+		refresh(p);
+		sbx_marker_remove(r->cfg.file_prefix); /* no new secondary attaches to what is being torn down */
+		__atomic_store_n(&p->shm->running, 0, __ATOMIC_RELEASE);
 		/* an attached mgmt copies the last events (every 100 ms), sees running 0 and detaches;
 		 * only then are the pools and the memzone freed: their pages may be unmapped in every
 		 * process, and mgmt would fault on them */
-		wait_mgmt_detached(p.shm, SBX_MGMT_DETACH_MS);
-		p.cfg = &cfg; /* the memzone is freed below */
-		if (p.replay && rc == 0) {
-			sbx_print_counters(&p);
-			if (sbx_replay_inputs_failed(&p) > 0)
+		wait_mgmt_detached(p->shm, SBX_MGMT_DETACH_MS);
+		p->cfg = &r->cfg; /* the memzone is freed below */
+		if (p->replay && rc == 0) {
+			sbx_print_counters(p);
+			if (sbx_replay_inputs_failed(p) > 0)
 				rc = 1; /* the counters are those of a part of the input */
 		}
-		sbx_ports_stop(&p);
-		sbx_pools_free(&p);
+		sbx_ports_stop(p);
+		sbx_pools_free(p);
 		rte_memzone_free(rte_memzone_lookup(SBX_MEMZONE_NAME));
 	}
-	if (ready_file != NULL)
-		unlink(ready_file);
+	if (r->ready_file != NULL)
+		unlink(r->ready_file);
 	rte_eal_cleanup();
-	close(lock_fd); /* our own lock file goes with the prefix's files */
-	sbx_prefix_files_remove(cfg.file_prefix);
+	close(r->lock_fd); /* our own lock file goes with the prefix's files */
+	sbx_prefix_files_remove(r->cfg.file_prefix);
 	printf("spanbox-primary: stopped\n");
-	free(json);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct primary_run r = { .use_stored = true, .lock_fd = -1 };
+	static struct sbx_primary p;
+	int rc;
+
+	if ((rc = parse_args(argc, argv, &r, &p)) >= 0 || (rc = load_config(&r, &p)) >= 0)
+		goto out;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	if ((rc = eal_start(&r, argv[0])) >= 0)
+		goto out;
+	rc = primary_init(&r, &p);
+	if (rc == 0)
+		rc = primary_run(&r, &p);
+	rc = primary_fini(&r, &p, rc);
+out:
+	free(r.json);
 	return rc;
 }
