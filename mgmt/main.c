@@ -319,7 +319,8 @@ int main(int argc, char **argv)
 	lfd = mgmt_http_stop(httpd); /* keeps the listening socket open */
 	/* no handler runs any more: tell a primary that is shutting down that we left its memzone
 	 * (unless we took so long that it stopped waiting and may have freed it: SBX_MGMT_DETACH_MS) */
-	if (attached != NULL && (!lost || sbx_now_ns() - t_lost < 800000000ULL) && attached->magic == SBX_SHM_MAGIC)
+	if (attached != NULL && (!lost || sbx_now_ns() - t_lost < (SBX_MGMT_DETACH_MS - 200) * 1000000ULL) &&
+	    attached->magic == SBX_SHM_MAGIC)
 		__atomic_store_n(&((struct sbx_shm *)attached)->mgmt_pid, 0, __ATOMIC_RELEASE);
 	if (lost) {
 		fprintf(stderr, PROG ": appliance down: %s; re-attaching\n", reason);

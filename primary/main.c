@@ -28,8 +28,6 @@
 #define SBX_READY_TIMEOUT_NS (20ULL * 1000 * 1000 * 1000)
 /* how long a new primary waits for a dead primary's secondaries to detach (mgmt re-attaches within 1 s) */
 #define SBX_STALE_WAIT_MS 10000
-/* how long shutdown waits for mgmt to leave the memzone before freeing it (mgmt ticks every 100 ms) */
-#define SBX_MGMT_DETACH_MS 1000
 
 static volatile sig_atomic_t quit;
 

@@ -19,6 +19,7 @@
 #include <rte_errno.h>
 #include <rte_mbuf.h>
 
+#include "spanbox/shm.h"
 #include "calibrate.h"
 
 #define SBX_CAL_HDR 50 /* bytes of an ERSPAN II header over IPv4: 14 + 20 + 8 + 8 */
@@ -79,6 +80,7 @@ int sbx_calibrate(const char *prog, unsigned int iters)
 {
 	char *eal[] = { (char *)prog, "--no-pci", "--no-huge", "--no-shconf", "-m", "256", "-l", "0",
 			"--file-prefix=sbxcalibrate", "--no-telemetry", "--log-level=lib.eal:error", NULL };
+	char dir[SBX_PATH_LEN];
 	uint32_t threshold = 0, room = 9000 + RTE_PKTMBUF_HEADROOM;
 	bool copy_wins = true; /* copy has been the cheaper one at every size so far */
 	struct rte_mempool *mp;
@@ -113,6 +115,7 @@ int sbx_calibrate(const char *prog, unsigned int iters)
 	printf("recommended copy.threshold: %u\n", threshold);
 	rte_mempool_free(mp);
 	rte_eal_cleanup();
-	rmdir("/var/run/dpdk/sbxcalibrate"); /* EAL leaves the (empty) runtime directory behind */
+	sbx_runtime_dir("sbxcalibrate", dir, sizeof(dir));
+	rmdir(dir); /* EAL leaves the (empty) runtime directory behind */
 	return 0;
 }

@@ -273,6 +273,9 @@ struct sbx_warning {
 	char text[SBX_WARN_LEN]; /**< the message, naming both ends of a remote pair */
 };
 
+/** How long the primary's shutdown waits for mgmt to leave the memzone (mgmt_pid 0) before it
+ *  frees it, ms (mgmt ticks every 100 ms); past it mgmt must not write the memzone any more. */
+#define SBX_MGMT_DETACH_MS 1000
 #define SBX_TABLES_JSON_MAX (64 * 1024) /**< bytes of a config document, NUL included */
 #define SBX_RCU_MEMZONE_NAME "spanbox_rcu" /**< the rte_rcu_qsbr variable of the tables */
 
