@@ -265,6 +265,7 @@ static const struct fam mirror_fams[] = {
 static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)[LBL])
 {
 	uint16_t nb = mgmt_nb_ports(shm), i;
+	int16_t peer[SBX_MAX_PORTS];
 	size_t f;
 
 	for (f = 0; f < RTE_DIM(port_fams); f++) {
@@ -279,14 +280,15 @@ static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)
 	for (i = 0; i < nb; i++)
 		sample_u(b, "spanbox_port_link_speed_bytes", plbl[i], (uint64_t)shm->ports[i].link_speed * 125000);
 	family(b, "spanbox_port_info", "gauge", "Always 1: the port's kind (ethdev or bridged), peer and DPDK port id.");
+	sbx_config_peer_map(sbx_shm_cfg(shm), peer); /* as the active tables forward */
 	for (i = 0; i < nb; i++) {
 		const struct sbx_port_shm *ps = &shm->ports[i];
 		char l[2 * LBL];
 
 		labels_join(l, sizeof(l), plbl[i], "");
 		label_s(l, sizeof(l), "kind", shm->cfg.ports[i].kind == SBX_PORT_BRIDGED ? "bridged" : "ethdev");
-		if (ps->peer >= 0 && ps->peer < nb)
-			label(l, sizeof(l), "peer", shm->cfg.ports[ps->peer].name, sizeof(shm->cfg.ports[0].name));
+		if (peer[i] >= 0 && peer[i] < nb)
+			label(l, sizeof(l), "peer", shm->cfg.ports[peer[i]].name, sizeof(shm->cfg.ports[0].name));
 		else
 			label_s(l, sizeof(l), "peer", "");
 		label_u(l, sizeof(l), "port_id", ps->port_id);

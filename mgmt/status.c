@@ -171,6 +171,7 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	struct sbx_port_counters sum;
 	cJSON *o = cJSON_CreateObject(), *link, *st;
 	char mac[18];
+	int16_t peer;
 
 	FIXED_STR(o, "name", pc->name);
 	num(o, "port_id", ps->port_id);
@@ -185,8 +186,9 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	num(link, "speed_mbps", ps->link_speed);
 	num(o, "rx_queues", ps->nb_rxq);
 	num(o, "tx_queues", ps->nb_txq);
-	if (ps->peer >= 0 && ps->peer < nb_ports)
-		FIXED_STR(o, "peer", shm->cfg.ports[ps->peer].name);
+	peer = sbx_config_peer(sbx_shm_cfg(shm), i); /* as the active tables forward */
+	if (peer >= 0 && peer < nb_ports)
+		FIXED_STR(o, "peer", shm->cfg.ports[peer].name);
 	else
 		cJSON_AddNullToObject(o, "peer");
 	st = cJSON_AddObjectToObject(o, "stats");

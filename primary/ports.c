@@ -58,7 +58,6 @@ int sbx_ports_lookup(struct sbx_primary *p)
 		struct rte_eth_dev_info info;
 		uint16_t pid;
 
-		p->shm->ports[i].peer = -1;
 		p->shm->ports[i].nb_rxq = sbx_config_port_nb_rxq(cfg, i);
 		p->shm->ports[i].nb_txq = sbx_config_port_nb_txq(cfg, i);
 		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
@@ -81,10 +80,6 @@ int sbx_ports_lookup(struct sbx_primary *p)
 		if (rte_eth_dev_info_get(pid, &info) == 0 && strcmp(info.driver_name, "net_tap") == 0 &&
 		    p->shm->ports[i].nb_rxq < p->shm->ports[i].nb_txq)
 			equalize_rxq(p, i);
-	}
-	for (i = 0; i < cfg->nb_xconnects; i++) {
-		p->shm->ports[cfg->xconnects[i].a].peer = (int16_t)cfg->xconnects[i].b;
-		p->shm->ports[cfg->xconnects[i].b].peer = (int16_t)cfg->xconnects[i].a;
 	}
 	return 0;
 }

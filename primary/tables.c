@@ -174,7 +174,6 @@ static int apply_staged(void)
 	char err[512], client[sizeof(tp->shm->staging.client)], *colon;
 	const char *diff;
 	uint64_t gen, token;
-	uint16_t i;
 	int rc = -1;
 
 	if (n == NULL)
@@ -242,12 +241,6 @@ static int apply_staged(void)
 		goto out;
 	}
 	test_delay(1);
-	for (i = 0; i < tp->cfg->nb_ports; i++)
-		tp->shm->ports[i].peer = -1;
-	for (i = 0; i < n->nb_xconnects; i++) {
-		tp->shm->ports[n->xconnects[i].a].peer = (int16_t)n->xconnects[i].b;
-		tp->shm->ports[n->xconnects[i].b].peer = (int16_t)n->xconnects[i].a;
-	}
 	__atomic_store_n(&tp->shm->tables_gen, gen + 1, __ATOMIC_RELEASE);
 	tp->shm->tables_applied_ns = sbx_realtime_ns();
 	rc = 0;

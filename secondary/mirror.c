@@ -53,7 +53,7 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 		const struct sbx_mirror_cfg *mc = &cfg->mirrors[i];
 		const struct sbx_port_shm *dp = &shm->ports[mc->dst_port];
 		struct sbx_mirror_rt *rt = &e->s[i];
-		uint16_t q = (uint16_t)(cfg->nb_workers + worker);
+		uint16_t q = sbx_mirror_txq(cfg, worker);
 
 		if (t->slot[i] >= SBX_MIRROR_SLOTS) {
 			snprintf(err, errlen, "mirrors[%u]: counter slot %u out of range", i, t->slot[i]);

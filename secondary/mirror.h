@@ -58,7 +58,7 @@ struct sbx_mirror_engine {
 /**
  * Set up the engine of worker @p worker for the sessions of runtime tables @p t: compile filters
  * (pcap_compile + rte_bpf_convert + rte_bpf_load), look up destination queues (queue
- * nb_workers + worker, or its ring); session i counts in slot t->slot[i] of the memzone.
+ * sbx_mirror_txq(), or its ring); session i counts in slot t->slot[i] of the memzone.
  * The engine keeps pointers into @p t: set it up again before @p t can be rewritten.
  * @return 0, or -1 with "mirrors[i]...: reason" in @p err (the engine then mirrors nothing).
  */

@@ -25,17 +25,11 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 {
 	uint64_t gen = __atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE);
 	const struct sbx_tables *t = &wk->shm->tables[gen & 1];
-	uint16_t i;
 	int rc;
 
 	sbx_mirror_flush(&wk->mirror);
 	sbx_mirror_teardown(&wk->mirror);
-	for (i = 0; i < SBX_MAX_PORTS; i++)
-		wk->peer[i] = -1;
-	for (i = 0; i < t->cfg.nb_xconnects; i++) {
-		wk->peer[t->cfg.xconnects[i].a] = (int16_t)t->cfg.xconnects[i].b;
-		wk->peer[t->cfg.xconnects[i].b] = (int16_t)t->cfg.xconnects[i].a;
-	}
+	sbx_config_peer_map(&t->cfg, wk->peer);
 	rc = sbx_mirror_setup(&wk->mirror, wk->shm, t, wk->id, err, errlen);
 	if (rc != 0)
 		sbx_mirror_teardown(&wk->mirror); /* forward on, mirror nothing */
@@ -75,9 +69,9 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 
 		/* as a NIC would: what the port receives is an Ethernet frame of at most mtu + 2 tags */
 		wk->len_span[i] = (uint32_t)cfg->ports[i].mtu + SBX_FRAME_L2_OVERHEAD - SBX_FRAME_MIN;
-		wk->txq[i] = (struct sbx_queue){ .port = i, .port_id = ps->port_id, .queue = (uint16_t)id };
+		wk->txq[i] = (struct sbx_queue){ .port = i, .port_id = ps->port_id, .queue = sbx_fwd_txq(id) };
 		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
-			wk->txq[i].ring = rte_ring_lookup(ps->tx_ring[id]);
+			wk->txq[i].ring = rte_ring_lookup(ps->tx_ring[sbx_fwd_txq(id)]);
 			if (wk->txq[i].ring == NULL) {
 				snprintf(err, errlen, "port %s: ring %s not found", cfg->ports[i].name, ps->tx_ring[id]);
 				return -1;

@@ -220,6 +220,45 @@ static inline uint16_t sbx_config_port_nb_txq(const struct sbx_config *cfg, uint
 	return (uint16_t)(cfg->nb_workers * 2);
 }
 
+/** The TX queue (on every port) on which worker @p w sends forwarded frames. */
+static inline uint16_t sbx_fwd_txq(unsigned int w)
+{
+	return (uint16_t)w;
+}
+
+/** The TX queue (on every port) on which worker @p w sends its mirror copies. */
+static inline uint16_t sbx_mirror_txq(const struct sbx_config *cfg, unsigned int w)
+{
+	return (uint16_t)(cfg->nb_workers + w);
+}
+
+/**
+ * The cross-connect peer of every port of @p cfg: @p peer[i] = the index of the port frames
+ * received on port i are forwarded to, -1 for none. The one builder of the map: workers forward
+ * with it, mgmt shows it (from the active runtime tables, when it is read).
+ */
+static inline void sbx_config_peer_map(const struct sbx_config *cfg, int16_t peer[SBX_MAX_PORTS])
+{
+	for (uint16_t i = 0; i < SBX_MAX_PORTS; i++)
+		peer[i] = -1;
+	for (uint16_t i = 0; i < cfg->nb_xconnects; i++) {
+		peer[cfg->xconnects[i].a] = (int16_t)cfg->xconnects[i].b;
+		peer[cfg->xconnects[i].b] = (int16_t)cfg->xconnects[i].a;
+	}
+}
+
+/** The cross-connect peer of port @p port of @p cfg (index), -1 for none. */
+static inline int16_t sbx_config_peer(const struct sbx_config *cfg, uint16_t port)
+{
+	for (uint16_t i = 0; i < cfg->nb_xconnects; i++) {
+		if (cfg->xconnects[i].a == port)
+			return (int16_t)cfg->xconnects[i].b;
+		if (cfg->xconnects[i].b == port)
+			return (int16_t)cfg->xconnects[i].a;
+	}
+	return -1;
+}
+
 /**
  * Compare the sections that cannot change while the appliance runs (eal, pool, ports, workers,
  * mgmt) of two configs made by sbx_config_parse().

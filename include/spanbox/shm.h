@@ -169,7 +169,6 @@ struct sbx_port_shm {
 				      primary's socket, never reported as remote) */
 	int32_t pool_socket;     /**< socket of the pool that serves this port (its RX mbufs) */
 	uint8_t socket_from_hook; /**< 1 when numa_socket comes from SBX_TEST_PORT_SOCKET */
-	int16_t peer;            /**< cross-connect peer (index into ports[]), -1 = none */
 	uint8_t mac[6];
 	/* refreshed by the primary every 100 ms */
 	uint32_t link_up;        /**< 1 = up */
