@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include "spanbox/config_store.h"
 #include "db.h"
 #include "status.h"
 #include "store.h"
@@ -58,22 +59,7 @@ int mgmt_store_begin(const struct mgmt_db *db, const char *config_path, const ch
 	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return fail("begin", err, len);
 	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
-	/* live_json NULL: back to the file, i.e. nothing stored for it any more */
-	if (sqlite3_prepare_v2(h, live_json ? "INSERT INTO config_store(saved_at, client, json, config_path)"
-					      " VALUES(?1, ?2, ?3, ?4)"
-					    : "DELETE FROM config_store WHERE config_path = ?4",
-			       -1, &st, NULL) != SQLITE_OK)
-		goto fail;
-	if (live_json != NULL) {
-		sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, client, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 3, live_json, -1, SQLITE_TRANSIENT);
-	}
-	sqlite3_bind_text(st, 4, config_path, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	st = NULL;
-	if (rc != SQLITE_DONE)
+	if (sbx_store_put(h, config_path, live_json, ts, client) != SQLITE_DONE)
 		goto fail;
 	if (sqlite3_prepare_v2(h, "INSERT INTO events(ts, kind, detail, client) VALUES(?1, ?2, ?3, ?4)", -1, &st,
 			       NULL) != SQLITE_OK)

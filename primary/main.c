@@ -20,6 +20,7 @@
 #include <rte_memzone.h>
 
 #include "spanbox/bpf_filter.h"
+#include "spanbox/config_store.h"
 #include "spanbox/eal_args.h"
 #include "spanbox/lcore_lock.h"
 #include "primary.h"
@@ -48,7 +49,8 @@ static void usage(void)
 		"  --ready-file PATH     created once all workers run, removed at exit\n"
 		"  --worker-bin PATH     spanbox-worker binary (default: next to this one)\n"
 		"  --no-stored-config    ignore the forwarding and mirrors mgmt stored in its database\n"
-		"                        (they win over the file otherwise; never used with --replay)\n");
+		"                        (they win over the file otherwise; never used with --replay)\n"
+		"  --forget-stored-config  forget what mgmt stored for this config file, and exit\n");
 }
 
 /* Default worker binary: build/secondary/spanbox-worker beside build/primary/. */
@@ -182,7 +184,7 @@ struct primary_run {
 	struct sbx_config file_cfg; /**< the file alone */
 	char *json;                 /**< the document cfg was parsed from (the tables keep it) */
 	const char *config_path, *ready_file;
-	bool check, use_stored, from_store;
+	bool check, use_stored, from_store, forget;
 	int lock_fd;                /**< our lcore lock (lcore_lock.h), -1 none */
 };
 
@@ -193,7 +195,7 @@ static int parse_args(int argc, char **argv, struct primary_run *r, struct sbx_p
 		{ "config", required_argument, NULL, 'c' }, { "check", no_argument, NULL, 'k' },
 		{ "replay", no_argument, NULL, 'r' },       { "ready-file", required_argument, NULL, 'f' },
 		{ "worker-bin", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
-		{ "no-stored-config", no_argument, NULL, 'n' },
+		{ "no-stored-config", no_argument, NULL, 'n' }, { "forget-stored-config", no_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -207,6 +209,7 @@ static int parse_args(int argc, char **argv, struct primary_run *r, struct sbx_p
 		case 'f': r->ready_file = optarg; break;
 		case 'w': snprintf(p->worker_bin, sizeof(p->worker_bin), "%s", optarg); break;
 		case 'n': r->use_stored = false; break;
+		case 'F': r->forget = true; break;
 		case 'h': usage(); return 0;
 		default: usage(); return 2;
 		}
@@ -216,6 +219,24 @@ static int parse_args(int argc, char **argv, struct primary_run *r, struct sbx_p
 		return 2;
 	}
 	return -1;
+}
+
+/* --forget-stored-config: what mgmt stored for this file goes (config_store.h). @return the exit code. */
+static int forget_stored(const struct primary_run *r)
+{
+	char *key = realpath(r->config_path, NULL), err[512];
+	int n = key ? sbx_store_forget(r->cfg.mgmt_database, key, err, sizeof(err)) : -1;
+
+	if (key == NULL)
+		snprintf(err, sizeof(err), "%s: %s", r->config_path, strerror(errno));
+	free(key);
+	if (n < 0) {
+		fprintf(stderr, "spanbox-primary: %s\n", err);
+		return 1;
+	}
+	printf("spanbox-primary: forgot %d stored change%s of the forwarding and mirrors for %s (database %s)\n", n,
+	       n == 1 ? "" : "s", r->config_path, r->cfg.mgmt_database);
+	return 0;
 }
 
 /* The config file, checked; then what runs: the file with the forwarding and mirrors stored
@@ -232,6 +253,8 @@ static int load_config(struct primary_run *r, struct sbx_primary *p)
 		printf("%s: valid\n", r->config_path);
 		return 0;
 	}
+	if (r->forget)
+		return forget_stored(r);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr in the log */
 	r->file_cfg = r->cfg;
 	r->json = sbx_tables_effective_json(r->config_path, &r->file_cfg, r->use_stored && !p->replay, err,

@@ -34,9 +34,9 @@
 #include <rte_errno.h>
 #include <rte_memzone.h>
 #include <rte_rcu_qsbr.h>
-#include <sqlite3.h>
 
 #include "spanbox/bpf_filter.h"
+#include "spanbox/config_store.h"
 #include "primary.h"
 
 #define SBX_GRACE_TIMEOUT_NS (2ULL * 1000 * 1000 * 1000) /* a hung worker is restarted within 0.5 s */
@@ -345,30 +345,6 @@ void sbx_tables_worker_gone(unsigned int w)
 		rte_rcu_qsbr_thread_offline(rcu, w);
 }
 
-/* The live sections mgmt stored for config file @p key (its realpath) in the database (table
- * config_store), NULL when none. */
-static char *stored_live_sections(const char *db_path, const char *key, char *when, size_t wlen)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	char *json = NULL;
-
-	if (access(db_path, R_OK) != 0 || key[0] == '\0')
-		return NULL;
-	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_busy_timeout(db, 2000) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT json, saved_at || ' by ' || client FROM config_store"
-			       " WHERE config_path = ?1 ORDER BY id DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW) {
-		json = strdup((const char *)sqlite3_column_text(st, 0));
-		snprintf(when, wlen, "%s", (const char *)sqlite3_column_text(st, 1));
-	}
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return json;
-}
-
 char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_cfg, bool use_stored, char *err,
 				size_t errlen, bool *from_store)
 {
@@ -394,7 +370,7 @@ char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_
 	if (use_stored) {
 		char *key = realpath(path, NULL);
 
-		stored = key ? stored_live_sections(file_cfg->mgmt_database, key, when, sizeof(when)) : NULL;
+		stored = key ? sbx_store_get(file_cfg->mgmt_database, key, when, sizeof(when)) : NULL;
 		free(key);
 	}
 	if (stored == NULL) {
@@ -409,12 +385,7 @@ char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_
 		goto out;
 	}
 	/* the stored live sections replace the file's (absent in the store = absent) */
-	cJSON_DeleteItemFromObjectCaseSensitive(doc, "forwarding");
-	cJSON_DeleteItemFromObjectCaseSensitive(doc, "mirrors");
-	if (cJSON_GetObjectItemCaseSensitive(live, "forwarding"))
-		cJSON_AddItemToObject(doc, "forwarding", cJSON_DetachItemFromObjectCaseSensitive(live, "forwarding"));
-	if (cJSON_GetObjectItemCaseSensitive(live, "mirrors"))
-		cJSON_AddItemToObject(doc, "mirrors", cJSON_DetachItemFromObjectCaseSensitive(live, "mirrors"));
+	sbx_live_merge(doc, live);
 	out = cJSON_Print(doc);
 	*from_store = true;
 	printf("spanbox-primary: forwarding and mirrors: the ones changed through the API for %s (database %s,"

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file config_store.h
+ * The stored live config: table config_store of mgmt's SQLite database (migrations 4 and 5 of
+ * mgmt/db.c: id, saved_at, client, json, config_path). It holds the live sections (forwarding
+ * and mirrors) changed through the REST API, per config file (its realpath); the newest row of a
+ * file wins over the file's own sections at that file's next start (docs/RUNTIME_TABLES.md).
+ *
+ * The one module that knows the table and the live sections, for every caller: mgmt's REST
+ * changes (sbx_store_put inside its transaction), the primary's start (sbx_store_get +
+ * sbx_live_merge) and `./spanbox reset-config` of a stopped appliance (spanbox-primary
+ * --forget-stored-config: sbx_store_forget).
+ */
+#ifndef SPANBOX_CONFIG_STORE_H
+#define SPANBOX_CONFIG_STORE_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+
+/** The sections of a config document that change at run time, in the order they are kept. */
+#define SBX_LIVE_SECTIONS { "forwarding", "mirrors" }
+
+/**
+ * Store @p live_json ({"forwarding":..,"mirrors":..}, sbx_live_extract) for config file
+ * @p config_path on connection @p h, saved at @p saved_at (RFC 3339) by @p client; @p live_json
+ * NULL forgets what is stored for the file (it runs the file's own sections again). Runs in the
+ * caller's transaction. @return SQLITE_DONE, or the SQLite error code.
+ */
+int sbx_store_put(sqlite3 *h, const char *config_path, const char *live_json, const char *saved_at,
+		  const char *client);
+
+/**
+ * The newest live sections stored for config file @p config_path (realpath) in the database file
+ * @p db_path, opened read-only (2 s busy timeout). @p when receives "SAVED_AT by CLIENT".
+ * @return the JSON (malloc'd, caller frees), NULL when nothing is stored or the database is absent.
+ */
+char *sbx_store_get(const char *db_path, const char *config_path, char *when, size_t wlen);
+
+/**
+ * Forget what is stored for @p config_path in database file @p db_path (absent: nothing to do).
+ * @return the number of rows removed, or -1 with the reason in @p err.
+ */
+int sbx_store_forget(const char *db_path, const char *config_path, char *err, size_t errlen);
+
+/** The live sections of config document @p doc as stored: {"forwarding":..,"mirrors":[..]}
+ *  (mirrors always present), printed unformatted. @return malloc'd JSON, NULL when out of memory. */
+char *sbx_live_extract(const cJSON *doc);
+
+/** Replace the live sections of @p doc by those of @p live (a section absent from @p live is
+ *  removed from @p doc); @p live is emptied. */
+void sbx_live_merge(cJSON *doc, cJSON *live);
+
+#endif

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The stored live config (include/spanbox/config_store.h): table config_store and the live sections. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spanbox/config_store.h"
+
+static const char *const live_sections[] = SBX_LIVE_SECTIONS;
+
+int sbx_store_put(sqlite3 *h, const char *config_path, const char *live_json, const char *saved_at,
+		  const char *client)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	/* live_json NULL: back to the file, i.e. nothing stored for it any more */
+	rc = sqlite3_prepare_v2(h, live_json ? "INSERT INTO config_store(saved_at, client, json, config_path)"
+					       " VALUES(?1, ?2, ?3, ?4)"
+					     : "DELETE FROM config_store WHERE config_path = ?4",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (live_json != NULL) {
+		sqlite3_bind_text(st, 1, saved_at, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, client, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, live_json, -1, SQLITE_TRANSIENT);
+	}
+	sqlite3_bind_text(st, 4, config_path, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+char *sbx_store_get(const char *db_path, const char *config_path, char *when, size_t wlen)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	char *json = NULL;
+
+	if (access(db_path, R_OK) != 0 || config_path[0] == '\0')
+		return NULL;
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_busy_timeout(db, 2000) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT json, saved_at || ' by ' || client FROM config_store"
+			       " WHERE config_path = ?1 ORDER BY id DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, config_path, -1, SQLITE_TRANSIENT) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		json = strdup((const char *)sqlite3_column_text(st, 0));
+		snprintf(when, wlen, "%s", (const char *)sqlite3_column_text(st, 1));
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return json;
+}
+
+int sbx_store_forget(const char *db_path, const char *config_path, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+	int rc, n = -1;
+
+	if (access(db_path, F_OK) != 0)
+		return 0;
+	rc = sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_busy_timeout(db, 2000);
+	/* a database of a mgmt that never stored a change may lack the table: nothing to forget */
+	if (rc == SQLITE_OK && sqlite3_table_column_metadata(db, NULL, "config_store", "config_path", NULL, NULL,
+							     NULL, NULL, NULL) != SQLITE_OK) {
+		n = 0;
+	} else if (rc == SQLITE_OK && (rc = sbx_store_put(db, config_path, NULL, NULL, NULL)) == SQLITE_DONE) {
+		n = sqlite3_changes(db);
+	} else {
+		snprintf(err, errlen, "database %s: %s", db_path, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+	}
+	sqlite3_close(db);
+	return n;
+}
+
+char *sbx_live_extract(const cJSON *doc)
+{
+	cJSON *o = cJSON_CreateObject();
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "forwarding");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mirrors");
+	char *s;
+
+	if (o == NULL)
+		return NULL;
+	if (f != NULL)
+		cJSON_AddItemToObject(o, "forwarding", cJSON_Duplicate(f, true));
+	cJSON_AddItemToObject(o, "mirrors", m ? cJSON_Duplicate(m, true) : cJSON_CreateArray());
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	return s;
+}
+
+void sbx_live_merge(cJSON *doc, cJSON *live)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(live_sections) / sizeof(live_sections[0]); i++) {
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, live_sections[i]);
+		if (cJSON_GetObjectItemCaseSensitive(live, live_sections[i]))
+			cJSON_AddItemToObject(doc, live_sections[i],
+					      cJSON_DetachItemFromObjectCaseSensitive(live, live_sections[i]));
+	}
+}
