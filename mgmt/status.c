@@ -214,7 +214,7 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
 	const struct sbx_worker_shm *ws = &shm->workers[w];
-	const struct sbx_worker_cfg *wc = &shm->cfg.workers[w];
+	const struct sbx_worker_rxqs *wq = &shm->placement[w]; /* configured + added RX queues */
 	uint64_t hb = ws->stats.heartbeat_ns, now = sbx_now_ns();
 	cJSON *o = cJSON_CreateObject(), *qs, *ports;
 	struct mgmt_cpp_window win;
@@ -245,14 +245,14 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	else
 		cJSON_AddNullToObject(o, "heartbeat_age_ms");
 	qs = cJSON_AddArrayToObject(o, "queues");
-	for (i = 0; i < MIN(wc->nb_rxq, SBX_MAX_RXQ_PER_WORKER); i++) {
+	for (i = 0; i < MIN(wq->nb_rxq, SBX_MAX_RXQ_PER_WORKER); i++) {
 		cJSON *q = cJSON_CreateObject();
 
-		if (wc->rxq[i].port < nb_ports)
-			FIXED_STR(q, "port", shm->cfg.ports[wc->rxq[i].port].name);
+		if (wq->rxq[i].port < nb_ports)
+			FIXED_STR(q, "port", shm->cfg.ports[wq->rxq[i].port].name);
 		else
 			cJSON_AddNullToObject(q, "port");
-		num(q, "queue", wc->rxq[i].queue);
+		num(q, "queue", wq->rxq[i].queue);
 		cJSON_AddItemToArray(qs, q);
 	}
 	/* over the recent window (watch.h), null below MGMT_CPP_MIN_FRAMES frames; one decimal */

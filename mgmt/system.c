@@ -154,10 +154,11 @@ void mgmt_port_placement_json(cJSON *o, const struct sbx_shm *shm, uint16_t i)
 	a = cJSON_AddArrayToObject(o, "polled_by");
 	for (w = 0; w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++) {
 		const struct sbx_worker_cfg *wc = &shm->cfg.workers[w];
+		const struct sbx_worker_rxqs *wq = &shm->placement[w];
 		cJSON *x = NULL, *qs = NULL;
 
-		for (q = 0; q < MIN(wc->nb_rxq, SBX_MAX_RXQ_PER_WORKER); q++) {
-			if (wc->rxq[q].port != i)
+		for (q = 0; q < MIN(wq->nb_rxq, SBX_MAX_RXQ_PER_WORKER); q++) {
+			if (wq->rxq[q].port != i)
 				continue;
 			if (x == NULL) {
 				x = cJSON_CreateObject();
@@ -169,7 +170,7 @@ void mgmt_port_placement_json(cJSON *o, const struct sbx_shm *shm, uint16_t i)
 				qs = cJSON_AddArrayToObject(x, "queues");
 				cJSON_AddItemToArray(a, x);
 			}
-			cJSON_AddItemToArray(qs, cJSON_CreateNumber(wc->rxq[q].queue));
+			cJSON_AddItemToArray(qs, cJSON_CreateNumber(wq->rxq[q].queue));
 		}
 	}
 	a = cJSON_AddArrayToObject(o, "warnings");

@@ -158,6 +158,10 @@ static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 	shm = mz->addr;
 	memset(shm, 0, sizeof(*shm));
 	shm->cfg = *cfg;
+	for (unsigned int w = 0; w < SBX_MAX_WORKERS; w++) {
+		shm->placement[w].nb_rxq = cfg->workers[w].nb_rxq;
+		memcpy(shm->placement[w].rxq, cfg->workers[w].rxq, sizeof(shm->placement[w].rxq));
+	}
 	shm->primary_pid = getpid();
 	shm->start_realtime_ns = sbx_realtime_ns();
 	shm->primary_heartbeat_ns = sbx_now_ns();
@@ -334,7 +338,7 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	if (p->shm == NULL)
 		return 1;
 	config_key(r->config_path, p->shm->config_path, sizeof(p->shm->config_path));
-	p->cfg = &p->shm->cfg; /* the static sections as run: the primary may add queues (ports.c) */
+	p->cfg = &p->shm->cfg; /* as parsed; what the primary derives goes to shm->placement */
 	sbx_pcie_log(p); /* first: the path of a PCI port is worth seeing even if it fails */
 	/* refusals (pool.mbufs below the plan, hugepages short, a bad test hook) exit with 2 */
 	ok = (prc = sbx_ports_lookup(p)) == 0 && (prc = sbx_numa_setup(p)) == 0 && (prc = sbx_pools_create(p)) == 0 &&
@@ -345,7 +349,7 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	sbx_pools_refresh(p);
 	for (w = 0; w < p->shm->nb_pools; w++)
 		p->shm->pools[w].rx_held = p->shm->pools[w].in_use;
-	if (sbx_control_init(p) != 0 || sbx_tables_init(p, cfg, r->json) != 0)
+	if (sbx_control_init(p) != 0 || sbx_tables_init(p, r->json) != 0)
 		return 1;
 	__atomic_store_n(&p->shm->running, 1, __ATOMIC_RELEASE); /* after everything it publishes */
 	sbx_marker_write(cfg->file_prefix);

@@ -160,14 +160,14 @@ static bool socket_has_memory(int s, char *why, size_t len)
 }
 
 /* The worker polling queue(s) of port @p port: bit w set for worker w. */
-static uint32_t pollers(const struct sbx_config *cfg, uint16_t port)
+static uint32_t pollers(const struct sbx_shm *shm, uint16_t port)
 {
 	uint32_t mask = 0;
 	uint16_t w, q;
 
-	for (w = 0; w < cfg->nb_workers; w++)
-		for (q = 0; q < cfg->workers[w].nb_rxq; q++)
-			if (cfg->workers[w].rxq[q].port == port)
+	for (w = 0; w < shm->cfg.nb_workers; w++)
+		for (q = 0; q < shm->placement[w].nb_rxq; q++)
+			if (shm->placement[w].rxq[q].port == port)
 				mask |= 1u << w;
 	return mask;
 }
@@ -212,7 +212,7 @@ int sbx_numa_setup(struct sbx_primary *p)
 	/* remote pairs: port-pool, port-worker, worker-pool */
 	for (i = 0; i < cfg->nb_ports; i++) {
 		const struct sbx_port_shm *ps = &shm->ports[i];
-		uint32_t mask = pollers(cfg, i);
+		uint32_t mask = pollers(p->shm, i);
 
 		sbx_pool_name(ps->pool_socket, pool, sizeof(pool));
 		if (ps->numa_socket >= 0 && ps->pool_socket != ps->numa_socket)
@@ -235,7 +235,7 @@ int sbx_numa_setup(struct sbx_primary *p)
 		const struct sbx_lcore_shm *l = &shm->lcores[w + 2];
 		int s;
 
-		if (l->socket == SBX_SOCKET_MIXED && cfg->workers[w].nb_rxq > 0)
+		if (l->socket == SBX_SOCKET_MIXED && shm->placement[w].nb_rxq > 0)
 			sbx_warn(p, "numa", "worker %u on lcore %u floats on CPUs %s of %s: its ports and pools are"
 				 " remote whenever it runs on the other socket (give eal.cpus one socket's CPUs)",
 				 w, l->lcore_id, l->cpus, lcore_socket_text(l, sbuf, sizeof(sbuf)));

@@ -88,8 +88,8 @@ static void plan_pool(const struct sbx_primary *p, int socket, struct sbx_pool_p
 	pl->workers = cfg->nb_workers;
 	pl->lcore_caches = (uint64_t)cfg->nb_workers * cache_max;
 	for (w = 0; w < cfg->nb_workers; w++)
-		for (q = 0; q < cfg->workers[w].nb_rxq; q++)
-			if (p->shm->ports[cfg->workers[w].rxq[q].port].pool_socket == socket)
+		for (q = 0; q < p->shm->placement[w].nb_rxq; q++)
+			if (p->shm->ports[p->shm->placement[w].rxq[q].port].pool_socket == socket)
 				pl->bursts += cfg->burst;
 	pl->headroom = cfg->pool_headroom;
 	pl->total = pl->rx_desc + pl->tx_desc + pl->mirror_tx + pl->lcore_caches + pl->bursts + pl->rings +

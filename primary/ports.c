@@ -31,16 +31,17 @@ static void devname(const struct sbx_port_cfg *pc, char *buf, size_t len)
 /*
  * net_tap needs as many RX as TX queues, and a mirror destination has two TX queues per worker:
  * add the missing RX queues and have the workers poll them too (queue q goes to worker q % n),
- * so no frame the kernel puts on an extra queue is stranded. Written into the shared config.
+ * so no frame the kernel puts on an extra queue is stranded. Written into the placement (shm.h
+ * struct sbx_worker_rxqs); the config stays as parsed.
  */
 static void equalize_rxq(struct sbx_primary *p, uint16_t i)
 {
-	struct sbx_config *cfg = &p->shm->cfg;
+	const struct sbx_config *cfg = p->cfg;
 	struct sbx_port_shm *ps = &p->shm->ports[i];
 	uint16_t q;
 
 	for (q = ps->nb_rxq; q < ps->nb_txq; q++) {
-		struct sbx_worker_cfg *wc = &cfg->workers[q % cfg->nb_workers];
+		struct sbx_worker_rxqs *wc = &p->shm->placement[q % cfg->nb_workers];
 
 		if (wc->nb_rxq < SBX_MAX_RXQ_PER_WORKER)
 			wc->rxq[wc->nb_rxq++] = (struct sbx_rxq_cfg){ .port = i, .queue = q };

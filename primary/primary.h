@@ -204,14 +204,13 @@ unsigned int sbx_replay_inputs_failed(struct sbx_primary *p);
 /* tables.c: runtime tables (docs/RUNTIME_TABLES.md) */
 
 /**
- * Publish generation 0 of the runtime tables (the running config @p json and shm->cfg, after
- * ports.c settled the queues), create the rte_rcu_qsbr variable the workers report to, and register
- * the rte_mp action "sbx_tables" through which mgmt asks for changes.
- * @param as_parsed  the config as sbx_config_parse() made it: the reference a change's static
- *                   sections must equal (copied).
+ * Publish generation 0 of the runtime tables (the running config: document @p json, parsed in
+ * shm->cfg, the reference a change's static sections must equal), create the rte_rcu_qsbr
+ * variable the workers report to, and register the rte_mp action SBX_IPC_TABLES (ipc.h) through
+ * which mgmt asks for changes.
  * @return 0, or -1 (message printed).
  */
-int sbx_tables_init(struct sbx_primary *p, const struct sbx_config *as_parsed, const char *json);
+int sbx_tables_init(struct sbx_primary *p, const char *json);
 
 /** Unregister the action; returns once no change is in flight. */
 void sbx_tables_fini(void);

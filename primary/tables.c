@@ -43,7 +43,6 @@
 
 static struct sbx_primary *tp;
 static struct rte_rcu_qsbr *rcu;
-static struct sbx_config parsed; /* the config as parsed at start: the static sections' reference */
 static uint64_t open_token;      /* grace period still open from the last change, 0 = none */
 static pthread_mutex_t apply_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -190,7 +189,7 @@ static int apply_staged(void)
 		rc = refuse(err, "%s%s%s", err, colon ? ":" : "", colon ? colon + 1 : "");
 		goto out;
 	}
-	diff = sbx_config_static_diff(n, &parsed);
+	diff = sbx_config_static_diff(n, &tp->shm->cfg); /* the config as parsed at start */
 	if (diff != NULL) {
 		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding and mirrors can): "
 			    "restart it with the new config file", diff);
@@ -217,7 +216,7 @@ static int apply_staged(void)
 	gen = __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE);
 	cur = &tp->shm->tables[gen & 1];
 	next = &tp->shm->tables[(gen + 1) & 1];
-	/* static sections as running (ports.c may have added RX queues), live ones as proposed */
+	/* static sections as parsed at start (shm->cfg), live ones as proposed */
 	next->cfg = tp->shm->cfg;
 	next->cfg.nb_xconnects = n->nb_xconnects;
 	memcpy(next->cfg.xconnects, n->xconnects, sizeof(n->xconnects));
@@ -297,7 +296,7 @@ static int on_request(const struct rte_mp_msg *msg, const void *peer)
 	return rte_mp_reply(&reply, peer);
 }
 
-int sbx_tables_init(struct sbx_primary *p, const struct sbx_config *as_parsed, const char *json)
+int sbx_tables_init(struct sbx_primary *p, const char *json)
 {
 	size_t sz = rte_rcu_qsbr_get_memsize(SBX_MAX_WORKERS), len = strlen(json);
 	const struct rte_memzone *mz;
@@ -305,7 +304,6 @@ int sbx_tables_init(struct sbx_primary *p, const struct sbx_config *as_parsed, c
 	uint16_t i;
 
 	tp = p;
-	parsed = *as_parsed;
 	if (len >= sizeof(t->json)) {
 		fprintf(stderr, "spanbox-primary: config: longer than %zu bytes\n", sizeof(t->json) - 1);
 		return -1;
@@ -316,7 +314,7 @@ int sbx_tables_init(struct sbx_primary *p, const struct sbx_config *as_parsed, c
 		return -1;
 	}
 	rcu = mz->addr;
-	t->cfg = p->shm->cfg; /* with the RX queues ports.c added */
+	t->cfg = p->shm->cfg;
 	for (i = 0; i < SBX_MAX_MIRRORS; i++)
 		t->slot[i] = (uint8_t)i;
 	t->request_id = 0;

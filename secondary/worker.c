@@ -62,7 +62,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	wk->id = id;
 	wk->shm = shm;
 	wk->slot = &shm->workers[id];
-	wk->nb_rxq = cfg->workers[id].nb_rxq;
+	wk->nb_rxq = shm->placement[id].nb_rxq;
 	wk->file_wait_cycles = rte_get_tsc_hz(); /* 1 s: the primary is writing, or it is gone */
 	for (i = 0; i < cfg->nb_ports; i++) {
 		const struct sbx_port_shm *ps = &shm->ports[i];
@@ -92,7 +92,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	if (tables_take(wk, err, errlen) != 0)
 		return -1;
 	for (i = 0; i < wk->nb_rxq; i++) {
-		const struct sbx_rxq_cfg *rq = &cfg->workers[id].rxq[i];
+		const struct sbx_rxq_cfg *rq = &shm->placement[id].rxq[i];
 		const struct sbx_port_shm *ps = &shm->ports[rq->port];
 
 		wk->rxq[i] = (struct sbx_queue){ .port = rq->port, .port_id = ps->port_id, .queue = rq->queue };

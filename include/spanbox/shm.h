@@ -224,6 +224,17 @@ enum sbx_pool_size_source {
 	SBX_POOL_SIZE_FORCED = 2, /**< pool.mbufs below the plan, accepted with pool.force (a warning) */
 };
 
+/**
+ * The RX queues one worker polls, as the primary placed them at start: those the config gives it
+ * (workers.rxq of the config, kept as parsed in sbx_shm.cfg) plus those ports.c added (net_tap
+ * needs as many RX as TX queues: queue q of such a port goes to worker q % nb_workers, so that no
+ * frame the kernel puts on an extra queue is stranded). Written once, before workers start.
+ */
+struct sbx_worker_rxqs {
+	uint16_t nb_rxq;                                /**< entries used in rxq[] */
+	struct sbx_rxq_cfg rxq[SBX_MAX_RXQ_PER_WORKER]; /**< (port, queue) pairs, in polling order */
+};
+
 /** One pktmbuf pool. */
 struct sbx_pool_shm {
 	char name[SBX_NAME_LEN]; /**< rte_mempool name */
@@ -286,9 +297,9 @@ struct sbx_warning {
  */
 struct sbx_tables {
 	uint64_t gen;                 /**< generation this buffer holds */
-	struct sbx_config cfg;        /**< the running config: static sections as the primary runs them
-					   (shm->cfg, with the RX queues ports.c added), live sections
-					   (xconnects, mirrors) as the change proposed them */
+	struct sbx_config cfg;        /**< the running config: static sections as parsed at start
+					   (equal to shm->cfg), live sections (xconnects, mirrors) as the
+					   change proposed them */
 	uint8_t slot[SBX_MAX_MIRRORS]; /**< counter slot (< SBX_MIRROR_SLOTS) of cfg.mirrors[i]:
 					    workers[w].stats.mirror[slot] and mirrors[slot]; a session
 					    keeps its slot while it exists */
@@ -333,10 +344,11 @@ struct sbx_shm {
 	uint32_t nb_warnings;    /**< entries used in warnings[] (written before running is set) */
 	uint32_t warnings_dropped; /**< warnings that did not fit */
 	struct sbx_warning warnings[SBX_MAX_WARNINGS];
-	struct sbx_config cfg;   /**< the static sections as the primary runs them: the config as
-				      parsed at start, plus the RX queues ports.c added (net_tap); its
-				      xconnects and mirrors are those of the start, the live ones are
-				      in the active tables (sbx_shm_cfg) */
+	struct sbx_config cfg;   /**< the config as parsed at start, never written after: its static
+				      sections are those that run; its xconnects and mirrors are those
+				      of the start, the live ones are in the active tables (sbx_shm_cfg) */
+	struct sbx_worker_rxqs placement[SBX_MAX_WORKERS]; /**< what the primary derived: the RX
+							       queues each worker polls */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
 	struct sbx_mirror_shm mirrors[SBX_MIRROR_SLOTS]; /**< indexed by counter slot */

@@ -119,8 +119,10 @@ check "no sequence number is used twice ($n frames, $nu numbers)" [ "$n" -eq "$n
 check "numbers start at 0" [ "$first" -eq 0 ]
 check "the numbers are contiguous but for the copies counted as dropped ($gaps missing, $dropped dropped)" \
 	[ "$gaps" -eq "$dropped" ]
-# each worker numbers its copies per RX burst (32) and the primary writes up to 64 frames of each
-# worker's ring in turn: at most 2 x 64 + 32; blocks of 256 numbers per worker reorder by hundreds
-check "after the stall, copies of the two workers interleave by at most a few bursts (reordered by $back <= 160)" \
-	[ "$back" -le 160 ]
+# Each worker numbers its copies per RX burst (32 at most) and sends them on its own ring; the
+# primary writes the pcap file taking up to 64 frames of each worker's ring in turn, so the file
+# interleaves the workers by about 2 x 64 + 2 x 32 (137-171 seen; more when the primary is
+# descheduled under load). Blocks of 256 numbers per worker reordered by 600+ (641 seen on 94f511d).
+check "after the stall, copies of the two workers interleave by a few bursts (reordered by $back <= 256)" \
+	[ "$back" -le 256 ]
 exit 0
