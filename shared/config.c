@@ -1010,7 +1010,7 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 	if (!cJSON_IsObject(obj))
 		return fail(c, path, NULL, "expected an object");
 	if (check_keys(c, obj, path, mirror_keys) || need(c, obj, path, "id") ||
-	    get_u16(c, obj, path, "id", 1, 1023, 0, &m->id))
+	    get_u16(c, obj, path, "id", SBX_MIRROR_ID_MIN, SBX_MIRROR_ID_MAX, 0, &m->id))
 		return -1;
 	for (j = 0; j < i; j++)
 		if (cfg->mirrors[j].id == m->id)
