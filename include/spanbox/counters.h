@@ -8,6 +8,10 @@
  * its place in the stats history (mgmt/history.c) all come from one line. A counter added to a
  * list appears everywhere without being written again (tests/unit/test_counters.c checks it).
  *
+ * The order of a list is the order of its struct's fields and of the replay summary's columns
+ * (rx_packets, tx_packets, drop_packets first, as tests/e2e/20_replay.sh reads them; a counter is
+ * added at the end): changing it changes the memzone layout (bump SBX_SHM_VERSION).
+ *
  * Columns (all string literals, except the field and the tokens):
  *  - field   member of the struct (struct sbx_port_counters, struct sbx_mirror_counters; for
  *            the worker list an existing uint64_t member of struct sbx_worker_stats, whose layout
@@ -43,22 +47,22 @@
  */
 #define SBX_FOREACH_PORT_COUNTER(_)                                                                         \
 	_(rx_pkts, "rx_packets", "spanbox_worker_rx_packets_total", "packets", NONE,                           \
-	  "Frames the worker received on the port.")                                                         \
-	_(rx_bytes, "rx_bytes", "spanbox_worker_rx_bytes_total", "bytes", NONE,                                \
-	  "Bytes the worker received on the port.")                                                          \
+	  "Frames the worker received on the port.") \
 	_(tx_pkts, "tx_packets", "spanbox_worker_tx_packets_total", "packets", NONE,                           \
-	  "Frames the port's TX queue accepted from the worker.")                                            \
-	_(tx_bytes, "tx_bytes", "spanbox_worker_tx_bytes_total", "bytes", NONE,                                \
-	  "Bytes the port's TX queue accepted from the worker.")                                             \
+	  "Frames the port's TX queue accepted from the worker.") \
 	_(drop_pkts, "drop_packets", "spanbox_worker_drop_packets_total", "packets", DROPS,                    \
 	  "Frames the worker freed instead of sending on the port (TX queue full, no route; on the input "     \
-	  "port a bad mbuf chain, a runt, an oversize frame).")                                              \
+	  "port a bad mbuf chain, a runt, an oversize frame).") \
+	_(rx_bytes, "rx_bytes", "spanbox_worker_rx_bytes_total", "bytes", NONE,                                \
+	  "Bytes the worker received on the port.") \
+	_(tx_bytes, "tx_bytes", "spanbox_worker_tx_bytes_total", "bytes", NONE,                                \
+	  "Bytes the port's TX queue accepted from the worker.") \
 	_(drop_bytes, "drop_bytes", "spanbox_worker_drop_bytes_total", "bytes", NONE,                          \
-	  "Bytes of those dropped frames.")                                                                  \
+	  "Bytes of those dropped frames.") \
 	/* JSON "runt", Prometheus ..._runt_packets_total */                                                 \
 	_(runt, "runt", "spanbox_worker_runt_packets_total", "packets", NONE,                                  \
 	  "Frames received on the port shorter than an Ethernet header (14 B), dropped (part of "              \
-	  "drop_packets).")                                                                                  \
+	  "drop_packets).") \
 	_(oversize, "oversize", "spanbox_worker_oversize_packets_total", "packets", NONE,                      \
 	  "Frames received on the port longer than its mtu + 22 B, dropped (part of drop_packets).")
 
@@ -70,27 +74,27 @@
 #define SBX_FOREACH_MIRROR_COUNTER(_)                                                                       \
 	/* JSON "mirrored_packets", replay "mirrored", Prometheus spanbox_mirror_packets_total */           \
 	_(mirrored_pkts, "mirrored_packets", "mirrored", "spanbox_mirror_packets_total", NULL, "packets",      \
-	  SERIES, "Mirror frames the destination TX queue accepted.")                                        \
-	_(mirrored_bytes, "mirrored_bytes", "mirrored_bytes", "spanbox_mirror_bytes_total", NULL, "bytes",     \
-	  SERIES, "Bytes of those mirror frames, encapsulation included.")                                   \
+	  SERIES, "Mirror frames the destination TX queue accepted.") \
 	_(copied, "copied", "copied", "spanbox_mirror_copied_packets_total", NULL, "packets", NONE,            \
-	  "Mirror copies made by deep copy.")                                                                \
+	  "Mirror copies made by deep copy.") \
 	_(shared, "shared", "shared", "spanbox_mirror_shared_packets_total", NULL, "packets", NONE,            \
-	  "Mirror copies made by sharing the frame (indirect mbuf plus header mbuf).")                       \
+	  "Mirror copies made by sharing the frame (indirect mbuf plus header mbuf).") \
 	_(filtered_out, "filtered_out", "filtered_out", "spanbox_mirror_filtered_out_packets_total", NULL,     \
-	  "packets", NONE, "Source frames the session's filter rejected.")                                   \
+	  "packets", NONE, "Source frames the session's filter rejected.") \
 	_(sampled_out, "sampled_out", "sampled_out", "spanbox_mirror_sampled_out_packets_total", NULL,         \
-	  "packets", NONE, "Source frames skipped by 1-in-N sampling.")                                      \
+	  "packets", NONE, "Source frames skipped by 1-in-N sampling.") \
 	_(drop_txfull, "drop_txfull", "drop_txfull", "spanbox_mirror_dropped_packets_total", "txfull",         \
-	  "packets", DROPS, "Mirror copies the destination TX queue refused (freed).")                       \
+	  "packets", DROPS, "Mirror copies the destination TX queue refused (freed).") \
 	_(drop_nombuf, "drop_nombuf", "drop_nombuf", "spanbox_mirror_dropped_packets_total", "nombuf",         \
-	  "packets", DROPS, "Mirror copies not made: the pool was empty.")                                   \
+	  "packets", DROPS, "Mirror copies not made: the pool was empty.") \
+	_(truncated, "truncated", "truncated", "spanbox_mirror_truncated_packets_total", NULL, "packets",      \
+	  NONE, "Mirror copies cut at the snaplen.") \
 	_(drop_malformed, "drop_malformed", "drop_malformed", "spanbox_mirror_dropped_packets_total",          \
 	  "malformed", "packets", DROPS,                                                                     \
 	  "Mirror copies not made: the frame cannot carry the encapsulation (RSPAN of a frame shorter than "   \
-	  "its two MACs, a chain over the segment limit).")                                                  \
-	_(truncated, "truncated", "truncated", "spanbox_mirror_truncated_packets_total", NULL, "packets",      \
-	  NONE, "Mirror copies cut at the snaplen.")
+	  "its two MACs, a chain over the segment limit).") \
+	_(mirrored_bytes, "mirrored_bytes", "mirrored_bytes", "spanbox_mirror_bytes_total", NULL, "bytes",     \
+	  SERIES, "Bytes of those mirror frames, encapsulation included.")
 
 /** # HELP of spanbox_mirror_dropped_packets_total, the family the mirror counters with a reason share. */
 #define SBX_MIRROR_DROPPED_HELP                                                                             \
