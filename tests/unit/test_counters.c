@@ -69,6 +69,20 @@ static bool listed(const char *name, bool prom)
 	return false;
 }
 
+/* Every name of @p names (the API before the lists) is still a listed JSON key / Prometheus family. */
+static void check_kept(const char *what, const char *const *names, size_t n, bool prom)
+{
+	bool ok = true;
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (!listed(names[k], prom)) {
+			printf("# %s %s is not listed any more\n", what, names[k]);
+			ok = false;
+		}
+	check(ok, "every %s of the API before the lists is still listed", what);
+}
+
 /* @return the number member @p key of @p o equals @p want. */
 static bool has_num(const cJSON *o, const char *key, double want)
 {
@@ -120,7 +134,6 @@ int main(void)
 	cJSON *st;
 	char *text;
 	size_t k;
-	bool ok;
 
 	if (shm == NULL)
 		return 1;
@@ -155,20 +168,8 @@ int main(void)
 	check_unique("port counters", port_ctrs, N(port_ctrs));
 	check_unique("mirror counters", mirror_ctrs, N(mirror_ctrs));
 	check_unique("worker counters", worker_ctrs, N(worker_ctrs));
-	ok = true;
-	for (k = 0; k < N(kept_json); k++)
-		if (!listed(kept_json[k], false)) {
-			printf("# JSON key %s is not listed any more\n", kept_json[k]);
-			ok = false;
-		}
-	check(ok, "every JSON key of the API before the lists is still a listed key");
-	ok = true;
-	for (k = 0; k < N(kept_prom); k++)
-		if (!listed(kept_prom[k], true)) {
-			printf("# Prometheus family %s is not listed any more\n", kept_prom[k]);
-			ok = false;
-		}
-	check(ok, "every Prometheus family of the API before the lists is still a listed name");
+	check_kept("JSON key", kept_json, N(kept_json), false);
+	check_kept("Prometheus family", kept_prom, N(kept_prom), true);
 
 	/* /status */
 	st = mgmt_status_json(shm, &db);
