@@ -23,13 +23,13 @@ struct metric {
 };
 
 /* the counters of counters.h marked SERIES, as history.c samples them */
+#define PORT_METRIC(field, key, prom, unit, hist, help) SBX_IF_SERIES(hist, { "port", key, unit "/s", true },)
 #define WORKER_METRIC(field, json, prom, unit, hist, help) SBX_IF_SERIES(hist, { "worker", json, unit "/s", true },)
 #define MIRROR_METRIC(field, json, replay, prom, reason, unit, hist, help)                             \
 	SBX_IF_SERIES(hist, { "mirror", json, unit "/s", true },)
 
 static const struct metric metrics[] = {
-	{ "port", "rx_packets", "packets/s", true },    { "port", "tx_packets", "packets/s", true },
-	{ "port", "rx_bytes", "bytes/s", true },        { "port", "tx_bytes", "bytes/s", true },
+	SBX_FOREACH_ETHDEV_COUNTER(PORT_METRIC)
 	{ "port", "drops", "packets/s", true },         { "worker", "packets", "packets/s", true },
 	SBX_FOREACH_WORKER_COUNTER(WORKER_METRIC)
 	{ "worker", "restarts", "restarts", false },

@@ -182,28 +182,8 @@ struct fam {
 
 #define U64_AT(base, off) (*(const uint64_t *)((const char *)(base) + (off)))
 
-static const struct fam port_fams[] = {
-	{ "spanbox_port_rx_packets_total", "counter",
-	  "Frames the port received (ethdev ipackets; pcap port: frames read from its file).",
-	  offsetof(struct sbx_port_shm, ipackets) },
-	{ "spanbox_port_tx_packets_total", "counter",
-	  "Frames the port sent (ethdev opackets; pcap port: frames written to its file).",
-	  offsetof(struct sbx_port_shm, opackets) },
-	{ "spanbox_port_rx_bytes_total", "counter", "Bytes the port received (ethdev ibytes).",
-	  offsetof(struct sbx_port_shm, ibytes) },
-	{ "spanbox_port_tx_bytes_total", "counter", "Bytes the port sent (ethdev obytes).",
-	  offsetof(struct sbx_port_shm, obytes) },
-	{ "spanbox_port_rx_missed_packets_total", "counter",
-	  "Frames the port dropped because its RX queues were full (ethdev imissed).",
-	  offsetof(struct sbx_port_shm, imissed) },
-	{ "spanbox_port_rx_errors_total", "counter", "Erroneous frames received (ethdev ierrors).",
-	  offsetof(struct sbx_port_shm, ierrors) },
-	{ "spanbox_port_tx_errors_total", "counter", "Frames the port failed to send (ethdev oerrors).",
-	  offsetof(struct sbx_port_shm, oerrors) },
-	{ "spanbox_port_rx_nombuf_total", "counter",
-	  "RX mbuf allocation failures: the pool was empty (ethdev rx_nombuf).",
-	  offsetof(struct sbx_port_shm, rx_nombuf) },
-};
+#define ETHDEV_FAM(field, key, prom, unit, hist, help) { prom, "counter", help, offsetof(struct sbx_port_shm, field) },
+static const struct fam port_fams[] = { SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_FAM) };
 
 /* the counter families of counters.h: one family per counter, in list order */
 #define PORT_FAM(field, json, prom, unit, hist, help) { prom, "counter", help, offsetof(struct sbx_port_counters, field) },

@@ -109,14 +109,9 @@ static unsigned int get_port_stats(struct req *r, cJSON **body)
 	}
 	if (!live) {
 		memset(&st, 0, sizeof(st));
-		st.ipackets = ps->ipackets;
-		st.opackets = ps->opackets;
-		st.ibytes = ps->ibytes;
-		st.obytes = ps->obytes;
-		st.imissed = ps->imissed;
-		st.ierrors = ps->ierrors;
-		st.oerrors = ps->oerrors;
-		st.rx_nombuf = ps->rx_nombuf;
+#define ETHDEV_COPY(field, ...) st.field = ps->field;
+		SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_COPY)
+#undef ETHDEV_COPY
 	}
 	if (ethname[0])
 		cJSON_AddStringToObject(o, "ethdev", ethname);
@@ -124,14 +119,9 @@ static unsigned int get_port_stats(struct req *r, cJSON **body)
 		cJSON_AddNullToObject(o, "ethdev");
 	cJSON_AddStringToObject(o, "stats_source", live ? "ethdev" : "primary");
 	s = cJSON_AddObjectToObject(o, "stats");
-	cJSON_AddNumberToObject(s, "rx_packets", (double)st.ipackets);
-	cJSON_AddNumberToObject(s, "tx_packets", (double)st.opackets);
-	cJSON_AddNumberToObject(s, "rx_bytes", (double)st.ibytes);
-	cJSON_AddNumberToObject(s, "tx_bytes", (double)st.obytes);
-	cJSON_AddNumberToObject(s, "rx_errors", (double)st.ierrors);
-	cJSON_AddNumberToObject(s, "tx_errors", (double)st.oerrors);
-	cJSON_AddNumberToObject(s, "rx_missed", (double)st.imissed);
-	cJSON_AddNumberToObject(s, "rx_nombuf", (double)st.rx_nombuf);
+#define ETHDEV_KEY(field, key, ...) cJSON_AddNumberToObject(s, key, (double)st.field);
+	SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_KEY) /* rx_packets, ... (counters.h) */
+#undef ETHDEV_KEY
 	if (live) {
 		xstats_json(o, ps->port_id);
 	} else {

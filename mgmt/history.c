@@ -32,15 +32,16 @@ struct val {
 	uint64_t v;
 };
 
-/* Series per object: the hand-written ones (port: 4 ethdev counters and drops; worker: packets and
- * restarts; mirror: drops) plus every counter of counters.h marked SERIES. */
+/* Series per object: the hand-written ones (port: drops; worker: packets and restarts; mirror:
+ * drops) plus every counter of counters.h marked SERIES. */
 #define ONE_IF_SERIES(field, json, prom, unit, hist, help) SBX_IF_SERIES(hist, +1)
 #define MIRROR_ONE_IF_SERIES(field, json, replay, prom, reason, unit, hist, help) SBX_IF_SERIES(hist, +1)
+#define PORT_SERIES (1 SBX_FOREACH_ETHDEV_COUNTER(ONE_IF_SERIES))
 #define WORKER_SERIES (2 SBX_FOREACH_WORKER_COUNTER(ONE_IF_SERIES))
 #define MIRROR_SERIES (1 SBX_FOREACH_MIRROR_COUNTER(MIRROR_ONE_IF_SERIES))
 
 /* filled by collect(), main thread only */
-static struct val g_vals[SBX_MAX_PORTS * 5 + SBX_MAX_WORKERS * WORKER_SERIES + SBX_MAX_MIRRORS * MIRROR_SERIES +
+static struct val g_vals[SBX_MAX_PORTS * PORT_SERIES + SBX_MAX_WORKERS * WORKER_SERIES + SBX_MAX_MIRRORS * MIRROR_SERIES +
 			 SBX_MAX_POOLS];
 
 static int64_t now_s(void)
@@ -70,17 +71,17 @@ static unsigned int collect(const struct sbx_shm *shm)
 	for (i = 0; i < nb_ports; i++) {
 		const struct sbx_port_shm *ps = &shm->ports[i];
 		struct sbx_port_counters sum;
-		uint64_t drops = ps->imissed + ps->ierrors + ps->rx_nombuf + ps->oerrors;
+		uint64_t drops = 0;
 
 		mgmt_port_worker_sum(shm, (uint16_t)i, nb_w, &sum);
 #define PORT_DROPS(field, json, prom, unit, hist, help) SBX_IF_DROPS(hist, drops += sum.field;)
 		SBX_FOREACH_PORT_COUNTER(PORT_DROPS)
 #undef PORT_DROPS
 		snprintf(name, sizeof(name), "%.*s", SBX_NAME_LEN - 1, shm->cfg.ports[i].name);
-		add(&n, "port", name, "rx_packets", ps->ipackets);
-		add(&n, "port", name, "tx_packets", ps->opackets);
-		add(&n, "port", name, "rx_bytes", ps->ibytes);
-		add(&n, "port", name, "tx_bytes", ps->obytes);
+#define ETHDEV_ADD(field, key, prom, unit, hist, help)                                                 \
+	SBX_IF_SERIES(hist, add(&n, "port", name, key, ps->field);) SBX_IF_DROPS(hist, drops += ps->field;)
+		SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_ADD)
+#undef ETHDEV_ADD
 		add(&n, "port", name, "drops", drops);
 	}
 	for (w = 0; w < nb_w; w++) {

@@ -15,6 +15,11 @@
 	_Static_assert(sizeof(((struct sbx_worker_stats *)0)->field) == sizeof(uint64_t),             \
 		       "SBX_FOREACH_WORKER_COUNTER: " #field " is not a uint64_t");
 SBX_FOREACH_WORKER_COUNTER(WORKER_FIELD_IS_U64)
+/* ... and the ethdev list fields of struct sbx_port_shm */
+#define ETHDEV_FIELD_IS_U64(field, ...)                                                              \
+	_Static_assert(sizeof(((struct sbx_port_shm *)0)->field) == sizeof(uint64_t),                 \
+		       "SBX_FOREACH_ETHDEV_COUNTER: " #field " is not a uint64_t");
+SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_FIELD_IS_U64)
 
 uint16_t mgmt_nb_ports(const struct sbx_shm *shm)
 {
@@ -91,4 +96,11 @@ void mgmt_mirror_counters_json(cJSON *o, const struct sbx_mirror_counters *c)
 void mgmt_worker_counters_json(cJSON *o, const struct sbx_worker_stats *c)
 {
 	SBX_FOREACH_WORKER_COUNTER(JSON_NUM)
+}
+
+void mgmt_ethdev_counters_json(cJSON *o, const struct sbx_port_shm *c)
+{
+#define ETHDEV_NUM(field, ...) cJSON_AddNumberToObject(o, #field, (double)c->field);
+	SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_NUM)
+#undef ETHDEV_NUM
 }

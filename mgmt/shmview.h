@@ -53,4 +53,10 @@ void mgmt_mirror_counters_json(cJSON *o, const struct sbx_mirror_counters *c);
 /** Add every counter of SBX_FOREACH_WORKER_COUNTER of @p st to object @p o (json keys). */
 void mgmt_worker_counters_json(cJSON *o, const struct sbx_worker_stats *st);
 
+/**
+ * Add every counter of SBX_FOREACH_ETHDEV_COUNTER of port @p c to object @p o, named by its field
+ * (ipackets...: /status ports[].stats).
+ */
+void mgmt_ethdev_counters_json(cJSON *o, const struct sbx_port_shm *c);
+
 #endif

@@ -85,14 +85,7 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	else
 		cJSON_AddNullToObject(o, "peer");
 	st = cJSON_AddObjectToObject(o, "stats");
-	num(st, "ipackets", (double)ps->ipackets);
-	num(st, "opackets", (double)ps->opackets);
-	num(st, "ibytes", (double)ps->ibytes);
-	num(st, "obytes", (double)ps->obytes);
-	num(st, "imissed", (double)ps->imissed);
-	num(st, "ierrors", (double)ps->ierrors);
-	num(st, "oerrors", (double)ps->oerrors);
-	num(st, "rx_nombuf", (double)ps->rx_nombuf);
+	mgmt_ethdev_counters_json(st, ps);
 	mgmt_port_worker_sum(shm, i, nb_w, &sum);
 	mgmt_port_counters_json(cJSON_AddObjectToObject(o, "workers"), &sum);
 	return o;

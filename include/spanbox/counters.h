@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /**
  * @file counters.h
- * Every traffic counter of the workers, declared once (VPP's foreach_*_error style). Each list
+ * Every traffic counter of the workers and the ports, declared once (VPP's foreach_*_error style). Each list
  * below is an X-macro: SBX_FOREACH_..._COUNTER(_) calls _ once per counter, in struct order, so
  * that the struct field (uint64_t), its JSON key (/api/v1/status, /ports/{name}/stats), its
  * Prometheus family (/metrics), its column in the replay summary (spanbox-primary --replay) and
@@ -120,6 +120,30 @@
 	_(tables_errors, "tables_errors", "spanbox_worker_tables_errors_total", "errors", NONE,                \
 	  "Runtime tables the worker could not take (it mirrors nothing since).")
 
+/**
+ * The ethdev counters of a port, as the primary copies them every 100 ms into struct sbx_port_shm
+ * (fields kept by hand in shm.h; each has the name of its struct rte_eth_stats member, which is
+ * also its key in /status ports[].stats): _(field, key, prom, unit, hist, help). key is the name
+ * in /ports/{name}/stats and of the port's history series (SERIES); the DROPS ones are summed,
+ * with the workers' drop_packets, into the port's "drops" series.
+ */
+#define SBX_FOREACH_ETHDEV_COUNTER(_)                                                                       \
+	_(ipackets, "rx_packets", "spanbox_port_rx_packets_total", "packets", SERIES,                          \
+	  "Frames the port received (ethdev ipackets; pcap port: frames read from its file).")               \
+	_(opackets, "tx_packets", "spanbox_port_tx_packets_total", "packets", SERIES,                          \
+	  "Frames the port sent (ethdev opackets; pcap port: frames written to its file).")                  \
+	_(ibytes, "rx_bytes", "spanbox_port_rx_bytes_total", "bytes", SERIES, "Bytes the port received (ethdev ibytes).") \
+	_(obytes, "tx_bytes", "spanbox_port_tx_bytes_total", "bytes", SERIES, "Bytes the port sent (ethdev obytes).") \
+	/* /ports/{name}/stats "rx_missed", Prometheus ..._rx_missed_packets_total */                       \
+	_(imissed, "rx_missed", "spanbox_port_rx_missed_packets_total", "packets", DROPS,                      \
+	  "Frames the port dropped because its RX queues were full (ethdev imissed).")                       \
+	_(ierrors, "rx_errors", "spanbox_port_rx_errors_total", "packets", DROPS,                              \
+	  "Erroneous frames received (ethdev ierrors).")                                                     \
+	_(oerrors, "tx_errors", "spanbox_port_tx_errors_total", "packets", DROPS,                              \
+	  "Frames the port failed to send (ethdev oerrors).")                                                \
+	_(rx_nombuf, "rx_nombuf", "spanbox_port_rx_nombuf_total", "packets", DROPS,                            \
+	  "RX mbuf allocation failures: the pool was empty (ethdev rx_nombuf).")
+
 /* hist tokens: SBX_IF_SERIES(hist, ...) is ... for SERIES, nothing else; SBX_IF_DROPS alike. */
 #define SBX_IF_SERIES(hist, ...) SBX_IF_SERIES_##hist(__VA_ARGS__)
 #define SBX_IF_SERIES_SERIES(...) __VA_ARGS__
@@ -159,6 +183,7 @@ static inline void sbx_mirror_counters_add(struct sbx_mirror_counters *sum, cons
 #define SBX_CTR_ONE_(...) +1
 /** Counters in each list. */
 enum {
+	SBX_NB_ETHDEV_COUNTERS = 0 SBX_FOREACH_ETHDEV_COUNTER(SBX_CTR_ONE_),
 	SBX_NB_PORT_COUNTERS = 0 SBX_FOREACH_PORT_COUNTER(SBX_CTR_ONE_),
 	SBX_NB_MIRROR_COUNTERS = 0 SBX_FOREACH_MIRROR_COUNTER(SBX_CTR_ONE_),
 	SBX_NB_WORKER_COUNTERS = 0 SBX_FOREACH_WORKER_COUNTER(SBX_CTR_ONE_),

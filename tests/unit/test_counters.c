@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit test: every counter is declared once (include/spanbox/counters.h). Walks the three X-macro
+ * Unit test: every counter is declared once (include/spanbox/counters.h). Walks the four X-macro
  * lists, gives every counter of a fake memzone a value of its own, and checks that each one
  * appears, with that value, under its JSON key in the real /status encoder (mgmt_status_json:
- * ports[].workers, workers[].ports, workers[], mirrors[].counters, mirrors[].workers[]) and under
+ * ports[].stats, ports[].workers, workers[].ports, workers[], mirrors[].counters, mirrors[].workers[]) and under
  * its Prometheus name in the real /metrics encoder (mgmt_metrics_text). A counter added to a list
  * is checked without this file changing. Also: the JSON keys and Prometheus names users and tests
  * rely on are all still there (never renamed), and no name is listed twice. No EAL needed.
@@ -23,6 +23,7 @@
 #define PORT_BASE 1000
 #define MIRROR_BASE 2000
 #define WORKER_BASE 3000
+#define ETHDEV_BASE 4000
 #define SLOT 3 /* the session's counter slot: not 0, so a reader that ignores the slot reads zeros */
 
 /* One counter of a list, as the test walks it. */
@@ -36,6 +37,9 @@ struct ctr {
 static const struct ctr port_ctrs[] = { SBX_FOREACH_PORT_COUNTER(PORT_CTR) };
 static const struct ctr worker_ctrs[] = { SBX_FOREACH_WORKER_COUNTER(WORKER_CTR) };
 static const struct ctr mirror_ctrs[] = { SBX_FOREACH_MIRROR_COUNTER(MIRROR_CTR) };
+/* the ethdev list: /status ports[].stats names them by field */
+#define ETHDEV_CTR(field, key, prom, unit, hist, help) { #field, prom, NULL, help },
+static const struct ctr ethdev_ctrs[] = { SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_CTR) };
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The names of the API before the lists existed (docs/openapi.yaml, tests/e2e/56_metrics.sh). */
@@ -44,6 +48,7 @@ static const char *const kept_json[] = {
 	"loops", "idle_sleeps", "bad_packets",
 	"mirrored_packets", "mirrored_bytes", "copied", "shared", "filtered_out", "sampled_out", "drop_txfull",
 	"drop_nombuf", "drop_malformed", "truncated",
+	"ipackets", "opackets", "ibytes", "obytes", "imissed", "ierrors", "oerrors", "rx_nombuf",
 };
 static const char *const kept_prom[] = {
 	"spanbox_worker_rx_packets_total", "spanbox_worker_rx_bytes_total", "spanbox_worker_tx_packets_total",
@@ -54,15 +59,18 @@ static const char *const kept_prom[] = {
 	"spanbox_mirror_copied_packets_total", "spanbox_mirror_shared_packets_total",
 	"spanbox_mirror_filtered_out_packets_total", "spanbox_mirror_sampled_out_packets_total",
 	"spanbox_mirror_truncated_packets_total", "spanbox_mirror_dropped_packets_total",
+	"spanbox_port_rx_packets_total", "spanbox_port_tx_packets_total", "spanbox_port_rx_bytes_total",
+	"spanbox_port_tx_bytes_total", "spanbox_port_rx_missed_packets_total", "spanbox_port_rx_errors_total",
+	"spanbox_port_tx_errors_total", "spanbox_port_rx_nombuf_total",
 };
 
 static bool listed(const char *name, bool prom)
 {
-	const struct ctr *lists[] = { port_ctrs, worker_ctrs, mirror_ctrs };
-	const size_t lens[] = { N(port_ctrs), N(worker_ctrs), N(mirror_ctrs) };
+	const struct ctr *lists[] = { port_ctrs, worker_ctrs, mirror_ctrs, ethdev_ctrs };
+	const size_t lens[] = { N(port_ctrs), N(worker_ctrs), N(mirror_ctrs), N(ethdev_ctrs) };
 	size_t l, i;
 
-	for (l = 0; l < 3; l++)
+	for (l = 0; l < N(lists); l++)
 		for (i = 0; i < lens[l]; i++)
 			if (strcmp(prom ? lists[l][i].prom : lists[l][i].json, name) == 0)
 				return true;
@@ -158,9 +166,13 @@ int main(void)
 	k = 0;
 #define SET_WORKER(field, ...) shm->workers[0].stats.field = WORKER_BASE + k++;
 	SBX_FOREACH_WORKER_COUNTER(SET_WORKER)
+	k = 0;
+#define SET_ETHDEV(field, ...) shm->ports[0].field = ETHDEV_BASE + k++;
+	SBX_FOREACH_ETHDEV_COUNTER(SET_ETHDEV)
 
 	check(N(port_ctrs) == SBX_NB_PORT_COUNTERS && N(mirror_ctrs) == SBX_NB_MIRROR_COUNTERS &&
-	      N(worker_ctrs) == SBX_NB_WORKER_COUNTERS, "the lists have %zu port, %zu mirror, %zu worker counters",
+	      N(worker_ctrs) == SBX_NB_WORKER_COUNTERS && N(ethdev_ctrs) == SBX_NB_ETHDEV_COUNTERS,
+	      "the lists have %zu port, %zu mirror, %zu worker counters",
 	      N(port_ctrs), N(mirror_ctrs), N(worker_ctrs));
 	check(sizeof(struct sbx_port_counters) == SBX_NB_PORT_COUNTERS * sizeof(uint64_t) &&
 	      sizeof(struct sbx_mirror_counters) == SBX_NB_MIRROR_COUNTERS * sizeof(uint64_t),
@@ -168,6 +180,7 @@ int main(void)
 	check_unique("port counters", port_ctrs, N(port_ctrs));
 	check_unique("mirror counters", mirror_ctrs, N(mirror_ctrs));
 	check_unique("worker counters", worker_ctrs, N(worker_ctrs));
+	check_unique("ethdev counters", ethdev_ctrs, N(ethdev_ctrs));
 	check_kept("JSON key", kept_json, N(kept_json), false);
 	check_kept("Prometheus family", kept_prom, N(kept_prom), true);
 
@@ -184,6 +197,9 @@ int main(void)
 		      "/status ports[0].workers.%s and workers[0].ports.p0.%s = %zu", port_ctrs[k].json,
 		      port_ctrs[k].json, PORT_BASE + k);
 	}
+	for (k = 0; k < N(ethdev_ctrs); k++)
+		check(has_num(cJSON_GetObjectItemCaseSensitive(port, "stats"), ethdev_ctrs[k].json, ETHDEV_BASE + k),
+		      "/status ports[0].stats.%s = %zu", ethdev_ctrs[k].json, ETHDEV_BASE + k);
 	for (k = 0; k < N(worker_ctrs); k++)
 		check(has_num(worker, worker_ctrs[k].json, WORKER_BASE + k), "/status workers[0].%s = %zu",
 		      worker_ctrs[k].json, WORKER_BASE + k);
@@ -205,6 +221,10 @@ int main(void)
 		check(has_family(text, port_ctrs[k].prom, port_ctrs[k].help) &&
 		      has_sample(text, port_ctrs[k].prom, "worker=\"0\",port=\"p0\"", PORT_BASE + k),
 		      "/metrics %s{worker=\"0\",port=\"p0\"} %zu with its help", port_ctrs[k].prom, PORT_BASE + k);
+	for (k = 0; k < N(ethdev_ctrs); k++)
+		check(has_family(text, ethdev_ctrs[k].prom, ethdev_ctrs[k].help) &&
+		      has_sample(text, ethdev_ctrs[k].prom, "port=\"p0\"", ETHDEV_BASE + k),
+		      "/metrics %s{port=\"p0\"} %zu with its help", ethdev_ctrs[k].prom, ETHDEV_BASE + k);
 	for (k = 0; k < N(worker_ctrs); k++)
 		check(has_family(text, worker_ctrs[k].prom, worker_ctrs[k].help) &&
 		      has_sample(text, worker_ctrs[k].prom, "worker=\"0\"", WORKER_BASE + k),
