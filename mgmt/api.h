@@ -47,7 +47,15 @@ struct mgmt_route {
 extern const struct mgmt_route mgmt_routes_core[];    /* api_core.c: health, status, workers, pools, ports, events, system */
 extern const struct mgmt_route mgmt_routes_tables[];  /* api_tables.c: mirrors, xconnects, config */
 extern const struct mgmt_route mgmt_routes_history[]; /* api_history.c: stats history */
-extern const struct mgmt_route mgmt_routes_metrics[]; /* api_metrics.c: /metrics, port stats and link */
+extern const struct mgmt_route mgmt_routes_metrics[]; /* api_metrics.c: /metrics */
+extern const struct mgmt_route mgmt_routes_ports[];   /* api_ports.c: port stats and link */
+
+/**
+ * The body of GET /metrics (api_metrics.c): the Prometheus text of @p shm (NULL when the appliance
+ * is down: then the mgmt families and spanbox_up 0 only) and of database @p db.
+ * @return a NUL-terminated malloc'd string the caller frees, NULL when out of memory.
+ */
+char *mgmt_metrics_text(const struct sbx_shm *shm, const struct mgmt_db *db);
 
 /**
  * A new error body {"error":{"code":@p code,"message":...,"field":@p field}} (field left out when

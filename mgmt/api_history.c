@@ -22,13 +22,19 @@ struct metric {
 	bool counter;       /**< counter: answered as a rate per second; else a gauge: the value */
 };
 
+/* the counters of counters.h marked SERIES, as history.c samples them */
+#define PORT_METRIC(field, key, prom, unit, hist, help) SBX_IF_SERIES(hist, { "port", key, unit "/s", true },)
+#define WORKER_METRIC(field, json, prom, unit, hist, help) SBX_IF_SERIES(hist, { "worker", json, unit "/s", true },)
+#define MIRROR_METRIC(field, json, replay, prom, reason, unit, hist, help)                             \
+	SBX_IF_SERIES(hist, { "mirror", json, unit "/s", true },)
+
 static const struct metric metrics[] = {
-	{ "port", "rx_packets", "packets/s", true },    { "port", "tx_packets", "packets/s", true },
-	{ "port", "rx_bytes", "bytes/s", true },        { "port", "tx_bytes", "bytes/s", true },
+	SBX_FOREACH_ETHDEV_COUNTER(PORT_METRIC)
 	{ "port", "drops", "packets/s", true },         { "worker", "packets", "packets/s", true },
-	{ "worker", "busy_cycles", "cycles/s", true },  { "worker", "restarts", "restarts", false },
-	{ "mirror", "mirrored_packets", "packets/s", true },
-	{ "mirror", "mirrored_bytes", "bytes/s", true }, { "mirror", "drops", "packets/s", true },
+	SBX_FOREACH_WORKER_COUNTER(WORKER_METRIC)
+	{ "worker", "restarts", "restarts", false },
+	SBX_FOREACH_MIRROR_COUNTER(MIRROR_METRIC)
+	{ "mirror", "drops", "packets/s", true },
 	{ "pool", "in_use", "mbufs", false },
 };
 

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Routes: GET /metrics (Prometheus text exposition format 0.0.4), GET /api/v1/ports/{name}/stats
- * and PUT /api/v1/ports/{name}/link.
+ * Route: GET /metrics (Prometheus text exposition format 0.0.4). The counter families come from
+ * the lists of include/spanbox/counters.h; the port routes are in api_ports.c.
  *
  * /metrics reads the memzone like /status does, through the same helpers of status.c, so a number
  * shown by both is the same number. Families are written one after the other, every sample of a
  * family together (the format requires it), each with its # HELP and # TYPE lines. Counters are
  * uint64 printed as integers (exact, unlike JSON doubles).
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_errno.h>
-#include <rte_ethdev.h>
 #include <rte_mempool.h>
 
 #include "api.h"
@@ -185,81 +182,27 @@ struct fam {
 
 #define U64_AT(base, off) (*(const uint64_t *)((const char *)(base) + (off)))
 
-static const struct fam port_fams[] = {
-	{ "spanbox_port_rx_packets_total", "counter",
-	  "Frames the port received (ethdev ipackets; pcap port: frames read from its file).",
-	  offsetof(struct sbx_port_shm, ipackets) },
-	{ "spanbox_port_tx_packets_total", "counter",
-	  "Frames the port sent (ethdev opackets; pcap port: frames written to its file).",
-	  offsetof(struct sbx_port_shm, opackets) },
-	{ "spanbox_port_rx_bytes_total", "counter", "Bytes the port received (ethdev ibytes).",
-	  offsetof(struct sbx_port_shm, ibytes) },
-	{ "spanbox_port_tx_bytes_total", "counter", "Bytes the port sent (ethdev obytes).",
-	  offsetof(struct sbx_port_shm, obytes) },
-	{ "spanbox_port_rx_missed_packets_total", "counter",
-	  "Frames the port dropped because its RX queues were full (ethdev imissed).",
-	  offsetof(struct sbx_port_shm, imissed) },
-	{ "spanbox_port_rx_errors_total", "counter", "Erroneous frames received (ethdev ierrors).",
-	  offsetof(struct sbx_port_shm, ierrors) },
-	{ "spanbox_port_tx_errors_total", "counter", "Frames the port failed to send (ethdev oerrors).",
-	  offsetof(struct sbx_port_shm, oerrors) },
-	{ "spanbox_port_rx_nombuf_total", "counter",
-	  "RX mbuf allocation failures: the pool was empty (ethdev rx_nombuf).",
-	  offsetof(struct sbx_port_shm, rx_nombuf) },
+#define ETHDEV_FAM(field, key, prom, unit, hist, help) { prom, "counter", help, offsetof(struct sbx_port_shm, field) },
+static const struct fam port_fams[] = { SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_FAM) };
+
+/* the counter families of counters.h: one family per counter, in list order */
+#define PORT_FAM(field, json, prom, unit, hist, help) { prom, "counter", help, offsetof(struct sbx_port_counters, field) },
+#define WORKER_FAM(field, json, prom, unit, hist, help) { prom, "counter", help, offsetof(struct sbx_worker_stats, field) },
+
+static const struct fam worker_port_fams[] = { SBX_FOREACH_PORT_COUNTER(PORT_FAM) };
+
+static const struct fam worker_fams[] = { SBX_FOREACH_WORKER_COUNTER(WORKER_FAM) };
+
+/** A mirror counter: a family of its own (reason NULL) or one label value of a shared family. */
+struct mirror_fam {
+	struct fam f;
+	const char *reason;
 };
 
-static const struct fam worker_port_fams[] = {
-	{ "spanbox_worker_rx_packets_total", "counter", "Frames the worker received on the port.",
-	  offsetof(struct sbx_port_counters, rx_pkts) },
-	{ "spanbox_worker_rx_bytes_total", "counter", "Bytes the worker received on the port.",
-	  offsetof(struct sbx_port_counters, rx_bytes) },
-	{ "spanbox_worker_tx_packets_total", "counter", "Frames the port's TX queue accepted from the worker.",
-	  offsetof(struct sbx_port_counters, tx_pkts) },
-	{ "spanbox_worker_tx_bytes_total", "counter", "Bytes the port's TX queue accepted from the worker.",
-	  offsetof(struct sbx_port_counters, tx_bytes) },
-	{ "spanbox_worker_drop_packets_total", "counter",
-	  "Frames the worker freed instead of sending on the port (TX queue full, no route; on the input port a bad mbuf chain, a runt, an oversize frame).",
-	  offsetof(struct sbx_port_counters, drop_pkts) },
-	{ "spanbox_worker_drop_bytes_total", "counter", "Bytes of those dropped frames.",
-	  offsetof(struct sbx_port_counters, drop_bytes) },
-	{ "spanbox_worker_runt_packets_total", "counter",
-	  "Frames received on the port shorter than an Ethernet header (14 B), dropped (part of drop_packets).",
-	  offsetof(struct sbx_port_counters, runt) },
-	{ "spanbox_worker_oversize_packets_total", "counter",
-	  "Frames received on the port longer than its mtu + 22 B, dropped (part of drop_packets).",
-	  offsetof(struct sbx_port_counters, oversize) },
-};
+#define MIRROR_FAM(field, json, replay, prom, reason, unit, hist, help)                                \
+	{ { prom, "counter", help, offsetof(struct sbx_mirror_counters, field) }, reason },
 
-static const struct fam worker_fams[] = {
-	{ "spanbox_worker_loops_total", "counter", "Poll loops the worker ran.",
-	  offsetof(struct sbx_worker_stats, loops) },
-	{ "spanbox_worker_idle_sleeps_total", "counter", "Idle back-off sleeps of the worker.",
-	  offsetof(struct sbx_worker_stats, idle_sleeps) },
-	{ "spanbox_worker_busy_cycles_total", "counter", "TSC cycles the worker spent in loops that received frames.",
-	  offsetof(struct sbx_worker_stats, busy_cycles) },
-	{ "spanbox_worker_busy_packets_total", "counter", "Frames handled in those loops.",
-	  offsetof(struct sbx_worker_stats, busy_pkts) },
-	{ "spanbox_worker_bad_packets_total", "counter", "Mbufs dropped because their chain was inconsistent.",
-	  offsetof(struct sbx_worker_stats, bad_pkts) },
-};
-
-static const struct fam mirror_fams[] = {
-	{ "spanbox_mirror_packets_total", "counter", "Mirror frames the destination TX queue accepted.",
-	  offsetof(struct sbx_mirror_counters, mirrored_pkts) },
-	{ "spanbox_mirror_bytes_total", "counter", "Bytes of those mirror frames, encapsulation included.",
-	  offsetof(struct sbx_mirror_counters, mirrored_bytes) },
-	{ "spanbox_mirror_copied_packets_total", "counter", "Mirror copies made by deep copy.",
-	  offsetof(struct sbx_mirror_counters, copied) },
-	{ "spanbox_mirror_shared_packets_total", "counter",
-	  "Mirror copies made by sharing the frame (indirect mbuf plus header mbuf).",
-	  offsetof(struct sbx_mirror_counters, shared) },
-	{ "spanbox_mirror_filtered_out_packets_total", "counter", "Source frames the session's filter rejected.",
-	  offsetof(struct sbx_mirror_counters, filtered_out) },
-	{ "spanbox_mirror_sampled_out_packets_total", "counter", "Source frames skipped by 1-in-N sampling.",
-	  offsetof(struct sbx_mirror_counters, sampled_out) },
-	{ "spanbox_mirror_truncated_packets_total", "counter", "Mirror copies cut at the snaplen.",
-	  offsetof(struct sbx_mirror_counters, truncated) },
-};
+static const struct mirror_fam mirror_fams[] = { SBX_FOREACH_MIRROR_COUNTER(MIRROR_FAM) };
 
 /* Per-port families (ethdev counters refreshed by the primary every 100 ms, link). */
 static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)[LBL])
@@ -384,7 +327,6 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 /* Per mirror session families, counters summed over workers (as /status mirrors[].counters). */
 static void mirror_metrics(struct pbuf *b, const struct sbx_shm *shm)
 {
-	static const char *const reasons[] = { "txfull", "nombuf", "malformed" };
 	const struct sbx_config *cfg = sbx_shm_cfg(shm); /* the active runtime tables, taken once */
 	uint16_t nb_m = mgmt_nb_mirrors(shm), nb_w = mgmt_nb_workers(shm), m;
 	struct sbx_mirror_counters sum[SBX_MAX_MIRRORS];
@@ -397,23 +339,39 @@ static void mirror_metrics(struct pbuf *b, const struct sbx_shm *shm)
 		label(ml[m], LBL, "name", cfg->mirrors[m].name, sizeof(cfg->mirrors[m].name));
 		mgmt_mirror_sum(shm, m, nb_w, &sum[m]);
 	}
+	/* the counters with a family of their own, then each shared family (its counters as label
+	 * "reason", in list order); SBX_MIRROR_DROPPED_HELP is the help of the one shared family */
 	for (f = 0; f < RTE_DIM(mirror_fams); f++) {
-		family(b, mirror_fams[f].name, mirror_fams[f].type, mirror_fams[f].help);
+		const struct fam *mf = &mirror_fams[f].f;
+
+		if (mirror_fams[f].reason != NULL)
+			continue;
+		family(b, mf->name, mf->type, mf->help);
 		for (m = 0; m < nb_m; m++)
-			sample_u(b, mirror_fams[f].name, ml[m], U64_AT(&sum[m], mirror_fams[f].off));
+			sample_u(b, mf->name, ml[m], U64_AT(&sum[m], mf->off));
 	}
-	family(b, "spanbox_mirror_dropped_packets_total", "counter",
-	       "Mirror copies lost, by reason: txfull (destination TX queue refused it), nombuf (pool empty), "
-	       "malformed (the frame cannot carry the encapsulation).");
-	for (m = 0; m < nb_m; m++) {
-		const uint64_t v[] = { sum[m].drop_txfull, sum[m].drop_nombuf, sum[m].drop_malformed };
+	for (f = 0; f < RTE_DIM(mirror_fams); f++) {
+		const char *name = mirror_fams[f].f.name;
+		size_t g;
 
-		for (r = 0; r < RTE_DIM(reasons); r++) {
-			char l[2 * LBL];
+		if (mirror_fams[f].reason == NULL)
+			continue;
+		for (g = 0; g < f; g++)
+			if (mirror_fams[g].reason != NULL && strcmp(mirror_fams[g].f.name, name) == 0)
+				break;
+		if (g < f)
+			continue; /* written with its first counter */
+		family(b, name, "counter", SBX_MIRROR_DROPPED_HELP);
+		for (m = 0; m < nb_m; m++) {
+			for (r = f; r < RTE_DIM(mirror_fams); r++) {
+				char l[2 * LBL];
 
-			labels_join(l, sizeof(l), ml[m], "");
-			label_s(l, sizeof(l), "reason", reasons[r]);
-			sample_u(b, "spanbox_mirror_dropped_packets_total", l, v[r]);
+				if (mirror_fams[r].reason == NULL || strcmp(mirror_fams[r].f.name, name) != 0)
+					continue;
+				labels_join(l, sizeof(l), ml[m], "");
+				label_s(l, sizeof(l), "reason", mirror_fams[r].reason);
+				sample_u(b, name, l, U64_AT(&sum[m], mirror_fams[r].f.off));
+			}
 		}
 	}
 }
@@ -497,242 +455,35 @@ static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct
 	}
 }
 
+char *mgmt_metrics_text(const struct sbx_shm *shm, const struct mgmt_db *db)
+{
+	struct pbuf b = { 0 };
+
+	metrics_text(&b, shm, db);
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
 /* GET /metrics: always 200 (spanbox_up 0 and the mgmt families when the appliance is down). */
 static unsigned int get_metrics(struct req *r, cJSON **body)
 {
 	char why[256];
-	struct pbuf b = { 0 };
+	char *text = mgmt_metrics_text(mgmt_live_shm(r->ctx, why, sizeof(why)), r->ctx->db);
 
-	metrics_text(&b, mgmt_live_shm(r->ctx, why, sizeof(why)), r->ctx->db);
-	if (b.oom || b.s == NULL) {
-		free(b.s);
+	if (text == NULL) {
 		*body = mgmt_error(MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "out of memory");
 		return MHD_HTTP_INTERNAL_SERVER_ERROR;
 	}
-	*body = cJSON_CreateString(b.s);
-	free(b.s);
+	*body = cJSON_CreateString(text);
+	free(text);
 	r->content_type = PROM_CONTENT_TYPE;
 	return MHD_HTTP_OK;
 }
 
-/* ------------------------------------------------------------------------------------------- */
-/* Port stats and link. */
-
-/* The live memzone and the port of path parameter {name}; -1 with the 503 or 404 answer set. */
-static int find_port(struct req *r, cJSON **body, unsigned int *code, const struct sbx_shm **shm)
-{
-	int i;
-
-	*shm = mgmt_need_shm(r, body, code);
-	if (*shm == NULL)
-		return -1;
-	i = mgmt_port_index(*shm, r->params[0]);
-	if (i < 0) {
-		*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no port %s", r->params[0]);
-		*code = MHD_HTTP_NOT_FOUND;
-	}
-	return i;
-}
-
-/*
- * The port's extended stats, read here (mgmt is a secondary). For vdevs (net_tap, net_null,
- * net_ring...) the secondary attaches to the primary's shared rte_eth_dev_data and its PMD ops read
- * counters kept in the port's shared private data, which is what DPDK made secondaries able to do
- * (release 18.05, "procinfo on eth vdev"). A port this process did not attach, or whose PMD does
- * not answer, gives null and the reason in "xstats_error" instead.
- */
-static void xstats_json(cJSON *o, uint16_t pid)
-{
-	struct rte_eth_xstat_name *names = NULL;
-	struct rte_eth_xstat *vals = NULL;
-	cJSON *x;
-	int n, m, k;
-
-	n = rte_eth_xstats_get_names(pid, NULL, 0);
-	if (n < 0)
-		goto fail;
-	names = calloc((size_t)n + 1, sizeof(*names));
-	vals = calloc((size_t)n + 1, sizeof(*vals));
-	if (names == NULL || vals == NULL) {
-		n = -ENOMEM;
-		goto fail;
-	}
-	m = rte_eth_xstats_get_names(pid, names, (unsigned int)n);
-	k = rte_eth_xstats_get(pid, vals, (unsigned int)n);
-	if (m < 0 || k < 0) {
-		n = m < 0 ? m : k;
-		goto fail;
-	}
-	if (m > n || k > n) { /* the port grew queues meanwhile: ask again next time */
-		n = -EAGAIN;
-		goto fail;
-	}
-	x = cJSON_AddObjectToObject(o, "xstats");
-	for (k = 0; k < m && k < n; k++)
-		if (vals[k].id < (uint64_t)m)
-			cJSON_AddNumberToObject(x, names[vals[k].id].name, (double)vals[k].value);
-	free(names);
-	free(vals);
-	return;
-fail:
-	free(names);
-	free(vals);
-	cJSON_AddNullToObject(o, "xstats");
-	cJSON_AddStringToObject(o, "xstats_error", n == -ENOTSUP ? "the driver has no xstats in this process"
-						  : rte_strerror(-n));
-}
-
-/* GET /api/v1/ports/{name}/stats */
-static unsigned int get_port_stats(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm;
-	int i = find_port(r, body, &code, &shm);
-	const struct sbx_port_shm *ps;
-	struct sbx_port_counters sum;
-	struct rte_eth_stats st;
-	char ethname[RTE_ETH_NAME_MAX_LEN] = "";
-	bool live = false;
-	cJSON *o, *s;
-	uint16_t w;
-
-	if (i < 0)
-		return code;
-	ps = &shm->ports[i];
-	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "port", r->params[0]);
-	cJSON_AddNumberToObject(o, "port_id", ps->port_id);
-	cJSON_AddStringToObject(o, "kind", shm->cfg.ports[i].kind == SBX_PORT_BRIDGED ? "bridged" : "ethdev");
-	/* bridged (pcap) ports are driven by the primary alone (docs/PCAP_SECONDARY.md): its numbers */
-	if (shm->cfg.ports[i].kind != SBX_PORT_BRIDGED && rte_eth_dev_is_valid_port(ps->port_id)) {
-		rte_eth_dev_get_name_by_port(ps->port_id, ethname);
-		live = rte_eth_stats_get(ps->port_id, &st) == 0;
-	}
-	if (!live) {
-		memset(&st, 0, sizeof(st));
-		st.ipackets = ps->ipackets;
-		st.opackets = ps->opackets;
-		st.ibytes = ps->ibytes;
-		st.obytes = ps->obytes;
-		st.imissed = ps->imissed;
-		st.ierrors = ps->ierrors;
-		st.oerrors = ps->oerrors;
-		st.rx_nombuf = ps->rx_nombuf;
-	}
-	if (ethname[0])
-		cJSON_AddStringToObject(o, "ethdev", ethname);
-	else
-		cJSON_AddNullToObject(o, "ethdev");
-	cJSON_AddStringToObject(o, "stats_source", live ? "ethdev" : "primary");
-	s = cJSON_AddObjectToObject(o, "stats");
-	cJSON_AddNumberToObject(s, "rx_packets", (double)st.ipackets);
-	cJSON_AddNumberToObject(s, "tx_packets", (double)st.opackets);
-	cJSON_AddNumberToObject(s, "rx_bytes", (double)st.ibytes);
-	cJSON_AddNumberToObject(s, "tx_bytes", (double)st.obytes);
-	cJSON_AddNumberToObject(s, "rx_errors", (double)st.ierrors);
-	cJSON_AddNumberToObject(s, "tx_errors", (double)st.oerrors);
-	cJSON_AddNumberToObject(s, "rx_missed", (double)st.imissed);
-	cJSON_AddNumberToObject(s, "rx_nombuf", (double)st.rx_nombuf);
-	if (live) {
-		xstats_json(o, ps->port_id);
-	} else {
-		cJSON_AddNullToObject(o, "xstats");
-		cJSON_AddStringToObject(o, "xstats_error",
-					shm->cfg.ports[i].kind == SBX_PORT_BRIDGED
-						? "pcap port: read and written by the primary, not an ethdev of mgmt"
-						: "port not attached in mgmt (secondary process)");
-	}
-	mgmt_port_worker_sum(shm, (uint16_t)i, mgmt_nb_workers(shm), &sum);
-	s = cJSON_AddObjectToObject(o, "workers");
-	cJSON_AddNumberToObject(s, "rx_packets", (double)sum.rx_pkts);
-	cJSON_AddNumberToObject(s, "rx_bytes", (double)sum.rx_bytes);
-	cJSON_AddNumberToObject(s, "tx_packets", (double)sum.tx_pkts);
-	cJSON_AddNumberToObject(s, "tx_bytes", (double)sum.tx_bytes);
-	cJSON_AddNumberToObject(s, "drop_packets", (double)sum.drop_pkts);
-	cJSON_AddNumberToObject(s, "drop_bytes", (double)sum.drop_bytes);
-	cJSON_AddNumberToObject(s, "runt", (double)sum.runt);
-	cJSON_AddNumberToObject(s, "oversize", (double)sum.oversize);
-	s = cJSON_AddArrayToObject(o, "per_worker");
-	for (w = 0; w < mgmt_nb_workers(shm); w++) {
-		const struct sbx_port_counters *c = &shm->workers[w].stats.port[i];
-		cJSON *wo = cJSON_CreateObject();
-
-		cJSON_AddNumberToObject(wo, "worker", w);
-		cJSON_AddNumberToObject(wo, "rx_packets", (double)c->rx_pkts);
-		cJSON_AddNumberToObject(wo, "rx_bytes", (double)c->rx_bytes);
-		cJSON_AddNumberToObject(wo, "tx_packets", (double)c->tx_pkts);
-		cJSON_AddNumberToObject(wo, "tx_bytes", (double)c->tx_bytes);
-		cJSON_AddNumberToObject(wo, "drop_packets", (double)c->drop_pkts);
-		cJSON_AddNumberToObject(wo, "drop_bytes", (double)c->drop_bytes);
-		cJSON_AddNumberToObject(wo, "runt", (double)c->runt);
-		cJSON_AddNumberToObject(wo, "oversize", (double)c->oversize);
-		cJSON_AddItemToArray(s, wo);
-	}
-	*body = o;
-	return code;
-}
-
-/* PUT /api/v1/ports/{name}/link {"up": bool}: done by the primary (control.c), recorded as an event. */
-static unsigned int put_port_link(struct req *r, cJSON **body)
-{
-	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm;
-	int i = find_port(r, body, &code, &shm);
-	char req[48], answer[128], detail[256];
-	cJSON *doc, *up, *it;
-	bool want;
-
-	if (i < 0)
-		return code;
-	doc = mgmt_parse_body(r, body, &code);
-	if (doc == NULL)
-		return code;
-	up = cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "up") : NULL;
-	if (!cJSON_IsBool(up)) {
-		cJSON_Delete(doc);
-		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "up", "up: expected true or false");
-		return MHD_HTTP_UNPROCESSABLE_CONTENT;
-	}
-	cJSON_ArrayForEach(it, doc) {
-		if (it->string != NULL && strcmp(it->string, "up") != 0) {
-			*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, it->string, "%.64s: unknown member (only \"up\")",
-					   it->string);
-			cJSON_Delete(doc);
-			return MHD_HTTP_UNPROCESSABLE_CONTENT;
-		}
-	}
-	want = cJSON_IsTrue(up);
-	cJSON_Delete(doc);
-	snprintf(req, sizeof(req), "link %d %s", i, want ? "up" : "down");
-	if (mgmt_control(req, answer, sizeof(answer)) != 0 ||
-	    strstr(answer, "busy") != NULL || strstr(answer, "in progress") != NULL) {
-		snprintf(r->retry_after, sizeof(r->retry_after), "1");
-		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "primary did not set the link: %s", answer);
-		return MHD_HTTP_SERVICE_UNAVAILABLE;
-	}
-	if (strncmp(answer, "ok ", 3) != 0) {
-		snprintf(detail, sizeof(detail), "port %s link %s requested by %s refused: %s", r->params[0],
-			 want ? "up" : "down", r->client, answer);
-		mgmt_db_event(r->ctx->db, "port_link", detail);
-		*body = mgmt_error(MHD_HTTP_CONFLICT, NULL, "port %s: %s", r->params[0],
-				   strncmp(answer, "error: ", 7) == 0 ? answer + 7 : answer);
-		return MHD_HTTP_CONFLICT;
-	}
-	snprintf(detail, sizeof(detail), "port %s link set %s by %s: now %s", r->params[0], want ? "up" : "down",
-		 r->client, answer + 3);
-	mgmt_db_event(r->ctx->db, "port_link", detail);
-	*body = cJSON_CreateObject();
-	cJSON_AddStringToObject(*body, "port", r->params[0]);
-	cJSON_AddBoolToObject(*body, "requested_up", want);
-	it = cJSON_AddObjectToObject(*body, "link");
-	cJSON_AddBoolToObject(it, "up", strcmp(answer + 3, "up") == 0);
-	cJSON_AddNumberToObject(it, "speed_mbps", shm->ports[i].link_speed);
-	return code;
-}
-
 const struct mgmt_route mgmt_routes_metrics[] = {
 	{ "GET", "/metrics", get_metrics },
-	{ "GET", "/api/v1/ports/{name}/stats", get_port_stats },
-	{ "PUT", "/api/v1/ports/{name}/link", put_port_link },
 	{ NULL, NULL, NULL },
 };

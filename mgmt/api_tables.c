@@ -349,7 +349,7 @@ static long mirror_id_param(const char *s)
 {
 	long v = mgmt_decimal_param(s, 4);
 
-	return v >= 1 && v <= 1023 ? v : -1;
+	return v >= SBX_MIRROR_ID_MIN && v <= SBX_MIRROR_ID_MAX ? v : -1;
 }
 
 /* The session object as stored, with the live counters of the running session @p id added. */
@@ -439,7 +439,7 @@ static unsigned int post_mirror(struct req *r, cJSON **body)
 	}
 	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
 	if (idv == NULL) {
-		for (id = 1; id <= 1023 && find_mirror(doc, id, NULL) != NULL; id++)
+		for (id = SBX_MIRROR_ID_MIN; id <= SBX_MIRROR_ID_MAX && find_mirror(doc, id, NULL) != NULL; id++)
 			;
 		cJSON_AddNumberToObject(in, "id", (double)id);
 	} else if (cJSON_IsNumber(idv) && find_mirror(doc, (long)idv->valuedouble, NULL) != NULL &&

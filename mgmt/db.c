@@ -10,7 +10,7 @@
 
 #include "spanbox/shm.h"
 #include "db.h"
-#include "status.h"
+#include "timefmt.h"
 
 /* Migration i + 1 is migrations[i]. Append only; never edit an applied one. */
 static const char *const migrations[] = {

@@ -18,7 +18,8 @@
 #include "spanbox/shm.h"
 #include "db.h"
 #include "history.h"
-#include "status.h"
+#include "shmview.h"
+#include "timefmt.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define LOOKBACK_S 120 /* a window's base sample may be this much older than the window */
@@ -31,8 +32,17 @@ struct val {
 	uint64_t v;
 };
 
-/* ports x 5 + workers x 3 + mirrors x 3 + pools: filled by collect(), main thread only */
-static struct val g_vals[SBX_MAX_PORTS * 5 + SBX_MAX_WORKERS * 3 + SBX_MAX_MIRRORS * 3 + SBX_MAX_POOLS];
+/* Series per object: the hand-written ones (port: drops; worker: packets and restarts; mirror:
+ * drops) plus every counter of counters.h marked SERIES. */
+#define ONE_IF_SERIES(field, json, prom, unit, hist, help) SBX_IF_SERIES(hist, +1)
+#define MIRROR_ONE_IF_SERIES(field, json, replay, prom, reason, unit, hist, help) SBX_IF_SERIES(hist, +1)
+#define PORT_SERIES (1 SBX_FOREACH_ETHDEV_COUNTER(ONE_IF_SERIES))
+#define WORKER_SERIES (2 SBX_FOREACH_WORKER_COUNTER(ONE_IF_SERIES))
+#define MIRROR_SERIES (1 SBX_FOREACH_MIRROR_COUNTER(MIRROR_ONE_IF_SERIES))
+
+/* filled by collect(), main thread only */
+static struct val g_vals[SBX_MAX_PORTS * PORT_SERIES + SBX_MAX_WORKERS * WORKER_SERIES + SBX_MAX_MIRRORS * MIRROR_SERIES +
+			 SBX_MAX_POOLS];
 
 static int64_t now_s(void)
 {
@@ -61,15 +71,17 @@ static unsigned int collect(const struct sbx_shm *shm)
 	for (i = 0; i < nb_ports; i++) {
 		const struct sbx_port_shm *ps = &shm->ports[i];
 		struct sbx_port_counters sum;
-		uint64_t drops = ps->imissed + ps->ierrors + ps->rx_nombuf + ps->oerrors;
+		uint64_t drops = 0;
 
 		mgmt_port_worker_sum(shm, (uint16_t)i, nb_w, &sum);
-		drops += sum.drop_pkts;
+#define PORT_DROPS(field, json, prom, unit, hist, help) SBX_IF_DROPS(hist, drops += sum.field;)
+		SBX_FOREACH_PORT_COUNTER(PORT_DROPS)
+#undef PORT_DROPS
 		snprintf(name, sizeof(name), "%.*s", SBX_NAME_LEN - 1, shm->cfg.ports[i].name);
-		add(&n, "port", name, "rx_packets", ps->ipackets);
-		add(&n, "port", name, "tx_packets", ps->opackets);
-		add(&n, "port", name, "rx_bytes", ps->ibytes);
-		add(&n, "port", name, "tx_bytes", ps->obytes);
+#define ETHDEV_ADD(field, key, prom, unit, hist, help)                                                 \
+	SBX_IF_SERIES(hist, add(&n, "port", name, key, ps->field);) SBX_IF_DROPS(hist, drops += ps->field;)
+		SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_ADD)
+#undef ETHDEV_ADD
 		add(&n, "port", name, "drops", drops);
 	}
 	for (w = 0; w < nb_w; w++) {
@@ -80,17 +92,22 @@ static unsigned int collect(const struct sbx_shm *shm)
 			pkts += ws->stats.port[i].rx_pkts;
 		snprintf(name, sizeof(name), "%u", w);
 		add(&n, "worker", name, "packets", pkts);
-		add(&n, "worker", name, "busy_cycles", ws->stats.busy_cycles);
+#define WORKER_ADD(field, json, prom, unit, hist, help) SBX_IF_SERIES(hist, add(&n, "worker", name, json, ws->stats.field);)
+		SBX_FOREACH_WORKER_COUNTER(WORKER_ADD)
+#undef WORKER_ADD
 		add(&n, "worker", name, "restarts", ws->restarts);
 	}
 	for (i = 0; i < mgmt_nb_mirrors(shm); i++) {
 		struct sbx_mirror_counters c;
+		uint64_t drops = 0;
 
 		mgmt_mirror_sum(shm, (uint16_t)i, nb_w, &c); /* by the session's counter slot */
 		snprintf(name, sizeof(name), "%u", (unsigned int)mcfg->mirrors[i].id);
-		add(&n, "mirror", name, "mirrored_packets", c.mirrored_pkts);
-		add(&n, "mirror", name, "mirrored_bytes", c.mirrored_bytes);
-		add(&n, "mirror", name, "drops", c.drop_txfull + c.drop_nombuf + c.drop_malformed);
+#define MIRROR_ADD(field, json, replay, prom, reason, unit, hist, help)                              \
+	SBX_IF_SERIES(hist, add(&n, "mirror", name, json, c.field);) SBX_IF_DROPS(hist, drops += c.field;)
+		SBX_FOREACH_MIRROR_COUNTER(MIRROR_ADD)
+#undef MIRROR_ADD
+		add(&n, "mirror", name, "drops", drops);
 	}
 	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
 		snprintf(name, sizeof(name), "%.*s", SBX_NAME_LEN - 1, shm->pools[i].name);

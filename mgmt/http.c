@@ -371,7 +371,7 @@ static void guard_fini(void)
 
 /* every route table, searched in this order */
 static const struct mgmt_route *const tables[] = {
-	mgmt_routes_core, mgmt_routes_tables, mgmt_routes_history, mgmt_routes_metrics,
+	mgmt_routes_core, mgmt_routes_tables, mgmt_routes_history, mgmt_routes_metrics, mgmt_routes_ports,
 };
 
 void mgmt_http_print_routes(FILE *f)

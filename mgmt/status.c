@@ -2,11 +2,11 @@
 /*
  * JSON of the memzone. Counters are read while workers and the primary write them: each 64-bit
  * value is whole, but one response may mix values of neighbouring loops. uint64 counters go out
- * as JSON numbers (doubles: exact up to 2^53).
+ * as JSON numbers (doubles: exact up to 2^53). The counter families and their sums: shmview.c.
+ * Status embeds the history's summary (history.h); the history never includes this file.
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -16,6 +16,7 @@
 
 #include "status.h"
 #include "system.h"
+#include "timefmt.h"
 #include "watch.h"
 
 #ifndef SBX_VERSION
@@ -23,17 +24,6 @@
 #endif
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
-
-void mgmt_rfc3339(uint64_t realtime_ns, char *buf, size_t len)
-{
-	time_t t = (time_t)(realtime_ns / 1000000000ULL);
-	struct tm tm;
-	char s[24];
-
-	gmtime_r(&t, &tm);
-	strftime(s, sizeof(s), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03uZ", s, (unsigned int)(realtime_ns / 1000000ULL % 1000));
-}
 
 static void num(cJSON *o, const char *key, double v)
 {
@@ -69,101 +59,6 @@ cJSON *mgmt_health_json(const struct sbx_shm *shm)
 	return o;
 }
 
-uint16_t mgmt_nb_ports(const struct sbx_shm *shm)
-{
-	return MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
-}
-
-uint16_t mgmt_nb_workers(const struct sbx_shm *shm)
-{
-	return MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS);
-}
-
-uint16_t mgmt_nb_mirrors(const struct sbx_shm *shm)
-{
-	return MIN(sbx_shm_cfg(shm)->nb_mirrors, SBX_MAX_MIRRORS);
-}
-
-/* Counter slot of session @p i of the active runtime tables (workers[w].stats.mirror[slot]). */
-static uint8_t mirror_slot(const struct sbx_shm *shm, uint16_t i)
-{
-	/* the primary never publishes a slot out of range; the bound keeps a misread from leaving the
-	 * array (mgmt may read a buffer being rewritten, shm.h) */
-	return sbx_shm_tables(shm)->slot[i] % SBX_MIRROR_SLOTS;
-}
-
-int mgmt_port_index(const struct sbx_shm *shm, const char *name)
-{
-	uint16_t i;
-
-	for (i = 0; i < mgmt_nb_ports(shm); i++)
-		if (strncmp(shm->cfg.ports[i].name, name, sizeof(shm->cfg.ports[i].name)) == 0)
-			return i;
-	return -1;
-}
-
-void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_port_counters *sum)
-{
-	uint16_t w;
-
-	memset(sum, 0, sizeof(*sum));
-	for (w = 0; w < nb_w; w++) {
-		const struct sbx_port_counters *c = &shm->workers[w].stats.port[i];
-
-		sum->rx_pkts += c->rx_pkts;
-		sum->rx_bytes += c->rx_bytes;
-		sum->tx_pkts += c->tx_pkts;
-		sum->tx_bytes += c->tx_bytes;
-		sum->drop_pkts += c->drop_pkts;
-		sum->drop_bytes += c->drop_bytes;
-		sum->runt += c->runt;
-		sum->oversize += c->oversize;
-	}
-}
-
-void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_mirror_counters *sum)
-{
-	uint16_t k;
-
-	memset(sum, 0, sizeof(*sum));
-	for (k = 0; k < nb_w; k++) {
-		const struct sbx_mirror_counters *c = &shm->workers[k].stats.mirror[mirror_slot(shm, i)];
-
-		sum->mirrored_pkts += c->mirrored_pkts;
-		sum->mirrored_bytes += c->mirrored_bytes;
-		sum->copied += c->copied;
-		sum->shared += c->shared;
-		sum->filtered_out += c->filtered_out;
-		sum->sampled_out += c->sampled_out;
-		sum->drop_txfull += c->drop_txfull;
-		sum->drop_nombuf += c->drop_nombuf;
-		sum->drop_malformed += c->drop_malformed;
-		sum->truncated += c->truncated;
-	}
-}
-
-bool mgmt_cycles_per_packet(const struct sbx_worker_shm *ws, double *cpp)
-{
-	uint64_t cycles = ws->stats.busy_cycles, pkts = ws->stats.busy_pkts;
-
-	if (pkts == 0)
-		return false;
-	*cpp = (double)cycles / (double)pkts;
-	return true;
-}
-
-static void counters_json(cJSON *o, const struct sbx_port_counters *c)
-{
-	num(o, "rx_packets", (double)c->rx_pkts);
-	num(o, "rx_bytes", (double)c->rx_bytes);
-	num(o, "tx_packets", (double)c->tx_pkts);
-	num(o, "tx_bytes", (double)c->tx_bytes);
-	num(o, "drop_packets", (double)c->drop_pkts);
-	num(o, "drop_bytes", (double)c->drop_bytes);
-	num(o, "runt", (double)c->runt);
-	num(o, "oversize", (double)c->oversize);
-}
-
 static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports, uint16_t nb_w)
 {
 	const struct sbx_port_cfg *pc = &shm->cfg.ports[i];
@@ -192,16 +87,9 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	else
 		cJSON_AddNullToObject(o, "peer");
 	st = cJSON_AddObjectToObject(o, "stats");
-	num(st, "ipackets", (double)ps->ipackets);
-	num(st, "opackets", (double)ps->opackets);
-	num(st, "ibytes", (double)ps->ibytes);
-	num(st, "obytes", (double)ps->obytes);
-	num(st, "imissed", (double)ps->imissed);
-	num(st, "ierrors", (double)ps->ierrors);
-	num(st, "oerrors", (double)ps->oerrors);
-	num(st, "rx_nombuf", (double)ps->rx_nombuf);
+	mgmt_ethdev_counters_json(st, ps);
 	mgmt_port_worker_sum(shm, i, nb_w, &sum);
-	counters_json(cJSON_AddObjectToObject(o, "workers"), &sum);
+	mgmt_port_counters_json(cJSON_AddObjectToObject(o, "workers"), &sum);
 	return o;
 }
 
@@ -272,31 +160,15 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 		num(o, "cycles_per_packet_total", (double)(uint64_t)(cpp * 10 + 0.5) / 10);
 	else
 		cJSON_AddNullToObject(o, "cycles_per_packet_total");
-	num(o, "loops", (double)ws->stats.loops);
-	num(o, "idle_sleeps", (double)ws->stats.idle_sleeps);
-	num(o, "bad_packets", (double)ws->stats.bad_pkts);
+	mgmt_worker_counters_json(o, &ws->stats); /* loops, idle_sleeps, bad_packets... (counters.h) */
 	ports = cJSON_AddObjectToObject(o, "ports");
 	for (i = 0; i < nb_ports; i++) {
 		char name[SBX_NAME_LEN];
 
 		snprintf(name, sizeof(name), "%.*s", SBX_NAME_LEN - 1, shm->cfg.ports[i].name);
-		counters_json(cJSON_AddObjectToObject(ports, name), &ws->stats.port[i]);
+		mgmt_port_counters_json(cJSON_AddObjectToObject(ports, name), &ws->stats.port[i]);
 	}
 	return o;
-}
-
-static void mirror_counters_json(cJSON *o, const struct sbx_mirror_counters *c)
-{
-	num(o, "mirrored_packets", (double)c->mirrored_pkts);
-	num(o, "mirrored_bytes", (double)c->mirrored_bytes);
-	num(o, "copied", (double)c->copied);
-	num(o, "shared", (double)c->shared);
-	num(o, "filtered_out", (double)c->filtered_out);
-	num(o, "sampled_out", (double)c->sampled_out);
-	num(o, "drop_txfull", (double)c->drop_txfull);
-	num(o, "drop_nombuf", (double)c->drop_nombuf);
-	num(o, "drop_malformed", (double)c->drop_malformed);
-	num(o, "truncated", (double)c->truncated);
 }
 
 /* One mirror session: its config and its counters, summed and per worker. */
@@ -336,11 +208,11 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		cJSON *w = cJSON_CreateObject();
 
 		num(w, "worker", k);
-		mirror_counters_json(w, &shm->workers[k].stats.mirror[mirror_slot(shm, i)]);
+		mgmt_mirror_counters_json(w, &shm->workers[k].stats.mirror[mgmt_mirror_slot(shm, i)]);
 		cJSON_AddItemToArray(per, w);
 	}
 	mgmt_mirror_sum(shm, i, nb_w, &sum);
-	mirror_counters_json(cJSON_AddObjectToObject(o, "counters"), &sum);
+	mgmt_mirror_counters_json(cJSON_AddObjectToObject(o, "counters"), &sum);
 	cJSON_AddItemToObject(o, "workers", per);
 	return o;
 }

@@ -10,50 +10,22 @@
 #include <cjson/cJSON.h>
 
 #include "spanbox/shm.h"
+#include "shmview.h"
+#include "timefmt.h"
 
 struct mgmt_db;
 struct rte_mempool;
 
 /*
- * Shared helpers: every number /status shows is computed here once, and /metrics and the port
- * routes reuse them (mgmt/api_metrics.c).
+ * Shared helpers: every number /status shows is computed here or in shmview.h once, and /metrics,
+ * the port routes and the history reuse them.
  */
-
-/** Ports, workers, mirror sessions of the running config, bounded by the array sizes. */
-uint16_t mgmt_nb_ports(const struct sbx_shm *shm);
-uint16_t mgmt_nb_workers(const struct sbx_shm *shm);
-uint16_t mgmt_nb_mirrors(const struct sbx_shm *shm);
-
-/** @return the index of port @p name in the running config, -1 when there is none. */
-int mgmt_port_index(const struct sbx_shm *shm, const char *name);
 
 /** @return seconds since the primary started (shm->start_realtime_ns), 0 if the clock went back. */
 uint64_t mgmt_uptime_s(const struct sbx_shm *shm);
 
-/**
- * Sum the counters of port @p i over workers 0..@p nb_w-1 (what /status shows as ports[].workers).
- * @param sum  overwritten.
- */
-void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_port_counters *sum);
-
-/** Sum the counters of mirror session @p i (index into cfg.mirrors) over workers 0..@p nb_w-1. */
-void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_mirror_counters *sum);
-
-/**
- * A worker's TSC cycles per packet, busy_cycles / busy_pkts (unrounded).
- * @return false (and @p cpp untouched) before its first packet.
- */
-bool mgmt_cycles_per_packet(const struct sbx_worker_shm *ws, double *cpp);
-
 /** @return mbufs now sitting in the per-lcore caches of @p mp (a racy but whole-valued sum). */
 uint64_t mgmt_mempool_cached(const struct rte_mempool *mp);
-
-/**
- * Format a CLOCK_REALTIME time as RFC 3339 UTC with milliseconds ("2026-11-30T01:37:58.123Z").
- * @param realtime_ns  ns since the Unix epoch.
- * @param buf          receives the text; 25 bytes are enough.
- */
-void mgmt_rfc3339(uint64_t realtime_ns, char *buf, size_t len);
 
 /**
  * The body of GET /api/v1/health.

@@ -13,7 +13,7 @@
 
 #include "spanbox/config_store.h"
 #include "db.h"
-#include "status.h"
+#include "timefmt.h"
 #include "store.h"
 
 #define STORE_BUSY_MS 200 /* a locked database answers 503 quickly instead of hanging the request */

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "primary.h"
 
@@ -42,46 +43,54 @@ bool sbx_replay_done(struct sbx_primary *p)
 	return sbx_replay_inputs_at_eof(p) && sbx_bridge_idle(p) && workers_drained(p);
 }
 
+/* A column of the summary: at least 8 wide, and as wide as its name. */
+static int col_width(const char *name)
+{
+	int n = (int)strlen(name);
+
+	return n < 8 ? 8 : n;
+}
+
+/* The columns come from the lists of counters.h (port: the json keys; sessions: the replay names),
+ * so a counter added there is printed too; tests read the columns by name (tests/lib/replay.sh). */
+#define PORT_HEAD(field, json, ...) printf(" %*s", col_width(json), json);
+#define PORT_VAL(field, json, ...) printf(" %*" PRIu64, col_width(json), sum.field);
+#define MIRROR_HEAD(field, json, replay, ...) printf(" %*s", col_width(replay), replay);
+#define MIRROR_VAL(field, json, replay, ...) printf(" %*" PRIu64, col_width(replay), m->field);
+
 void sbx_print_counters(struct sbx_primary *p)
 {
 	uint16_t i;
 	unsigned int w;
 
-	/* rx/tx/drop: what the workers forwarded; port_out: every frame the port sent, mirror copies
-	 * included; runt and oversize: the frames of drop_packets dropped for their length */
-	printf("%-10s %12s %12s %12s %14s %14s %12s %8s %8s\n", "port", "rx_packets", "tx_packets", "drop_packets",
-	       "rx_bytes", "tx_bytes", "port_out", "runt", "oversize");
+	/* the workers' counters (rx: received, tx: forwarded, drop...), then port_out: every frame
+	 * the port sent, mirror copies included; runt and oversize: the frames of drop_packets
+	 * dropped for their length */
+	printf("%-10s", "port");
+	SBX_FOREACH_PORT_COUNTER(PORT_HEAD)
+	printf(" %12s\n", "port_out");
 	for (i = 0; i < p->cfg->nb_ports; i++) {
 		struct sbx_port_counters sum = { 0 };
 
-		for (w = 0; w < p->cfg->nb_workers; w++) {
-			const struct sbx_port_counters *c = &p->shm->workers[w].stats.port[i];
-			sum.rx_pkts += c->rx_pkts;
-			sum.tx_pkts += c->tx_pkts;
-			sum.drop_pkts += c->drop_pkts;
-			sum.rx_bytes += c->rx_bytes;
-			sum.tx_bytes += c->tx_bytes;
-			sum.runt += c->runt;
-			sum.oversize += c->oversize;
-		}
-		printf("%-10s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %14" PRIu64 " %14" PRIu64 " %12" PRIu64 " %8" PRIu64
-		       " %8" PRIu64 "\n",
-		       p->cfg->ports[i].name, sum.rx_pkts, sum.tx_pkts, sum.drop_pkts, sum.rx_bytes, sum.tx_bytes,
-		       p->shm->ports[i].opackets, sum.runt, sum.oversize);
+		for (w = 0; w < p->cfg->nb_workers; w++)
+			sbx_port_counters_add(&sum, &p->shm->workers[w].stats.port[i]);
+		printf("%-10s", p->cfg->ports[i].name);
+		SBX_FOREACH_PORT_COUNTER(PORT_VAL)
+		printf(" %12" PRIu64 "\n", p->shm->ports[i].opackets);
 	}
 	if (p->cfg->nb_mirrors == 0)
 		return;
-	printf("%-16s %6s %10s %10s %10s %12s %11s %11s %11s %9s %14s\n", "session", "worker", "mirrored", "copied",
-	       "shared", "filtered_out", "sampled_out", "drop_txfull", "drop_nombuf", "truncated", "drop_malformed");
+	printf("%-16s %6s", "session", "worker");
+	SBX_FOREACH_MIRROR_COUNTER(MIRROR_HEAD)
+	printf("\n");
 	for (i = 0; i < p->cfg->nb_mirrors; i++) {
 		for (w = 0; w < p->cfg->nb_workers; w++) {
 			const struct sbx_mirror_counters *m =
 				&p->shm->workers[w].stats.mirror[sbx_shm_tables(p->shm)->slot[i] % SBX_MIRROR_SLOTS];
 
-			printf("%-16s %6u %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %11" PRIu64
-			       " %11" PRIu64 " %11" PRIu64 " %9" PRIu64 " %14" PRIu64 "\n",
-			       p->cfg->mirrors[i].name, w, m->mirrored_pkts, m->copied, m->shared, m->filtered_out,
-			       m->sampled_out, m->drop_txfull, m->drop_nombuf, m->truncated, m->drop_malformed);
+			printf("%-16s %6u", p->cfg->mirrors[i].name, w);
+			SBX_FOREACH_MIRROR_COUNTER(MIRROR_VAL)
+			printf("\n");
 		}
 	}
 }

@@ -16,9 +16,10 @@
 #include <pcap/pcap.h>
 
 #include "spanbox/config.h"
+#include "spanbox/shm.h" /* SBX_TABLES_JSON_MAX */
 
 #define MAX_RXQ_ID 15            /* highest RX queue id a worker may poll */
-#define MAX_FILE_SIZE ((64 << 10) - 1) /* bytes; a larger config is refused (it must fit the memzone's runtime tables, SBX_TABLES_JSON_MAX) */
+#define MAX_FILE_SIZE (SBX_TABLES_JSON_MAX - 1) /* bytes; a larger config is refused: it must fit the memzone's runtime tables (NUL included) */
 
 static const char NAME_CHARS[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
@@ -1010,7 +1011,7 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 	if (!cJSON_IsObject(obj))
 		return fail(c, path, NULL, "expected an object");
 	if (check_keys(c, obj, path, mirror_keys) || need(c, obj, path, "id") ||
-	    get_u16(c, obj, path, "id", 1, 1023, 0, &m->id))
+	    get_u16(c, obj, path, "id", SBX_MIRROR_ID_MIN, SBX_MIRROR_ID_MAX, 0, &m->id))
 		return -1;
 	for (j = 0; j < i; j++)
 		if (cfg->mirrors[j].id == m->id)
@@ -1292,9 +1293,10 @@ int sbx_config_load(const char *path, struct sbx_config *cfg, char *err, size_t 
 			if (nbuf == NULL) {
 				free(buf);
 				fclose(f);
-				return fail(&c, "config", NULL, "%s: %s", path,
-					    cap > MAX_FILE_SIZE + 1 ? "larger than 64 KiB"
-								    : strerror(ENOMEM));
+				if (cap > MAX_FILE_SIZE + 1)
+					return fail(&c, "config", NULL, "%s: larger than %d KiB", path,
+						    (MAX_FILE_SIZE + 1) / 1024);
+				return fail(&c, "config", NULL, "%s: %s", path, strerror(ENOMEM));
 			}
 			buf = nbuf;
 		}

@@ -97,9 +97,13 @@ struct sbx_mirror_source {
 	uint8_t direction; /**< enum sbx_direction */
 };
 
+/** Mirror session ids: SBX_MIRROR_ID_MIN..SBX_MIRROR_ID_MAX (the 10-bit session id of ERSPAN; 0 is not one). */
+#define SBX_MIRROR_ID_MIN 1
+#define SBX_MIRROR_ID_MAX 1023
+
 /** One mirror session (docs/CONFIG.md "mirrors"). */
 struct sbx_mirror_cfg {
-	uint16_t id;                  /**< session id: 1..1023 (10 bits in ERSPAN); unique */
+	uint16_t id;                  /**< session id: SBX_MIRROR_ID_MIN..SBX_MIRROR_ID_MAX; unique */
 	char name[SBX_NAME_LEN];
 	uint16_t nb_sources;
 	struct sbx_mirror_source sources[SBX_MAX_MIRROR_SOURCES];

@@ -33,11 +33,12 @@
 #include <rte_mbuf.h>
 
 #include "config.h"
+#include "counters.h"
 #include "ipc.h"
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 11
+#define SBX_SHM_VERSION 12
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -70,36 +71,7 @@ const char *sbx_worker_state_name(uint32_t s);
 /** Bytes a frame may have beyond its port's mtu: the Ethernet header and two VLAN tags (QinQ). */
 #define SBX_FRAME_L2_OVERHEAD (14 + 2 * 4)
 
-/**
- * Per worker, per port traffic counters (packets and bytes; bytes are frame bytes without FCS).
- * Every frame received is forwarded (tx_pkts of the output port) or dropped (drop_pkts): runt and
- * oversize frames are dropped on their input port and counted in drop_pkts and in their own
- * counter.
- */
-struct sbx_port_counters {
-	uint64_t rx_pkts, rx_bytes;     /**< received by this worker on this port */
-	uint64_t tx_pkts, tx_bytes;     /**< accepted by this port's TX queue */
-	uint64_t drop_pkts, drop_bytes; /**< freed by the worker: refused by TX (queue full), no route, or
-					     (on the input port) a bad mbuf chain, a runt or an oversize frame */
-	uint64_t runt;                  /**< received frames shorter than SBX_FRAME_MIN, dropped (not mirrored) */
-	uint64_t oversize;              /**< received frames longer than the port's mtu + SBX_FRAME_L2_OVERHEAD,
-					     dropped (not mirrored) */
-};
-
-/** Per worker, per mirror session counters. */
-struct sbx_mirror_counters {
-	uint64_t mirrored_pkts;  /**< mirror frames accepted by the destination TX queue */
-	uint64_t mirrored_bytes; /**< their bytes, encapsulation included */
-	uint64_t copied;         /**< copies made by deep copy */
-	uint64_t shared;         /**< copies made by sharing the frame (indirect mbuf + header mbuf) */
-	uint64_t filtered_out;   /**< frames the filter rejected */
-	uint64_t sampled_out;    /**< frames skipped by 1-in-N sampling */
-	uint64_t drop_txfull;    /**< copies the destination TX queue refused (freed) */
-	uint64_t drop_nombuf;    /**< copies not made: pool empty */
-	uint64_t drop_malformed; /**< copies not made: the frame cannot carry the encapsulation (RSPAN of
-				      a frame shorter than its two MACs, a chain over the segment limit) */
-	uint64_t truncated;      /**< copies cut at snaplen (T bit set) */
-};
+/* struct sbx_port_counters and struct sbx_mirror_counters: counters.h (one list per family) */
 
 /**
  * Counters written only by the worker that owns the slot. Two groups on separate cache lines: the

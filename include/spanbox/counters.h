@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file counters.h
+ * Every traffic counter of the workers and the ports, declared once (VPP's foreach_*_error style). Each list
+ * below is an X-macro: SBX_FOREACH_..._COUNTER(_) calls _ once per counter, in struct order, so
+ * that the struct field (uint64_t), its JSON key (/api/v1/status, /ports/{name}/stats), its
+ * Prometheus family (/metrics), its column in the replay summary (spanbox-primary --replay) and
+ * its place in the stats history (mgmt/history.c) all come from one line. A counter added to a
+ * list appears everywhere without being written again (tests/unit/test_counters.c checks it).
+ *
+ * The order of a list is the order of its struct's fields and of the replay summary's columns
+ * (rx_packets, tx_packets, drop_packets first, as tests/e2e/20_replay.sh reads them; a counter is
+ * added at the end): changing it changes the memzone layout (bump SBX_SHM_VERSION).
+ *
+ * Columns (all string literals, except the field and the tokens):
+ *  - field   member of the struct (struct sbx_port_counters, struct sbx_mirror_counters; for
+ *            the worker list an existing uint64_t member of struct sbx_worker_stats, whose layout
+ *            shm.h keeps by hand);
+ *  - json    key in the JSON answers;
+ *  - replay  column of the replay summary (mirror list only: the port list uses the json key);
+ *  - prom    Prometheus family name (a counter: ..._total);
+ *  - reason  mirror list only: NULL for a family of its own, else the value of label "reason" of
+ *            a family shared by several counters (prom names the shared family);
+ *  - unit    what one count is ("packets", "bytes", "cycles"...), the history answers it per second;
+ *  - hist    token: SERIES (a series of its own in the history, named by the json key; worker and
+ *            mirror lists), DROPS (summed into its object's "drops" series) or NONE;
+ *  - help    one sentence: the # HELP text of /metrics, and the docstring of the field. No
+ *            backslash, no newline (the exposition format would need them escaped).
+ *
+ * Names that drifted before the lists existed are kept as users and tests know them, and noted
+ * beside their line: mirrored_pkts is "mirrored_packets" in JSON, "mirrored" in the replay summary
+ * and spanbox_mirror_packets_total in /metrics; runt/oversize have no _packets in JSON; bad_pkts
+ * is "bad_packets".
+ * The JSON keys and Prometheus names are an interface: never rename one; add a counter instead.
+ */
+#ifndef SPANBOX_COUNTERS_H
+#define SPANBOX_COUNTERS_H
+
+#include <stdint.h>
+
+/**
+ * Per worker, per port traffic counters (packets and bytes; bytes are frame bytes without FCS):
+ * _(field, json, prom, unit, hist, help). Every frame received is forwarded (tx_pkts of the output
+ * port) or dropped (drop_pkts): runt and oversize frames are dropped on their input port and
+ * counted in drop_pkts and in their own counter. The port's own "rx_packets"... series of the
+ * history are the ethdev counters (struct sbx_port_shm), not these: hist SERIES is not used here.
+ */
+#define SBX_FOREACH_PORT_COUNTER(_)                                                                         \
+	_(rx_pkts, "rx_packets", "spanbox_worker_rx_packets_total", "packets", NONE,                           \
+	  "Frames the worker received on the port.") \
+	_(tx_pkts, "tx_packets", "spanbox_worker_tx_packets_total", "packets", NONE,                           \
+	  "Frames the port's TX queue accepted from the worker.") \
+	_(drop_pkts, "drop_packets", "spanbox_worker_drop_packets_total", "packets", DROPS,                    \
+	  "Frames the worker freed instead of sending on the port (TX queue full, no route; on the input "     \
+	  "port a bad mbuf chain, a runt, an oversize frame).") \
+	_(rx_bytes, "rx_bytes", "spanbox_worker_rx_bytes_total", "bytes", NONE,                                \
+	  "Bytes the worker received on the port.") \
+	_(tx_bytes, "tx_bytes", "spanbox_worker_tx_bytes_total", "bytes", NONE,                                \
+	  "Bytes the port's TX queue accepted from the worker.") \
+	_(drop_bytes, "drop_bytes", "spanbox_worker_drop_bytes_total", "bytes", NONE,                          \
+	  "Bytes of those dropped frames.") \
+	/* JSON "runt", Prometheus ..._runt_packets_total */                                                 \
+	_(runt, "runt", "spanbox_worker_runt_packets_total", "packets", NONE,                                  \
+	  "Frames received on the port shorter than an Ethernet header (14 B), dropped (part of "              \
+	  "drop_packets).") \
+	_(oversize, "oversize", "spanbox_worker_oversize_packets_total", "packets", NONE,                      \
+	  "Frames received on the port longer than its mtu + 22 B, dropped (part of drop_packets).")
+
+/**
+ * Per worker, per mirror session counters: _(field, json, replay, prom, reason, unit, hist, help).
+ * The three drop_* counters are one Prometheus family, spanbox_mirror_dropped_packets_total, with
+ * label reason (SBX_MIRROR_DROPPED_HELP), and one "drops" series of the history.
+ */
+#define SBX_FOREACH_MIRROR_COUNTER(_)                                                                       \
+	/* JSON "mirrored_packets", replay "mirrored", Prometheus spanbox_mirror_packets_total */           \
+	_(mirrored_pkts, "mirrored_packets", "mirrored", "spanbox_mirror_packets_total", NULL, "packets",      \
+	  SERIES, "Mirror frames the destination TX queue accepted.") \
+	_(copied, "copied", "copied", "spanbox_mirror_copied_packets_total", NULL, "packets", NONE,            \
+	  "Mirror copies made by deep copy.") \
+	_(shared, "shared", "shared", "spanbox_mirror_shared_packets_total", NULL, "packets", NONE,            \
+	  "Mirror copies made by sharing the frame (indirect mbuf plus header mbuf).") \
+	_(filtered_out, "filtered_out", "filtered_out", "spanbox_mirror_filtered_out_packets_total", NULL,     \
+	  "packets", NONE, "Source frames the session's filter rejected.") \
+	_(sampled_out, "sampled_out", "sampled_out", "spanbox_mirror_sampled_out_packets_total", NULL,         \
+	  "packets", NONE, "Source frames skipped by 1-in-N sampling.") \
+	_(drop_txfull, "drop_txfull", "drop_txfull", "spanbox_mirror_dropped_packets_total", "txfull",         \
+	  "packets", DROPS, "Mirror copies the destination TX queue refused (freed).") \
+	_(drop_nombuf, "drop_nombuf", "drop_nombuf", "spanbox_mirror_dropped_packets_total", "nombuf",         \
+	  "packets", DROPS, "Mirror copies not made: the pool was empty.") \
+	_(truncated, "truncated", "truncated", "spanbox_mirror_truncated_packets_total", NULL, "packets",      \
+	  NONE, "Mirror copies cut at the snaplen.") \
+	_(drop_malformed, "drop_malformed", "drop_malformed", "spanbox_mirror_dropped_packets_total",          \
+	  "malformed", "packets", DROPS,                                                                     \
+	  "Mirror copies not made: the frame cannot carry the encapsulation (RSPAN of a frame shorter than "   \
+	  "its two MACs, a chain over the segment limit).") \
+	_(mirrored_bytes, "mirrored_bytes", "mirrored_bytes", "spanbox_mirror_bytes_total", NULL, "bytes",     \
+	  SERIES, "Bytes of those mirror frames, encapsulation included.")
+
+/** # HELP of spanbox_mirror_dropped_packets_total, the family the mirror counters with a reason share. */
+#define SBX_MIRROR_DROPPED_HELP                                                                             \
+	"Mirror copies lost, by reason: txfull (destination TX queue refused it), nombuf (pool empty), "     \
+	"malformed (the frame cannot carry the encapsulation)."
+
+/**
+ * The uint64_t counters of struct sbx_worker_stats (shm.h keeps that struct's fields and their
+ * order by hand, for its cache-line layout): _(field, json, prom, unit, hist, help). Fields of the
+ * struct that are not counters (heartbeat_ns, tables_gen, held, first_rx_ns) are not listed.
+ */
+#define SBX_FOREACH_WORKER_COUNTER(_)                                                                       \
+	_(loops, "loops", "spanbox_worker_loops_total", "loops", NONE, "Poll loops the worker ran.")          \
+	_(idle_sleeps, "idle_sleeps", "spanbox_worker_idle_sleeps_total", "sleeps", NONE,                      \
+	  "Idle back-off sleeps of the worker.")                                                             \
+	_(busy_cycles, "busy_cycles", "spanbox_worker_busy_cycles_total", "cycles", SERIES,                    \
+	  "TSC cycles the worker spent in loops that received frames.")                                      \
+	_(busy_pkts, "busy_packets", "spanbox_worker_busy_packets_total", "packets", NONE,                     \
+	  "Frames handled in those loops.")                                                                  \
+	/* JSON "bad_packets" */                                                                             \
+	_(bad_pkts, "bad_packets", "spanbox_worker_bad_packets_total", "packets", NONE,                        \
+	  "Mbufs dropped because their chain was inconsistent.")                                             \
+	_(tables_errors, "tables_errors", "spanbox_worker_tables_errors_total", "errors", NONE,                \
+	  "Runtime tables the worker could not take (it mirrors nothing since).")
+
+/**
+ * The ethdev counters of a port, as the primary copies them every 100 ms into struct sbx_port_shm
+ * (fields kept by hand in shm.h; each has the name of its struct rte_eth_stats member, which is
+ * also its key in /status ports[].stats): _(field, key, prom, unit, hist, help). key is the name
+ * in /ports/{name}/stats and of the port's history series (SERIES); the DROPS ones are summed,
+ * with the workers' drop_packets, into the port's "drops" series.
+ */
+#define SBX_FOREACH_ETHDEV_COUNTER(_)                                                                       \
+	_(ipackets, "rx_packets", "spanbox_port_rx_packets_total", "packets", SERIES,                          \
+	  "Frames the port received (ethdev ipackets; pcap port: frames read from its file).")               \
+	_(opackets, "tx_packets", "spanbox_port_tx_packets_total", "packets", SERIES,                          \
+	  "Frames the port sent (ethdev opackets; pcap port: frames written to its file).")                  \
+	_(ibytes, "rx_bytes", "spanbox_port_rx_bytes_total", "bytes", SERIES, "Bytes the port received (ethdev ibytes).") \
+	_(obytes, "tx_bytes", "spanbox_port_tx_bytes_total", "bytes", SERIES, "Bytes the port sent (ethdev obytes).") \
+	/* /ports/{name}/stats "rx_missed", Prometheus ..._rx_missed_packets_total */                       \
+	_(imissed, "rx_missed", "spanbox_port_rx_missed_packets_total", "packets", DROPS,                      \
+	  "Frames the port dropped because its RX queues were full (ethdev imissed).")                       \
+	_(ierrors, "rx_errors", "spanbox_port_rx_errors_total", "packets", DROPS,                              \
+	  "Erroneous frames received (ethdev ierrors).")                                                     \
+	_(oerrors, "tx_errors", "spanbox_port_tx_errors_total", "packets", DROPS,                              \
+	  "Frames the port failed to send (ethdev oerrors).")                                                \
+	_(rx_nombuf, "rx_nombuf", "spanbox_port_rx_nombuf_total", "packets", DROPS,                            \
+	  "RX mbuf allocation failures: the pool was empty (ethdev rx_nombuf).")
+
+/* hist tokens: SBX_IF_SERIES(hist, ...) is ... for SERIES, nothing else; SBX_IF_DROPS alike. */
+#define SBX_IF_SERIES(hist, ...) SBX_IF_SERIES_##hist(__VA_ARGS__)
+#define SBX_IF_SERIES_SERIES(...) __VA_ARGS__
+#define SBX_IF_SERIES_DROPS(...)
+#define SBX_IF_SERIES_NONE(...)
+#define SBX_IF_DROPS(hist, ...) SBX_IF_DROPS_##hist(__VA_ARGS__)
+#define SBX_IF_DROPS_SERIES(...)
+#define SBX_IF_DROPS_DROPS(...) __VA_ARGS__
+#define SBX_IF_DROPS_NONE(...)
+
+#define SBX_CTR_FIELD_(field, ...) uint64_t field;
+
+/** Per worker, per port traffic counters: one uint64_t per line of SBX_FOREACH_PORT_COUNTER. */
+struct sbx_port_counters {
+	SBX_FOREACH_PORT_COUNTER(SBX_CTR_FIELD_)
+};
+
+/** Per worker, per mirror session counters: one uint64_t per line of SBX_FOREACH_MIRROR_COUNTER. */
+struct sbx_mirror_counters {
+	SBX_FOREACH_MIRROR_COUNTER(SBX_CTR_FIELD_)
+};
+
+#define SBX_CTR_ADD_(field, ...) sum->field += c->field;
+
+/** Add every counter of @p c to @p sum (the caller zeroes @p sum first). */
+static inline void sbx_port_counters_add(struct sbx_port_counters *sum, const struct sbx_port_counters *c)
+{
+	SBX_FOREACH_PORT_COUNTER(SBX_CTR_ADD_)
+}
+
+/** Add every counter of @p c to @p sum (the caller zeroes @p sum first). */
+static inline void sbx_mirror_counters_add(struct sbx_mirror_counters *sum, const struct sbx_mirror_counters *c)
+{
+	SBX_FOREACH_MIRROR_COUNTER(SBX_CTR_ADD_)
+}
+
+#define SBX_CTR_ONE_(...) +1
+/** Counters in each list. */
+enum {
+	SBX_NB_ETHDEV_COUNTERS = 0 SBX_FOREACH_ETHDEV_COUNTER(SBX_CTR_ONE_),
+	SBX_NB_PORT_COUNTERS = 0 SBX_FOREACH_PORT_COUNTER(SBX_CTR_ONE_),
+	SBX_NB_MIRROR_COUNTERS = 0 SBX_FOREACH_MIRROR_COUNTER(SBX_CTR_ONE_),
+	SBX_NB_WORKER_COUNTERS = 0 SBX_FOREACH_WORKER_COUNTER(SBX_CTR_ONE_),
+};
+
+#endif

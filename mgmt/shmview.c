@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Counters of the memzone, read while workers write them: each 64-bit value is whole, but one
+ * answer may mix values of neighbouring loops. uint64 counters go out as JSON numbers (doubles:
+ * exact up to 2^53).
+ */
+#include <string.h>
+
+#include "shmview.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* The worker list names existing fields of struct sbx_worker_stats: each must be a uint64_t. */
+#define WORKER_FIELD_IS_U64(field, ...)                                                              \
+	_Static_assert(sizeof(((struct sbx_worker_stats *)0)->field) == sizeof(uint64_t),             \
+		       "SBX_FOREACH_WORKER_COUNTER: " #field " is not a uint64_t");
+SBX_FOREACH_WORKER_COUNTER(WORKER_FIELD_IS_U64)
+/* ... and the ethdev list fields of struct sbx_port_shm */
+#define ETHDEV_FIELD_IS_U64(field, ...)                                                              \
+	_Static_assert(sizeof(((struct sbx_port_shm *)0)->field) == sizeof(uint64_t),                 \
+		       "SBX_FOREACH_ETHDEV_COUNTER: " #field " is not a uint64_t");
+SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_FIELD_IS_U64)
+
+uint16_t mgmt_nb_ports(const struct sbx_shm *shm)
+{
+	return MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
+}
+
+uint16_t mgmt_nb_workers(const struct sbx_shm *shm)
+{
+	return MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS);
+}
+
+uint16_t mgmt_nb_mirrors(const struct sbx_shm *shm)
+{
+	return MIN(sbx_shm_cfg(shm)->nb_mirrors, SBX_MAX_MIRRORS);
+}
+
+uint8_t mgmt_mirror_slot(const struct sbx_shm *shm, uint16_t i)
+{
+	/* the primary never publishes a slot out of range; the bound keeps a misread from leaving the
+	 * array (mgmt may read a buffer being rewritten, shm.h) */
+	return sbx_shm_tables(shm)->slot[i] % SBX_MIRROR_SLOTS;
+}
+
+int mgmt_port_index(const struct sbx_shm *shm, const char *name)
+{
+	uint16_t i;
+
+	for (i = 0; i < mgmt_nb_ports(shm); i++)
+		if (strncmp(shm->cfg.ports[i].name, name, sizeof(shm->cfg.ports[i].name)) == 0)
+			return i;
+	return -1;
+}
+
+void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_port_counters *sum)
+{
+	uint16_t w;
+
+	memset(sum, 0, sizeof(*sum));
+	for (w = 0; w < nb_w; w++)
+		sbx_port_counters_add(sum, &shm->workers[w].stats.port[i]);
+}
+
+void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_mirror_counters *sum)
+{
+	uint16_t k;
+
+	memset(sum, 0, sizeof(*sum));
+	for (k = 0; k < nb_w; k++)
+		sbx_mirror_counters_add(sum, &shm->workers[k].stats.mirror[mgmt_mirror_slot(shm, i)]);
+}
+
+bool mgmt_cycles_per_packet(const struct sbx_worker_shm *ws, double *cpp)
+{
+	uint64_t cycles = ws->stats.busy_cycles, pkts = ws->stats.busy_pkts;
+
+	if (pkts == 0)
+		return false;
+	*cpp = (double)cycles / (double)pkts;
+	return true;
+}
+
+#define JSON_NUM(field, json, ...) cJSON_AddNumberToObject(o, json, (double)c->field);
+
+void mgmt_port_counters_json(cJSON *o, const struct sbx_port_counters *c)
+{
+	SBX_FOREACH_PORT_COUNTER(JSON_NUM)
+}
+
+void mgmt_mirror_counters_json(cJSON *o, const struct sbx_mirror_counters *c)
+{
+	SBX_FOREACH_MIRROR_COUNTER(JSON_NUM)
+}
+
+void mgmt_worker_counters_json(cJSON *o, const struct sbx_worker_stats *c)
+{
+	SBX_FOREACH_WORKER_COUNTER(JSON_NUM)
+}
+
+void mgmt_ethdev_counters_json(cJSON *o, const struct sbx_port_shm *c)
+{
+#define ETHDEV_NUM(field, ...) cJSON_AddNumberToObject(o, #field, (double)c->field);
+	SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_NUM)
+#undef ETHDEV_NUM
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Reading the memzone's counters: bounded counts of the running config, sums of a counter family
+ * over the workers, and the JSON of each family (include/spanbox/counters.h). Used by /status
+ * (status.c), the port routes (api_ports.c), /metrics (api_metrics.c) and the stats history
+ * (history.c): every number two of them show is computed here once. Depends on nothing of mgmt.
+ */
+#ifndef SBX_MGMT_SHMVIEW_H
+#define SBX_MGMT_SHMVIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "spanbox/shm.h"
+
+/** Ports, workers, mirror sessions of the running config, bounded by the array sizes. */
+uint16_t mgmt_nb_ports(const struct sbx_shm *shm);
+uint16_t mgmt_nb_workers(const struct sbx_shm *shm);
+uint16_t mgmt_nb_mirrors(const struct sbx_shm *shm);
+
+/** @return the index of port @p name in the running config, -1 when there is none. */
+int mgmt_port_index(const struct sbx_shm *shm, const char *name);
+
+/**
+ * Counter slot of session @p i of the active runtime tables (workers[w].stats.mirror[slot]),
+ * always < SBX_MIRROR_SLOTS.
+ */
+uint8_t mgmt_mirror_slot(const struct sbx_shm *shm, uint16_t i);
+
+/**
+ * Sum the counters of port @p i over workers 0..@p nb_w-1 (what /status shows as ports[].workers).
+ * @param sum  overwritten.
+ */
+void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_port_counters *sum);
+
+/** Sum the counters of mirror session @p i (index into cfg.mirrors) over workers 0..@p nb_w-1. */
+void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_mirror_counters *sum);
+
+/**
+ * A worker's TSC cycles per packet, busy_cycles / busy_pkts (unrounded).
+ * @return false (and @p cpp untouched) before its first packet.
+ */
+bool mgmt_cycles_per_packet(const struct sbx_worker_shm *ws, double *cpp);
+
+/** Add every counter of SBX_FOREACH_PORT_COUNTER to object @p o, as number members named by json key. */
+void mgmt_port_counters_json(cJSON *o, const struct sbx_port_counters *c);
+
+/** Add every counter of SBX_FOREACH_MIRROR_COUNTER to object @p o (json keys). */
+void mgmt_mirror_counters_json(cJSON *o, const struct sbx_mirror_counters *c);
+
+/** Add every counter of SBX_FOREACH_WORKER_COUNTER of @p st to object @p o (json keys). */
+void mgmt_worker_counters_json(cJSON *o, const struct sbx_worker_stats *st);
+
+/**
+ * Add every counter of SBX_FOREACH_ETHDEV_COUNTER of port @p c to object @p o, named by its field
+ * (ipackets...: /status ports[].stats).
+ */
+void mgmt_ethdev_counters_json(cJSON *o, const struct sbx_port_shm *c);
+
+#endif
