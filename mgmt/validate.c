@@ -25,6 +25,18 @@ static unsigned int refuse(struct mgmt_verdict *v, unsigned int code, const char
 	return code;
 }
 
+/* true when a long holds @p d truncated (casting anything else is undefined behaviour) */
+static bool in_long_range(double d)
+{
+	return d >= -9.2e18 && d <= 9.2e18;
+}
+
+/* true when @p d is a whole number a long holds */
+static bool is_long(double d)
+{
+	return in_long_range(d) && d == (double)(long)d;
+}
+
 cJSON *mgmt_body_json(const char *body, size_t len, struct mgmt_verdict *v)
 {
 	const char *end = NULL;
@@ -117,13 +129,14 @@ unsigned int mgmt_merge_post_mirror(cJSON *in, cJSON *doc, long *id, char *prefi
 		for (*id = 1; *id <= MGMT_MIRROR_ID_MAX && mgmt_find_mirror(doc, *id, NULL) != NULL; (*id)++)
 			;
 		cJSON_AddNumberToObject(in, "id", (double)*id);
-	} else if (cJSON_IsNumber(idv) && mgmt_find_mirror(doc, (long)idv->valuedouble, NULL) != NULL &&
-		   idv->valuedouble == (double)(long)idv->valuedouble) {
+	} else if (cJSON_IsNumber(idv) && is_long(idv->valuedouble) &&
+		   mgmt_find_mirror(doc, (long)idv->valuedouble, NULL) != NULL) {
 		return refuse(v, 409, "id", "mirror session %ld exists: PUT /api/v1/mirrors/%ld to change it",
 			      (long)idv->valuedouble, (long)idv->valuedouble);
 	}
 	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
-	*id = cJSON_IsNumber(idv) ? (long)idv->valuedouble : 0;
+	/* an id no long holds is refused by sbx_config_parse() (1..1023): 0 names it in the detail */
+	*id = cJSON_IsNumber(idv) && in_long_range(idv->valuedouble) ? (long)idv->valuedouble : 0;
 	cJSON_AddItemToArray(mgmt_doc_array(doc, "mirrors"), cJSON_Duplicate(in, true));
 	snprintf(prefix, prefix_len, "mirrors[%d].", cJSON_GetArraySize(mgmt_doc_array(doc, "mirrors")) - 1);
 	return 0;
@@ -212,7 +225,7 @@ static int body_int(const cJSON *o, const char *key, long min, long max, long *v
 
 	if (it == NULL)
 		return 0;
-	if (!cJSON_IsNumber(it) || it->valuedouble != (double)(long)it->valuedouble || it->valuedouble < (double)min ||
+	if (!cJSON_IsNumber(it) || !is_long(it->valuedouble) || it->valuedouble < (double)min ||
 	    it->valuedouble > (double)max) {
 		snprintf(err, errlen, "%s: expected an integer %ld..%ld", key, min, max);
 		return -1;
