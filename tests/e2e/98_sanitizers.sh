@@ -65,13 +65,13 @@ for t in "$AB"/tests/test_*; do
 	name=$(basename "$t")
 	san_env "$LOGS/$name"
 	start=$SECONDS
-	( ulimit -c 0; exec "$t" "$ROOT" ) >"$LOGS/$name.log" 2>&1
+	( ulimit -c 0; exec timeout -k 10 300 "$t" "$ROOT" ) >"$LOGS/$name.log" 2>&1
 	verdict "$name ($((SECONDS - start)) s)" $? "$LOGS/$name.log" "$LOGS/$name"
 done
 for e in $E2E; do
 	san_env "$LOGS/$e"
 	start=$SECONDS
-	( ulimit -c 0; SBX_BUILD="$AB" exec bash "$ROOT/tests/e2e/$e.sh" ) >"$LOGS/$e.log" 2>&1
+	( ulimit -c 0; SBX_BUILD="$AB" exec timeout -k 10 900 bash "$ROOT/tests/e2e/$e.sh" ) >"$LOGS/$e.log" 2>&1
 	verdict "$e ($((SECONDS - start)) s)" $? "$LOGS/$e.log" "$LOGS/$e"
 done
 unset ASAN_OPTIONS UBSAN_OPTIONS
