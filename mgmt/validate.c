@@ -285,7 +285,6 @@ static unsigned int config_check(const cJSON *doc, const char *prefix, char *err
 unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, size_t len, const char *running,
 				 long id, const char *redacted, struct mgmt_verdict *v)
 {
-	static char err[600]; /* v->field may point into it */
 	char prefix[32] = "";
 	cJSON *in = NULL, *doc = NULL;
 	const cJSON *ports = NULL;
@@ -364,7 +363,7 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 		break;
 	}
 	if (code == 0)
-		code = config_check(doc, prefix[0] ? prefix : NULL, err, sizeof(err), v);
+		code = config_check(doc, prefix[0] ? prefix : NULL, v->scratch, sizeof(v->scratch), v);
 out:
 	cJSON_Delete(in);
 	cJSON_Delete(doc);

@@ -24,6 +24,7 @@ struct mgmt_verdict {
 	const char *field; /**< the field at fault, or NULL; points into a literal or into the inputs
 			    *   of the call that set it (valid while those live) */
 	char msg[1024];    /**< the message (as long as mgmt_error() keeps) */
+	char scratch[600]; /**< mgmt_validate_write(): sbx_config_parse()'s message, which field points into */
 };
 
 /**
