@@ -22,6 +22,7 @@
 #include "db.h"
 #include "status.h"
 #include "store.h"
+#include "validate.h"
 
 #define APPLY_TIMEOUT_MS 5000
 #define REDACTED "<redacted>"
@@ -53,24 +54,18 @@ static cJSON *running_doc(struct req *r, cJSON **body, unsigned int *code)
 /* The document's array @p key (created when absent; a non-array is replaced). */
 static cJSON *doc_array(cJSON *doc, const char *key)
 {
-	cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, key);
-
-	if (!cJSON_IsArray(a)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(doc, key);
-		a = cJSON_AddArrayToObject(doc, key);
-	}
-	return a;
+	return mgmt_doc_array(doc, key);
 }
 
 static cJSON *doc_xconnects(cJSON *doc)
 {
-	cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "forwarding");
+	return mgmt_doc_xconnects(doc);
+}
 
-	if (!cJSON_IsObject(f)) {
-		cJSON_DeleteItemFromObjectCaseSensitive(doc, "forwarding");
-		f = cJSON_AddObjectToObject(doc, "forwarding");
-	}
-	return doc_array(f, "xconnects");
+/* The error body of a refusal of validate.c. */
+static cJSON *verdict_error(const struct mgmt_verdict *v)
+{
+	return mgmt_error(v->code, v->field, "%s", v->msg);
 }
 
 /* How long mgmt waits for an apply: filter compilation + one grace period (at most 2 s) and the
@@ -233,16 +228,10 @@ static bool is_file_content(const struct sbx_shm *shm, const cJSON *doc)
  */
 static cJSON *validation_error(char *err, const char *prefix)
 {
-	char *colon = strstr(err, ": "), *field = err;
-	size_t pl = prefix ? strlen(prefix) : 0;
+	struct mgmt_verdict v;
 
-	if (colon != NULL)
-		*colon = '\0';
-	if (pl && strncmp(field, prefix, pl) == 0 && field[pl] != '\0')
-		field += pl;
-	else if (pl && strncmp(field, prefix, pl - 1) == 0 && field[pl - 1] == '\0')
-		field = "session";
-	return mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, field, "%s%s%s", field, colon ? ": " : "", colon ? colon + 2 : "");
+	mgmt_validation_verdict(err, prefix, &v);
+	return verdict_error(&v);
 }
 
 /*
@@ -328,20 +317,7 @@ out:
 /* The session @p id of @p doc's mirrors (index in *idx), or NULL. */
 static cJSON *find_mirror(cJSON *doc, long id, int *idx)
 {
-	cJSON *m, *a = cJSON_GetObjectItemCaseSensitive(doc, "mirrors");
-	int i = 0;
-
-	cJSON_ArrayForEach(m, a) {
-		cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
-
-		if (cJSON_IsNumber(v) && v->valuedouble == (double)id) {
-			if (idx)
-				*idx = i;
-			return m;
-		}
-		i++;
-	}
-	return NULL;
+	return mgmt_find_mirror(doc, id, idx);
 }
 
 /* Path parameter {id} of a mirror: 1..1023, else -1 (404: no such session can exist). */
@@ -421,41 +397,30 @@ static unsigned int get_mirror(struct req *r, cJSON **body)
 static unsigned int post_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_CREATED;
-	cJSON *in = mgmt_parse_body(r, body, &code), *doc, *idv;
+	cJSON *in = mgmt_parse_body(r, body, &code), *doc;
 	char detail[160], prefix[32];
+	struct mgmt_verdict v;
 	long id;
 
 	if (in == NULL)
 		return code;
-	if (!cJSON_IsObject(in)) {
+	if (mgmt_check_post_mirror_body(in, &v) != 0) {
 		cJSON_Delete(in);
-		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, NULL, "expected a mirror session object");
-		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+		*body = verdict_error(&v);
+		return v.code;
 	}
 	doc = running_doc(r, body, &code);
 	if (doc == NULL) {
 		cJSON_Delete(in);
 		return code;
 	}
-	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
-	if (idv == NULL) {
-		for (id = SBX_MIRROR_ID_MIN; id <= SBX_MIRROR_ID_MAX && find_mirror(doc, id, NULL) != NULL; id++)
-			;
-		cJSON_AddNumberToObject(in, "id", (double)id);
-	} else if (cJSON_IsNumber(idv) && find_mirror(doc, (long)idv->valuedouble, NULL) != NULL &&
-		   idv->valuedouble == (double)(long)idv->valuedouble) {
-		*body = mgmt_error(MHD_HTTP_CONFLICT, "id", "mirror session %ld exists: PUT /api/v1/mirrors/%ld "
-				   "to change it", (long)idv->valuedouble, (long)idv->valuedouble);
+	if (mgmt_merge_post_mirror(in, doc, &id, prefix, sizeof(prefix), &v) != 0) {
+		*body = verdict_error(&v);
 		cJSON_Delete(in);
 		cJSON_Delete(doc);
-		return MHD_HTTP_CONFLICT;
+		return v.code;
 	}
-	id = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(in, "id"))
-		     ? (long)cJSON_GetObjectItemCaseSensitive(in, "id")->valuedouble
-		     : 0;
 	snprintf(detail, sizeof(detail), "POST /api/v1/mirrors: session %ld added", id);
-	cJSON_AddItemToArray(doc_array(doc, "mirrors"), cJSON_Duplicate(in, true));
-	snprintf(prefix, sizeof(prefix), "mirrors[%d].", cJSON_GetArraySize(doc_array(doc, "mirrors")) - 1);
 	return change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, in, prefix);
 }
 
@@ -464,8 +429,9 @@ static unsigned int put_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
 	long id = mirror_id_param(r->params[0]);
-	cJSON *in, *doc, *idv;
+	cJSON *in, *doc;
 	char detail[160], prefix[32];
+	struct mgmt_verdict v;
 	int idx = -1;
 
 	doc = running_doc(r, body, &code);
@@ -481,20 +447,13 @@ static unsigned int put_mirror(struct req *r, cJSON **body)
 		cJSON_Delete(doc);
 		return code;
 	}
-	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
-	if (!cJSON_IsObject(in) || (idv != NULL && !(cJSON_IsNumber(idv) && idv->valuedouble == (double)id))) {
-		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, cJSON_IsObject(in) ? "id" : NULL,
-				   cJSON_IsObject(in) ? "id: must be %ld (the session in the path)"
-						      : "expected a mirror session object (session %ld)", id);
+	if (mgmt_merge_put_mirror(in, doc, id, idx, prefix, sizeof(prefix), &v) != 0) {
+		*body = verdict_error(&v);
 		cJSON_Delete(in);
 		cJSON_Delete(doc);
-		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+		return v.code;
 	}
-	if (idv == NULL)
-		cJSON_AddNumberToObject(in, "id", (double)id);
-	cJSON_ReplaceItemInArray(doc_array(doc, "mirrors"), idx, cJSON_Duplicate(in, true));
 	snprintf(detail, sizeof(detail), "PUT /api/v1/mirrors/%ld: session replaced", id);
-	snprintf(prefix, sizeof(prefix), "mirrors[%d].", idx);
 	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, in, prefix);
 }
 
@@ -560,30 +519,18 @@ static unsigned int get_xconnects(struct req *r, cJSON **body)
 static unsigned int post_xconnect(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_CREATED;
-	cJSON *in = mgmt_parse_body(r, body, &code), *doc, *ports;
+	cJSON *in = mgmt_parse_body(r, body, &code), *doc;
+	const cJSON *ports;
 	char detail[200], id[140];
+	struct mgmt_verdict v;
 
 	if (in == NULL)
 		return code;
-	ports = cJSON_IsObject(in) ? cJSON_GetObjectItemCaseSensitive(in, "ports") : NULL;
-	if (cJSON_IsObject(in) && cJSON_GetArraySize(in) > 1) { /* another key, or "ports" twice */
-		const cJSON *k;
-
-		cJSON_ArrayForEach(k, in)
-			if (k != ports)
-				break;
-		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, k && k->string ? k->string : NULL,
-				   "%s: %s key (only \"ports\" is allowed)", k && k->string ? k->string : "?",
-				   k && k->string && strcmp(k->string, "ports") == 0 ? "duplicate" : "unknown");
+	ports = mgmt_check_xconnect_body(in, &v);
+	if (ports == NULL) {
+		*body = verdict_error(&v);
 		cJSON_Delete(in);
-		return MHD_HTTP_UNPROCESSABLE_CONTENT;
-	}
-	if (!cJSON_IsArray(ports) || cJSON_GetArraySize(ports) != 2 || !cJSON_IsString(cJSON_GetArrayItem(ports, 0)) ||
-	    !cJSON_IsString(cJSON_GetArrayItem(ports, 1))) {
-		cJSON_Delete(in);
-		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "ports",
-				   "ports: expected {\"ports\": [\"a\", \"b\"]} with two port names");
-		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+		return v.code;
 	}
 	doc = running_doc(r, body, &code);
 	if (doc == NULL) {
@@ -644,28 +591,24 @@ static unsigned int get_config(struct req *r, cJSON **body)
 static unsigned int put_config(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	cJSON *in = mgmt_parse_body(r, body, &code), *mg, *tok, *run, *rmg;
+	cJSON *in = mgmt_parse_body(r, body, &code), *run;
+	struct mgmt_verdict v;
 
 	if (in == NULL)
 		return code;
-	if (!cJSON_IsObject(in)) {
+	if (mgmt_check_put_config_body(in, &v) != 0) {
 		cJSON_Delete(in);
-		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "config", "config: expected a JSON object");
-		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+		*body = verdict_error(&v);
+		return v.code;
 	}
 	/* a document from GET /config carries the redacted token: take the running one */
-	mg = cJSON_GetObjectItemCaseSensitive(in, "mgmt");
-	tok = cJSON_IsObject(mg) ? cJSON_GetObjectItemCaseSensitive(mg, "token") : NULL;
-	if (cJSON_IsString(tok) && strcmp(tok->valuestring, REDACTED) == 0) {
+	if (mgmt_config_token_redacted(in, REDACTED)) {
 		run = running_doc(r, body, &code);
 		if (run == NULL) {
 			cJSON_Delete(in);
 			return code;
 		}
-		rmg = cJSON_GetObjectItemCaseSensitive(run, "mgmt");
-		if (cJSON_IsObject(rmg) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rmg, "token")))
-			cJSON_ReplaceItemInObjectCaseSensitive(
-				mg, "token", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(rmg, "token"), true));
+		mgmt_config_take_token(in, run);
 		cJSON_Delete(run);
 	}
 	code = change(r, body, cJSON_Duplicate(in, true), "config_change", "PUT /api/v1/config: whole config replaced",

@@ -71,6 +71,7 @@
 #include "http.h"
 #include "static.h"
 #include "system.h"
+#include "validate.h"
 
 #define MAX_BODY (64 * 1024) /* bytes of request body accepted; a longer body is refused (413) */
 #define FD_MARGIN 64         /* fds kept for mgmt itself (database, history, probe, logs) */
@@ -440,7 +441,7 @@ long mgmt_decimal_param(const char *s, size_t max_digits)
 cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code)
 {
 	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-	const char *end = NULL;
+	struct mgmt_verdict v;
 	cJSON *doc;
 	size_t n;
 
@@ -452,40 +453,10 @@ cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code)
 		*code = MHD_HTTP_UNSUPPORTED_MEDIA_TYPE;
 		return NULL;
 	}
-	if (r->body_len == 0) {
-		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL, "empty body: a JSON document is expected");
-		*code = MHD_HTTP_BAD_REQUEST;
-		return NULL;
-	}
-	if (strlen(r->body) != r->body_len) {
-		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL, "body holds a NUL byte at byte offset %zu",
-				   strlen(r->body));
-		*code = MHD_HTTP_BAD_REQUEST;
-		return NULL;
-	}
-	/* cJSON decodes \u0000 into a NUL that silently ends the C string: refuse it (an escape is a
-	 * backslash preceded by an even number of backslashes) */
-	for (n = 0; n + 6 <= r->body_len; n++) {
-		size_t k = n;
-
-		if (strncasecmp(r->body + n, "\\u0000", 6) != 0)
-			continue;
-		while (k > 0 && r->body[k - 1] == '\\')
-			k--;
-		if ((n - k) % 2 == 0) {
-			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL,
-					   "body holds a NUL character (\\u0000) at byte offset %zu: not allowed in any value", n);
-			*code = MHD_HTTP_BAD_REQUEST;
-			return NULL;
-		}
-	}
-	doc = cJSON_ParseWithLengthOpts(r->body, r->body_len + 1, &end, 1) /* + its NUL: cJSON checks the terminator within the length */;
+	doc = mgmt_body_json(r->body, r->body_len, &v);
 	if (doc == NULL) {
-		size_t off = end != NULL && end >= r->body ? (size_t)(end - r->body) : 0;
-
-		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL, "body is not valid JSON: error at byte offset %zu",
-				   off);
-		*code = MHD_HTTP_BAD_REQUEST;
+		*body = mgmt_error(v.code, v.field, "%s", v.msg);
+		*code = v.code;
 	}
 	return doc;
 }

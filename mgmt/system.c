@@ -26,6 +26,7 @@
 #include "spanbox/pcie.h"
 #include "spanbox/pcie_json.h"
 #include "system.h"
+#include "validate.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX_SOCKETS 32        /* sockets tracked per hugepage size (RTE_MAX_NUMA_NODES) */
@@ -424,22 +425,6 @@ static struct {
 	char err[512];
 } probe = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Integer member @p key of @p o into *v (kept when absent). @return 0, or -1 with @p err. */
-static int body_int(const cJSON *o, const char *key, long min, long max, long *v, char *err, size_t errlen)
-{
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (it == NULL)
-		return 0;
-	if (!cJSON_IsNumber(it) || it->valuedouble != (double)(long)it->valuedouble || it->valuedouble < (double)min ||
-	    it->valuedouble > (double)max) {
-		snprintf(err, errlen, "%s: expected an integer %ld..%ld", key, min, max);
-		return -1;
-	}
-	*v = (long)it->valuedouble;
-	return 0;
-}
-
 /* Join a finished thread whose result was never taken. Lock held. */
 static void reap_stale(void)
 {
@@ -455,34 +440,12 @@ unsigned int mgmt_memprobe_accept(const char *body, size_t len, unsigned int *re
 				  size_t errlen)
 {
 	long size_mb = 256, runs = 5; /* spanbox-memprobe's own defaults */
-	const cJSON *it;
-	cJSON *o = NULL;
 	uint64_t now = sbx_now_ns(), window = MGMT_MEMPROBE_INTERVAL_S * 1000000000ULL;
-	unsigned int code = 0;
+	unsigned int code;
 
-	while (len > 0 && (body[len - 1] == ' ' || body[len - 1] == '\n' || body[len - 1] == '\r' || body[len - 1] == '\t'))
-		len--;
-	if (len > 0) {
-		o = cJSON_ParseWithLength(body, len);
-		if (o == NULL || !cJSON_IsObject(o)) {
-			snprintf(err, errlen, "body: expected a JSON object such as {\"size_mb\": 64, \"runs\": 3}");
-			cJSON_Delete(o);
-			return 400;
-		}
-		cJSON_ArrayForEach(it, o) {
-			if (strcmp(it->string, "size_mb") != 0 && strcmp(it->string, "runs") != 0) {
-				snprintf(err, errlen, "%s: unknown key (size_mb, runs)", it->string);
-				cJSON_Delete(o);
-				return 400;
-			}
-		}
-		if (body_int(o, "size_mb", 1, 1024, &size_mb, err, errlen) != 0 ||
-		    body_int(o, "runs", 1, 20, &runs, err, errlen) != 0) {
-			cJSON_Delete(o);
-			return 400;
-		}
-		cJSON_Delete(o);
-	}
+	code = mgmt_memprobe_body(body, len, &size_mb, &runs, err, errlen);
+	if (code != 0)
+		return code;
 	pthread_mutex_lock(&probe.lock);
 	reap_stale();
 	if (probe.reserved || probe.thread || (probe.last_start_ns && now - probe.last_start_ns < window)) {

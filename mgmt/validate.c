@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Checks of the writing routes' bodies, without libmicrohttpd or the memzone (validate.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <spanbox/config.h>
+
+#include "validate.h"
+
+static unsigned int refuse(struct mgmt_verdict *v, unsigned int code, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static unsigned int refuse(struct mgmt_verdict *v, unsigned int code, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(v->msg, sizeof(v->msg), fmt, ap);
+	va_end(ap);
+	v->code = code;
+	v->field = field;
+	return code;
+}
+
+/* true when a long holds @p d truncated (casting anything else is undefined behaviour) */
+static bool in_long_range(double d)
+{
+	return d >= -9.2e18 && d <= 9.2e18;
+}
+
+/* true when @p d is a whole number a long holds */
+static bool is_long(double d)
+{
+	return in_long_range(d) && d == (double)(long)d;
+}
+
+cJSON *mgmt_body_json(const char *body, size_t len, struct mgmt_verdict *v)
+{
+	const char *end = NULL;
+	cJSON *doc;
+	size_t n;
+
+	if (len == 0) {
+		refuse(v, 400, NULL, "empty body: a JSON document is expected");
+		return NULL;
+	}
+	if (strlen(body) != len) {
+		refuse(v, 400, NULL, "body holds a NUL byte at byte offset %zu", strlen(body));
+		return NULL;
+	}
+	/* cJSON decodes \u0000 into a NUL that silently ends the C string: refuse it (an escape is a
+	 * backslash preceded by an even number of backslashes) */
+	for (n = 0; n + 6 <= len; n++) {
+		size_t k = n;
+
+		if (strncasecmp(body + n, "\\u0000", 6) != 0)
+			continue;
+		while (k > 0 && body[k - 1] == '\\')
+			k--;
+		if ((n - k) % 2 == 0) {
+			refuse(v, 400, NULL,
+			       "body holds a NUL character (\\u0000) at byte offset %zu: not allowed in any value", n);
+			return NULL;
+		}
+	}
+	doc = cJSON_ParseWithLengthOpts(body, len + 1, &end, 1) /* + its NUL: cJSON checks the terminator within the length */;
+	if (doc == NULL) {
+		size_t off = end != NULL && end >= body ? (size_t)(end - body) : 0;
+
+		refuse(v, 400, NULL, "body is not valid JSON: error at byte offset %zu", off);
+	}
+	return doc;
+}
+
+cJSON *mgmt_doc_array(cJSON *doc, const char *key)
+{
+	cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, key);
+
+	if (!cJSON_IsArray(a)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, key);
+		a = cJSON_AddArrayToObject(doc, key);
+	}
+	return a;
+}
+
+cJSON *mgmt_doc_xconnects(cJSON *doc)
+{
+	cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "forwarding");
+
+	if (!cJSON_IsObject(f)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, "forwarding");
+		f = cJSON_AddObjectToObject(doc, "forwarding");
+	}
+	return mgmt_doc_array(f, "xconnects");
+}
+
+cJSON *mgmt_find_mirror(cJSON *doc, long id, int *idx)
+{
+	cJSON *m, *a = cJSON_GetObjectItemCaseSensitive(doc, "mirrors");
+	int i = 0;
+
+	cJSON_ArrayForEach(m, a) {
+		cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
+
+		if (cJSON_IsNumber(v) && v->valuedouble == (double)id) {
+			if (idx)
+				*idx = i;
+			return m;
+		}
+		i++;
+	}
+	return NULL;
+}
+
+unsigned int mgmt_check_post_mirror_body(const cJSON *in, struct mgmt_verdict *v)
+{
+	return cJSON_IsObject(in) ? 0 : refuse(v, 422, NULL, "expected a mirror session object");
+}
+
+unsigned int mgmt_merge_post_mirror(cJSON *in, cJSON *doc, long *id, char *prefix, size_t prefix_len,
+				    struct mgmt_verdict *v)
+{
+	cJSON *idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+
+	if (idv == NULL) {
+		for (*id = SBX_MIRROR_ID_MIN; *id <= SBX_MIRROR_ID_MAX && mgmt_find_mirror(doc, *id, NULL) != NULL; (*id)++)
+			;
+		cJSON_AddNumberToObject(in, "id", (double)*id);
+	} else if (cJSON_IsNumber(idv) && is_long(idv->valuedouble) &&
+		   mgmt_find_mirror(doc, (long)idv->valuedouble, NULL) != NULL) {
+		return refuse(v, 409, "id", "mirror session %ld exists: PUT /api/v1/mirrors/%ld to change it",
+			      (long)idv->valuedouble, (long)idv->valuedouble);
+	}
+	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+	/* an id no long holds is refused by sbx_config_parse() (1..1023): 0 names it in the detail */
+	*id = cJSON_IsNumber(idv) && in_long_range(idv->valuedouble) ? (long)idv->valuedouble : 0;
+	cJSON_AddItemToArray(mgmt_doc_array(doc, "mirrors"), cJSON_Duplicate(in, true));
+	snprintf(prefix, prefix_len, "mirrors[%d].", cJSON_GetArraySize(mgmt_doc_array(doc, "mirrors")) - 1);
+	return 0;
+}
+
+unsigned int mgmt_merge_put_mirror(cJSON *in, cJSON *doc, long id, int idx, char *prefix, size_t prefix_len,
+				   struct mgmt_verdict *v)
+{
+	cJSON *idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+
+	if (!cJSON_IsObject(in))
+		return refuse(v, 422, NULL, "expected a mirror session object (session %ld)", id);
+	if (idv != NULL && !(cJSON_IsNumber(idv) && idv->valuedouble == (double)id))
+		return refuse(v, 422, "id", "id: must be %ld (the session in the path)", id);
+	if (idv == NULL)
+		cJSON_AddNumberToObject(in, "id", (double)id);
+	cJSON_ReplaceItemInArray(mgmt_doc_array(doc, "mirrors"), idx, cJSON_Duplicate(in, true));
+	snprintf(prefix, prefix_len, "mirrors[%d].", idx);
+	return 0;
+}
+
+const cJSON *mgmt_check_xconnect_body(const cJSON *in, struct mgmt_verdict *v)
+{
+	const cJSON *ports = cJSON_IsObject(in) ? cJSON_GetObjectItemCaseSensitive(in, "ports") : NULL;
+
+	if (cJSON_IsObject(in) && cJSON_GetArraySize(in) > 1) { /* another key, or "ports" twice */
+		const cJSON *k;
+
+		cJSON_ArrayForEach(k, in)
+			if (k != ports)
+				break;
+		refuse(v, 422, k && k->string ? k->string : NULL, "%s: %s key (only \"ports\" is allowed)",
+		       k && k->string ? k->string : "?",
+		       k && k->string && strcmp(k->string, "ports") == 0 ? "duplicate" : "unknown");
+		return NULL;
+	}
+	if (!cJSON_IsArray(ports) || cJSON_GetArraySize(ports) != 2 || !cJSON_IsString(cJSON_GetArrayItem(ports, 0)) ||
+	    !cJSON_IsString(cJSON_GetArrayItem(ports, 1))) {
+		refuse(v, 422, "ports", "ports: expected {\"ports\": [\"a\", \"b\"]} with two port names");
+		return NULL;
+	}
+	return ports;
+}
+
+unsigned int mgmt_check_put_config_body(const cJSON *in, struct mgmt_verdict *v)
+{
+	return cJSON_IsObject(in) ? 0 : refuse(v, 422, "config", "config: expected a JSON object");
+}
+
+bool mgmt_config_token_redacted(const cJSON *in, const char *redacted)
+{
+	const cJSON *mg = cJSON_GetObjectItemCaseSensitive(in, "mgmt");
+	const cJSON *tok = cJSON_IsObject(mg) ? cJSON_GetObjectItemCaseSensitive(mg, "token") : NULL;
+
+	return cJSON_IsString(tok) && strcmp(tok->valuestring, redacted) == 0;
+}
+
+void mgmt_config_take_token(cJSON *in, const cJSON *run)
+{
+	cJSON *mg = cJSON_GetObjectItemCaseSensitive(in, "mgmt");
+	const cJSON *rmg = cJSON_GetObjectItemCaseSensitive(run, "mgmt");
+
+	if (cJSON_IsObject(mg) && cJSON_IsObject(rmg) && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rmg, "token")))
+		cJSON_ReplaceItemInObjectCaseSensitive(mg, "token",
+						       cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(rmg, "token"), true));
+}
+
+void mgmt_validation_verdict(char *err, const char *prefix, struct mgmt_verdict *v)
+{
+	char *colon = strstr(err, ": "), *field = err;
+	size_t pl = prefix ? strlen(prefix) : 0;
+
+	if (colon != NULL)
+		*colon = '\0';
+	if (pl && strncmp(field, prefix, pl) == 0 && field[pl] != '\0')
+		field += pl;
+	else if (pl && strncmp(field, prefix, pl - 1) == 0 && field[pl - 1] == '\0')
+		field = "session";
+	refuse(v, 422, field, "%s%s%s", field, colon ? ": " : "", colon ? colon + 2 : "");
+}
+
+/* an integer @p key of @p o in min..max, when present */
+static int body_int(const cJSON *o, const char *key, long min, long max, long *v, char *err, size_t errlen)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (it == NULL)
+		return 0;
+	if (!cJSON_IsNumber(it) || !is_long(it->valuedouble) || it->valuedouble < (double)min ||
+	    it->valuedouble > (double)max) {
+		snprintf(err, errlen, "%s: expected an integer %ld..%ld", key, min, max);
+		return -1;
+	}
+	*v = (long)it->valuedouble;
+	return 0;
+}
+
+unsigned int mgmt_memprobe_body(const char *body, size_t len, long *size_mb, long *runs, char *err, size_t errlen)
+{
+	const cJSON *it;
+	cJSON *o;
+
+	while (len > 0 && (body[len - 1] == ' ' || body[len - 1] == '\n' || body[len - 1] == '\r' || body[len - 1] == '\t'))
+		len--;
+	if (len == 0)
+		return 0;
+	o = cJSON_ParseWithLength(body, len);
+	if (o == NULL || !cJSON_IsObject(o)) {
+		snprintf(err, errlen, "body: expected a JSON object such as {\"size_mb\": 64, \"runs\": 3}");
+		cJSON_Delete(o);
+		return 400;
+	}
+	cJSON_ArrayForEach(it, o) {
+		if (strcmp(it->string, "size_mb") != 0 && strcmp(it->string, "runs") != 0) {
+			snprintf(err, errlen, "%s: unknown key (size_mb, runs)", it->string);
+			cJSON_Delete(o);
+			return 400;
+		}
+	}
+	if (body_int(o, "size_mb", 1, 1024, size_mb, err, errlen) != 0 || body_int(o, "runs", 1, 20, runs, err, errlen) != 0) {
+		cJSON_Delete(o);
+		return 400;
+	}
+	cJSON_Delete(o);
+	return 0;
+}
+
+/* sbx_config_parse() of @p doc, as change() does; 0 or 422 with @p v set (v->field into @p err). */
+static unsigned int config_check(const cJSON *doc, const char *prefix, char *err, size_t errlen, struct mgmt_verdict *v)
+{
+	struct sbx_config *tmp = malloc(sizeof(*tmp));
+	char *text = cJSON_Print(doc);
+	unsigned int code = 0;
+
+	if (tmp == NULL || text == NULL)
+		code = refuse(v, 500, NULL, "out of memory");
+	else if (sbx_config_parse(text, tmp, err, errlen) != 0) {
+		mgmt_validation_verdict(err, prefix, v);
+		code = v->code;
+	}
+	free(text);
+	free(tmp);
+	return code;
+}
+
+unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, size_t len, const char *running,
+				 long id, const char *redacted, struct mgmt_verdict *v)
+{
+	char prefix[32] = "";
+	cJSON *in = NULL, *doc = NULL;
+	const cJSON *ports = NULL;
+	unsigned int code = 0;
+	long got;
+	int idx = -1;
+
+	v->code = 0;
+	v->field = NULL;
+	v->msg[0] = '\0';
+	if (route == MGMT_W_MEMPROBE) {
+		long size_mb = 256, runs = 5;
+
+		if (len > 0 && body[strspn(body, " \t\r\n")] != '\0') {
+			in = mgmt_body_json(body, len, v);
+			if (in == NULL)
+				return v->code;
+			cJSON_Delete(in);
+		}
+		code = mgmt_memprobe_body(body, len, &size_mb, &runs, v->msg, sizeof(v->msg));
+		v->code = code;
+		return code;
+	}
+	if (route == MGMT_W_PUT_MIRROR) { /* the route reads the running document and the session first */
+		doc = running ? cJSON_Parse(running) : NULL;
+		if (doc == NULL)
+			return refuse(v, 500, NULL, "running config is not JSON");
+		if (id < SBX_MIRROR_ID_MIN || id > SBX_MIRROR_ID_MAX || mgmt_find_mirror(doc, id, &idx) == NULL) {
+			cJSON_Delete(doc);
+			return refuse(v, 404, NULL, "no mirror session %ld", id);
+		}
+	}
+	in = mgmt_body_json(body, len, v);
+	if (in == NULL) {
+		cJSON_Delete(doc);
+		return v->code;
+	}
+	switch (route) {
+	case MGMT_W_POST_MIRROR:
+		code = mgmt_check_post_mirror_body(in, v);
+		break;
+	case MGMT_W_POST_XCONNECT:
+		ports = mgmt_check_xconnect_body(in, v);
+		code = ports == NULL ? v->code : 0;
+		break;
+	case MGMT_W_PUT_CONFIG:
+		code = mgmt_check_put_config_body(in, v);
+		break;
+	default:
+		break;
+	}
+	if (code == 0 && doc == NULL) {
+		doc = running ? cJSON_Parse(running) : NULL;
+		if (doc == NULL)
+			code = refuse(v, 500, NULL, "running config is not JSON");
+	}
+	if (code != 0)
+		goto out;
+	switch (route) {
+	case MGMT_W_POST_MIRROR:
+		code = mgmt_merge_post_mirror(in, doc, &got, prefix, sizeof(prefix), v);
+		break;
+	case MGMT_W_PUT_MIRROR:
+		code = mgmt_merge_put_mirror(in, doc, id, idx, prefix, sizeof(prefix), v);
+		break;
+	case MGMT_W_POST_XCONNECT:
+		cJSON_AddItemToArray(mgmt_doc_xconnects(doc), cJSON_Duplicate(ports, true));
+		break;
+	case MGMT_W_PUT_CONFIG:
+		if (mgmt_config_token_redacted(in, redacted))
+			mgmt_config_take_token(in, doc);
+		cJSON_Delete(doc);
+		doc = cJSON_Duplicate(in, true);
+		break;
+	default:
+		break;
+	}
+	if (code == 0)
+		code = config_check(doc, prefix[0] ? prefix : NULL, v->scratch, sizeof(v->scratch), v);
+out:
+	cJSON_Delete(in);
+	cJSON_Delete(doc);
+	return code;
+}

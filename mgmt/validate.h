@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file validate.h
+ * What mgmt checks of a writing route's body, as pure functions: no libmicrohttpd, no memzone,
+ * no database. The routes (api_tables.c, api_core.c, system.c, http.c) call them on the request
+ * and the running document; the libFuzzer harness tests/fuzz/fuzz_rest.c calls the same ones
+ * through mgmt_validate_write(). Errors come back as a struct mgmt_verdict, which the route turns
+ * into its JSON error body with mgmt_error(v.code, v.field, "%s", v.msg).
+ */
+#ifndef SBX_MGMT_VALIDATE_H
+#define SBX_MGMT_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "spanbox/config.h" /* SBX_MIRROR_ID_MIN, SBX_MIRROR_ID_MAX */
+
+
+/** Why a request is refused. */
+struct mgmt_verdict {
+	unsigned int code; /**< HTTP status (400, 409, 422, 500), 0 = accepted */
+	const char *field; /**< the field at fault, or NULL; points into a literal or into the inputs
+			    *   of the call that set it (valid while those live) */
+	char msg[1024];    /**< the message (as long as mgmt_error() keeps) */
+	char scratch[600]; /**< mgmt_validate_write(): sbx_config_parse()'s message, which field points into */
+};
+
+/**
+ * The request body as a JSON document: refuses an empty body, a NUL byte or a \\u0000 escape,
+ * and what is not JSON (the message names the byte offset). @p body must be NUL-terminated at
+ * @p len (its length in bytes).
+ * @return the document (caller frees with cJSON_Delete), or NULL with @p v set (400).
+ */
+cJSON *mgmt_body_json(const char *body, size_t len, struct mgmt_verdict *v);
+
+/** The document's array @p key, created when absent (a non-array member is replaced). */
+cJSON *mgmt_doc_array(cJSON *doc, const char *key);
+
+/** The document's forwarding.xconnects array, created (with forwarding) when absent. */
+cJSON *mgmt_doc_xconnects(cJSON *doc);
+
+/** The session whose "id" is @p id in @p doc's mirrors (its index in *@p idx when not NULL), or NULL. */
+cJSON *mgmt_find_mirror(cJSON *doc, long id, int *idx);
+
+/** POST /mirrors, before the running document is read: the body must be an object. @return 0 or 422. */
+unsigned int mgmt_check_post_mirror_body(const cJSON *in, struct mgmt_verdict *v);
+
+/**
+ * POST /mirrors: give the session @p in (an object) the lowest free id when it has none (added
+ * to @p in), refuse an id that exists (409), then append a copy to @p doc's mirrors.
+ * @param id      the session's id (0 when "id" is not an integer number) for the audit detail
+ * @param prefix  "mirrors[N]." of the new session, for mgmt_validation_verdict()
+ * @return 0 (doc changed) or 409 with @p v set (doc unchanged).
+ */
+unsigned int mgmt_merge_post_mirror(cJSON *in, cJSON *doc, long *id, char *prefix, size_t prefix_len,
+				    struct mgmt_verdict *v);
+
+/**
+ * PUT /mirrors/{id}: @p in must be an object whose "id", when given, is @p id (422 otherwise);
+ * the id is added when absent and a copy replaces the session at index @p idx of @p doc's mirrors.
+ * @param prefix "mirrors[idx]." for mgmt_validation_verdict()
+ * @return 0 (doc changed) or 422 with @p v set.
+ */
+unsigned int mgmt_merge_put_mirror(cJSON *in, cJSON *doc, long id, int idx, char *prefix, size_t prefix_len,
+				   struct mgmt_verdict *v);
+
+/**
+ * POST /forwarding/xconnects: the body must be {"ports": ["a", "b"]} and nothing else.
+ * @return its "ports" array (owned by @p in), or NULL with @p v set (422).
+ */
+const cJSON *mgmt_check_xconnect_body(const cJSON *in, struct mgmt_verdict *v);
+
+/** PUT /config: the body must be an object. @return 0 or 422. */
+unsigned int mgmt_check_put_config_body(const cJSON *in, struct mgmt_verdict *v);
+
+/** PUT /config: true when @p in carries the redacted token of GET /config (@p redacted). */
+bool mgmt_config_token_redacted(const cJSON *in, const char *redacted);
+
+/** PUT /config: replace @p in's redacted mgmt.token by the running document @p run's token, if it has one. */
+void mgmt_config_take_token(cJSON *in, const cJSON *run);
+
+/**
+ * A validation error of sbx_config_parse() on the whole document, said in the terms of the
+ * request: for a request on one session (@p prefix "mirrors[3]."), "mirrors[3].filter: ..."
+ * becomes "filter: ...". Edits @p err in place (v->field points into it). Sets v->code 422.
+ */
+void mgmt_validation_verdict(char *err, const char *prefix, struct mgmt_verdict *v);
+
+/**
+ * POST /system/memprobe's optional body {"size_mb": 1..1024, "runs": 1..20} (trailing blanks
+ * ignored; an empty body keeps *@p size_mb and *@p runs).
+ * @return 0, or 400 with the reason in @p err.
+ */
+unsigned int mgmt_memprobe_body(const char *body, size_t len, long *size_mb, long *runs, char *err, size_t errlen);
+
+/** The writing routes whose body mgmt_validate_write() checks. */
+enum mgmt_write_route {
+	MGMT_W_POST_MIRROR,   /**< POST /api/v1/mirrors */
+	MGMT_W_PUT_MIRROR,    /**< PUT /api/v1/mirrors/{id} */
+	MGMT_W_POST_XCONNECT, /**< POST /api/v1/forwarding/xconnects */
+	MGMT_W_PUT_CONFIG,    /**< PUT /api/v1/config */
+	MGMT_W_MEMPROBE,      /**< POST /system/memprobe */
+	MGMT_W_COUNT
+};
+
+/**
+ * Every check a writing route makes of its body before it stores or applies anything, in the
+ * route's order, from the same functions the route calls, ending (for the table routes) with
+ * sbx_config_parse() of the resulting document as change() does.
+ * @param body     the body, NUL-terminated at @p len bytes
+ * @param running  the running document (the active tables' JSON text); NULL or unparsable gives 500
+ * @param id       PUT /mirrors/{id}: the path's id (1..1023; a session that does not exist gives 404)
+ * @param redacted the redacted-token marker of GET /config
+ * @return 0 when the route would go on to store and apply, else the HTTP status with @p v set.
+ */
+unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, size_t len, const char *running,
+				 long id, const char *redacted, struct mgmt_verdict *v);
+
+#endif

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Seed corpora of the libFuzzer harnesses (tests/fuzz/*.c) from the test files.
+
+    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie
+
+fuzz_config: every tests/configs/{good,bad}/*.json. fuzz_rest: byte 0 = route, byte 1 = session
+index (fuzz_rest.c), then a body: each mirror session of the good configs (POST and PUT), each
+cross-connect as {"ports": [...]}, each whole config (PUT /config), two memprobe bodies.
+fuzz_erspan: the first 16 frames of every capture in ../shared/captures (pcap or pcapng), cut to
+128 bytes (the decoder reads at most 58). fuzz_pcie: tests/fixtures/pcie/*.bin.
+"""
+import glob, json, os, struct, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = sys.argv[1]
+ROUTES = {"post_mirror": 0, "put_mirror": 1, "post_xconnect": 2, "put_config": 3, "memprobe": 4}
+
+
+def put(harness, name, data):
+    d = os.path.join(OUT, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def frames(path):
+    """Frames of a pcap or pcapng file (nothing for anything else)."""
+    b = open(path, "rb").read()
+    if b[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
+        e = "<" if b[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+        off = 24
+        while off + 16 <= len(b):
+            incl = struct.unpack(e + "I", b[off + 8:off + 12])[0]
+            yield b[off + 16:off + 16 + incl]
+            off += 16 + incl
+    elif b[:4] == b"\x0a\x0d\x0d\x0a" and len(b) >= 12:
+        e = "<" if b[8:12] == b"\x4d\x3c\x2b\x1a" else ">"
+        off = 0
+        while off + 12 <= len(b):
+            btype, blen = struct.unpack(e + "II", b[off:off + 8])
+            if blen < 12:
+                return
+            if btype == 6 and off + 28 <= len(b):  # enhanced packet block
+                cap = struct.unpack(e + "I", b[off + 20:off + 24])[0]
+                yield b[off + 28:off + 28 + cap]
+            off += blen
+
+
+for p in sorted(glob.glob(os.path.join(ROOT, "tests/configs/*/*.json"))):
+    put("fuzz_config", os.path.basename(os.path.dirname(p)) + "_" + os.path.basename(p), open(p, "rb").read())
+
+for p in sorted(glob.glob(os.path.join(ROOT, "tests/configs/good/*.json"))):
+    name = os.path.basename(p)[:-5]
+    text = open(p, "rb").read()
+    put("fuzz_rest", "put_config_" + name, bytes([ROUTES["put_config"], 0]) + text)
+    doc = json.loads(text)
+    for i, m in enumerate(doc.get("mirrors", [])):
+        body = json.dumps(m).encode()
+        put("fuzz_rest", "post_mirror_%s_%d" % (name, i), bytes([ROUTES["post_mirror"], 0]) + body)
+        put("fuzz_rest", "put_mirror_%s_%d" % (name, i), bytes([ROUTES["put_mirror"], i % 3]) + body)
+    for i, x in enumerate(doc.get("forwarding", {}).get("xconnects", [])):
+        put("fuzz_rest", "post_xconnect_%s_%d" % (name, i),
+            bytes([ROUTES["post_xconnect"], 0]) + json.dumps({"ports": x}).encode())
+put("fuzz_rest", "memprobe_empty", bytes([ROUTES["memprobe"], 0]))
+put("fuzz_rest", "memprobe_body", bytes([ROUTES["memprobe"], 0]) + b'{"size_mb": 64, "runs": 3}')
+
+for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
+    for i, fr in enumerate(frames(p)):
+        if i >= 16:
+            break
+        put("fuzz_erspan", "%s_%d" % (os.path.basename(p), i), fr[:128])
+
+for p in sorted(glob.glob(os.path.join(ROOT, "tests/fixtures/pcie/*.bin"))):
+    put("fuzz_pcie", os.path.basename(p), open(p, "rb").read())
