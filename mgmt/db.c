@@ -164,7 +164,7 @@ int mgmt_db_open(struct mgmt_db *db, const char *path, char *err, size_t errlen)
 			 strerror(errno));
 		return -1;
 	}
-	/* FULLMUTEX: the HTTP thread and the main thread (event import) share the connection */
+	/* FULLMUTEX: the HTTP thread, its lanes (http.c) and the main thread (event import) share the connection */
 	/* auto_vacuum before anything else: it only takes effect on a database without tables */
 	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) !=

@@ -21,7 +21,7 @@ struct mgmt_history;
 
 /** An open database. */
 struct mgmt_db {
-	struct sqlite3 *h;        /**< the connection, opened FULLMUTEX (HTTP thread + main thread) */
+	struct sqlite3 *h;        /**< the connection, opened FULLMUTEX (HTTP thread, its lanes, main thread) */
 	char path[256];           /**< file name as given */
 	int schema_version;       /**< highest migration applied */
 	uint64_t events_primary;  /**< start time of the primary whose events were last imported */

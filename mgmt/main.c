@@ -262,6 +262,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": attached to primary pid %d\n", ctx.shm->primary_pid);
 		snprintf(detail, sizeof(detail), "primary pid %d", ctx.shm->primary_pid);
 		mgmt_db_event(&db, "appliance_up", detail);
+		mgmt_tables_attach(ctx.shm); /* the config file, read once (not per change) */
 	} else if (fresh) {
 		fprintf(stderr, PROG ": appliance down: %s; retrying every %d s\n", reason, MGMT_RETRY_S);
 		mgmt_db_event(&db, "appliance_down", reason);

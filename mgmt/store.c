@@ -3,7 +3,7 @@
  * The stored live config (table config_store, migration 4 of db.c) and the audit event of each
  * change, written in one transaction that stays open while the primary applies the change: the
  * caller commits only when the primary took it, and rolls back otherwise. Its own connection
- * (HTTP thread only), so the history sampler's writes on the main connection never land inside,
+ * (the changes lane of http.c only), so the history sampler's writes on the main connection never land inside,
  * or get rolled back with, a change.
  */
 #include <stdio.h>
