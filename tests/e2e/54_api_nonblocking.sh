@@ -8,7 +8,7 @@
 # IPC thread no longer waits for the apply, and mgmt runs them on a lane of their own), and a
 # second change waits for the first (one change at a time: both live afterwards).
 #
-# Own instance: file prefix sbxnb, lcores 140-142, API port 18700, database under $TMP, net_null
+# Own instance: file prefix sbxnb, lcores 125-127 (140-147 are past RTE_MAX_LCORE, 128), API port 18700, database under $TMP, net_null
 # ports without RX (no traffic).
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
@@ -19,10 +19,10 @@ CFG="$TMP/nb.json"
 trap 'inst_cleanup; rm -rf "$TMP"' EXIT
 
 cat >"$CFG" <<JSON
-{ "eal": {"file_prefix": "sbxnb", "socket_mem_mb": 128, "primary_lcore": 140, "mgmt_lcore": 141},
+{ "eal": {"file_prefix": "sbxnb", "socket_mem_mb": 128, "primary_lcore": 125, "mgmt_lcore": 126},
   "ports": [ {"name": "p0", "devargs": "net_null0,no-rx=1"}, {"name": "p1", "devargs": "net_null1,no-rx=1"},
              {"name": "m", "devargs": "net_null2,no-rx=1"} ],
-  "workers": {"count": 1, "lcores": [142], "busy_poll": false},
+  "workers": {"count": 1, "lcores": [127], "busy_poll": false},
   "forwarding": {"xconnects": [["p0", "p1"]]},
   "mgmt": {"port": $PORT, "database": "$TMP/nb.db"} }
 JSON
@@ -46,9 +46,9 @@ gets_ok() {
 inst_start_primary nb "$CFG" SBX_TEST_APPLY_DELAY_MS=2500,0
 check "primary (prefix sbxnb, apply held 2.5 s before its decision) ready" [ $? -eq 0 ] ||
 	{ tail -n 20 "$TMP/nb-primary.log"; exit 1; }
-TOKEN=$(inst_token "$CFG")
 inst_start_mgmt nb "$CFG" "$API"
 check "mgmt up on port $PORT" [ $? -eq 0 ] || { cat "$TMP/nb-mgmt.log"; exit 1; }
+TOKEN=$(inst_token "$CFG") # generated at mgmt's first start
 
 # --- 1. a held change: GETs go on, the change answers 201 ----------------------------------
 j=$(probe --slow POST /api/v1/mirrors "$(session 5)")
