@@ -292,6 +292,7 @@ int main(int argc, char **argv)
 		/* the primary's events -> SQLite, also the last ones of a primary shutting down */
 		if (ctx.shm != NULL && ctx.shm->magic == SBX_SHM_MAGIC)
 			mgmt_db_import_events(&db, ctx.shm);
+		mgmt_db_flush_later(&db); /* events queued while a change held the write lock */
 		if (ctx.shm != NULL && !mgmt_primary_alive(ctx.shm, reason, sizeof(reason))) {
 			lost = true;
 			break;
@@ -318,6 +319,7 @@ int main(int argc, char **argv)
 	if (lost)
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL); /* let MHD send that answer */
 	lfd = mgmt_http_stop(httpd); /* keeps the listening socket open */
+	mgmt_db_flush_later(&db); /* the lanes' last queued events */
 	/* no handler runs any more: tell a primary that is shutting down that we left its memzone
 	 * (unless we took so long that it stopped waiting and may have freed it: SBX_MGMT_DETACH_MS) */
 	if (attached != NULL && (!lost || sbx_now_ns() - t_lost < 800000000ULL) && attached->magic == SBX_SHM_MAGIC)

@@ -55,8 +55,12 @@ int mgmt_store_begin(const struct mgmt_db *db, const char *config_path, const ch
 
 	if (store_open(db, err, len) != 0)
 		return -2;
-	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return fail("begin", err, len);
+	mgmt_db_change_open(true); /* other threads queue their events meanwhile (db.h) */
+	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = fail("begin", err, len);
+		mgmt_db_change_open(false);
+		return rc;
+	}
 	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
 	/* live_json NULL: back to the file, i.e. nothing stored for it any more */
 	if (sqlite3_prepare_v2(h, live_json ? "INSERT INTO config_store(saved_at, client, json, config_path)"
@@ -92,6 +96,7 @@ fail:
 	rc = fail("store", err, len);
 	sqlite3_finalize(st);
 	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+	mgmt_db_change_open(false);
 	return rc;
 }
 
@@ -103,8 +108,10 @@ int mgmt_store_commit(char *err, size_t len)
 		int rc = fail("commit", err, len);
 
 		sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+		mgmt_db_change_open(false);
 		return rc;
 	}
+	mgmt_db_change_open(false);
 	return 0;
 }
 
@@ -112,6 +119,7 @@ void mgmt_store_rollback(void)
 {
 	if (h != NULL)
 		sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+	mgmt_db_change_open(false);
 }
 
 void mgmt_store_close(void)

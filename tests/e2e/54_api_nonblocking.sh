@@ -71,6 +71,9 @@ check "2: the first change answers 201 ($(jq -c '.slow[0] | [.status, .ms]' <<<"
 check "2: the second change waited for the first, then answered 201 ($(jq -c '.slow[1] | [.status, .end_ms]' <<<"$j"))" \
 	jq -e '.slow[1].status == 201 and .slow[1].end_ms >= .slow[0].end_ms + 2000' <<<"$j"
 check "2: ... both are live" [ "$(mirror_ids)" = "[5,6,7]" ]
+# the restart's audit event, queued while the change held the database's write lock, is written
+check "2: the restart's audit event (worker_restart_request) is recorded after the changes" bash -c \
+	"for i in \$(seq 30); do curl -sS --max-time 5 '$API/events?limit=50' | jq -e 'any(.[]; .kind == \"worker_restart_request\")' >/dev/null && exit 0; sleep 0.1; done; exit 1"
 
 # --- 3. mgmt waits only 1 s: 503 "nothing was changed", true, and GETs still go on -----------
 inst_stop_pid "$INST_MGMT"
