@@ -29,16 +29,23 @@ _Static_assert(SBX_IPC_PARAM_MAX == RTE_MP_MAX_PARAM_LEN, "ipc.h names DPDK's me
 
 static struct sbx_primary *ctl_p;
 
-/* Send @p rep to @p peer (a socket path, as the EAL handed it to on_request). */
-static int send_reply(const struct sbx_ctl_reply *rep, const char *peer)
+int sbx_ipc_reply(const char *action, const void *rep, size_t len, const char *peer)
 {
 	struct rte_mp_msg reply;
 
+	if (len > sizeof(reply.param))
+		return -1;
 	memset(&reply, 0, sizeof(reply));
-	snprintf(reply.name, sizeof(reply.name), "%s", SBX_IPC_CTL);
-	reply.len_param = (int)sizeof(*rep);
-	memcpy(reply.param, rep, sizeof(*rep));
+	snprintf(reply.name, sizeof(reply.name), "%s", action);
+	reply.len_param = (int)len;
+	memcpy(reply.param, rep, len);
 	return rte_mp_reply(&reply, peer);
+}
+
+/* Send @p rep to @p peer (a socket path, as the EAL handed it to on_request). */
+static int send_reply(const struct sbx_ctl_reply *rep, const char *peer)
+{
+	return sbx_ipc_reply(SBX_IPC_CTL, rep, sizeof(*rep), peer);
 }
 
 void sbx_control_poll(struct sbx_primary *p)

@@ -76,6 +76,13 @@ int sbx_control_init(struct sbx_primary *p);
 /** Unregister the action. */
 void sbx_control_fini(void);
 /**
+ * Answer an rte_mp request of @p action with the @p len bytes of @p rep (a struct of
+ * spanbox/ipc.h, at most SBX_IPC_PARAM_MAX), sent to @p peer: the requester's socket path as the
+ * EAL gave it to the action's handler, or a copy of it (any thread, any time later: ipc.h).
+ * @return 0, or -1 (too long, or rte_mp_reply failed: rte_errno).
+ */
+int sbx_ipc_reply(const char *action, const void *rep, size_t len, const char *peer);
+/**
  * Main loop: carry out a posted link request (sbx_ports_set_link), or drop one posted more than
  * SBX_CTL_LINK_WAIT_MS ago (answered BUSY), and answer it (rte_mp_reply to the requester). Cheap
  * when there is none (one atomic load).

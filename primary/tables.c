@@ -287,13 +287,7 @@ static struct {
 
 static int tables_reply(const struct sbx_tables_reply *rep, const char *peer)
 {
-	struct rte_mp_msg reply;
-
-	memset(&reply, 0, sizeof(reply));
-	snprintf(reply.name, sizeof(reply.name), "%s", SBX_IPC_TABLES);
-	reply.len_param = (int)sizeof(*rep);
-	memcpy(reply.param, rep, sizeof(*rep));
-	return rte_mp_reply(&reply, peer);
+	return sbx_ipc_reply(SBX_IPC_TABLES, rep, sizeof(*rep), peer);
 }
 
 /* Apply one checked request (tables thread). */
