@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,8 +317,11 @@ static void *tables_thread(void *arg)
 {
 	struct sbx_tables_req req;
 	char peer[sizeof(tq.peer[0])];
+	sigset_t all;
 
 	(void)arg;
+	sigfillset(&all); /* SIGINT/SIGTERM/SIGCHLD are the main loop's (main.c, workers.c) */
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_mutex_lock(&tq.lock);
 	for (;;) {
 		while (tq.n == 0 && !tq.stop)
