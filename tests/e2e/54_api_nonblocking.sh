@@ -89,4 +89,29 @@ check "3: 100 GETs meanwhile, each 200 within 50 ms (slowest $(jq '[.gets[].ms] 
 	cond "[ '$n' = 100 ] && [ '$slow' = 0 ]"
 sleep 2 # the primary's held decision comes, and finds the change abandoned
 check "3: ... and it is not live, now that the primary is done with it" [ "$(mirror_ids)" = "[5,6,7]" ]
+
+# --- 4. the control messages are typed (ipc.h): a request of another size, version or verb is
+# refused with a named error and does nothing; the old string request is not misread ----------
+ipc() { timeout 20 "$BUILD/tests/ipc_send" sbxnb 124 "$@" 2>>"$TMP/ipc.err"; }
+restarts0() { curl -sS --max-time 5 "$API/workers/0" | jq '.restarts'; }
+r0=$(restarts0)
+j=$(ipc raw sbx_ctl "restart-worker 0"); echo "# 4: old string request: $j"
+check "4: the old string request 'restart-worker 0': answered 'bad message' naming its size" \
+	jq -e '.len > 0 and .result == 2 and (.error | test("bytes"))' <<<"$j"
+j=$(ipc ctl 99 1 0 0); echo "# 4: version 99: $j"
+check "4: a request of version 99: 'bad message' naming the version, its request id echoed" \
+	jq -e '.result == 2 and (.error | test("version 99")) and .request_id == 4242' <<<"$j"
+j=$(ipc ctl 1 77 0 0); echo "# 4: verb 77: $j"
+check "4: verb 77: 'bad message' naming the verb" jq -e '.result == 2 and (.error | test("verb 77"))' <<<"$j"
+j=$(ipc ctl 1 1 9 0); echo "# 4: restart worker 9: $j"
+check "4: restart of worker 9 (one worker): 'no such worker'" jq -e '.result == 3' <<<"$j"
+j=$(ipc ctl 1 2 7 1); echo "# 4: link of port 7: $j"
+check "4: link of port 7 (three ports): 'no such port'" jq -e '.result == 4' <<<"$j"
+j=$(ipc ctl 1 2 0 5); echo "# 4: link up=5: $j"
+check "4: link with up = 5: 'bad message'" jq -e '.result == 2' <<<"$j"
+j=$(ipc ctl 1 2 0 1); echo "# 4: link of p0 up (net_null): $j"
+check "4: link of p0 up, answered by the main loop: 'failed' (net_null cannot set its link)" \
+	jq -e '.result == 6 and (.error | length) > 0' <<<"$j"
+sleep 1
+check "4: none of them restarted worker 0 (restarts $r0 -> $(restarts0))" [ "$(restarts0)" = "$r0" ]
 exit 0
