@@ -6,7 +6,10 @@
 # live) when it waits only 1 s (SBX_TEST_APPLY_TIMEOUT_MS=1000), as 58_mirror_slots expects. A
 # worker restart and a link change sent while a change is held answer at once (the primary's EAL
 # IPC thread no longer waits for the apply, and mgmt runs them on a lane of their own), and a
-# second change waits for the first (one change at a time: both live afterwards).
+# second change waits for the first (one change at a time: both live afterwards). The control
+# messages are typed (issue #11, section 1, include/spanbox/ipc.h): build/tests/ipc_send sends
+# requests of another size (the old "restart-worker 0" string), version or verb, and targets that
+# do not exist, straight to the primary: each is refused with a named error and does nothing.
 #
 # Own instance: file prefix sbxnb, lcores 125-127 (140-147 are past RTE_MAX_LCORE, 128), API port 18700, database under $TMP, net_null
 # ports without RX (no traffic).
