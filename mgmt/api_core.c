@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Routes that show the appliance: health, status, workers (and their restart), pools, ports,
- * events, system facts and the copy probe. Each reads the memzone (never blocks) or the database.
+ * events, system facts and the copy probe. Each reads the memzone (never blocks) or the database;
+ * a restart and the copy probe, which wait, run on lanes of http.c (api.h).
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -72,7 +72,6 @@
 #include "db.h"
 #include "http.h"
 #include "static.h"
-#include "system.h"
 
 #define MAX_BODY (64 * 1024) /* bytes of request body accepted; a longer body is refused (413) */
 #define FD_MARGIN 64         /* fds kept for mgmt itself (database, history, probe, logs) */
@@ -1034,7 +1033,6 @@ int mgmt_http_stop(struct MHD_Daemon *d)
 {
 	MHD_socket fd;
 
-	mgmt_memprobe_shutdown(); /* kills a running probe: its lane's job ends at once */
 	/* every deferred request is answered first: its jobs end (bounded: each waits for a deadline
 	 * of its own), then the answers go out */
 	pthread_mutex_lock(&defer.lock);

@@ -25,6 +25,7 @@
 #include "db.h"
 #include "history.h"
 #include "store.h"
+#include "system.h"
 #include "http.h"
 #include "static.h"
 #include "watch.h"
@@ -318,6 +319,7 @@ int main(int argc, char **argv)
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 	if (lost)
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL); /* let MHD send that answer */
+	mgmt_memprobe_shutdown(); /* kills a running probe: its lane's job ends at once */
 	lfd = mgmt_http_stop(httpd); /* keeps the listening socket open */
 	mgmt_db_flush_later(&db); /* the lanes' last queued events */
 	/* no handler runs any more: tell a primary that is shutting down that we left its memzone

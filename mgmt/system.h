@@ -90,7 +90,8 @@ int mgmt_memprobe_launch(void (*done)(void *arg), void *arg);
  */
 unsigned int mgmt_memprobe_result(cJSON **body, char *err, size_t errlen);
 
-/** Kill a running probe and wait for its thread (before the HTTP daemon stops). */
+/** Kill a running probe and wait for its thread (main, before mgmt_http_stop(): the probe lane's
+ * job then ends at once). */
 void mgmt_memprobe_shutdown(void);
 
 #endif
