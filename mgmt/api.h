@@ -5,6 +5,12 @@
  * server (http.c) matches the method and path, checks authentication for mutating routes, reads
  * the body and calls the handler. Every answer is JSON, errors as
  * {"error":{"code":N,"message":"...","field":"..."?}}.
+ *
+ * The HTTP thread never waits: a handler that must wait (for the primary, for the copy probe)
+ * runs on a lane (enum mgmt_lane), a thread of http.c that runs its jobs one after the other
+ * while the connection is suspended; the lane resumes it with the answer. Two ways: a handler
+ * moves itself to a lane (mgmt_run_on(): it runs again there, whole, on a copy of the request),
+ * or it defers part of its work with mgmt_defer().
  */
 #ifndef SBX_MGMT_API_H
 #define SBX_MGMT_API_H
@@ -17,6 +23,27 @@
 
 #include "http.h"
 
+/**
+ * Threads of http.c that run what may block, each its jobs one at a time in order of arrival.
+ * MGMT_LANE_INLINE is the HTTP thread itself (handlers that only read memory or the database).
+ */
+enum mgmt_lane {
+	MGMT_LANE_INLINE = 0, /**< run on the HTTP thread: must not wait */
+	MGMT_LANE_CHANGES,    /**< runtime-table changes (api_tables.c): one change at a time, each read,
+			           validated, stored and applied before the next one starts */
+	MGMT_LANE_CONTROL,    /**< worker restarts and link changes (SBX_IPC_CTL: one pending request at
+			           a time, and never behind a change) */
+	MGMT_LANE_PROBE,      /**< the copy probe (seconds) */
+	MGMT_LANES
+};
+
+/** The answer of deferred work, filled by the work function on its lane. */
+struct mgmt_answer {
+	unsigned int code;    /**< HTTP status (preset 500) */
+	cJSON *body;          /**< JSON body, owned by the answer (NULL: answered 500 "out of memory") */
+	char retry_after[16]; /**< Retry-After header value, "" for none */
+};
+
 /** One request as a handler sees it. */
 struct req {
 	const struct mgmt_ctx *ctx;
@@ -28,7 +55,12 @@ struct req {
 	const char *body;       /**< request body (NUL-terminated), "" when none */
 	size_t body_len;        /**< bytes */
 	const char *client;     /**< the client's address ("127.0.0.1:43210"), for the audit log */
-	bool suspend;           /**< set by a handler: suspend the connection, answer later */
+	const char *content_type_in; /**< the request's Content-Type header, NULL when none */
+	void (*work)(void *arg, struct mgmt_answer *a); /**< set by mgmt_defer(): answer later */
+	void *work_arg;         /**< set by mgmt_defer() */
+	unsigned int work_lane; /**< set by mgmt_defer(): enum mgmt_lane */
+	unsigned int lane;      /**< the lane this handler runs on (MGMT_LANE_INLINE: the HTTP thread) */
+	unsigned int rerun_lane; /**< set by mgmt_run_on(): run the handler again on this lane */
 	char retry_after[16];   /**< set by a handler: Retry-After header value */
 	const char *content_type; /**< set by a handler for a non-JSON answer (then *body is a cJSON string) */
 };
@@ -42,6 +74,25 @@ struct mgmt_route {
 	const char *path;    /**< "{x}" matches one path segment, passed in req.params */
 	mgmt_route_fn fn;
 };
+
+/**
+ * First line of a handler that waits (for the primary): run it on @p lane.
+ * @return true on the HTTP thread: the handler returns at once (its return value is ignored) and
+ *         http.c runs it again on @p lane's thread, on a copy of the request (conn NULL: it may
+ *         read ctx, params, method, url, body, content_type_in and client, and set retry_after),
+ *         answering with what it returns then; false when it runs on @p lane already: go on.
+ */
+bool mgmt_run_on(struct req *r, enum mgmt_lane lane);
+
+/**
+ * From a handler on the HTTP thread: answer later. http.c suspends the connection and runs
+ * @p work(@p arg, answer) on @p lane's thread; when it returns, the connection is resumed and
+ * answered with what it put into the answer (the handler's own return value and body are
+ * ignored: leave *body NULL). @p work owns @p arg (frees it). It runs even when the client has
+ * gone away meanwhile, and before mgmt_http_stop() returns. Called with answer code 0 (out of
+ * memory before it could be queued: nothing is answered), it only frees @p arg.
+ */
+void mgmt_defer(struct req *r, enum mgmt_lane lane, void (*work)(void *arg, struct mgmt_answer *a), void *arg);
 
 /* The route tables, one per file. */
 extern const struct mgmt_route mgmt_routes_core[];    /* api_core.c: health, status, workers, pools, ports, events, system */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Routes that show the appliance: health, status, workers (and their restart), pools, ports,
- * events, system facts and the copy probe. Each reads the memzone (never blocks) or the database.
+ * events, system facts and the copy probe. Each reads the memzone (never blocks) or the database;
+ * a restart and the copy probe, which wait, run on lanes of http.c (api.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,20 +83,24 @@ static unsigned int get_worker(struct req *r, cJSON **body)
 	return code;
 }
 
-/* POST /workers/{id}/restart: graceful restart (drain, exit, start again) or revive a failed one. */
+/* POST /workers/{id}/restart: graceful restart (drain, exit, start again) or revive a failed one.
+ * Runs on the control lane (it waits for the primary's answer). */
 static unsigned int post_worker_restart(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_ACCEPTED;
 	const struct sbx_shm *shm;
-	char answer[128], req[32];
-	int w = find_worker(r, body, &code, &shm);
+	struct sbx_ctl_reply rep;
+	char req[32];
+	int w;
 
+	if (mgmt_run_on(r, MGMT_LANE_CONTROL))
+		return 0;
+	w = find_worker(r, body, &code, &shm);
 	if (w < 0)
 		return code;
-	snprintf(req, sizeof(req), "restart-worker %d", w);
-	if (mgmt_control(req, answer, sizeof(answer)) != 0 || strcmp(answer, "ok") != 0) {
+	if (mgmt_control(SBX_CTL_RESTART_WORKER, (uint32_t)w, 0, &rep) != SBX_CTL_OK) {
 		*body = mgmt_error_ab(MHD_HTTP_SERVICE_UNAVAILABLE, "primary did not accept the restart: %s%s",
-				   answer, "");
+				   rep.error[0] ? rep.error : sbx_ctl_result_name(rep.result), "");
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	}
 	snprintf(req, sizeof(req), "worker %d", w);
@@ -219,8 +225,49 @@ static unsigned int get_port(struct req *r, cJSON **body)
 	return code;
 }
 
+/* The copy probe's run, waited for on the probe lane. */
+struct probe_wait {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool done;
+};
+
+/* Called by the probe's thread when its result is ready. */
+static void probe_done(void *arg)
+{
+	struct probe_wait *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	w->done = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Probe lane: run the accepted probe and answer with its result. */
+static void probe_work(void *arg, struct mgmt_answer *a)
+{
+	struct probe_wait w = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+	char err[512];
+
+	(void)arg;
+	if (a->code == 0)
+		return;
+	if (mgmt_memprobe_launch(probe_done, &w) != 0) {
+		a->code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		a->body = mgmt_error(a->code, NULL, "cannot start the copy probe");
+		return;
+	}
+	pthread_mutex_lock(&w.lock);
+	while (!w.done)
+		pthread_cond_wait(&w.cond, &w.lock);
+	pthread_mutex_unlock(&w.lock);
+	a->code = mgmt_memprobe_result(&a->body, err, sizeof(err));
+	if (a->body == NULL)
+		a->body = mgmt_error(a->code, NULL, "%s", err);
+}
+
 /*
- * POST /system/memprobe: accepted runs suspend the connection (answered by resume_probe()). The
+ * POST /system/memprobe: an accepted run is deferred to the probe lane (probe_work). The
  * body is optional; when there is one it goes through mgmt_parse_body() first (415 unless
  * application/json, 400 with the byte offset when it is not JSON).
  */
@@ -243,7 +290,7 @@ static unsigned int post_memprobe(struct req *r, cJSON **body)
 		*body = mgmt_error_ab(code, "%s%s", err, "");
 		return code;
 	}
-	r->suspend = true;
+	mgmt_defer(r, MGMT_LANE_PROBE, probe_work, NULL);
 	return 0;
 }
 

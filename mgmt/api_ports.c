@@ -151,12 +151,16 @@ static unsigned int put_port_link(struct req *r, cJSON **body)
 	unsigned int code = MHD_HTTP_OK;
 	const struct sbx_shm *shm;
 	int i = find_port(r, body, &code, &shm);
-	char req[48], answer[128], detail[256];
+	struct sbx_ctl_reply rep;
+	uint32_t res;
+	char detail[384];
 	cJSON *doc, *up, *it;
 	bool want;
 
 	if (i < 0)
 		return code;
+	if (mgmt_run_on(r, MGMT_LANE_CONTROL)) /* it waits for the primary */
+		return 0;
 	doc = mgmt_parse_body(r, body, &code);
 	if (doc == NULL)
 		return code;
@@ -176,29 +180,28 @@ static unsigned int put_port_link(struct req *r, cJSON **body)
 	}
 	want = cJSON_IsTrue(up);
 	cJSON_Delete(doc);
-	snprintf(req, sizeof(req), "link %d %s", i, want ? "up" : "down");
-	if (mgmt_control(req, answer, sizeof(answer)) != 0 ||
-	    strstr(answer, "busy") != NULL || strstr(answer, "in progress") != NULL) {
+	res = mgmt_control(SBX_CTL_LINK_SET, (uint32_t)i, want ? 1 : 0, &rep); /* control lane: may wait */
+	if (res == SBX_CTL_NONE || res == SBX_CTL_BUSY) {
 		snprintf(r->retry_after, sizeof(r->retry_after), "1");
-		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "primary did not set the link: %s", answer);
+		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "primary did not set the link: %s", rep.error);
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	}
-	if (strncmp(answer, "ok ", 3) != 0) {
+	if (res != SBX_CTL_OK) {
 		snprintf(detail, sizeof(detail), "port %s link %s requested by %s refused: %s", r->params[0],
-			 want ? "up" : "down", r->client, answer);
+			 want ? "up" : "down", r->client, rep.error[0] ? rep.error : sbx_ctl_result_name(res));
 		mgmt_db_event(r->ctx->db, "port_link", detail);
 		*body = mgmt_error(MHD_HTTP_CONFLICT, NULL, "port %s: %s", r->params[0],
-				   strncmp(answer, "error: ", 7) == 0 ? answer + 7 : answer);
+				   rep.error[0] ? rep.error : sbx_ctl_result_name(res));
 		return MHD_HTTP_CONFLICT;
 	}
 	snprintf(detail, sizeof(detail), "port %s link set %s by %s: now %s", r->params[0], want ? "up" : "down",
-		 r->client, answer + 3);
+		 r->client, rep.link_up ? "up" : "down");
 	mgmt_db_event(r->ctx->db, "port_link", detail);
 	*body = cJSON_CreateObject();
 	cJSON_AddStringToObject(*body, "port", r->params[0]);
 	cJSON_AddBoolToObject(*body, "requested_up", want);
 	it = cJSON_AddObjectToObject(*body, "link");
-	cJSON_AddBoolToObject(it, "up", strcmp(answer + 3, "up") == 0);
+	cJSON_AddBoolToObject(it, "up", rep.link_up != 0);
 	cJSON_AddNumberToObject(it, "speed_mbps", shm->ports[i].link_speed);
 	return code;
 }

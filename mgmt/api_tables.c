@@ -2,11 +2,16 @@
 /*
  * Routes: mirrors, cross-connects and the whole config. Every change is made on the running config
  * document (the active runtime tables' json), validated as a whole (sbx_config_parse: 422 naming
- * the field), stored in SQLite and applied by the primary in one step:
- *   BEGIN IMMEDIATE; store the live sections + audit event   (locked database: 503, nothing applied)
- *   primary applies (rte_mp "sbx_tables" "apply")           (refused: ROLLBACK, 422; no answer: 503)
- *   COMMIT                                                   (fails: the previous document is applied
- *                                                             again, 500)
+ * the field), stored in SQLite and applied by the primary in one step (change(), one function a
+ * step):
+ *   validate   sbx_config_parse of the whole document                   (422, nothing stored)
+ *   store      BEGIN IMMEDIATE; live sections + audit event             (locked database: 503)
+ *   apply      the primary applies it (SBX_IPC_TABLES, ipc.h)            (refused: ROLLBACK, 422;
+ *                                                                         not applied: ROLLBACK, 503)
+ *   COMMIT, or compensate when it fails: the previous document is applied again (500)
+ * Every writing route runs on the changes lane (mgmt_run_on, api.h): one change at a time, read,
+ * modified, validated, stored and applied before the next one reads the running document, and
+ * the HTTP thread (every GET) never waits for the primary.
  * The workers take the new tables between two bursts, without a stop (docs/RUNTIME_TABLES.md).
  * Only forwarding and mirrors can change at run time; PUT /config with other sections changed is
  * refused (422, field = the section).
@@ -17,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "spanbox/config_store.h"
 #include "api.h"
 #include "attach.h"
 #include "db.h"
@@ -167,26 +173,14 @@ static int primary_apply(const struct sbx_shm *cshm, const char *text, const cha
 	return -3;
 }
 
-/* {"forwarding":..,"mirrors":..} of @p doc, printed (what config_store keeps). */
-static char *live_sections(const cJSON *doc)
-{
-	cJSON *o = cJSON_CreateObject();
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "forwarding");
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mirrors");
-	char *s;
+/* The forwarding and mirrors sections of the config file the primary runs, as read once at
+ * attach (mgmt_tables_attach); NULL when it could not be read. Read by the changes lane only. */
+static cJSON *file_sections;
 
-	if (f != NULL)
-		cJSON_AddItemToObject(o, "forwarding", cJSON_Duplicate(f, true));
-	cJSON_AddItemToObject(o, "mirrors", m ? cJSON_Duplicate(m, true) : cJSON_CreateArray());
-	s = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	return s;
-}
-
-/* The document of the config file the primary runs (shm->config_path), NULL when unreadable. */
-static cJSON *file_doc(const struct sbx_shm *shm)
+/* The document of the config file @p path, NULL when unreadable. */
+static cJSON *file_doc(const char *path)
 {
-	FILE *f = shm->config_path[0] ? fopen(shm->config_path, "r") : NULL;
+	FILE *f = path[0] ? fopen(path, "r") : NULL;
 	char *text;
 	cJSON *doc = NULL;
 	size_t n;
@@ -204,6 +198,26 @@ static cJSON *file_doc(const struct sbx_shm *shm)
 	return doc;
 }
 
+void mgmt_tables_attach(const struct sbx_shm *shm)
+{
+	cJSON *doc = shm != NULL ? file_doc(shm->config_path) : NULL;
+	const char *keep[] = { "forwarding", "mirrors" };
+	size_t k;
+
+	cJSON_Delete(file_sections);
+	file_sections = NULL;
+	if (doc == NULL)
+		return;
+	file_sections = cJSON_CreateObject();
+	for (k = 0; k < sizeof(keep) / sizeof(keep[0]) && file_sections != NULL; k++) {
+		cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(doc, keep[k]);
+
+		if (it != NULL)
+			cJSON_AddItemToObject(file_sections, keep[k], it);
+	}
+	cJSON_Delete(doc);
+}
+
 /* true when @p a and @p b hold the same member @p key (both absent counts as the same). */
 static bool same_member(const cJSON *a, const cJSON *b, const char *key)
 {
@@ -213,13 +227,10 @@ static bool same_member(const cJSON *a, const cJSON *b, const char *key)
 }
 
 /* true when @p doc's forwarding and mirrors are those of the running config file. */
-static bool is_file_content(const struct sbx_shm *shm, const cJSON *doc)
+static bool is_file_content(const cJSON *doc)
 {
-	cJSON *f = file_doc(shm);
-	bool same = f != NULL && same_member(f, doc, "forwarding") && same_member(f, doc, "mirrors");
-
-	cJSON_Delete(f);
-	return same;
+	return file_sections != NULL && same_member(file_sections, doc, "forwarding") &&
+	       same_member(file_sections, doc, "mirrors");
 }
 
 /*
@@ -234,83 +245,132 @@ static cJSON *validation_error(char *err, const char *prefix)
 	return verdict_error(&v);
 }
 
+/* A change on its way through its steps (change()). */
+struct change {
+	struct req *r;
+	const struct sbx_shm *shm;
+	char *text; /**< the whole document, printed: what the primary applies */
+	char *live; /**< the live sections config_store keeps; NULL: back to the file's own */
+	char *old;  /**< the running document before the change, to put back if the commit fails */
+};
+
+/* Step 1: validate @p doc as a whole (sbx_config_parse) and print what the next steps need.
+ * @return 0, or the HTTP status with *body set. */
+static unsigned int change_validate(struct change *c, const cJSON *doc, const char *field_prefix, cJSON **body)
+{
+	struct sbx_config *tmp = malloc(sizeof(*tmp));
+	unsigned int code = 0;
+	char err[600];
+
+	c->text = cJSON_Print(doc);
+	c->live = sbx_live_extract(doc); /* what config_store keeps */
+	if (tmp == NULL || c->text == NULL || c->live == NULL) {
+		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		*body = mgmt_error(code, NULL, "out of memory");
+	} else if (sbx_config_parse(c->text, tmp, err, sizeof(err)) != 0) {
+		code = MHD_HTTP_UNPROCESSABLE_CONTENT;
+		*body = validation_error(err, field_prefix);
+	} else if (is_file_content(doc)) {
+		/* the file's own sections: nothing is stored for it any more (the file wins again) */
+		free(c->live);
+		c->live = NULL;
+	}
+	free(tmp);
+	return code;
+}
+
+/* Step 2: BEGIN IMMEDIATE; store the live sections and the audit event (store.c). The
+ * transaction stays open for step 3. @return 0, or 503 (locked)/500 with *body set. */
+static unsigned int change_store(struct change *c, const char *kind, const char *detail, cJSON **body)
+{
+	unsigned int code;
+	char why[600];
+	int rc = mgmt_store_begin(c->r->ctx->db, c->shm->config_path, c->live, c->r->client,
+				  c->live ? kind : "config_reset", detail, why, sizeof(why));
+
+	if (rc == 0)
+		return 0;
+	code = rc == -2 ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_INTERNAL_SERVER_ERROR;
+	*body = mgmt_error(code, NULL, "%s: nothing was changed", why);
+	return code;
+}
+
+/* Step 3: the primary applies it (primary_apply); refused or not applied: ROLLBACK. @return 0, or
+ * 422 (refused, naming the field), 503 (not applied, or maybe live: said so) with *body set. */
+static unsigned int change_apply(struct change *c, cJSON **body)
+{
+	unsigned int code;
+	char why[600];
+	int rc;
+
+	c->old = strdup(sbx_shm_tables(c->shm)->json);
+	__atomic_add_fetch(c->r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
+	rc = primary_apply(c->shm, c->text, c->r->client, why, sizeof(why));
+	__atomic_sub_fetch(c->r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
+	if (rc == 0)
+		return 0;
+	mgmt_store_rollback();
+	if (rc == -1) {
+		code = MHD_HTTP_UNPROCESSABLE_CONTENT;
+		*body = mgmt_error(code, c->shm->staging.error_field[0] ? c->shm->staging.error_field : NULL, "%s", why);
+	} else if (rc == -3) {
+		code = MHD_HTTP_SERVICE_UNAVAILABLE;
+		*body = mgmt_error(code, NULL, "%s; it was not stored", why);
+	} else {
+		code = MHD_HTTP_SERVICE_UNAVAILABLE;
+		*body = mgmt_error(code, NULL, "%s: nothing was changed", why);
+	}
+	return code;
+}
+
+/* Step 4, when the COMMIT failed: applied but not stored: put the previous tables back, so that
+ * store and run agree. */
+static void change_compensate(struct change *c)
+{
+	char why[600];
+
+	if (c->old != NULL)
+		primary_apply(c->shm, c->old, c->r->client, why, sizeof(why));
+}
+
 /*
- * Validate, store and apply @p doc (consumed). On success *body = @p ok_body (consumed) and the
- * answer is @p ok_code; on failure @p ok_body is freed and *body is the error.
+ * Validate, store and apply @p doc (consumed), then commit (or compensate). Runs on the changes
+ * lane (api.h), one change at a time. On success *body = @p ok_body (consumed) and the answer is
+ * @p ok_code; on failure @p ok_body is freed and *body is the error.
  */
 static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *kind, const char *detail,
 			   unsigned int ok_code, cJSON *ok_body, const char *field_prefix)
 {
-	const struct sbx_shm *shm;
-	unsigned int code = ok_code;
-	char *text = NULL, *live = NULL, err[600], why[600];
-	struct sbx_config *tmp = malloc(sizeof(*tmp));
-	char *old = NULL; /* the running document, to put back if the commit fails */
-	int rc;
+	struct change c = { .r = r };
+	unsigned int code;
+	char err[600];
 
 	*body = NULL;
-	shm = mgmt_need_shm(r, body, &code);
-	if (shm == NULL || tmp == NULL)
+	code = MHD_HTTP_OK;
+	c.shm = mgmt_need_shm(r, body, &code);
+	if (c.shm == NULL)
 		goto out;
-	text = cJSON_Print(doc);
-	live = live_sections(doc);
-	if (text == NULL || live == NULL) {
-		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
-		*body = mgmt_error(code, NULL, "out of memory");
-		goto out;
-	}
-	if (sbx_config_parse(text, tmp, err, sizeof(err)) != 0) {
-		code = MHD_HTTP_UNPROCESSABLE_CONTENT;
-		*body = validation_error(err, field_prefix);
-		goto out;
-	}
-	/* the file's own sections: nothing is stored for it any more (the file wins again) */
-	if (is_file_content(shm, doc)) {
-		free(live);
-		live = NULL;
-	}
-	rc = mgmt_store_begin(r->ctx->db, shm->config_path, live, r->client, live ? kind : "config_reset", detail, why,
-			      sizeof(why));
-	if (rc != 0) {
-		code = rc == -2 ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_INTERNAL_SERVER_ERROR;
-		*body = mgmt_error(code, NULL, "%s: nothing was changed", why);
-		goto out;
-	}
-	old = strdup(sbx_shm_tables(shm)->json);
-	__atomic_add_fetch(r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
-	rc = primary_apply(shm, text, r->client, why, sizeof(why));
-	__atomic_sub_fetch(r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
-	if (rc != 0) {
-		mgmt_store_rollback();
-		if (rc == -1) {
-			code = MHD_HTTP_UNPROCESSABLE_CONTENT;
-			*body = mgmt_error(code, shm->staging.error_field[0] ? shm->staging.error_field : NULL, "%s", why);
-		} else if (rc == -3) {
-			code = MHD_HTTP_SERVICE_UNAVAILABLE;
-			*body = mgmt_error(code, NULL, "%s; it was not stored", why);
-		} else {
-			code = MHD_HTTP_SERVICE_UNAVAILABLE;
-			*body = mgmt_error(code, NULL, "%s: nothing was changed", why);
-		}
-		goto out;
-	}
-	if (mgmt_store_commit(err, sizeof(err)) != 0) {
-		/* applied but not stored: put the previous tables back, so store and run agree */
-		if (old != NULL)
-			primary_apply(shm, old, r->client, why, sizeof(why));
+	code = change_validate(&c, doc, field_prefix, body);
+	if (code == 0)
+		code = change_store(&c, kind, detail, body);
+	if (code == 0)
+		code = change_apply(&c, body);
+	if (code == 0 && mgmt_store_commit(err, sizeof(err)) != 0) {
+		change_compensate(&c);
 		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
 		*body = mgmt_error(code, NULL, "%s: the change was undone", err);
-		goto out;
 	}
-	*body = ok_body;
-	ok_body = NULL;
+	if (code == 0) {
+		code = ok_code;
+		*body = ok_body;
+		ok_body = NULL;
+	}
 out:
-	free(old);
+	free(c.old);
+	free(c.text);
+	free(c.live);
 	cJSON_Delete(ok_body);
 	cJSON_Delete(doc);
-	free(text);
-	free(live);
-	free(tmp);
 	return code;
 }
 
@@ -397,11 +457,14 @@ static unsigned int get_mirror(struct req *r, cJSON **body)
 static unsigned int post_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_CREATED;
-	cJSON *in = mgmt_parse_body(r, body, &code), *doc;
+	cJSON *in, *doc;
 	char detail[160], prefix[32];
 	struct mgmt_verdict v;
 	long id;
 
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	in = mgmt_parse_body(r, body, &code);
 	if (in == NULL)
 		return code;
 	if (mgmt_check_post_mirror_body(in, &v) != 0) {
@@ -434,6 +497,8 @@ static unsigned int put_mirror(struct req *r, cJSON **body)
 	struct mgmt_verdict v;
 	int idx = -1;
 
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
 	doc = running_doc(r, body, &code);
 	if (doc == NULL)
 		return code;
@@ -461,10 +526,13 @@ static unsigned int delete_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
 	long id = mirror_id_param(r->params[0]);
-	cJSON *doc = running_doc(r, body, &code), *ok;
+	cJSON *doc, *ok;
 	char detail[160];
 	int idx = -1;
 
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	doc = running_doc(r, body, &code);
 	if (doc == NULL)
 		return code;
 	if (id < 0 || find_mirror(doc, id, &idx) == NULL) {
@@ -519,11 +587,14 @@ static unsigned int get_xconnects(struct req *r, cJSON **body)
 static unsigned int post_xconnect(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_CREATED;
-	cJSON *in = mgmt_parse_body(r, body, &code), *doc;
+	cJSON *in, *doc;
 	const cJSON *ports;
 	char detail[200], id[140];
 	struct mgmt_verdict v;
 
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	in = mgmt_parse_body(r, body, &code);
 	if (in == NULL)
 		return code;
 	ports = mgmt_check_xconnect_body(in, &v);
@@ -548,10 +619,13 @@ static unsigned int post_xconnect(struct req *r, cJSON **body)
 static unsigned int delete_xconnect(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	cJSON *doc = running_doc(r, body, &code), *pair, *ok;
+	cJSON *doc, *pair, *ok;
 	char detail[200], id[140];
 	int i = 0, idx = -1;
 
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	doc = running_doc(r, body, &code);
 	if (doc == NULL)
 		return code;
 	cJSON_ArrayForEach(pair, doc_xconnects(doc)) {
@@ -591,9 +665,12 @@ static unsigned int get_config(struct req *r, cJSON **body)
 static unsigned int put_config(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	cJSON *in = mgmt_parse_body(r, body, &code), *run;
+	cJSON *in, *run;
 	struct mgmt_verdict v;
 
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	in = mgmt_parse_body(r, body, &code);
 	if (in == NULL)
 		return code;
 	if (mgmt_check_put_config_body(in, &v) != 0) {

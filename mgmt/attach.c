@@ -209,15 +209,25 @@ int mgmt_request(const char *action, const void *request, size_t req_len, unsign
 	return rc;
 }
 
-int mgmt_control(const char *request, char *answer, size_t len)
+uint32_t mgmt_control(uint32_t verb, uint32_t target, uint32_t up, struct sbx_ctl_reply *rep)
 {
-	char buf[RTE_MP_MAX_PARAM_LEN];
-	size_t n = sizeof(buf);
+	static uint64_t next_id; /* one caller at a time (the control lane) */
+	struct sbx_ctl_req req = { .version = SBX_IPC_VERSION, .verb = verb, .target = target, .up = up };
+	size_t n = sizeof(*rep);
 
-	if (mgmt_request("sbx_ctl", request, strlen(request), 1000, buf, &n) != 0) {
-		snprintf(answer, len, "no answer from the primary within 1 s");
-		return -1;
+	req.request_id = ++next_id;
+	memset(rep, 0, sizeof(*rep));
+	if (mgmt_request(SBX_IPC_CTL, &req, sizeof(req), SBX_CTL_TIMEOUT_MS, rep, &n) != 0) {
+		memset(rep, 0, sizeof(*rep));
+		snprintf(rep->error, sizeof(rep->error), "no answer from the primary within %d ms", SBX_CTL_TIMEOUT_MS);
+		return SBX_CTL_NONE;
 	}
-	snprintf(answer, len, "%.*s", (int)(n < sizeof(buf) ? n : sizeof(buf)), buf);
-	return 0;
+	if (n != sizeof(*rep) || rep->version != SBX_IPC_VERSION || rep->request_id != req.request_id) {
+		memset(rep, 0, sizeof(*rep));
+		snprintf(rep->error, sizeof(rep->error), "the primary's answer does not match the request "
+			 "(%zu bytes, expected %zu; another version or request)", n, sizeof(*rep));
+		return SBX_CTL_NONE;
+	}
+	rep->error[sizeof(rep->error) - 1] = '\0';
+	return rep->result;
 }

@@ -73,11 +73,18 @@ int mgmt_lcore_lock(const struct sbx_config *cfg, char *err, size_t errlen);
 int mgmt_inherited_listen_fd(void);
 
 /**
- * Send a control request to the primary over the EAL multi-process channel (action "sbx_ctl",
- * primary/control.c), e.g. "restart-worker 1", and wait up to 1 s for its answer ("ok" or
- * "error: ..."), copied into @p answer. @return 0 when answered, -1 otherwise.
+ * Send a control request (struct sbx_ctl_req of spanbox/ipc.h, action SBX_IPC_CTL, answered by
+ * primary/control.c) and wait up to SBX_CTL_TIMEOUT_MS for its reply. Blocks: call it from a
+ * thread that may wait (the control lane of http.c), one request at a time (DPDK refuses a second
+ * pending request of the same action).
+ * @param verb    enum sbx_ctl_verb
+ * @param target  worker id or port index
+ * @param up      SBX_CTL_LINK_SET: 1 up, 0 down
+ * @param rep     receives the reply; without one (no answer in time, an answer of another size,
+ *                version or request id) its result is SBX_CTL_NONE and error says why.
+ * @return rep->result (enum sbx_ctl_result).
  */
-int mgmt_control(const char *request, char *answer, size_t len);
+uint32_t mgmt_control(uint32_t verb, uint32_t target, uint32_t up, struct sbx_ctl_reply *rep);
 
 /**
  * Send @p req_len bytes of @p request (at most RTE_MP_MAX_PARAM_LEN) to the primary's EAL

@@ -2,6 +2,8 @@
 /* SQLite: open, migrate, log events. Every statement with data uses bound parameters. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -164,7 +166,7 @@ int mgmt_db_open(struct mgmt_db *db, const char *path, char *err, size_t errlen)
 			 strerror(errno));
 		return -1;
 	}
-	/* FULLMUTEX: the HTTP thread and the main thread (event import) share the connection */
+	/* FULLMUTEX: the HTTP thread, its lanes (http.c) and the main thread (event import) share the connection */
 	/* auto_vacuum before anything else: it only takes effect on a database without tables */
 	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
 			    NULL) !=
@@ -211,18 +213,62 @@ int mgmt_db_event(struct mgmt_db *db, const char *kind, const char *detail)
 	return mgmt_db_audit(db, kind, detail, NULL);
 }
 
-int mgmt_db_audit(struct mgmt_db *db, const char *kind, const char *detail, const char *client)
+/*
+ * Events that could not be written at once: while a change holds the write lock (store.c, on the
+ * changes lane of http.c) an event of another thread (a restart's audit on the control lane)
+ * would wait for the busy timeout, holding this connection (and every GET that reads it), and
+ * then be lost; it is queued instead, with its time, and written by the main thread
+ * (mgmt_db_flush_later, every 100 ms) once the lock is free.
+ */
+#define LATER_MAX 64
+
+static struct {
+	pthread_mutex_t lock;
+	unsigned int n;
+	struct {
+		char ts[40], kind[32], detail[256], client[64];
+		bool has_client;
+	} ev[LATER_MAX];
+} later = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static int change_open; /* a change transaction is open (mgmt_db_change_open), atomic */
+
+void mgmt_db_change_open(bool open)
+{
+	__atomic_store_n(&change_open, open ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+/* Queue an event for mgmt_db_flush_later(). @return 0, or -1 when the queue is full (printed). */
+static int queue_later(const struct mgmt_db *db, const char *ts, const char *kind, const char *detail,
+		       const char *client)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&later.lock);
+	if (later.n < LATER_MAX) {
+		snprintf(later.ev[later.n].ts, sizeof(later.ev[0].ts), "%s", ts);
+		snprintf(later.ev[later.n].kind, sizeof(later.ev[0].kind), "%s", kind);
+		snprintf(later.ev[later.n].detail, sizeof(later.ev[0].detail), "%s", detail);
+		snprintf(later.ev[later.n].client, sizeof(later.ev[0].client), "%s", client ? client : "");
+		later.ev[later.n].has_client = client != NULL;
+		later.n++;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&later.lock);
+	if (rc != 0)
+		fprintf(stderr, "mgmt: database %s: cannot record event %s: %d events wait already\n", db->path,
+			kind, LATER_MAX);
+	return rc;
+}
+
+/* INSERT one event. @return the SQLite result of the step (SQLITE_DONE on success). */
+static int insert_event(struct mgmt_db *db, const char *ts, const char *kind, const char *detail, const char *client)
 {
 	sqlite3_stmt *st;
-	char ts[40];
 	int rc;
 
-	if (db->h == NULL)
-		return -1;
 	if (sqlite3_prepare_v2(db->h, "INSERT INTO events(ts, kind, detail, client) VALUES(?1, ?2, ?3, ?4)", -1,
 			       &st, NULL) != SQLITE_OK)
-		goto fail;
-	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
+		return sqlite3_errcode(db->h);
 	sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, detail, -1, SQLITE_TRANSIENT);
@@ -232,9 +278,49 @@ int mgmt_db_audit(struct mgmt_db *db, const char *kind, const char *detail, cons
 		sqlite3_bind_null(st, 4);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
+	return rc;
+}
+
+int mgmt_db_flush_later(struct mgmt_db *db)
+{
+	unsigned int i, n;
+	int rc;
+
+	if (db->h == NULL || __atomic_load_n(&later.n, __ATOMIC_ACQUIRE) == 0 ||
+	    __atomic_load_n(&change_open, __ATOMIC_ACQUIRE))
+		return 0;
+	rc = mgmt_db_rc(sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL));
+	if (rc < 0)
+		return rc; /* still locked: next time */
+	pthread_mutex_lock(&later.lock);
+	n = later.n;
+	for (i = 0; i < n; i++)
+		insert_event(db, later.ev[i].ts, later.ev[i].kind, later.ev[i].detail,
+			     later.ev[i].has_client ? later.ev[i].client : NULL);
+	rc = mgmt_db_rc(sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL));
+	if (rc < 0)
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	else
+		later.n = 0;
+	pthread_mutex_unlock(&later.lock);
+	return rc < 0 ? rc : (int)n;
+}
+
+int mgmt_db_audit(struct mgmt_db *db, const char *kind, const char *detail, const char *client)
+{
+	char ts[40];
+	int rc;
+
+	if (db->h == NULL)
+		return -1;
+	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
+	if (__atomic_load_n(&change_open, __ATOMIC_ACQUIRE))
+		return queue_later(db, ts, kind, detail, client);
+	rc = insert_event(db, ts, kind, detail, client);
 	if (rc == SQLITE_DONE)
 		return 0;
-fail:
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return queue_later(db, ts, kind, detail, client); /* a change began meanwhile */
 	fprintf(stderr, "mgmt: database %s: cannot record event %s: %s\n", db->path, kind,
 		sqlite3_errmsg(db->h));
 	return -1;

@@ -21,7 +21,7 @@ struct mgmt_history;
 
 /** An open database. */
 struct mgmt_db {
-	struct sqlite3 *h;        /**< the connection, opened FULLMUTEX (HTTP thread + main thread) */
+	struct sqlite3 *h;        /**< the connection, opened FULLMUTEX (HTTP thread, its lanes, main thread) */
 	char path[256];           /**< file name as given */
 	int schema_version;       /**< highest migration applied */
 	uint64_t events_primary;  /**< start time of the primary whose events were last imported */
@@ -53,9 +53,25 @@ int mgmt_db_event(struct mgmt_db *db, const char *kind, const char *detail);
 
 /**
  * mgmt_db_event() of a change a REST client asked for: @p client ("addr:port") is kept with it,
- * NULL for mgmt's own events. @return 0 or -1 (printed to stderr).
+ * NULL for mgmt's own events. While a change transaction is open (mgmt_db_change_open), or when
+ * the database is locked, the event is queued with its time (up to 64) and written by
+ * mgmt_db_flush_later(): no thread waits for the change's write lock. Thread-safe.
+ * @return 0 (written or queued) or -1 (printed to stderr).
  */
 int mgmt_db_audit(struct mgmt_db *db, const char *kind, const char *detail, const char *client);
+
+/**
+ * store.c: a change transaction (its own connection) is open (@p open true, set before its
+ * BEGIN IMMEDIATE) or over (false). Events of other threads are queued meanwhile.
+ */
+void mgmt_db_change_open(bool open);
+
+/**
+ * Main thread, every loop: write the queued events (mgmt_db_audit) in one transaction, unless a
+ * change is open or the database is locked (then next time).
+ * @return how many were written, 0 when none waited, MGMT_DB_BUSY or -1.
+ */
+int mgmt_db_flush_later(struct mgmt_db *db);
 
 /**
  * Copy the primary's new events from the memzone ring into the events table. Events already stored

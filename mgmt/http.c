@@ -7,16 +7,18 @@
  * Threading mode: MHD_USE_INTERNAL_POLLING_THREAD (+ epoll where available, else poll), without
  * MHD_USE_THREAD_PER_CONNECTION and without a thread pool: ONE thread accepts, reads and runs
  * every handler, one after the other. Why:
- *  - handlers are short, non-blocking reads of shared memory (microseconds), so one thread keeps
- *    up with any realistic number of operators and scrapers; mgmt runs on a core the workers
- *    share, and more threads would only add contention there;
+ *  - handlers on this thread are short, non-blocking reads of shared memory (microseconds), so one
+ *    thread keeps up with any realistic number of operators and scrapers; mgmt runs on a core the
+ *    workers share, and more threads would only add contention there;
  *  - serialized handlers never race each other: no locking in the api_*.c files, and a handler
  *    may keep static state;
  *  - the SQLite connection is also used by the main thread (event import), so it is opened
  *    SQLITE_OPEN_FULLMUTEX (db.c): that is the only sharing.
- * What can block: a restart request waits up to 1 s for the primary's answer over rte_mp; the copy
- * probe (seconds) does NOT block: its connection is suspended (MHD_ALLOW_SUSPEND_RESUME) and
- * resumed by the probe's own thread. Static files are sent with MHD_create_response_from_fd
+ * Nothing on this thread waits: what may (a change waits up to seconds for the primary, a worker
+ * restart or a link change up to SBX_CTL_TIMEOUT_MS, the copy probe seconds) runs on a lane
+ * (enum mgmt_lane, api.h): its connection is suspended (MHD_ALLOW_SUSPEND_RESUME), the lane's
+ * thread runs the job and resumes it with the answer, and this thread answers it on its next turn
+ * (see "Deferred answers" below). Static files are sent with MHD_create_response_from_fd
  * (sendfile), without copying them through this thread's memory. Keep this mode unless a
  * measurement shows the single thread saturating.
  *
@@ -26,7 +28,7 @@
  * and clients sending a header byte a second held the slots for ever. The guard tracks every
  * connection (MHD_OPTION_NOTIFY_CONNECTION) in a table of its own, with its client address and
  * its phase: waiting for a (complete) request since it opened or since its previous answer was
- * sent; answering since its request was complete; suspended for the copy probe. It closes a
+ * sent; answering since its request was complete; suspended for a lane. It closes a
  * connection with shutdown(2) of its socket (libmicrohttpd then sees the end of stream and closes
  * it itself, NOTIFY_CONNECTION CLOSED first, close(2) of the fd after, so a tracked fd is never
  * reused while it is in the table):
@@ -70,20 +72,21 @@
 #include "db.h"
 #include "http.h"
 #include "static.h"
-#include "system.h"
 #include "validate.h"
 
 #define MAX_BODY (64 * 1024) /* bytes of request body accepted; a longer body is refused (413) */
 #define FD_MARGIN 64         /* fds kept for mgmt itself (database, history, probe, logs) */
 
-/** Per connection: the request body, and whether it waits for the copy probe. */
+/** Per connection: the request body, and whether it waits for a lane. */
 struct conn_state {
 	char *body;        /**< malloc'd as it grows, NUL-terminated */
 	size_t len, cap;
 	bool too_big;      /**< the body was longer than MAX_BODY */
 	bool denied;       /**< needs the token and lacks it: the body is dropped, the answer is 401 */
 	bool bad_token;    /**< (denied) a token was sent, but not the right one */
-	bool suspended;    /**< waiting for the copy probe; the next call answers with its result */
+	bool suspended;    /**< waiting for a lane; the next call answers with @c answer */
+	bool deferred;     /**< was handed to a lane (counted in defer.unsent until completed) */
+	struct mgmt_answer answer; /**< set by the lane (defer.lock) before it resumes the connection */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -93,7 +96,7 @@ enum conn_phase {
 	PH_FREE,      /**< slot unused */
 	PH_WAITING,   /**< waiting for a complete request, since @c since_ns */
 	PH_ANSWERING, /**< request complete, answer being made or sent, since @c since_ns */
-	PH_SUSPENDED, /**< waiting for the copy probe: no deadline */
+	PH_SUSPENDED, /**< waiting for a lane (its work is bounded in time): no deadline */
 };
 
 /** One tracked connection (MHD_CONNECTION_NOTIFY_STARTED .. CLOSED). */
@@ -268,7 +271,7 @@ void mgmt_http_sweep(void)
 		uint64_t max_s;
 
 		if (e->shut || (e->phase != PH_WAITING && e->phase != PH_ANSWERING))
-			continue; /* free, closing, or waiting for the copy probe */
+			continue; /* free, closing, or waiting for a lane */
 		max_s = e->phase == PH_WAITING ? MGMT_HTTP_REQUEST_S : MGMT_HTTP_ANSWER_S;
 		if (now - e->since_ns < max_s * 1000000000ULL)
 			continue;
@@ -369,6 +372,229 @@ static void guard_fini(void)
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/*
+ * Deferred answers: one thread per lane (enum mgmt_lane) runs its jobs in order of arrival. A job
+ * is queued by this thread right after it suspended the connection (suspend first, then queue:
+ * never the other way); the lane runs the work into the job's own answer, then, under
+ * defer.lock, moves the answer into the connection's state and resumes it, unless the daemon is
+ * gone (mgmt_http_stop waited too long: the answer is dropped). mgmt_http_stop() waits for every
+ * job and for the resumed answers to be sent before it stops the daemon.
+ */
+
+/** One deferred request. */
+struct defer_job {
+	struct defer_job *next;
+	struct MHD_Connection *conn;
+	struct conn_state *st;
+	void (*work)(void *arg, struct mgmt_answer *a);
+	void *arg;
+	struct mgmt_answer answer;
+};
+
+#define DEFER_DRAIN_S 30 /* mgmt_http_stop waits this long at most for the jobs (a change: 20 s) */
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;                /**< a job queued or finished, an answer sent, stop */
+	struct defer_job *head[MGMT_LANES]; /**< queued jobs, oldest first */
+	struct defer_job *tail[MGMT_LANES];
+	pthread_t tid[MGMT_LANES];
+	bool started[MGMT_LANES];
+	unsigned int busy;   /**< jobs queued or running, all lanes */
+	unsigned int unsent; /**< deferred requests not yet completed (answer not yet sent) */
+	bool stop;           /**< the lanes end once their queue is empty */
+	bool gone;           /**< the daemon is stopping: resume nothing any more */
+} defer = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void *lane_thread(void *arg)
+{
+	unsigned int lane = (unsigned int)(uintptr_t)arg;
+	struct defer_job *j;
+
+	pthread_mutex_lock(&defer.lock);
+	for (;;) {
+		while (defer.head[lane] == NULL && !defer.stop)
+			pthread_cond_wait(&defer.cond, &defer.lock);
+		j = defer.head[lane];
+		if (j == NULL)
+			break; /* stopping, queue empty */
+		defer.head[lane] = j->next;
+		if (defer.head[lane] == NULL)
+			defer.tail[lane] = NULL;
+		pthread_mutex_unlock(&defer.lock);
+		j->answer = (struct mgmt_answer){ .code = MHD_HTTP_INTERNAL_SERVER_ERROR };
+		j->work(j->arg, &j->answer);
+		pthread_mutex_lock(&defer.lock);
+		if (!defer.gone) {
+			j->st->answer = j->answer;
+			MHD_resume_connection(j->conn); /* thread-safe (MHD_USE_ITC wakes the HTTP thread) */
+		} else {
+			cJSON_Delete(j->answer.body);
+		}
+		defer.busy--;
+		pthread_cond_broadcast(&defer.cond);
+		free(j);
+	}
+	pthread_mutex_unlock(&defer.lock);
+	return NULL;
+}
+
+/* Start the lanes' threads. -1 when one cannot be started (those started are stopped). */
+static int lanes_start(char *err, size_t errlen);
+static void lanes_stop(void);
+
+static int lanes_start(char *err, size_t errlen)
+{
+	unsigned int l;
+
+	defer.stop = false;
+	defer.gone = false;
+	for (l = MGMT_LANE_INLINE + 1; l < MGMT_LANES; l++) {
+		if (pthread_create(&defer.tid[l], NULL, lane_thread, (void *)(uintptr_t)l) != 0) {
+			snprintf(err, errlen, "cannot start the HTTP lane threads");
+			lanes_stop();
+			return -1;
+		}
+		defer.started[l] = true;
+	}
+	return 0;
+}
+
+/* Stop the lanes' threads once their queues are empty. */
+static void lanes_stop(void)
+{
+	unsigned int l;
+
+	pthread_mutex_lock(&defer.lock);
+	defer.stop = true;
+	pthread_cond_broadcast(&defer.cond);
+	pthread_mutex_unlock(&defer.lock);
+	for (l = 0; l < MGMT_LANES; l++) {
+		if (defer.started[l])
+			pthread_join(defer.tid[l], NULL);
+		defer.started[l] = false;
+	}
+}
+
+/* Wait (defer.lock held) until @p count is 0 or @p s seconds passed. */
+static void defer_wait(const unsigned int *count, unsigned int s)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += s;
+	while (*count > 0 && pthread_cond_timedwait(&defer.cond, &defer.lock, &until) == 0)
+		;
+}
+
+void mgmt_defer(struct req *r, enum mgmt_lane lane, void (*work)(void *arg, struct mgmt_answer *a), void *arg)
+{
+	r->work = work;
+	r->work_arg = arg;
+	r->work_lane = lane > MGMT_LANE_INLINE && lane < MGMT_LANES ? (unsigned int)lane : MGMT_LANE_CONTROL;
+}
+
+/* Suspend @p c and queue its job on @p r's lane. */
+static enum MHD_Result defer_start(struct MHD_Connection *c, struct conn_state *st, const struct req *r)
+{
+	struct defer_job *j = calloc(1, sizeof(*j));
+
+	if (j == NULL) {
+		r->work(r->work_arg, &(struct mgmt_answer){ 0 }); /* frees its argument */
+		return MHD_NO;
+	}
+	*j = (struct defer_job){ .conn = c, .st = st, .work = r->work, .arg = r->work_arg };
+	st->suspended = true;
+	st->deferred = true;
+	guard_phase(c, PH_SUSPENDED);
+	MHD_suspend_connection(c);
+	pthread_mutex_lock(&defer.lock);
+	if (defer.tail[r->work_lane] != NULL)
+		defer.tail[r->work_lane]->next = j;
+	else
+		defer.head[r->work_lane] = j;
+	defer.tail[r->work_lane] = j;
+	defer.busy++;
+	defer.unsent++;
+	pthread_cond_broadcast(&defer.cond);
+	pthread_mutex_unlock(&defer.lock);
+	return MHD_YES;
+}
+
+/** A route run on its lane: the handler and a copy of what it may read of the request. */
+struct route_job {
+	mgmt_route_fn fn;
+	struct req r;
+	char *body;
+	char *method, *url, *client, *ctype;
+};
+
+static void route_job_free(struct route_job *j)
+{
+	free(j->body);
+	free(j->method);
+	free(j->url);
+	free(j->client);
+	free(j->ctype);
+	free(j);
+}
+
+static void route_work(void *arg, struct mgmt_answer *a)
+{
+	struct route_job *j = arg;
+
+	if (a->code != 0) { /* 0: out of memory, only free */
+		a->body = NULL;
+		a->code = j->fn(&j->r, &a->body);
+		snprintf(a->retry_after, sizeof(a->retry_after), "%s", j->r.retry_after);
+	}
+	route_job_free(j);
+}
+
+/* Defer route @p fn of @p r to its lane: the copy of the request it runs on. */
+static bool defer_route(struct req *r, mgmt_route_fn fn, unsigned int lane)
+{
+	struct route_job *j = calloc(1, sizeof(*j));
+
+	if (j == NULL)
+		return false;
+	j->fn = fn;
+	j->body = malloc(r->body_len + 1);
+	j->method = strdup(r->method);
+	j->url = strdup(r->url);
+	j->client = strdup(r->client);
+	j->ctype = r->content_type_in ? strdup(r->content_type_in) : NULL;
+	if (j->body == NULL || j->method == NULL || j->url == NULL || j->client == NULL ||
+	    (r->content_type_in != NULL && j->ctype == NULL)) {
+		route_job_free(j);
+		return false;
+	}
+	memcpy(j->body, r->body, r->body_len);
+	j->body[r->body_len] = '\0';
+	j->r = *r;
+	j->r.conn = NULL;
+	j->r.body = j->body;
+	j->r.method = j->method;
+	j->r.url = j->url;
+	j->r.client = j->client;
+	j->r.content_type_in = j->ctype;
+	j->r.work = NULL;
+	j->r.lane = lane;
+	j->r.rerun_lane = MGMT_LANE_INLINE;
+	j->r.retry_after[0] = '\0';
+	mgmt_defer(r, (enum mgmt_lane)lane, route_work, j);
+	return true;
+}
+
+bool mgmt_run_on(struct req *r, enum mgmt_lane lane)
+{
+	if (r->lane == (unsigned int)lane || lane <= MGMT_LANE_INLINE || lane >= MGMT_LANES)
+		return false;
+	r->rerun_lane = lane;
+	return true;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 /* every route table, searched in this order */
 static const struct mgmt_route *const tables[] = {
@@ -440,7 +666,7 @@ long mgmt_decimal_param(const char *s, size_t max_digits)
 
 cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code)
 {
-	const char *ct = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	const char *ct = r->content_type_in;
 	struct mgmt_verdict v;
 	cJSON *doc;
 	size_t n;
@@ -550,12 +776,6 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	return (size_t)(w - s);
 }
 
-/* Called by the probe's thread when its result is ready. */
-static void resume_probe(void *conn)
-{
-	MHD_resume_connection(conn);
-}
-
 /* "addr:port" of the client of @p c. */
 static void client_addr(struct MHD_Connection *c, char *buf, size_t len)
 {
@@ -620,7 +840,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	const struct mgmt_ctx *ctx = cls;
 	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
 	struct conn_state *st = *con_cls;
-	char allow[64] = "", err[512], client[INET6_ADDRSTRLEN + 8];
+	char allow[64] = "", client[INET6_ADDRSTRLEN + 8];
 	size_t t, i;
 
 	(void)version;
@@ -647,15 +867,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	guard_phase(c, PH_ANSWERING); /* the request is complete: every path below answers it */
-	if (st->suspended) { /* resumed by the copy probe's thread */
-		cJSON *body = NULL;
-		unsigned int code;
+	if (st->suspended) { /* resumed by its lane, with the answer */
+		struct mgmt_answer a;
 
+		pthread_mutex_lock(&defer.lock);
+		a = st->answer;
+		st->answer.body = NULL;
+		pthread_mutex_unlock(&defer.lock);
 		st->suspended = false;
-		code = mgmt_memprobe_result(&body, err, sizeof(err));
-		if (body == NULL)
-			body = mgmt_error(code, NULL, "%s", err);
-		return reply(c, code, body, NULL, NULL, NULL);
+		return reply(c, a.code, a.body, NULL, MHD_HTTP_HEADER_RETRY_AFTER, a.retry_after);
 	}
 	if (st->denied)
 		return reply(c, MHD_HTTP_UNAUTHORIZED,
@@ -672,29 +892,28 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		for (i = 0; tables[t][i].method != NULL; i++) {
 			const struct mgmt_route *rt = &tables[t][i];
 			struct req r = { .ctx = ctx, .conn = c, .method = m, .url = url,
-					 .body = st->body ? st->body : "", .body_len = st->len, .client = client };
+					 .body = st->body ? st->body : "", .body_len = st->len, .client = client,
+					 .content_type_in = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+											MHD_HTTP_HEADER_CONTENT_TYPE) };
 
 			if (!match(rt->path, url, &r))
 				continue;
 			if (strcmp(rt->method, m) == 0) {
 				cJSON *body = NULL;
-				unsigned int code = rt->fn(&r, &body);
+				unsigned int code;
 
-				if (r.suspend) {
-					/* suspend first, then start the work that resumes it: never the other way */
-					st->suspended = true;
-					guard_phase(c, PH_SUSPENDED);
-					MHD_suspend_connection(c);
-					if (mgmt_memprobe_launch(resume_probe, c) != 0) {
-						st->suspended = false;
-						guard_phase(c, PH_ANSWERING);
-						MHD_resume_connection(c);
+				code = rt->fn(&r, &body);
+				if (r.rerun_lane != MGMT_LANE_INLINE) {
+					cJSON_Delete(body);
+					if (!defer_route(&r, rt->fn, r.rerun_lane))
 						return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
-							     mgmt_error(MHD_HTTP_INTERNAL_SERVER_ERROR, NULL,
-									"cannot start the copy probe"),
+							     mgmt_error(MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "out of memory"),
 							     NULL, NULL, NULL);
-					}
-					return MHD_YES;
+					return defer_start(c, st, &r);
+				}
+				if (r.work != NULL) {
+					cJSON_Delete(body);
+					return defer_start(c, st, &r);
 				}
 				return reply(c, code, body, r.content_type, MHD_HTTP_HEADER_RETRY_AFTER, r.retry_after);
 			}
@@ -728,11 +947,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
  * waits for its next request from now (keep-alive). */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
+	struct conn_state *st = *con_cls;
+
 	(void)cls;
 	(void)toe;
 	guard_phase(c, PH_WAITING);
-	if (*con_cls != NULL)
-		free(((struct conn_state *)*con_cls)->body);
+	if (st != NULL && st->deferred) {
+		pthread_mutex_lock(&defer.lock);
+		cJSON_Delete(st->answer.body); /* an answer never sent */
+		st->answer.body = NULL;
+		defer.unsent--;
+		pthread_cond_broadcast(&defer.cond);
+		pthread_mutex_unlock(&defer.lock);
+	}
+	if (st != NULL)
+		free(st->body);
 	free(*con_cls);
 	*con_cls = NULL;
 }
@@ -750,6 +979,10 @@ struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, ch
 									  : MHD_USE_POLL;
 	if (guard_init(err, errlen) < 0)
 		return NULL;
+	if (lanes_start(err, errlen) < 0) {
+		guard_fini();
+		return NULL;
+	}
 	/* libmicrohttpd's idle timeout stays as a backstop; the guard's deadlines are stricter */
 	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, (void *)ctx,
 			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
@@ -760,6 +993,7 @@ struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, ch
 			     MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 			     MHD_OPTION_END);
 	if (d == NULL) {
+		lanes_stop();
 		guard_fini();
 		snprintf(err, errlen, "MHD_start_daemon failed");
 	}
@@ -770,10 +1004,17 @@ int mgmt_http_stop(struct MHD_Daemon *d)
 {
 	MHD_socket fd;
 
-	mgmt_memprobe_shutdown(); /* its thread resumes a connection of this daemon */
+	/* every deferred request is answered first: its jobs end (bounded: each waits for a deadline
+	 * of its own), then the answers go out */
+	pthread_mutex_lock(&defer.lock);
+	defer_wait(&defer.busy, DEFER_DRAIN_S);
+	defer_wait(&defer.unsent, 2);
+	defer.gone = true; /* from now on no lane resumes a connection of this daemon */
+	pthread_mutex_unlock(&defer.lock);
 	fd = MHD_quiesce_daemon(d);
 
 	MHD_stop_daemon(d); /* every connection closed and forgotten (NOTIFY_CONNECTION CLOSED) */
+	lanes_stop();
 	guard_fini();
 	return fd == MHD_INVALID_SOCKET ? -1 : (int)fd;
 }

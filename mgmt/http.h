@@ -15,7 +15,8 @@ struct mgmt_db;
 struct mgmt_ctx {
 	const struct sbx_shm *shm; /**< memzone, NULL when the appliance is down */
 	const char *down_reason;   /**< why it is down (when shm is NULL) */
-	struct mgmt_db *db;        /**< used only from the HTTP thread while the daemon runs */
+	struct mgmt_db *db;        /**< used by the HTTP thread and its lanes while the daemon runs
+				        (the connection is SQLITE_OPEN_FULLMUTEX) */
 	const char *token;         /**< bearer token every non-GET/HEAD request must carry (auth.h) */
 	const char *web_root;      /**< realpath of the static files' directory, "" = none (static.h) */
 	int *changes_in_flight;    /**< changes waiting for the primary (api_tables.c): main lets them
@@ -58,7 +59,7 @@ const struct mgmt_http_limits *mgmt_http_limits(void);
 /**
  * Close the connections past a deadline: a request not complete MGMT_HTTP_REQUEST_S after the
  * connection opened or after its previous answer, an answer not sent MGMT_HTTP_ANSWER_S after its
- * request (a connection waiting for the copy probe has none). Closing is a shutdown(2) of the
+ * request (a connection waiting for a lane has none). Closing is a shutdown(2) of the
  * socket: libmicrohttpd closes the connection on its next turn, without an answer. Logs (stderr,
  * at most once per 10 s) how many connections the limits closed to make room. Call it
  * periodically (mgmt's main loop: every 100 ms) from one thread while the daemon runs; cheap
@@ -76,9 +77,18 @@ void mgmt_http_print_routes(FILE *f);
 
 /**
  * Stop accepting, finish (close) open connections and stop the daemon, but keep the listening
- * socket open: new connections wait in its backlog.
+ * socket open: new connections wait in its backlog. A request waiting for a lane is answered
+ * first (up to 30 s for its job, 2 s for the answers to go out); the lanes' threads are stopped.
  * @return the listening socket (now owned by the caller), or -1 if it could not be kept.
  */
 int mgmt_http_stop(struct MHD_Daemon *d);
+
+/**
+ * (api_tables.c) Read the config file the primary of @p shm runs (shm->config_path) once, at
+ * attach: a change whose forwarding and mirrors equal the file's stores nothing (back to the
+ * file). NULL, or an unreadable file, forgets it (every change is then stored). Call it from main
+ * before the daemon starts; the changes lane reads it.
+ */
+void mgmt_tables_attach(const struct sbx_shm *shm);
 
 #endif

@@ -25,6 +25,7 @@
 #include "db.h"
 #include "history.h"
 #include "store.h"
+#include "system.h"
 #include "http.h"
 #include "static.h"
 #include "watch.h"
@@ -262,6 +263,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": attached to primary pid %d\n", ctx.shm->primary_pid);
 		snprintf(detail, sizeof(detail), "primary pid %d", ctx.shm->primary_pid);
 		mgmt_db_event(&db, "appliance_up", detail);
+		mgmt_tables_attach(ctx.shm); /* the config file, read once (not per change) */
 	} else if (fresh) {
 		fprintf(stderr, PROG ": appliance down: %s; retrying every %d s\n", reason, MGMT_RETRY_S);
 		mgmt_db_event(&db, "appliance_down", reason);
@@ -291,6 +293,7 @@ int main(int argc, char **argv)
 		/* the primary's events -> SQLite, also the last ones of a primary shutting down */
 		if (ctx.shm != NULL && ctx.shm->magic == SBX_SHM_MAGIC)
 			mgmt_db_import_events(&db, ctx.shm);
+		mgmt_db_flush_later(&db); /* events queued while a change held the write lock */
 		if (ctx.shm != NULL && !mgmt_primary_alive(ctx.shm, reason, sizeof(reason))) {
 			lost = true;
 			break;
@@ -316,7 +319,9 @@ int main(int argc, char **argv)
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 	if (lost)
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL); /* let MHD send that answer */
+	mgmt_memprobe_shutdown(); /* kills a running probe: its lane's job ends at once */
 	lfd = mgmt_http_stop(httpd); /* keeps the listening socket open */
+	mgmt_db_flush_later(&db); /* the lanes' last queued events */
 	/* no handler runs any more: tell a primary that is shutting down that we left its memzone
 	 * (unless we took so long that it stopped waiting and may have freed it: SBX_MGMT_DETACH_MS) */
 	if (attached != NULL && (!lost || sbx_now_ns() - t_lost < (SBX_MGMT_DETACH_MS - 200) * 1000000ULL) &&

@@ -3,7 +3,7 @@
  * The stored live config (table config_store, migration 4 of db.c) and the audit event of each
  * change, written in one transaction that stays open while the primary applies the change: the
  * caller commits only when the primary took it, and rolls back otherwise. Its own connection
- * (HTTP thread only), so the history sampler's writes on the main connection never land inside,
+ * (the changes lane of http.c only), so the history sampler's writes on the main connection never land inside,
  * or get rolled back with, a change.
  */
 #include <stdio.h>
@@ -56,8 +56,12 @@ int mgmt_store_begin(const struct mgmt_db *db, const char *config_path, const ch
 
 	if (store_open(db, err, len) != 0)
 		return -2;
-	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return fail("begin", err, len);
+	mgmt_db_change_open(true); /* other threads queue their events meanwhile (db.h) */
+	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		rc = fail("begin", err, len);
+		mgmt_db_change_open(false);
+		return rc;
+	}
 	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
 	if (sbx_store_put(h, config_path, live_json, ts, client) != SQLITE_DONE)
 		goto fail;
@@ -78,6 +82,7 @@ fail:
 	rc = fail("store", err, len);
 	sqlite3_finalize(st);
 	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+	mgmt_db_change_open(false);
 	return rc;
 }
 
@@ -89,8 +94,10 @@ int mgmt_store_commit(char *err, size_t len)
 		int rc = fail("commit", err, len);
 
 		sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+		mgmt_db_change_open(false);
 		return rc;
 	}
+	mgmt_db_change_open(false);
 	return 0;
 }
 
@@ -98,6 +105,7 @@ void mgmt_store_rollback(void)
 {
 	if (h != NULL)
 		sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+	mgmt_db_change_open(false);
 }
 
 void mgmt_store_close(void)

@@ -3,8 +3,9 @@
  * The appliance's view of the machine (system.h): NUMA sockets, lcores, hugepages, placement
  * warnings, PCIe paths, pool plans, and the rate-limited copy probe.
  *
- * Threads: every function but the probe's worker thread runs on the HTTP thread. The probe's
- * state is shared with its thread under probe.lock.
+ * Threads: every function but the probe's worker thread runs on the HTTP thread, except
+ * mgmt_memprobe_launch() and mgmt_memprobe_result(), which run on the probe lane of http.c
+ * (api_core.c waits there for the run). The probe's state is shared under probe.lock.
  */
 #include <errno.h>
 #include <fcntl.h>

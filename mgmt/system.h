@@ -78,7 +78,7 @@ unsigned int mgmt_memprobe_accept(const char *body, size_t len, unsigned int *re
 /**
  * Run the accepted probe in a thread: fork/exec of spanbox-memprobe --json (beside this binary:
  * ../tools/spanbox-memprobe), killed after MGMT_MEMPROBE_TIMEOUT_S. @p done(@p arg) is called from
- * that thread when the result is ready (used to resume the suspended HTTP connection).
+ * that thread when the result is ready (the probe lane of http.c waits for it: api_core.c).
  * @return 0, or -1 when the thread cannot be started (then @p done is not called).
  */
 int mgmt_memprobe_launch(void (*done)(void *arg), void *arg);
@@ -90,7 +90,8 @@ int mgmt_memprobe_launch(void (*done)(void *arg), void *arg);
  */
 unsigned int mgmt_memprobe_result(cJSON **body, char *err, size_t errlen);
 
-/** Kill a running probe and wait for its thread (before the HTTP daemon stops). */
+/** Kill a running probe and wait for its thread (main, before mgmt_http_stop(): the probe lane's
+ * job then ends at once). */
 void mgmt_memprobe_shutdown(void);
 
 #endif

@@ -20,8 +20,7 @@
 enum sbx_link_req_state {
 	SBX_LINK_REQ_IDLE = 0, /**< none */
 	SBX_LINK_REQ_POSTED,   /**< posted by the IPC thread, not yet taken */
-	SBX_LINK_REQ_TAKEN,    /**< the main loop is carrying it out */
-	SBX_LINK_REQ_DONE,     /**< link_req_answer is set; the IPC thread answers and resets to IDLE */
+	SBX_LINK_REQ_TAKEN,    /**< the main loop is carrying it out; it answers and resets to IDLE */
 };
 
 /** Process-local state of the primary (the shared part lives in shm). */
@@ -51,32 +50,42 @@ struct sbx_primary {
 	uint32_t restart_flag[SBX_MAX_WORKERS];      /**< set by the IPC thread (control.c), atomically */
 	/* a link request of control.c, carried out by the main loop (sbx_control_poll) */
 	uint32_t link_req_state;  /**< enum sbx_link_req_state, accessed atomically */
-	uint16_t link_req_port;   /**< index into cfg->ports */
-	bool link_req_up;         /**< set the link up (true) or down */
-	char link_req_answer[64]; /**< "ok up", "ok down" or "error: <why>", written by the main loop */
+	uint16_t link_req_port;      /**< index into cfg->ports */
+	bool link_req_up;            /**< set the link up (true) or down */
+	uint64_t link_req_id;        /**< sbx_ctl_req.request_id, echoed in the reply */
+	uint64_t link_req_posted_ns; /**< CLOCK_MONOTONIC when the IPC thread posted it */
+	char link_req_peer[108];     /**< the requester's IPC socket path (sun_path), for rte_mp_reply */
 };
 
 /* events.c */
 /**
  * Record an event in the memzone ring (mgmt stores it in SQLite) and print it to stdout with a
- * timestamp. Thread-safe (a mutex: the main loop and the IPC thread of tables.c write events).
+ * timestamp. Thread-safe (a mutex: the main loop and the tables thread of tables.c write events).
  */
 void sbx_event(struct sbx_primary *p, const char *kind, int worker, int pid, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 /* control.c */
 /**
- * Register the "sbx_ctl" EAL multi-process action: mgmt (a secondary) asks for
- * "restart-worker <id>" (validated, flagged for the main loop, answered "ok" or "error: <why>")
- * or "link <port index> up|down" (carried out by the main loop within 900 ms, answered with the
- * link state read back, "ok up" / "ok down", or "error: <why>"). @return 0 or -1.
+ * Register the EAL multi-process action SBX_IPC_CTL (include/spanbox/ipc.h): mgmt (a secondary)
+ * asks for SBX_CTL_RESTART_WORKER (validated, flagged for the main loop, answered at once) or
+ * SBX_CTL_LINK_SET (carried out and answered by the main loop within SBX_CTL_LINK_WAIT_MS, with
+ * the link state read back). The EAL IPC thread never waits. @return 0 or -1.
  */
 int sbx_control_init(struct sbx_primary *p);
 /** Unregister the action. */
 void sbx_control_fini(void);
 /**
- * Main loop: carry out a posted link request (sbx_ports_set_link) and hand its answer back to the
- * waiting IPC thread. Cheap when there is none (one atomic load).
+ * Answer an rte_mp request of @p action with the @p len bytes of @p rep (a struct of
+ * spanbox/ipc.h, at most SBX_IPC_PARAM_MAX), sent to @p peer: the requester's socket path as the
+ * EAL gave it to the action's handler, or a copy of it (any thread, any time later: ipc.h).
+ * @return 0, or -1 (too long, or rte_mp_reply failed: rte_errno).
+ */
+int sbx_ipc_reply(const char *action, const void *rep, size_t len, const char *peer);
+/**
+ * Main loop: carry out a posted link request (sbx_ports_set_link), or drop one posted more than
+ * SBX_CTL_LINK_WAIT_MS ago (answered BUSY), and answer it (rte_mp_reply to the requester). Cheap
+ * when there is none (one atomic load).
  */
 void sbx_control_poll(struct sbx_primary *p);
 
@@ -206,13 +215,14 @@ unsigned int sbx_replay_inputs_failed(struct sbx_primary *p);
 /**
  * Publish generation 0 of the runtime tables (the running config: document @p json, parsed in
  * shm->cfg, the reference a change's static sections must equal), create the rte_rcu_qsbr
- * variable the workers report to, and register the rte_mp action SBX_IPC_TABLES (ipc.h) through
- * which mgmt asks for changes.
+ * variable the workers report to, register the rte_mp action SBX_IPC_TABLES through which mgmt
+ * asks for changes, and start the tables thread that applies them (ipc.h).
  * @return 0, or -1 (message printed).
  */
 int sbx_tables_init(struct sbx_primary *p, const char *json);
 
-/** Unregister the action; returns once no change is in flight. */
+/** Unregister the action and stop the tables thread; returns once the changes queued and in
+ * flight are answered. */
 void sbx_tables_fini(void);
 
 /** Worker @p w is gone: take it out of the grace periods (rte_rcu_qsbr_thread_offline). */

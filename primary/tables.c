@@ -15,12 +15,14 @@
  *     period still open (a hung worker) waits for it, then gives up with an error: never a torn read.
  *
  * Requests come from mgmt over rte_mp (SBX_IPC_TABLES, include/spanbox/ipc.h): the proposed config
- * document is in shm->staging, handed over by the state machine ipc.h describes. They are handled
- * in the EAL IPC thread: validation, filter compilation and the grace period never stall the main
- * loop (supervision, pcap bridging).
+ * document is in shm->staging, handed over by the state machine ipc.h describes. They are applied
+ * on a tables thread of its own (ipc.h: the EAL IPC thread never blocks): validation, filter
+ * compilation and the grace period stall neither the main loop (supervision, pcap bridging) nor
+ * the other requests.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,44 +258,107 @@ out:
 }
 
 /*
- * SBX_IPC_TABLES requests (ipc.h), on the EAL IPC thread: one at a time (apply_lock), and the main
- * loop (supervision, pcap bridging) never waits for validation, filter compilation or a grace
- * period. A request is taken only when it names the staged request and the staging area is
- * PENDING; anything else is answered without touching the tables.
+ * SBX_IPC_TABLES requests (ipc.h). The EAL IPC thread only checks a message and queues it, with a
+ * copy of the sender's address; the tables thread (tables_thread) applies one request at a time
+ * and answers it with rte_mp_reply(), so that validation, filter compilation and a grace period
+ * (up to seconds) delay neither the main loop (supervision, pcap bridging) nor the other rte_mp
+ * actions (a worker restart, a link change: control.c). A request is taken only when it names
+ * the staged request and the staging area is PENDING; anything else is answered without touching
+ * the tables.
  */
-static int on_request(const struct rte_mp_msg *msg, const void *peer)
+#define TABLES_QUEUE 4 /* mgmt sends one request at a time: room for a late duplicate or two */
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct sbx_tables_req req[TABLES_QUEUE];
+	char peer[TABLES_QUEUE][108]; /* sun_path of each requester */
+	unsigned int head, n;
+	bool stop, started;
+	pthread_t tid;
+} tq = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static int tables_reply(const struct sbx_tables_reply *rep, const char *peer)
+{
+	return sbx_ipc_reply(SBX_IPC_TABLES, rep, sizeof(*rep), peer);
+}
+
+/* Apply one checked request (tables thread). */
+static void tables_serve(const struct sbx_tables_req *req, const char *peer)
 {
 	struct sbx_tables_staging *st = &tp->shm->staging;
-	struct sbx_tables_reply rep = { .version = SBX_IPC_VERSION, .result = SBX_TABLES_BAD_MESSAGE };
-	struct sbx_tables_req req;
-	struct rte_mp_msg reply;
+	struct sbx_tables_reply rep = { .version = SBX_IPC_VERSION, .request_id = req->request_id };
 	int rc;
 
-	memset(&reply, 0, sizeof(reply));
-	snprintf(reply.name, sizeof(reply.name), "%s", SBX_IPC_TABLES);
+	pthread_mutex_lock(&apply_lock);
+	if (req->request_id != __atomic_load_n(&st->request_id, __ATOMIC_ACQUIRE) ||
+	    !staging_cas(st, SBX_STAGING_PENDING, SBX_STAGING_WORKING)) {
+		rep.result = SBX_TABLES_STALE; /* mgmt gave up on it, or a late duplicate */
+	} else {
+		rc = apply_staged();
+		if (rc != 0)
+			staging_done(st, rc == -2 ? SBX_TABLES_BUSY : SBX_TABLES_REFUSED);
+		rep.result = rc == 0 ? SBX_TABLES_APPLIED : rc == -2 ? SBX_TABLES_BUSY : SBX_TABLES_REFUSED;
+	}
+	pthread_mutex_unlock(&apply_lock);
+	rep.gen = __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE);
+	tables_reply(&rep, peer);
+}
+
+static void *tables_thread(void *arg)
+{
+	struct sbx_tables_req req;
+	char peer[sizeof(tq.peer[0])];
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all); /* SIGINT/SIGTERM/SIGCHLD are the main loop's (main.c, workers.c) */
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&tq.lock);
+	for (;;) {
+		while (tq.n == 0 && !tq.stop)
+			pthread_cond_wait(&tq.cond, &tq.lock);
+		if (tq.n == 0) /* stopping, nothing left */
+			break;
+		req = tq.req[tq.head];
+		memcpy(peer, tq.peer[tq.head], sizeof(peer));
+		tq.head = (tq.head + 1) % TABLES_QUEUE;
+		tq.n--;
+		pthread_mutex_unlock(&tq.lock);
+		tables_serve(&req, peer);
+		pthread_mutex_lock(&tq.lock);
+	}
+	pthread_mutex_unlock(&tq.lock);
+	return NULL;
+}
+
+/* EAL IPC thread: check the message, queue it for the tables thread; never waits. */
+static int on_request(const struct rte_mp_msg *msg, const void *peer)
+{
+	struct sbx_tables_reply rep = { .version = SBX_IPC_VERSION, .result = SBX_TABLES_BAD_MESSAGE };
+	struct sbx_tables_req req;
+	unsigned int slot;
+
 	if (msg->len_param == (int)sizeof(req)) {
 		memcpy(&req, msg->param, sizeof(req));
 		rep.request_id = req.request_id;
-		if (req.version != SBX_IPC_VERSION || req.verb != SBX_TABLES_APPLY) {
-			rep.result = SBX_TABLES_BAD_MESSAGE;
-		} else {
-			pthread_mutex_lock(&apply_lock);
-			if (req.request_id != __atomic_load_n(&st->request_id, __ATOMIC_ACQUIRE) ||
-			    !staging_cas(st, SBX_STAGING_PENDING, SBX_STAGING_WORKING)) {
-				rep.result = SBX_TABLES_STALE; /* mgmt gave up on it, or a late duplicate */
-			} else {
-				rc = apply_staged();
-				if (rc != 0)
-					staging_done(st, rc == -2 ? SBX_TABLES_BUSY : SBX_TABLES_REFUSED);
-				rep.result = rc == 0 ? SBX_TABLES_APPLIED : rc == -2 ? SBX_TABLES_BUSY : SBX_TABLES_REFUSED;
+		if (req.version == SBX_IPC_VERSION && req.verb == SBX_TABLES_APPLY) {
+			pthread_mutex_lock(&tq.lock);
+			if (tq.n < TABLES_QUEUE && !tq.stop) {
+				slot = (tq.head + tq.n) % TABLES_QUEUE;
+				tq.req[slot] = req;
+				snprintf(tq.peer[slot], sizeof(tq.peer[slot]), "%s", (const char *)peer);
+				tq.n++;
+				pthread_cond_signal(&tq.cond);
+				pthread_mutex_unlock(&tq.lock);
+				return 0; /* the tables thread answers */
 			}
-			pthread_mutex_unlock(&apply_lock);
+			pthread_mutex_unlock(&tq.lock);
+			rep.result = SBX_TABLES_BUSY; /* the staging area is untouched: nothing done */
 		}
 	}
 	rep.gen = __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE);
-	reply.len_param = (int)sizeof(rep);
-	memcpy(reply.param, &rep, sizeof(rep));
-	return rte_mp_reply(&reply, peer);
+	return tables_reply(&rep, peer);
 }
 
 int sbx_tables_init(struct sbx_primary *p, const char *json)
@@ -323,6 +388,12 @@ int sbx_tables_init(struct sbx_primary *p, const char *json)
 	t->json_len = (uint32_t)len;
 	t->gen = 0;
 	p->shm->tables_gen = 0;
+	tq.stop = false;
+	if (pthread_create(&tq.tid, NULL, tables_thread, NULL) != 0) {
+		fprintf(stderr, "spanbox-primary: cannot start the tables thread\n");
+		return -1;
+	}
+	tq.started = true;
 	if (rte_mp_action_register(SBX_IPC_TABLES, on_request) != 0) {
 		fprintf(stderr, "spanbox-primary: cannot register IPC action %s\n", SBX_IPC_TABLES);
 		return -1;
@@ -333,8 +404,14 @@ int sbx_tables_init(struct sbx_primary *p, const char *json)
 void sbx_tables_fini(void)
 {
 	rte_mp_action_unregister(SBX_IPC_TABLES);
-	pthread_mutex_lock(&apply_lock); /* a change in flight ends first */
-	pthread_mutex_unlock(&apply_lock);
+	if (tq.started) { /* the changes queued and in flight end first */
+		pthread_mutex_lock(&tq.lock);
+		tq.stop = true;
+		pthread_cond_signal(&tq.cond);
+		pthread_mutex_unlock(&tq.lock);
+		pthread_join(tq.tid, NULL);
+		tq.started = false;
+	}
 }
 
 void sbx_tables_worker_gone(unsigned int w)

@@ -18,6 +18,23 @@
  *   mgmt, when no reply came in time: PENDING -> FREE (the primary never saw it: nothing changed),
  *            or WORKING -> ABANDONED (the primary will not publish it: nothing changed; it stores
  *            FREE when it is done), or else (APPLYING/FREE) it waits for FREE and reads result.
+ *
+ * Worker and port control (action SBX_IPC_CTL): struct sbx_ctl_req / sbx_ctl_reply, one verb a
+ * message (restart a worker, set a port's link up or down). A request of another version, size or
+ * verb is answered SBX_CTL_BAD_MESSAGE and does nothing.
+ *
+ * Who answers what in the primary (one model, primary/control.c and primary/tables.c): the EAL
+ * IPC thread never blocks. It checks each message and either answers at once (a bad message, a
+ * restart: a flag for the main loop) or hands it on with a copy of the sender's address, and the
+ * thread that finishes the work answers with rte_mp_reply() (DPDK 22.11 eal_common_proc.c: the
+ * handler's peer is the sender's socket path, a string; rte_mp_reply() from any thread sends to it
+ * on the process's IPC socket, so a later reply from a copy of that path is valid):
+ *   - SBX_IPC_TABLES apply: a tables thread of its own (validation, filter compilation and the
+ *     grace period take up to seconds; a restart or link request never queues behind it);
+ *   - SBX_CTL_LINK_SET: the primary's main loop (it owns the ports; supervision stays
+ *     single-threaded), within SBX_CTL_LINK_WAIT_MS or not at all.
+ * mgmt sends at most one request per action at a time (DPDK refuses a second pending request of
+ * the same name from the same process: EEXIST), and matches replies by request_id.
  */
 #ifndef SPANBOX_IPC_H
 #define SPANBOX_IPC_H
@@ -26,6 +43,9 @@
 
 #define SBX_IPC_VERSION 1
 #define SBX_IPC_TABLES "sbx_tables" /**< action: runtime tables (struct sbx_tables_req / _reply) */
+#define SBX_IPC_CTL "sbx_ctl"       /**< action: worker and port control (struct sbx_ctl_req / _reply) */
+#define SBX_IPC_PARAM_MAX 256       /**< bytes a request or reply may take (DPDK's RTE_MP_MAX_PARAM_LEN,
+				         checked where rte_eal.h is included) */
 
 /** Hand-over state of the staging area (sbx_tables_staging.state). */
 enum sbx_staging_state {
@@ -70,6 +90,61 @@ struct sbx_tables_reply {
 static inline const char *sbx_tables_result_name(uint32_t r)
 {
 	static const char *const names[] = { "none", "applied", "refused", "busy", "bad message", "stale" };
+
+	return r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
+}
+
+/** Verbs of SBX_IPC_CTL. */
+enum sbx_ctl_verb {
+	SBX_CTL_RESTART_WORKER = 1, /**< drain worker @c target and start it again (or revive a failed one) */
+	SBX_CTL_LINK_SET,           /**< set the link of port @c target (index in cfg.ports) up or down */
+};
+
+/** Results of SBX_IPC_CTL. */
+enum sbx_ctl_result {
+	SBX_CTL_NONE = 0,        /**< no result (never sent) */
+	SBX_CTL_OK,              /**< done (restart: requested; link: set, state read back in link_up) */
+	SBX_CTL_BAD_MESSAGE,     /**< wrong version, size or verb: nothing done */
+	SBX_CTL_NO_SUCH_WORKER,  /**< target is not a worker id: nothing done */
+	SBX_CTL_NO_SUCH_PORT,    /**< target is not a port index: nothing done */
+	SBX_CTL_BUSY,            /**< another link request is in progress, or the main loop did not take
+				      it within SBX_CTL_LINK_WAIT_MS: nothing done, try again (503) */
+	SBX_CTL_FAILED,          /**< the port refused (error says why: a pcap port, a driver error) (409) */
+};
+
+/** ms the primary's main loop has to take a link request; an older one is dropped, undone. mgmt
+ * waits SBX_CTL_TIMEOUT_MS for an answer. */
+#define SBX_CTL_LINK_WAIT_MS 900
+#define SBX_CTL_TIMEOUT_MS 1000
+
+/** Request of SBX_IPC_CTL. */
+struct sbx_ctl_req {
+	uint32_t version;    /**< SBX_IPC_VERSION */
+	uint32_t verb;       /**< enum sbx_ctl_verb */
+	uint32_t target;     /**< worker id (RESTART_WORKER) or port index (LINK_SET) */
+	uint32_t up;         /**< LINK_SET: 1 up, 0 down; else 0 */
+	uint64_t request_id; /**< chosen by mgmt, echoed in the reply */
+};
+
+/** Reply of SBX_IPC_CTL. */
+struct sbx_ctl_reply {
+	uint32_t version;    /**< SBX_IPC_VERSION */
+	uint32_t result;     /**< enum sbx_ctl_result */
+	uint64_t request_id; /**< the request answered */
+	uint32_t link_up;    /**< LINK_SET, OK: the link state read back after the change (1 up) */
+	uint32_t reserved;   /**< 0 */
+	char error[192];     /**< NUL-terminated reason when result is not OK, "" else */
+};
+
+_Static_assert(sizeof(struct sbx_ctl_req) <= SBX_IPC_PARAM_MAX, "sbx_ctl_req fits an rte_mp message");
+_Static_assert(sizeof(struct sbx_ctl_reply) <= SBX_IPC_PARAM_MAX, "sbx_ctl_reply fits an rte_mp message");
+_Static_assert(sizeof(struct sbx_tables_reply) <= SBX_IPC_PARAM_MAX, "sbx_tables_reply fits an rte_mp message");
+
+/** @return a name for @p r ("ok", "busy"...), "unknown" when out of range. */
+static inline const char *sbx_ctl_result_name(uint32_t r)
+{
+	static const char *const names[] = { "none", "ok", "bad message", "no such worker", "no such port",
+					     "busy", "failed" };
 
 	return r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
