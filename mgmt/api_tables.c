@@ -30,7 +30,6 @@
 #include "store.h"
 #include "validate.h"
 
-#define APPLY_TIMEOUT_MS 5000
 #define REDACTED "<redacted>"
 
 /* The running config document (active tables), or NULL with a 503/500 set; the memzone it came
@@ -81,7 +80,7 @@ static unsigned int apply_timeout_ms(void)
 	const char *v = getenv("SBX_TEST_APPLY_TIMEOUT_MS");
 	unsigned long ms = v ? strtoul(v, NULL, 10) : 0;
 
-	return ms > 0 && ms < 600000 ? (unsigned int)ms : APPLY_TIMEOUT_MS;
+	return ms > 0 && ms < 600000 ? (unsigned int)ms : SBX_TABLES_APPLY_TIMEOUT_MS;
 }
 
 static bool staging_cas(struct sbx_tables_staging *st, uint32_t from, uint32_t to)

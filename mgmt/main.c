@@ -19,6 +19,7 @@
 #include <rte_eal.h>
 
 #include "spanbox/config.h"
+#include "spanbox/ipc.h"
 #include "spanbox/lcore_lock.h"
 #include "attach.h"
 #include "auth.h"
@@ -36,7 +37,6 @@
 #define LISTEN_BACKLOG 4096
 
 static volatile sig_atomic_t g_stop;
-static struct mgmt_history g_history; /* the stats history (history.h): sampled by the main loop */
 static bool g_print_token; /* --print-token: print the effective token and exit */
 
 static void on_signal(int sig)
@@ -157,126 +157,185 @@ static int open_listen(const char *addr, uint16_t port)
 	return fd;
 }
 
-int main(int argc, char **argv)
-{
-	const struct timespec tick = { 0, 100 * 1000 * 1000 };
-	struct sigaction sa = { .sa_handler = on_signal };
+/*
+ * What the steps of main share (DPDK's mp_server splits its main the same way): what mgmt_init()
+ * sets up, mgmt_run() watches, mgmt_stop() and mgmt_fini() take down. One, static, in main().
+ */
+struct mgmt_run {
 	struct sbx_config cfg;
 	struct mgmt_db db;
-	struct mgmt_ctx ctx = { 0 };
-	static int changes_in_flight;
-	const struct sbx_shm *attached;
-	uint64_t t_lost;
-	struct MHD_Daemon *httpd;
-	char **exec_argv, reason[256] = "", err[512], detail[320];
-	char token[MGMT_TOKEN_MAX + 1], web_root[4096], web_err[512];
-	bool token_created;
-	sigset_t sigs, old;
-	bool eal_up, fresh, lost = false, retry = false;
-	uint64_t t0;
-	int rc, lfd, i, lock_fd;
+	struct mgmt_history history; /* the stats history (history.h): sampled by mgmt_run() */
+	struct mgmt_ctx ctx;         /* what the handlers read (http.h) */
+	int changes_in_flight;       /* ctx.changes_in_flight points here (api_tables.c counts) */
+	struct MHD_Daemon *httpd;    /* NULL until mgmt_serve() started it */
+	char **exec_argv;            /* argv in its original order (getopt permutes argv), for mgmt_reexec() */
+	sigset_t sigs;               /* SIGINT and SIGTERM */
+	sigset_t unblocked;          /* the signal mask to serve with (sigs not blocked) */
+	char reason[256];            /* why the appliance is down (ctx.down_reason) */
+	char token[MGMT_TOKEN_MAX + 1];
+	char web_root[4096];         /* "" = no static files */
+	char web_err[512];           /* why there are none */
+	bool token_created;          /* the token file was generated now */
+	bool eal_up;                 /* rte_eal_init() succeeded: rte_eal_cleanup() before exit or exec */
+	bool fresh;                  /* first image (not re-executed): announces itself */
+	bool lost;                   /* mgmt_run(): the primary went away (re-attach) */
+	bool retry;                  /* mgmt_run(): the appliance is still down after MGMT_RETRY_S (re-attach) */
+	int lfd;                     /* listening socket, kept across mgmt_reexec() */
+	int lock_fd;                 /* mgmt's lcore lock, kept across mgmt_reexec() */
+};
 
-	/* getopt permutes argv: keep the original order for re-executing */
-	exec_argv = calloc((size_t)argc + 1, sizeof(*exec_argv));
-	if (exec_argv == NULL)
+/* The main loop's period, ms (shm.h's SBX_MGMT_DETACH_MS and http.h's sweep count on it). */
+#define MGMT_TICK_MS 100
+/* ms past SBX_TABLES_APPLY_TIMEOUT_MS a change in flight has to be answered at shutdown */
+#define CHANGE_DRAIN_SLACK_MS 1000
+#define CHANGE_DRAIN_POLL_MS 10
+/* ms MHD has, after the primary was lost, to send the answer of a change that finished */
+#define ANSWER_FLUSH_MS 50
+/* ms of SBX_MGMT_DETACH_MS mgmt does not count on: it notices a lost primary up to one tick after
+ * the primary began to wait, and the primary checks mgmt_pid between naps */
+#define DETACH_MARGIN_MS (2 * MGMT_TICK_MS)
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Keep argv's order for re-executing and take SIGINT/SIGTERM; blocks them (r->unblocked to
+ * restore) while threads are created (EAL, MHD) so that only the main thread takes them.
+ * @return 0, or 1 when out of memory. */
+static int mgmt_setup(struct mgmt_run *r, int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int i;
+
+	r->exec_argv = calloc((size_t)argc + 1, sizeof(*r->exec_argv));
+	if (r->exec_argv == NULL)
 		return 1;
 	for (i = 0; i < argc; i++)
-		exec_argv[i] = argv[i];
-
+		r->exec_argv[i] = argv[i];
 	/* A signal that arrived while the previous image re-executed is still pending and blocked. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
+	sigemptyset(&r->sigs);
+	sigaddset(&r->sigs, SIGINT);
+	sigaddset(&r->sigs, SIGTERM);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* Block them while threads are created (EAL, MHD) so that only this thread takes them. */
-	pthread_sigmask(SIG_BLOCK, &sigs, &old);
-	sigdelset(&old, SIGINT);
-	sigdelset(&old, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &r->sigs, &r->unblocked);
+	sigdelset(&r->unblocked, SIGINT);
+	sigdelset(&r->unblocked, SIGTERM);
+	return 0;
+}
 
-	rc = parse_args(argc, argv, &cfg);
-	if (rc != 0)
-		return rc < 0 ? 0 : rc;
-	if (g_print_token) {
-		if (mgmt_auth_load(&cfg, false, token, NULL, err, sizeof(err)) < 0) {
-			fprintf(stderr, PROG ": %s\n", err);
-			return 1;
-		}
-		printf("%s\n", token);
-		return 0;
-	}
-	/* before listening: a refused token file must not leave a port open that accepts nothing */
-	if (mgmt_auth_load(&cfg, true, token, &token_created, err, sizeof(err)) < 0) {
-		fprintf(stderr, PROG ": %s\n", err);
-		return 2;
-	}
-	if (mgmt_static_root(&cfg, web_root, sizeof(web_root), web_err, sizeof(web_err)) < 0)
-		web_root[0] = '\0';
-	/* before listening and before any EAL: one mgmt per prefix and lcore id (spanbox/lcore_lock.h) */
-	lock_fd = mgmt_lcore_lock(&cfg, err, sizeof(err));
-	if (lock_fd < 0) {
+/* --print-token: the effective token on stdout. @return the exit code. */
+static int print_token(const struct sbx_config *cfg)
+{
+	char token[MGMT_TOKEN_MAX + 1], err[512];
+
+	if (mgmt_auth_load(cfg, false, token, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
 	}
+	printf("%s\n", token);
+	return 0;
+}
 
-	lfd = mgmt_inherited_listen_fd();
-	fresh = lfd < 0;
-	if (fresh && (lfd = open_listen(cfg.mgmt_listen, cfg.mgmt_port)) < 0)
-		return lfd == -2 ? 2 : 1;
-	if (mgmt_db_open(&db, cfg.mgmt_database, err, sizeof(err)) < 0) {
+/* The start-up lines and the "mgmt_start" event of a first image. */
+static void announce_start(struct mgmt_run *r)
+{
+	const struct sbx_config *cfg = &r->cfg;
+	char detail[320];
+
+	fprintf(stderr, PROG ": listening on %s port %u, database %s\n", cfg->mgmt_listen, cfg->mgmt_port,
+		cfg->mgmt_database);
+	if (cfg->mgmt_token[0] != '\0')
+		fprintf(stderr, PROG ": token: from the config (mgmt.token)\n");
+	else
+		fprintf(stderr, PROG ": token: %s (%s)\n", cfg->mgmt_token_file,
+			r->token_created ? "generated now" : "existing");
+	if (r->web_root[0] != '\0')
+		fprintf(stderr, PROG ": static files from %s\n", r->web_root);
+	else
+		fprintf(stderr, PROG ": no static files: %s\n", r->web_err);
+	snprintf(detail, sizeof(detail), "pid %d, listening on %s port %u", (int)getpid(), cfg->mgmt_listen,
+		 cfg->mgmt_port);
+	mgmt_db_event(&r->db, "mgmt_start", detail);
+}
+
+/*
+ * Token, static files, lcore lock, listening socket (inherited across a re-exec, else opened),
+ * database and history, then the attach to the primary (the EAL: signals must be blocked).
+ * @return 0, or the exit code; on failure nothing needs mgmt_fini() (the process exits).
+ */
+static int mgmt_init(struct mgmt_run *r, const char *argv0)
+{
+	struct sbx_config *cfg = &r->cfg;
+	char err[512], detail[320];
+
+	/* before listening: a refused token file must not leave a port open that accepts nothing */
+	if (mgmt_auth_load(cfg, true, r->token, &r->token_created, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 2;
+	}
+	if (mgmt_static_root(cfg, r->web_root, sizeof(r->web_root), r->web_err, sizeof(r->web_err)) < 0)
+		r->web_root[0] = '\0';
+	/* before listening and before any EAL: one mgmt per prefix and lcore id (spanbox/lcore_lock.h) */
+	r->lock_fd = mgmt_lcore_lock(cfg, err, sizeof(err));
+	if (r->lock_fd < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return 1;
+	}
+	r->lfd = mgmt_inherited_listen_fd();
+	r->fresh = r->lfd < 0;
+	if (r->fresh && (r->lfd = open_listen(cfg->mgmt_listen, cfg->mgmt_port)) < 0)
+		return r->lfd == -2 ? 2 : 1;
+	if (mgmt_db_open(&r->db, cfg->mgmt_database, err, sizeof(err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 2;
 	}
 	/* without its history mgmt still serves everything else (history routes answer 503) */
-	if (mgmt_history_open(&g_history, cfg.mgmt_database, cfg.mgmt_history_interval_s, err,
+	if (mgmt_history_open(&r->history, cfg->mgmt_database, cfg->mgmt_history_interval_s, err,
 			      sizeof(err)) == 0)
-		db.history = &g_history;
+		r->db.history = &r->history;
 	else
 		fprintf(stderr, PROG ": no stats history: %s\n", err);
-	if (fresh) {
-		fprintf(stderr, PROG ": listening on %s port %u, database %s\n", cfg.mgmt_listen,
-			cfg.mgmt_port, cfg.mgmt_database);
-		if (cfg.mgmt_token[0] != '\0')
-			fprintf(stderr, PROG ": token: from the config (mgmt.token)\n");
-		else
-			fprintf(stderr, PROG ": token: %s (%s)\n", cfg.mgmt_token_file,
-				token_created ? "generated now" : "existing");
-		if (web_root[0] != '\0')
-			fprintf(stderr, PROG ": static files from %s\n", web_root);
-		else
-			fprintf(stderr, PROG ": no static files: %s\n", web_err);
-		snprintf(detail, sizeof(detail), "pid %d, listening on %s port %u", (int)getpid(),
-			 cfg.mgmt_listen, cfg.mgmt_port);
-		mgmt_db_event(&db, "mgmt_start", detail);
-	}
+	if (r->fresh)
+		announce_start(r);
 
-	ctx.shm = mgmt_attach(&cfg, argv[0], &eal_up, reason, sizeof(reason));
-	ctx.down_reason = reason;
-	ctx.db = &db;
-	ctx.token = token;
-	ctx.web_root = web_root;
-	ctx.changes_in_flight = &changes_in_flight;
-	if (ctx.shm != NULL) {
+	r->ctx.shm = mgmt_attach(cfg, argv0, &r->eal_up, r->reason, sizeof(r->reason));
+	r->ctx.down_reason = r->reason;
+	r->ctx.db = &r->db;
+	r->ctx.token = r->token;
+	r->ctx.web_root = r->web_root;
+	r->ctx.changes_in_flight = &r->changes_in_flight;
+	if (r->ctx.shm != NULL) {
 		/* the one field mgmt writes (besides the tables' staging area): see shm.h */
-		__atomic_store_n(&((struct sbx_shm *)ctx.shm)->mgmt_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
-		fprintf(stderr, PROG ": attached to primary pid %d\n", ctx.shm->primary_pid);
-		snprintf(detail, sizeof(detail), "primary pid %d", ctx.shm->primary_pid);
-		mgmt_db_event(&db, "appliance_up", detail);
-		mgmt_tables_attach(ctx.shm); /* the config file, read once (not per change) */
-	} else if (fresh) {
-		fprintf(stderr, PROG ": appliance down: %s; retrying every %d s\n", reason, MGMT_RETRY_S);
-		mgmt_db_event(&db, "appliance_down", reason);
+		__atomic_store_n(&((struct sbx_shm *)r->ctx.shm)->mgmt_pid, (int32_t)getpid(), __ATOMIC_RELEASE);
+		fprintf(stderr, PROG ": attached to primary pid %d\n", r->ctx.shm->primary_pid);
+		snprintf(detail, sizeof(detail), "primary pid %d", r->ctx.shm->primary_pid);
+		mgmt_db_event(&r->db, "appliance_up", detail);
+		mgmt_tables_attach(r->ctx.shm); /* the config file, read once (not per change) */
+	} else if (r->fresh) {
+		fprintf(stderr, PROG ": appliance down: %s; retrying every %d s\n", r->reason, MGMT_RETRY_S);
+		mgmt_db_event(&r->db, "appliance_down", r->reason);
 	}
+	return 0;
+}
 
-	httpd = mgmt_http_start(lfd, &ctx, err, sizeof(err));
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (httpd == NULL) {
+/* Start the HTTP daemon on r->lfd, then unblock SIGINT/SIGTERM (every thread exists now).
+ * @return 0, or 1 (why on stderr). */
+static int mgmt_serve(struct mgmt_run *r)
+{
+	char err[512];
+
+	r->httpd = mgmt_http_start(r->lfd, &r->ctx, err, sizeof(err));
+	pthread_sigmask(SIG_SETMASK, &r->unblocked, NULL);
+	if (r->httpd == NULL) {
 		fprintf(stderr, PROG ": %s\n", err);
-		rc = 1;
-		goto out;
+		return 1;
 	}
-	if (fresh) {
+	if (r->fresh) {
 		const struct mgmt_http_limits *hl = mgmt_http_limits();
 
 		fprintf(stderr, PROG ": http: at most %u connections; above %u, or above %u from one address, "
@@ -284,74 +343,125 @@ int main(int argc, char **argv)
 			"the connection opened or its previous answer, an answer sent within %u s\n",
 			hl->limit, hl->high, hl->share_max, hl->request_s, hl->answer_s);
 	}
+	return 0;
+}
 
-	/* Watch the primary; while down, re-execute every MGMT_RETRY_S to attach again. */
-	t0 = sbx_now_ns();
+/* Watch the primary every MGMT_TICK_MS until a signal, a lost primary (r->lost, r->reason says
+ * why) or, while down, MGMT_RETRY_S (r->retry: re-execute to attach again). */
+static void mgmt_run(struct mgmt_run *r)
+{
+	struct mgmt_ctx *ctx = &r->ctx;
+	uint64_t t0 = sbx_now_ns();
+
 	while (!g_stop) {
-		nanosleep(&tick, NULL);
+		sleep_ms(MGMT_TICK_MS);
 		mgmt_http_sweep(); /* idle and slow connections past their deadline */
 		/* the primary's events -> SQLite, also the last ones of a primary shutting down */
-		if (ctx.shm != NULL && ctx.shm->magic == SBX_SHM_MAGIC)
-			mgmt_db_import_events(&db, ctx.shm);
-		mgmt_db_flush_later(&db); /* events queued while a change held the write lock */
-		if (ctx.shm != NULL && !mgmt_primary_alive(ctx.shm, reason, sizeof(reason))) {
-			lost = true;
-			break;
+		if (ctx->shm != NULL && ctx->shm->magic == SBX_SHM_MAGIC)
+			mgmt_db_import_events(&r->db, ctx->shm);
+		mgmt_db_flush_later(&r->db); /* events queued while a change held the write lock */
+		if (ctx->shm != NULL && !mgmt_primary_alive(ctx->shm, r->reason, sizeof(r->reason))) {
+			r->lost = true;
+			return;
 		}
 		/* stats history: a sample per interval, compaction every 10 s (never on the HTTP thread) */
-		if (db.history != NULL)
-			mgmt_history_tick(db.history, ctx.shm);
+		if (r->db.history != NULL)
+			mgmt_history_tick(r->db.history, ctx->shm);
 		/* cycles per packet over a window, stalled workers, drained pools (watch.h) */
-		if (ctx.shm != NULL)
-			mgmt_watch_tick(ctx.shm);
-		if (ctx.shm == NULL && sbx_now_ns() - t0 >= MGMT_RETRY_S * 1000000000ULL) {
-			retry = true;
-			break;
+		if (ctx->shm != NULL)
+			mgmt_watch_tick(ctx->shm);
+		if (ctx->shm == NULL && sbx_now_ns() - t0 >= MGMT_RETRY_S * 1000000000ULL) {
+			r->retry = true;
+			return;
 		}
 	}
-	attached = ctx.shm;
-	t_lost = sbx_now_ns();
-	if (lost) /* from now on handlers answer "appliance down" without touching the memzone */
-		__atomic_store_n(&ctx.shm, NULL, __ATOMIC_RELEASE);
+}
+
+/*
+ * Stop serving: answer a change in flight, stop the copy probe and the daemon (its lanes answer
+ * what they deferred; the listening socket stays open), then the detach handshake with a primary
+ * that is shutting down (mgmt_pid back to 0, SBX_MGMT_DETACH_MS).
+ */
+static void mgmt_stop(struct mgmt_run *r)
+{
+	const struct sbx_shm *attached = r->ctx.shm;
+	uint64_t t_lost = sbx_now_ns();
+	unsigned int i;
+
+	if (r->lost) /* from now on handlers answer "appliance down" without touching the memzone */
+		__atomic_store_n(&r->ctx.shm, NULL, __ATOMIC_RELEASE);
 	/* a change in flight is answered first (its client gets a 2xx, or a 503 "nothing was
-	 * changed", never an empty reply): at most the primary's 5 s request timeout */
-	for (int i = 0; i < 600 && __atomic_load_n(&changes_in_flight, __ATOMIC_ACQUIRE) > 0; i++)
-		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
-	if (lost)
-		nanosleep(&(struct timespec){ 0, 50000000 }, NULL); /* let MHD send that answer */
+	 * changed", never an empty reply): at most mgmt's apply timeout, and some slack */
+	for (i = 0; i < (SBX_TABLES_APPLY_TIMEOUT_MS + CHANGE_DRAIN_SLACK_MS) / CHANGE_DRAIN_POLL_MS &&
+		    __atomic_load_n(&r->changes_in_flight, __ATOMIC_ACQUIRE) > 0; i++)
+		sleep_ms(CHANGE_DRAIN_POLL_MS);
+	if (r->lost)
+		sleep_ms(ANSWER_FLUSH_MS); /* let MHD send that answer */
 	mgmt_memprobe_shutdown(); /* kills a running probe: its lane's job ends at once */
-	lfd = mgmt_http_stop(httpd); /* keeps the listening socket open */
-	mgmt_db_flush_later(&db); /* the lanes' last queued events */
+	r->lfd = mgmt_http_stop(r->httpd); /* keeps the listening socket open */
+	r->httpd = NULL;
+	mgmt_db_flush_later(&r->db); /* the lanes' last queued events */
 	/* no handler runs any more: tell a primary that is shutting down that we left its memzone
 	 * (unless we took so long that it stopped waiting and may have freed it: SBX_MGMT_DETACH_MS) */
-	if (attached != NULL && (!lost || sbx_now_ns() - t_lost < (SBX_MGMT_DETACH_MS - 200) * 1000000ULL) &&
+	if (attached != NULL &&
+	    (!r->lost || sbx_now_ns() - t_lost < (SBX_MGMT_DETACH_MS - DETACH_MARGIN_MS) * 1000000ULL) &&
 	    attached->magic == SBX_SHM_MAGIC)
 		__atomic_store_n(&((struct sbx_shm *)attached)->mgmt_pid, 0, __ATOMIC_RELEASE);
-	if (lost) {
-		fprintf(stderr, PROG ": appliance down: %s; re-attaching\n", reason);
-		mgmt_db_event(&db, "appliance_down", reason);
+	if (r->lost) {
+		fprintf(stderr, PROG ": appliance down: %s; re-attaching\n", r->reason);
+		mgmt_db_event(&r->db, "appliance_down", r->reason);
 	}
-out:
+}
+
+/*
+ * Close the store, history and database, leave the EAL, and re-execute when the appliance went
+ * or stayed down (not after a signal), handing over the listening socket and the lcore lock.
+ * @return @p rc, or 1 when the re-exec failed.
+ */
+static int mgmt_fini(struct mgmt_run *r, int rc)
+{
 	mgmt_store_close();
-	if (db.history != NULL)
-		mgmt_history_close(db.history);
-	mgmt_db_close(&db);
+	if (r->db.history != NULL)
+		mgmt_history_close(r->db.history);
+	mgmt_db_close(&r->db);
 	/* With the primary gone the EAL cannot tell it we leave (it would only log errors), and
 	 * exec drops our mappings anyway; the next primary clears the runtime directory. */
-	if (eal_up && rte_eal_primary_proc_alive(NULL))
+	if (r->eal_up && rte_eal_primary_proc_alive(NULL))
 		rte_eal_cleanup();
 	/* Signals stay blocked (and pending) across exec: the new image sees them and exits. */
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	if ((lost || retry) && !g_stop) {
-		if (lfd >= 0)
-			mgmt_reexec(lfd, lock_fd, exec_argv); /* returns only on failure */
+	pthread_sigmask(SIG_BLOCK, &r->sigs, NULL);
+	if ((r->lost || r->retry) && !g_stop) {
+		if (r->lfd >= 0)
+			mgmt_reexec(r->lfd, r->lock_fd, r->exec_argv); /* returns only on failure */
 		fprintf(stderr, PROG ": cannot re-execute: %s\n",
-			lfd >= 0 ? strerror(errno) : "lost the listening socket");
+			r->lfd >= 0 ? strerror(errno) : "lost the listening socket");
 		rc = 1;
 	}
-	if (lfd >= 0)
-		close(lfd);
-	sbx_lcore_unlock(lock_fd, cfg.file_prefix, cfg.mgmt_lcore);
-	free(exec_argv);
+	if (r->lfd >= 0)
+		close(r->lfd);
+	sbx_lcore_unlock(r->lock_fd, r->cfg.file_prefix, r->cfg.mgmt_lcore);
+	free(r->exec_argv);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct mgmt_run r = { .lfd = -1, .lock_fd = -1 };
+	int rc;
+
+	if ((rc = mgmt_setup(&r, argc, argv)) != 0)
+		return rc;
+	rc = parse_args(argc, argv, &r.cfg);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (g_print_token)
+		return print_token(&r.cfg);
+	if ((rc = mgmt_init(&r, argv[0])) != 0)
+		return rc;
+	rc = mgmt_serve(&r);
+	if (rc == 0) {
+		mgmt_run(&r);
+		mgmt_stop(&r);
+	}
+	return mgmt_fini(&r, rc);
 }

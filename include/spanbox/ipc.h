@@ -117,6 +117,11 @@ enum sbx_ctl_result {
 #define SBX_CTL_LINK_WAIT_MS 900
 #define SBX_CTL_TIMEOUT_MS 1000
 
+/** ms mgmt waits for the staging area to be free, and again for the primary's answer to an
+ * SBX_IPC_TABLES apply (filter compilation + one grace period of at most 2 s, and the previous
+ * one); mgmt's shutdown lets a change in flight be answered for about this long. */
+#define SBX_TABLES_APPLY_TIMEOUT_MS 5000
+
 /** Request of SBX_IPC_CTL. */
 struct sbx_ctl_req {
 	uint32_t version;    /**< SBX_IPC_VERSION */
