@@ -5,7 +5,9 @@
  * usage: spanbox-worker <EAL args> -- --id N --nonce HEX   (as the primary starts it: workers.c)
  *        spanbox-worker --calibrate [ITERATIONS]   (copy vs share cost, recommended copy.threshold)
  */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,8 +73,9 @@ static long main_lcore_from_args(int argc, char **argv)
 	int i;
 
 	if (s != NULL) {
+		errno = 0;
 		v = strtol(s, &end, 10);
-		return *s && *end == '\0' && v >= 0 ? v : -1;
+		return *s && *end == '\0' && errno == 0 && v >= 0 ? v : -1;
 	}
 	s = eal_opt(argc, argv, "--lcores");
 	for (i = 1; s == NULL && i < argc && strcmp(argv[i], "--") != 0; i++)
@@ -94,7 +97,10 @@ static long main_lcore_from_args(int argc, char **argv)
 			continue;
 		}
 		if (*p >= '0' && *p <= '9') {
+			errno = 0;
 			v = strtol(p, &end, 10);
+			if (errno != 0) /* out of range: not an lcore id (the EAL refuses it) */
+				return -1;
 			if (best < 0 || v < best)
 				best = v;
 			p = end;
@@ -116,8 +122,9 @@ static void app_args(int argc, char **argv, long *id, const char **nonce)
 		if (strcmp(argv[i], "--id") == 0 && i + 1 < argc) {
 			char *end;
 
+			errno = 0;
 			*id = strtol(argv[++i], &end, 10);
-			if (*argv[i] == '\0' || *end != '\0')
+			if (*argv[i] == '\0' || *end != '\0' || errno != 0)
 				*id = -1;
 		} else if (strcmp(argv[i], "--nonce") == 0 && i + 1 < argc) {
 			*nonce = argv[++i];
@@ -179,15 +186,28 @@ static void test_leak(const struct sbx_shm *shm, long id, struct rte_mbuf ***out
 
 	*out = NULL;
 	*n = 0;
-	if (s == NULL || (w = strtoul(s, &end, 10), *end != ':') || (long)w != id || shm->workers[id].restarts != 0)
+	if (s == NULL)
 		return;
-	want = strtoul(end + 1, NULL, 10);
+	errno = 0;
+	w = strtoul(s, &end, 10);
+	if (end == s || *end != ':' || errno != 0)
+		goto bad;
+	s = end + 1;
+	want = strtoul(s, &end, 10);
+	if (end == s || *end != '\0' || errno != 0 || *s == '-' || want > UINT_MAX)
+		goto bad;
+	if ((long)w != id || shm->workers[id].restarts != 0)
+		return;
 	mp = rte_mempool_lookup(shm->pools[0].name);
 	*out = mp && want ? calloc(want, sizeof(**out)) : NULL;
 	while (*out != NULL && *n < want && ((*out)[*n] = rte_pktmbuf_alloc(mp)) != NULL)
 		(*n)++;
 	printf("spanbox-worker %ld: test hook SBX_TEST_LEAK_MBUFS: keeping %u mbufs of %s\n", id, *n,
 	       shm->pools[0].name);
+	return;
+bad:
+	printf("spanbox-worker %ld: test hook SBX_TEST_LEAK_MBUFS='%s' ignored: expected W:N (decimal)\n", id,
+	       getenv("SBX_TEST_LEAK_MBUFS"));
 }
 
 int main(int argc, char **argv)
@@ -202,8 +222,23 @@ int main(int argc, char **argv)
 	int n, rc, lock_fd = -1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc >= 2 && strcmp(argv[1], "--calibrate") == 0)
-		return sbx_calibrate(argv[0], argc >= 3 ? (unsigned int)strtoul(argv[2], NULL, 10) : 20000);
+	if (argc >= 2 && strcmp(argv[1], "--calibrate") == 0) {
+		unsigned long iters = 20000;
+
+		if (argc >= 3) {
+			char *end;
+
+			errno = 0;
+			iters = strtoul(argv[2], &end, 10);
+			if (end == argv[2] || *end != '\0' || errno != 0 || argv[2][0] == '-' || iters == 0 ||
+			    iters > UINT_MAX) {
+				fprintf(stderr, "spanbox-worker: --calibrate %s: expected a count of copies 1..%u\n",
+					argv[2], UINT_MAX);
+				return 2;
+			}
+		}
+		return sbx_calibrate(argv[0], (unsigned int)iters);
+	}
 	app_args(argc, argv, &id, &nonce);
 	if (id < 0) {
 		fprintf(stderr, "spanbox-worker: missing --id N after --\n");
