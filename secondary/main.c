@@ -175,7 +175,8 @@ static int check_slot(const struct sbx_shm *shm, long id, const char *nonce_arg,
 /*
  * Test hook (tests/e2e/42_impostor.sh): SBX_TEST_LEAK_MBUFS="W:N" makes the first process of worker
  * W (restarts 0) take N mbufs of the first pool and keep them until it exits cleanly: a pool that
- * drains with no explanation. @return the mbufs taken (malloc'd array in *@p out, count in *@p n).
+ * drains with no explanation; a value that is not W:N in decimal is ignored, said on stdout.
+ * @return the mbufs taken (malloc'd array in *@p out, count in *@p n).
  */
 static void test_leak(const struct sbx_shm *shm, long id, struct rte_mbuf ***out, unsigned int *n)
 {
