@@ -9,7 +9,8 @@
  * new mbuf, or rte_pktmbuf_copy + header prepend for frames bigger than one mbuf) and "share"
  * (header mbuf + rte_pktmbuf_clone + chain, whose refcount updates are atomic read-modify-writes),
  * each followed by the free the destination's TX completion does. Runs as its own small EAL
- * instance (in memory, no hugepages, --no-pci), so it needs no running appliance. Sizes are frame bytes, costs TSC cycles.
+ * instance (in memory, no hugepages, --no-pci), so it needs no running appliance. Sizes are
+ * frame bytes, costs TSC cycles.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -149,6 +149,15 @@ static unsigned int drain(struct rte_ring *r, struct rte_mbuf **out, unsigned in
 	return rte_ring_sc_dequeue_burst(r, (void **)out, max, NULL);
 }
 
+/* Mirror the @p n frames @p f received on port 0, send the copies, take them off ring @p r. */
+static unsigned int mirror_rx(struct sbx_mirror_engine *e, struct rte_mbuf **f, uint16_t n, struct rte_ring *r,
+			      struct rte_mbuf **out, unsigned int max)
+{
+	sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, n);
+	sbx_mirror_flush(e);
+	return drain(r, out, max);
+}
+
 /* The bytes of @p m, linearised into @p buf (at most @p cap). @return pkt_len. */
 static uint32_t bytes(const struct rte_mbuf *m, uint8_t *buf, uint32_t cap)
 {
@@ -165,6 +174,27 @@ static bool pool_full(const char *after)
 	unsigned int avail = rte_mempool_avail_count(mp);
 
 	return check(avail == POOL_N, "after %s every mbuf is back in the pool (%u of %u)", after, avail, POOL_N);
+}
+
+/* Start one part: the world, session 0 as given, worker 0's engine set up (a TAP line). @return the
+ * session's config, NULL when the engine could not be set up. */
+static const struct sbx_mirror_cfg *begin(struct sbx_mirror_engine *e, uint8_t src_kind, struct rte_ring *r0,
+					  uint8_t encap, uint8_t strategy, uint32_t threshold, uint32_t snaplen,
+					  uint32_t sample, const char *what)
+{
+	const struct sbx_mirror_cfg *mc;
+
+	world(src_kind, r0);
+	mc = session(encap, strategy, threshold, snaplen, sample);
+	return check(setup(e, 0), "%s: engine set up", what) ? mc : NULL;
+}
+
+/* End one part: free its @p n frames @p f, no session left, every mbuf back in the pool. */
+static void end(struct sbx_mirror_engine *e, const char *what, struct rte_mbuf **f, unsigned int n)
+{
+	free_all(f, n);
+	sbx_mirror_teardown(e);
+	pool_full(what);
 }
 
 static uint32_t gre_seq(const struct rte_mbuf *m)
@@ -205,18 +235,15 @@ static void test_copy_or_share(struct sbx_mirror_engine *e)
 	unsigned int n, i, same = 0, cloned = 0;
 	uint64_t sum = 0;
 
-	world(SBX_PORT_ETHDEV, ring_w0);
-	session(SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1);
-	if (!check(setup(e, 0), "SPAN, adaptive 512: engine set up from a calloc'd shm and tables"))
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0,
+		  SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "SPAN, adaptive 512, calloc'd shm") == NULL)
 		return;
 	check(e->dst_wait_cycles == 0, "a live source port: copies never wait for the destination");
 	for (i = 0; i < 4; i++) {
 		f[i] = frame(len[i], (uint8_t)i);
 		sum += len[i];
 	}
-	sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, 4);
-	sbx_mirror_flush(e);
-	n = drain(ring_w0, out, 8);
+	n = mirror_rx(e, f, 4, ring_w0, out, 8);
 	check(n == 4, "4 frames of 64, 512, 513, 1500 B: 4 copies on the mirror ring (%u)", n);
 	check(ctr(0)->copied == 2 && ctr(0)->shared == 2,
 	      "frames <= threshold 512 copied, bigger ones shared (copied %" PRIu64 ", shared %" PRIu64 ")",
@@ -244,16 +271,12 @@ static void test_copy_or_share(struct sbx_mirror_engine *e)
 	memset(ctr(0), 0, sizeof(*ctr(0)));
 	sbx_mirror_prepare(e, 0, SBX_DIR_RX, &f[3], 1);
 	session(SBX_ENCAP_SPAN, SBX_COPY_SHARE, 512, 0, 1);
-	sbx_mirror_prepare(e, 0, SBX_DIR_RX, &f[0], 1);
-	sbx_mirror_flush(e);
-	n = drain(ring_w0, out, 8);
+	n = mirror_rx(e, &f[0], 1, ring_w0, out, 8);
 	check(n == 2 && ctr(0)->copied == 1 && ctr(0)->shared == 1 && !RTE_MBUF_CLONED(out[0]) &&
 		      RTE_MBUF_CLONED(out[1]),
 	      "strategy copy copies a 1500 B frame, strategy share shares a 64 B one");
 	free_all(out, n);
-	sbx_mirror_teardown(e);
-	free_all(f, 4);
-	pool_full("copy vs share");
+	end(e, "copy vs share", f, 4);
 }
 
 static void test_rspan(struct sbx_mirror_engine *e)
@@ -262,16 +285,13 @@ static void test_rspan(struct sbx_mirror_engine *e)
 	uint8_t a[2048], x[2048];
 	unsigned int n, i, good = 0;
 
-	world(SBX_PORT_ETHDEV, ring_w0);
-	session(SBX_ENCAP_RSPAN, SBX_COPY_ADAPTIVE, 512, 0, 1);
-	if (!check(setup(e, 0), "RSPAN vlan 100: engine set up"))
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_RSPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "RSPAN vlan 100") ==
+	    NULL)
 		return;
 	f[0] = frame(64, 1);
 	f[1] = frame(1500, 2);
 	f[2] = frame(11, 3); /* no room for the MACs */
-	sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, 3);
-	sbx_mirror_flush(e);
-	n = drain(ring_w0, out, 4);
+	n = mirror_rx(e, f, 3, ring_w0, out, 4);
 	check(n == 2 && ctr(0)->drop_malformed == 1, "an 11 B frame cannot carry the tag: drop_malformed (%u copies)",
 	      n);
 	for (i = 0; i < n && i < 2; i++) {
@@ -283,13 +303,10 @@ static void test_rspan(struct sbx_mirror_engine *e)
 		memcpy(x + 16, fd + 12, fl - 12);
 		good += la == fl + 4 && memcmp(a, x, la) == 0;
 	}
-	check(good == 2, "RSPAN copies (one copied, one shared) are MACs, 81 00 00 64, the rest of the frame (%u of 2)",
-	      good);
+	check(good == 2, "RSPAN copies (one copied, one shared): MACs, 81 00 00 64, the rest (%u of 2)", good);
 	check(ctr(0)->copied == 1 && ctr(0)->shared == 1, "RSPAN: 64 B copied, 1500 B shared");
 	free_all(out, n);
-	sbx_mirror_teardown(e);
-	free_all(f, 3);
-	pool_full("RSPAN");
+	end(e, "RSPAN", f, 3);
 }
 
 static void test_erspan2(struct sbx_mirror_engine *e)
@@ -301,19 +318,16 @@ static void test_erspan2(struct sbx_mirror_engine *e)
 	uint32_t la, lx;
 
 	/* whole frames */
-	world(SBX_PORT_ETHDEV, ring_w0);
-	mc = session(SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 0, 1);
-	if (!check(setup(e, 0), "ERSPAN II: engine set up"))
+	mc = begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 0, 1, "ERSPAN II");
+	if (mc == NULL)
 		return;
 	f[0] = frame(100, 1);
-	sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, 1);
-	sbx_mirror_flush(e);
-	n = drain(ring_w0, out, 4);
+	n = mirror_rx(e, f, 1, ring_w0, out, 4);
 	if (check(n == 1, "ERSPAN II: one copy")) {
 		la = bytes(out[0], a, sizeof(a));
 		lx = erspan2_expect(mc, f[0], 100, 0, x);
 		check(la == 150 && la == lx && memcmp(a, x, la) == 0,
-		      "ERSPAN II copy of 100 B: 50 B header (Eth, IPv4, GRE with sequence, ERSPAN II) + the frame (%u B)",
+		      "ERSPAN II copy of 100 B: 50 B header (Eth, IPv4, GRE + seq, ERSPAN II), frame (%u B)",
 		      la);
 		check(a[12] == 0x08 && a[13] == 0x00 && a[23] == 47 && (a[16] << 8 | a[17]) == 136 && a[34] == 0x10 &&
 			      a[36] == 0x88 && a[37] == 0xbe && a[42] >> 4 == 1 && (a[44] & 0x04) == 0 &&
@@ -328,20 +342,20 @@ static void test_erspan2(struct sbx_mirror_engine *e)
 	free_all(f, 1);
 
 	/* snaplen 64: a 200 B frame is cut and marked, a 60 B one is not */
-	world(SBX_PORT_ETHDEV, ring_w0);
-	mc = session(SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 64, 1);
-	setup(e, 0);
+	mc = begin(e, SBX_PORT_ETHDEV, ring_w0,
+		  SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 64, 1, "ERSPAN II, snaplen 64");
+	if (mc == NULL)
+		return;
 	f[0] = frame(200, 1);
 	f[1] = frame(60, 2);
 	f[2] = frame(1500, 3);
-	sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, 2);
-	sbx_mirror_flush(e);
-	n = drain(ring_w0, out, 4);
+	n = mirror_rx(e, f, 2, ring_w0, out, 4);
 	if (check(n == 2, "snaplen 64: two copies")) {
 		la = bytes(out[0], a, sizeof(a));
 		lx = erspan2_expect(mc, f[0], 64, 0, x);
 		x[34 + 4 + 3] = 0; /* sequence 0 */
-		check(la == 50 + 64 && la == lx && memcmp(a, x, la) == 0 && (a[44] & 0x04) && (a[16] << 8 | a[17]) == 100,
+		check(la == 50 + 64 && la == lx && memcmp(a, x, la) == 0 && (a[44] & 0x04) &&
+			      (a[16] << 8 | a[17]) == 100,
 		      "200 B frame at snaplen 64: 50 + 64 B, T bit set, IPv4 total length 100 (%u B)", la);
 		la = bytes(out[1], a, sizeof(a));
 		lx = erspan2_expect(mc, f[1], 60, 1, x);
@@ -354,24 +368,23 @@ static void test_erspan2(struct sbx_mirror_engine *e)
 	sbx_mirror_teardown(e);
 
 	/* snaplen on a shared frame: the clone is cut (chain_trim), the header in its own mbuf */
-	world(SBX_PORT_ETHDEV, ring_w0);
-	mc = session(SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 32, 100, 1);
-	setup(e, 0);
-	sbx_mirror_prepare(e, 0, SBX_DIR_RX, &f[2], 1);
-	sbx_mirror_flush(e);
-	n = drain(ring_w0, out, 4);
+	mc = begin(e, SBX_PORT_ETHDEV, ring_w0,
+		  SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 32, 100, 1, "ERSPAN II, shared and cut");
+	if (mc == NULL) {
+		free_all(f, 3);
+		return;
+	}
+	n = mirror_rx(e, &f[2], 1, ring_w0, out, 4);
 	if (check(n == 1, "snaplen 100, threshold 32: one copy of a 1500 B frame")) {
 		la = bytes(out[0], a, sizeof(a));
 		lx = erspan2_expect(mc, f[2], 100, 0, x);
 		check(la == 150 && la == lx && memcmp(a, x, la) == 0 && out[0]->nb_segs == 2 && ctr(0)->shared == 1 &&
 			      ctr(0)->truncated == 1 && f[2]->pkt_len == 1500 && f[2]->data_len == 1500,
-		      "shared and cut: header mbuf + clone of 100 B, T bit, the frame itself untouched (%u B, %u segs)",
+		      "shared and cut: header mbuf + 100 B clone, T bit, frame untouched (%u B, %u segs)",
 		      la, out[0]->nb_segs);
 		free_all(out, n);
 	}
-	sbx_mirror_teardown(e);
-	free_all(f, 3);
-	pool_full("ERSPAN II and snaplen");
+	end(e, "ERSPAN II and snaplen", f, 3);
 }
 
 static void test_sampling(struct sbx_mirror_engine *e)
@@ -379,9 +392,8 @@ static void test_sampling(struct sbx_mirror_engine *e)
 	struct rte_mbuf *f[10], *out[64];
 	unsigned int b, n = 0, i, in_order = 0;
 
-	world(SBX_PORT_ETHDEV, ring_w0);
-	session(SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 4);
-	if (!check(setup(e, 0), "sampling 1 in 4: engine set up"))
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 4, "sampling 1 in 4") ==
+	    NULL)
 		return;
 	for (b = 0; b < 10; b++) {
 		frames(f, 10, 64, (uint8_t)(b * 10));
@@ -395,10 +407,9 @@ static void test_sampling(struct sbx_mirror_engine *e)
 	      ctr(0)->sampled_out);
 	for (i = 0; i < n; i++)
 		in_order += rte_pktmbuf_mtod(out[i], uint8_t *)[20] == i * 4;
-	check(in_order == 25, "the mirrored ones are frames 0, 4, 8, ... across burst boundaries (%u of 25)", in_order);
+	check(in_order == 25, "the mirrored ones are frames 0, 4, 8, ... across bursts (%u of 25)", in_order);
 	free_all(out, n);
-	sbx_mirror_teardown(e);
-	pool_full("sampling");
+	end(e, "sampling", NULL, 0);
 }
 
 static void test_commit_tx(struct sbx_mirror_engine *e)
@@ -408,9 +419,7 @@ static void test_commit_tx(struct sbx_mirror_engine *e)
 	unsigned int n, i, seeds = 0;
 	static const uint8_t want[8] = { 100, 101, 102, 0, 1, 2, 3, 4 };
 
-	world(SBX_PORT_ETHDEV, ring_w0);
-	session(SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1);
-	if (!check(setup(e, 0), "commit_tx: engine set up"))
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "commit_tx") == NULL)
 		return;
 	frames(rx, 3, 64, 100);
 	frames(tx, 8, 64, 0);
@@ -433,10 +442,8 @@ static void test_commit_tx(struct sbx_mirror_engine *e)
 	sbx_mirror_prepare(e, 0, SBX_DIR_TX, tx, 8);
 	sbx_mirror_commit_tx(e, 0, 8);
 	check(rt->ntx == 8, "the PMD took all: every copy stays (%u)", rt->ntx);
-	sbx_mirror_teardown(e);
 	free_all(rx, 3);
-	free_all(tx, 8);
-	pool_full("commit_tx");
+	end(e, "commit_tx", tx, 8);
 }
 
 static void test_sequence(struct sbx_mirror_engine *e0, struct sbx_mirror_engine *e1)
@@ -474,7 +481,7 @@ static void test_sequence(struct sbx_mirror_engine *e0, struct sbx_mirror_engine
 		ok0 += gre_seq(o0[i]) == want0[i];
 	for (i = 0; i < n1 && i < 9; i++)
 		ok1 += gre_seq(o1[i]) == want1[i];
-	check(n0 == 8 && ok0 == 8, "worker 0 sent 2-6 then 14-16: consecutive within each burst (%u copies, %u right)",
+	check(n0 == 8 && ok0 == 8, "worker 0 sent 2-6 then 14-16: consecutive in each burst (%u copies, %u right)",
 	      n0, ok0);
 	check(n1 == 9 && ok1 == 9, "worker 1 sent 0-1 then 7-13: numbered at send time, not at prepare (%u, %u)", n1,
 	      ok1);
@@ -493,9 +500,8 @@ static void test_txfull(struct sbx_mirror_engine *e)
 	unsigned int cap = rte_ring_get_capacity(ring_small), n;
 	uint64_t t0, ms;
 
-	world(SBX_PORT_ETHDEV, ring_small);
-	session(SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 0, 1);
-	if (!check(setup(e, 0), "drop_txfull: engine set up on a %u-slot ring", cap))
+	if (begin(e, SBX_PORT_ETHDEV, ring_small,
+		  SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 0, 1, "drop_txfull on a small ring") == NULL)
 		return;
 	frames(f, 20, 64, 0);
 	t0 = rte_get_tsc_cycles();
@@ -505,15 +511,13 @@ static void test_txfull(struct sbx_mirror_engine *e)
 	n = drain(ring_small, out, 32);
 	check(n == cap && ctr(0)->mirrored_pkts == cap && ctr(0)->drop_txfull == 20 - cap,
 	      "20 copies, room for %u: %u sent, drop_txfull %" PRIu64 " (freed)", cap, n, ctr(0)->drop_txfull);
-	check(ctr(0)->mirrored_bytes == (uint64_t)cap * (50 + 64), "mirrored_bytes counts only the sent ones (%" PRIu64
-	      ")", ctr(0)->mirrored_bytes);
+	check(ctr(0)->mirrored_bytes == (uint64_t)cap * (50 + 64),
+	      "mirrored_bytes counts only the sent ones (%" PRIu64 ")", ctr(0)->mirrored_bytes);
 	check(ms < 500, "a live port's mirror never waits for room (%" PRIu64 " ms)", ms);
 	check(shm->mirrors[SLOT].seq_next == 20 && gre_seq(out[n - 1]) == n - 1,
 	      "the dropped ones used their numbers (missing on the wire): next is 20");
 	free_all(out, n);
-	free_all(f, 20);
-	sbx_mirror_teardown(e);
-	pool_full("drop_txfull");
+	end(e, "drop_txfull", f, 20);
 }
 
 /* The primary of a replay: writes (dequeues) the destination's ring after 200 ms. */
@@ -534,9 +538,8 @@ static void test_replay_wait(struct sbx_mirror_engine *e)
 	pthread_t th;
 	uint64_t t0, ms;
 
-	world(SBX_PORT_BRIDGED, ring_small);
-	session(SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1);
-	if (!check(setup(e, 0), "replay: engine set up (every port a pcap file)"))
+	if (begin(e, SBX_PORT_BRIDGED, ring_small,
+		  SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "replay (every port a pcap file)") == NULL)
 		return;
 	check(e->dst_wait_cycles > 0 && e->dst_wait_cycles == rte_get_tsc_hz(),
 	      "replay: a copy may wait 1 s for room (dst_wait_cycles %" PRIu64 ")", e->dst_wait_cycles);
@@ -559,9 +562,7 @@ static void test_replay_wait(struct sbx_mirror_engine *e)
 	for (i = 0; i < 32 && held[i] != NULL; i++)
 		rte_pktmbuf_free(held[i]);
 	free_all(out, n);
-	free_all(f, 4);
-	sbx_mirror_teardown(e);
-	pool_full("the replay wait");
+	end(e, "the replay wait", f, 4);
 }
 
 static void test_copy_one(struct sbx_mirror_engine *e)
