@@ -23,6 +23,17 @@
  * with subheader; longer frames (TSO super-frames in captures) are cut and marked truncated. */
 #define SBX_ERSPAN_MAX_INNER (65535 - 20 - 28)
 
+void sbx_mirror_session_init(struct sbx_mirror_rt *rt, const struct sbx_mirror_cfg *mc, const uint8_t *port_mac,
+			     struct sbx_mirror_counters *st, uint64_t *seq_shared)
+{
+	rt->cfg = mc;
+	rt->st = st;
+	rt->seq_shared = seq_shared;
+	memcpy(rt->src_mac, mc->src_mac_set ? mc->src_mac : port_mac, 6);
+	if (mc->encap == SBX_ENCAP_ERSPAN2 || mc->encap == SBX_ENCAP_ERSPAN3)
+		rt->outer_len = (uint8_t)sbx_outer_write(rt->outer_tmpl, mc, rt->src_mac, 0, 0);
+}
+
 int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const struct sbx_tables *t,
 		     unsigned int worker, char *err, size_t errlen)
 {
@@ -59,12 +70,8 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 			snprintf(err, errlen, "mirrors[%u]: counter slot %u out of range", i, t->slot[i]);
 			return -1;
 		}
-		rt->cfg = mc;
-		rt->st = &shm->workers[worker].stats.mirror[t->slot[i]];
-		rt->seq_shared = &shm->mirrors[t->slot[i]].seq_next;
-		memcpy(rt->src_mac, mc->src_mac_set ? mc->src_mac : dp->mac, 6);
-		if (mc->encap == SBX_ENCAP_ERSPAN2 || mc->encap == SBX_ENCAP_ERSPAN3)
-			rt->outer_len = (uint8_t)sbx_outer_write(rt->outer_tmpl, mc, rt->src_mac, 0, 0);
+		sbx_mirror_session_init(rt, mc, dp->mac, &shm->workers[worker].stats.mirror[t->slot[i]],
+					&shm->mirrors[t->slot[i]].seq_next);
 		rt->dst = (struct sbx_queue){ .port = mc->dst_port, .port_id = dp->port_id, .queue = q };
 		if (cfg->ports[mc->dst_port].kind == SBX_PORT_BRIDGED) {
 			rt->dst.ring = rte_ring_lookup(dp->tx_ring[q]);
@@ -294,6 +301,12 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 	if (cap < len)
 		rt->st->truncated++;
 	return cp;
+}
+
+struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
+				     uint16_t port, uint8_t dir, uint64_t now_ns)
+{
+	return make_copy(e, rt, m, port, dir, now_ns);
 }
 
 /*

@@ -65,6 +65,28 @@ struct sbx_mirror_engine {
 int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const struct sbx_tables *t,
 		     unsigned int worker, char *err, size_t errlen);
 
+/**
+ * Fill the parts of session @p rt that come from its config @p mc alone (no filter, no queue):
+ * @p mc itself (kept by pointer: it must outlive the session), the counters @p st and the shared
+ * GRE sequence counter @p seq_shared it updates (both kept by pointer, not owned), the outer
+ * source MAC (mc->src_mac, else @p port_mac: 6 bytes, copied) and, for ERSPAN, the outer header
+ * template. sbx_mirror_setup() calls it for every session; calibrate.c for its measured one.
+ */
+void sbx_mirror_session_init(struct sbx_mirror_rt *rt, const struct sbx_mirror_cfg *mc, const uint8_t *port_mac,
+			     struct sbx_mirror_counters *st, uint64_t *seq_shared);
+
+/**
+ * Make one mirror copy of frame @p m (only read, never written) seen on @p dir of port @p port,
+ * as sbx_mirror_prepare() makes every copy: header of the session's encapsulation (ERSPAN with
+ * GRE sequence 0: numbered when sent), frame cut at the snaplen, deep copy or shared (indirect
+ * mbuf behind a header mbuf) by size and copy strategy; counts copied/shared/truncated in rt->st.
+ * @p now_ns is CLOCK_REALTIME ns for the ERSPAN III timestamp. Needs e->mp (copies come from it)
+ * and e->ip_id; no filter, sampling or queue. Exposed for spanbox-worker --calibrate and the tests.
+ * @return the copy (the caller owns it), or NULL counted in drop_nombuf or drop_malformed.
+ */
+struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
+				     uint16_t port, uint8_t dir, uint64_t now_ns);
+
 /** Release filters and free buffered copies; the engine then has no session. */
 void sbx_mirror_teardown(struct sbx_mirror_engine *e);
 

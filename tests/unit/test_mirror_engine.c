@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit tests (TAP) of the worker's mirror engine (secondary/mirror.c, the same library the worker
+ * links) on a real EAL: no hugepages, no shared config (--no-shconf: DPDK 22.11 refuses
+ * --in-memory with --no-huge, "--legacy-mem is not compatible"), no PCI, lcore id 100 floating
+ * on every CPU, its own file prefix. A real pktmbuf pool, real rte_rings as destination queues (a pcap file port's
+ * mirror TX ring), and an engine set up by sbx_mirror_setup() from a hand-made struct sbx_shm and
+ * struct sbx_tables (calloc'd, not a memzone). Checks copy vs share, the bytes of SPAN, RSPAN and
+ * ERSPAN II copies, snaplen truncation, 1-in-N sampling, commit_tx trimming, GRE sequence numbers
+ * at send time across bursts and two workers, drop_txfull and the replay wait, and that every
+ * mbuf is back in the pool after each part.
+ * usage: test_mirror_engine [repo-root]   (the argument is unused)
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "spanbox/erspan.h"
+#include "spanbox/shm.h"
+#include "../../secondary/mirror.h"
+#include "tap.h"
+
+#define PREFIX "sbxut_mirror_engine"
+#define POOL_N 2047u
+#define ROOM (2048 + RTE_PKTMBUF_HEADROOM)
+#define SLOT 3          /* counter slot of the session (not 0: the slot indirection is used) */
+#define DST_MAC_PORT { 0x02, 0x00, 0x00, 0x00, 0x00, 0x11 }
+
+static struct rte_mempool *mp;
+static struct rte_ring *ring_w0, *ring_w1, *ring_small;
+static struct sbx_shm *shm;
+static struct sbx_tables *tab;
+
+/* The world of one test: port 0 the source (@p src_kind), port 1 a pcap file port (its mirror TX
+ * queues are rings), two workers; worker 0's mirror ring is @p r0. Counters and sequence reset. */
+static void world(uint8_t src_kind, struct rte_ring *r0)
+{
+	static const uint8_t mac[6] = DST_MAC_PORT;
+	struct sbx_config *c = &tab->cfg;
+
+	memset(shm, 0, sizeof(*shm));
+	memset(tab, 0, sizeof(*tab));
+	shm->nb_pools = 1;
+	snprintf(shm->pools[0].name, sizeof(shm->pools[0].name), "%s", mp->name);
+	shm->pools[0].socket_id = (int32_t)rte_socket_id();
+	c->nb_ports = 2;
+	snprintf(c->ports[0].name, sizeof(c->ports[0].name), "src");
+	snprintf(c->ports[1].name, sizeof(c->ports[1].name), "dst");
+	c->ports[0].kind = src_kind;
+	c->ports[1].kind = SBX_PORT_BRIDGED;
+	c->nb_workers = 2;
+	memcpy(shm->ports[1].mac, mac, 6);
+	snprintf(shm->ports[1].tx_ring[sbx_mirror_txq(c, 0)], SBX_NAME_LEN, "%s", r0->name);
+	snprintf(shm->ports[1].tx_ring[sbx_mirror_txq(c, 1)], SBX_NAME_LEN, "%s", ring_w1->name);
+	tab->slot[0] = SLOT;
+}
+
+/* Session 0 of the tables: mirror both directions of port 0 to port 1. */
+static struct sbx_mirror_cfg *session(uint8_t encap, uint8_t strategy, uint32_t threshold, uint32_t snaplen,
+				      uint32_t sample)
+{
+	struct sbx_mirror_cfg *m = &tab->cfg.mirrors[0];
+
+	memset(m, 0, sizeof(*m));
+	tab->cfg.nb_mirrors = 1;
+	m->id = 865;
+	m->nb_sources = 1;
+	m->sources[0] = (struct sbx_mirror_source){ .port = 0, .direction = SBX_DIR_BOTH };
+	m->sample = sample;
+	m->snaplen = snaplen;
+	m->dst_port = 1;
+	m->encap = encap;
+	m->vlan = 100;
+	m->ip_version = 4;
+	memcpy(m->src_ip, (uint8_t[]){ 192, 0, 2, 1 }, 4);
+	memcpy(m->dst_ip, (uint8_t[]){ 192, 0, 2, 2 }, 4);
+	memcpy(m->dst_mac, (uint8_t[]){ 0x02, 0, 0, 0, 0, 0x22 }, 6);
+	m->ttl = 64;
+	m->df = true;
+	m->copy_strategy = strategy;
+	m->copy_threshold = threshold;
+	return m;
+}
+
+static struct sbx_mirror_counters *ctr(unsigned int w)
+{
+	return &shm->workers[w].stats.mirror[SLOT];
+}
+
+static bool setup(struct sbx_mirror_engine *e, unsigned int w)
+{
+	char err[256] = "";
+	int rc = sbx_mirror_setup(e, shm, tab, w, err, sizeof(err));
+
+	if (rc != 0)
+		printf("# sbx_mirror_setup: %s\n", err);
+	return rc == 0;
+}
+
+/* A one-segment Ethernet/IPv4 frame of @p len bytes whose payload bytes derive from @p seed. */
+static struct rte_mbuf *frame(uint32_t len, uint8_t seed)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	uint8_t *d;
+	uint32_t i;
+
+	if (m == NULL)
+		return NULL;
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len);
+	for (i = 0; i < len; i++)
+		d[i] = (uint8_t)(i * 7 + seed);
+	if (len >= 16) {
+		memcpy(d, (uint8_t[]){ 0x02, 0, 0, 0, 0, 0xbb, 0x02, 0, 0, 0, 0, 0xaa, 0x08, 0x00, 0x45, 0x00 }, 16);
+		d[20] = seed; /* identifies the frame in a copy */
+	}
+	return m;
+}
+
+static uint16_t frames(struct rte_mbuf **f, uint16_t n, uint32_t len, uint8_t seed0)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		f[i] = frame(len, (uint8_t)(seed0 + i));
+	return n;
+}
+
+static void free_all(struct rte_mbuf **f, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rte_pktmbuf_free(f[i]);
+}
+
+static unsigned int drain(struct rte_ring *r, struct rte_mbuf **out, unsigned int max)
+{
+	return rte_ring_sc_dequeue_burst(r, (void **)out, max, NULL);
+}
+
+/* Mirror the @p n frames @p f received on port 0, send the copies, take them off ring @p r. */
+static unsigned int mirror_rx(struct sbx_mirror_engine *e, struct rte_mbuf **f, uint16_t n, struct rte_ring *r,
+			      struct rte_mbuf **out, unsigned int max)
+{
+	sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, n);
+	sbx_mirror_flush(e);
+	return drain(r, out, max);
+}
+
+/* The bytes of @p m, linearised into @p buf (at most @p cap). @return pkt_len. */
+static uint32_t bytes(const struct rte_mbuf *m, uint8_t *buf, uint32_t cap)
+{
+	uint32_t len = RTE_MIN(m->pkt_len, cap);
+	const void *p = rte_pktmbuf_read(m, 0, len, buf);
+
+	if (p != buf)
+		memcpy(buf, p, len);
+	return m->pkt_len;
+}
+
+static bool pool_full(const char *after)
+{
+	unsigned int avail = rte_mempool_avail_count(mp);
+
+	return check(avail == POOL_N, "after %s every mbuf is back in the pool (%u of %u)", after, avail, POOL_N);
+}
+
+/* Start one part: the world, session 0 as given, worker 0's engine set up (a TAP line). @return the
+ * session's config, NULL when the engine could not be set up. */
+static const struct sbx_mirror_cfg *begin(struct sbx_mirror_engine *e, uint8_t src_kind, struct rte_ring *r0,
+					  uint8_t encap, uint8_t strategy, uint32_t threshold, uint32_t snaplen,
+					  uint32_t sample, const char *what)
+{
+	const struct sbx_mirror_cfg *mc;
+
+	world(src_kind, r0);
+	mc = session(encap, strategy, threshold, snaplen, sample);
+	return check(setup(e, 0), "%s: engine set up", what) ? mc : NULL;
+}
+
+/* End one part: free its @p n frames @p f, no session left, every mbuf back in the pool. */
+static void end(struct sbx_mirror_engine *e, const char *what, struct rte_mbuf **f, unsigned int n)
+{
+	free_all(f, n);
+	sbx_mirror_teardown(e);
+	pool_full(what);
+}
+
+static uint32_t gre_seq(const struct rte_mbuf *m)
+{
+	uint8_t b[4];
+	const uint8_t *p = rte_pktmbuf_read(m, 34 + 4, 4, b);
+
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* What make_copy must write for an ERSPAN II copy of frame @p f cut to @p cap bytes: the outer
+ * header (erspan.c, tested on its own by test_erspan_parity), GRE with sequence 0, ERSPAN II with
+ * index = port 0, then the frame. @return length. */
+static uint32_t erspan2_expect(const struct sbx_mirror_cfg *mc, const struct rte_mbuf *f, uint32_t cap,
+			       uint16_t ip_id, uint8_t *out)
+{
+	static const uint8_t mac[6] = DST_MAC_PORT;
+	struct sbx_erspan_fields ef = { .version = 1 };
+	const uint8_t *fd = rte_pktmbuf_mtod(f, const uint8_t *);
+	uint32_t ge;
+
+	sbx_erspan_fields_from_frame(&ef, fd, f->pkt_len, 0);
+	ef.session_id = mc->id;
+	ef.truncated = cap < f->pkt_len;
+	ef.seq_present = true;
+	ef.index = 0;
+	ge = (uint32_t)sbx_gre_erspan_write(out + 34, &ef);
+	sbx_outer_write(out, mc, mac, ge + cap, ip_id);
+	memcpy(out + 34 + ge, fd, cap);
+	return 34 + ge + cap;
+}
+
+static void test_copy_or_share(struct sbx_mirror_engine *e)
+{
+	static const uint32_t len[4] = { 64, 512, 513, 1500 };
+	struct rte_mbuf *f[4], *out[8];
+	uint8_t a[2048], b[2048];
+	unsigned int n, i, same = 0, cloned = 0;
+	uint64_t sum = 0;
+
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0,
+		  SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "SPAN, adaptive 512, calloc'd shm") == NULL)
+		return;
+	check(e->dst_wait_cycles == 0, "a live source port: copies never wait for the destination");
+	for (i = 0; i < 4; i++) {
+		f[i] = frame(len[i], (uint8_t)i);
+		sum += len[i];
+	}
+	n = mirror_rx(e, f, 4, ring_w0, out, 8);
+	check(n == 4, "4 frames of 64, 512, 513, 1500 B: 4 copies on the mirror ring (%u)", n);
+	check(ctr(0)->copied == 2 && ctr(0)->shared == 2,
+	      "frames <= threshold 512 copied, bigger ones shared (copied %" PRIu64 ", shared %" PRIu64 ")",
+	      ctr(0)->copied, ctr(0)->shared);
+	check(ctr(0)->mirrored_pkts == 4 && ctr(0)->mirrored_bytes == sum,
+	      "mirrored 4 frames, %" PRIu64 " bytes (%" PRIu64 ", %" PRIu64 ")", sum, ctr(0)->mirrored_pkts,
+	      ctr(0)->mirrored_bytes);
+	for (i = 0; i < n && i < 4; i++) {
+		uint32_t la = bytes(out[i], a, sizeof(a)), lb = bytes(f[i], b, sizeof(b));
+
+		same += la == lb && memcmp(a, b, la) == 0;
+		cloned += RTE_MBUF_CLONED(out[i]) ? 1u << i : 0;
+	}
+	check(same == 4, "SPAN copies are the frames byte for byte (%u of 4)", same);
+	check(cloned == 0xc, "the two big copies are indirect mbufs of the frames, the small ones private (mask %#x)",
+	      cloned);
+	check(rte_mbuf_refcnt_read(f[3]) == 2, "a shared frame holds one more reference while its copy lives");
+	free_all(out, n);
+	check(rte_mbuf_refcnt_read(f[3]) == 1, "freeing the copy gives the reference back");
+
+	/* the strategy overrides the size */
+	session(SBX_ENCAP_SPAN, SBX_COPY_COPY, 512, 0, 1);
+	sbx_mirror_teardown(e);
+	setup(e, 0);
+	memset(ctr(0), 0, sizeof(*ctr(0)));
+	sbx_mirror_prepare(e, 0, SBX_DIR_RX, &f[3], 1);
+	session(SBX_ENCAP_SPAN, SBX_COPY_SHARE, 512, 0, 1);
+	n = mirror_rx(e, &f[0], 1, ring_w0, out, 8);
+	check(n == 2 && ctr(0)->copied == 1 && ctr(0)->shared == 1 && !RTE_MBUF_CLONED(out[0]) &&
+		      RTE_MBUF_CLONED(out[1]),
+	      "strategy copy copies a 1500 B frame, strategy share shares a 64 B one");
+	free_all(out, n);
+	end(e, "copy vs share", f, 4);
+}
+
+static void test_rspan(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *f[3], *out[4];
+	uint8_t a[2048], x[2048];
+	unsigned int n, i, good = 0;
+
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_RSPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "RSPAN vlan 100") ==
+	    NULL)
+		return;
+	f[0] = frame(64, 1);
+	f[1] = frame(1500, 2);
+	f[2] = frame(11, 3); /* no room for the MACs */
+	n = mirror_rx(e, f, 3, ring_w0, out, 4);
+	check(n == 2 && ctr(0)->drop_malformed == 1, "an 11 B frame cannot carry the tag: drop_malformed (%u copies)",
+	      n);
+	for (i = 0; i < n && i < 2; i++) {
+		const uint8_t *fd = rte_pktmbuf_mtod(f[i], const uint8_t *);
+		uint32_t fl = f[i]->pkt_len, la = bytes(out[i], a, sizeof(a));
+
+		memcpy(x, fd, 12);
+		memcpy(x + 12, (uint8_t[]){ 0x81, 0x00, 0x00, 100 }, 4);
+		memcpy(x + 16, fd + 12, fl - 12);
+		good += la == fl + 4 && memcmp(a, x, la) == 0;
+	}
+	check(good == 2, "RSPAN copies (one copied, one shared): MACs, 81 00 00 64, the rest (%u of 2)", good);
+	check(ctr(0)->copied == 1 && ctr(0)->shared == 1, "RSPAN: 64 B copied, 1500 B shared");
+	free_all(out, n);
+	end(e, "RSPAN", f, 3);
+}
+
+static void test_erspan2(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *f[3], *out[4];
+	uint8_t a[2048], x[2048];
+	const struct sbx_mirror_cfg *mc;
+	unsigned int n;
+	uint32_t la, lx;
+
+	/* whole frames */
+	mc = begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 0, 1, "ERSPAN II");
+	if (mc == NULL)
+		return;
+	f[0] = frame(100, 1);
+	n = mirror_rx(e, f, 1, ring_w0, out, 4);
+	if (check(n == 1, "ERSPAN II: one copy")) {
+		la = bytes(out[0], a, sizeof(a));
+		lx = erspan2_expect(mc, f[0], 100, 0, x);
+		check(la == 150 && la == lx && memcmp(a, x, la) == 0,
+		      "ERSPAN II copy of 100 B: 50 B header (Eth, IPv4, GRE + seq, ERSPAN II), frame (%u B)",
+		      la);
+		check(a[12] == 0x08 && a[13] == 0x00 && a[23] == 47 && (a[16] << 8 | a[17]) == 136 && a[34] == 0x10 &&
+			      a[36] == 0x88 && a[37] == 0xbe && a[42] >> 4 == 1 && (a[44] & 0x04) == 0 &&
+			      ((a[44] & 3) << 8 | a[45]) == 865,
+		      "by hand: IPv4 proto 47, total length 136, GRE S bit, 0x88BE, ERSPAN ver 1, no T, session 865");
+		check(memcmp(a, (uint8_t[]){ 0x02, 0, 0, 0, 0, 0x22 }, 6) == 0 &&
+			      memcmp(a + 6, (uint8_t[])DST_MAC_PORT, 6) == 0,
+		      "outer MACs: the session's destination, the destination port's own MAC as source");
+		free_all(out, n);
+	}
+	sbx_mirror_teardown(e);
+	free_all(f, 1);
+
+	/* snaplen 64: a 200 B frame is cut and marked, a 60 B one is not */
+	mc = begin(e, SBX_PORT_ETHDEV, ring_w0,
+		  SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 64, 1, "ERSPAN II, snaplen 64");
+	if (mc == NULL)
+		return;
+	f[0] = frame(200, 1);
+	f[1] = frame(60, 2);
+	f[2] = frame(1500, 3);
+	n = mirror_rx(e, f, 2, ring_w0, out, 4);
+	if (check(n == 2, "snaplen 64: two copies")) {
+		la = bytes(out[0], a, sizeof(a));
+		lx = erspan2_expect(mc, f[0], 64, 0, x);
+		x[34 + 4 + 3] = 0; /* sequence 0 */
+		check(la == 50 + 64 && la == lx && memcmp(a, x, la) == 0 && (a[44] & 0x04) &&
+			      (a[16] << 8 | a[17]) == 100,
+		      "200 B frame at snaplen 64: 50 + 64 B, T bit set, IPv4 total length 100 (%u B)", la);
+		la = bytes(out[1], a, sizeof(a));
+		lx = erspan2_expect(mc, f[1], 60, 1, x);
+		x[34 + 4 + 3] = 1; /* sequence 1 */
+		check(la == 50 + 60 && la == lx && memcmp(a, x, la) == 0 && !(a[44] & 0x04),
+		      "60 B frame under snaplen 64: whole, no T bit, sequence 1, IP id 1 (%u B)", la);
+		check(ctr(0)->truncated == 1, "truncated counts the cut copy only (%" PRIu64 ")", ctr(0)->truncated);
+		free_all(out, n);
+	}
+	sbx_mirror_teardown(e);
+
+	/* snaplen on a shared frame: the clone is cut (chain_trim), the header in its own mbuf */
+	mc = begin(e, SBX_PORT_ETHDEV, ring_w0,
+		  SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 32, 100, 1, "ERSPAN II, shared and cut");
+	if (mc == NULL) {
+		free_all(f, 3);
+		return;
+	}
+	n = mirror_rx(e, &f[2], 1, ring_w0, out, 4);
+	if (check(n == 1, "snaplen 100, threshold 32: one copy of a 1500 B frame")) {
+		la = bytes(out[0], a, sizeof(a));
+		lx = erspan2_expect(mc, f[2], 100, 0, x);
+		check(la == 150 && la == lx && memcmp(a, x, la) == 0 && out[0]->nb_segs == 2 && ctr(0)->shared == 1 &&
+			      ctr(0)->truncated == 1 && f[2]->pkt_len == 1500 && f[2]->data_len == 1500,
+		      "shared and cut: header mbuf + 100 B clone, T bit, frame untouched (%u B, %u segs)",
+		      la, out[0]->nb_segs);
+		free_all(out, n);
+	}
+	end(e, "ERSPAN II and snaplen", f, 3);
+}
+
+static void test_sampling(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *f[10], *out[64];
+	unsigned int b, n = 0, i, in_order = 0;
+
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 4, "sampling 1 in 4") ==
+	    NULL)
+		return;
+	for (b = 0; b < 10; b++) {
+		frames(f, 10, 64, (uint8_t)(b * 10));
+		sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, 10);
+		sbx_mirror_flush(e);
+		free_all(f, 10);
+	}
+	n = drain(ring_w0, out, 64);
+	check(n == 25 && ctr(0)->mirrored_pkts == 25 && ctr(0)->sampled_out == 75,
+	      "100 frames in bursts of 10, 1 in 4: exactly 25 mirrored, 75 sampled out (%u, %" PRIu64 ")", n,
+	      ctr(0)->sampled_out);
+	for (i = 0; i < n; i++)
+		in_order += rte_pktmbuf_mtod(out[i], uint8_t *)[20] == i * 4;
+	check(in_order == 25, "the mirrored ones are frames 0, 4, 8, ... across bursts (%u of 25)", in_order);
+	free_all(out, n);
+	end(e, "sampling", NULL, 0);
+}
+
+static void test_commit_tx(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *rx[3], *tx[8], *out[16];
+	struct sbx_mirror_rt *rt = &e->s[0];
+	unsigned int n, i, seeds = 0;
+	static const uint8_t want[8] = { 100, 101, 102, 0, 1, 2, 3, 4 };
+
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "commit_tx") == NULL)
+		return;
+	frames(rx, 3, 64, 100);
+	frames(tx, 8, 64, 0);
+	sbx_mirror_prepare(e, 0, SBX_DIR_RX, rx, 3);
+	sbx_mirror_prepare(e, 0, SBX_DIR_TX, tx, 8);
+	check(rt->ntx == 11, "3 RX and 8 TX copies buffered (%u)", rt->ntx);
+	sbx_mirror_commit_tx(e, 0, 5);
+	check(rt->ntx == 8, "the PMD took 5 of 8: the RX copies and the first 5 TX copies stay (%u)", rt->ntx);
+	sbx_mirror_flush(e);
+	n = drain(ring_w0, out, 16);
+	for (i = 0; i < n && i < 8; i++)
+		seeds += rte_pktmbuf_mtod(out[i], uint8_t *)[20] == want[i];
+	check(n == 8 && seeds == 8, "on the ring: RX frames 0-2, then TX frames 0-4 (%u copies, %u in place)", n,
+	      seeds);
+	check(ctr(0)->mirrored_pkts == 8, "mirrored counts what was sent (%" PRIu64 ")", ctr(0)->mirrored_pkts);
+	free_all(out, n);
+	sbx_mirror_prepare(e, 0, SBX_DIR_TX, tx, 8);
+	sbx_mirror_commit_tx(e, 0, 0);
+	check(rt->ntx == 0, "the PMD took none: no copy stays (%u)", rt->ntx);
+	sbx_mirror_prepare(e, 0, SBX_DIR_TX, tx, 8);
+	sbx_mirror_commit_tx(e, 0, 8);
+	check(rt->ntx == 8, "the PMD took all: every copy stays (%u)", rt->ntx);
+	free_all(rx, 3);
+	end(e, "commit_tx", tx, 8);
+}
+
+static void test_sequence(struct sbx_mirror_engine *e0, struct sbx_mirror_engine *e1)
+{
+	struct rte_mbuf *f[8], *o0[32], *o1[32];
+	unsigned int n0, n1, i, ok0 = 0, ok1 = 0;
+	static const uint32_t want0[8] = { 2, 3, 4, 5, 6, 14, 15, 16 }, want1[9] = { 0, 1, 7, 8, 9, 10, 11, 12, 13 };
+
+	world(SBX_PORT_ETHDEV, ring_w0);
+	session(SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 0, 1);
+	if (!check(setup(e0, 0) && setup(e1, 1), "GRE sequence: two workers' engines on one session"))
+		return;
+	check(e0->s[0].seq_shared == e1->s[0].seq_shared && e0->s[0].seq_shared == &shm->mirrors[SLOT].seq_next,
+	      "both number from the session's one counter in shm");
+	/* prepared first, sent second: numbers are given when sent */
+	frames(f, 5, 64, 0);
+	sbx_mirror_prepare(e0, 0, SBX_DIR_RX, f, 5);
+	free_all(f, 5);
+	frames(f, 2, 64, 0);
+	sbx_mirror_prepare(e1, 0, SBX_DIR_RX, f, 2);
+	free_all(f, 2);
+	sbx_mirror_flush(e1); /* 0, 1 */
+	sbx_mirror_flush(e0); /* 2..6 */
+	frames(f, 7, 64, 0);
+	sbx_mirror_prepare(e1, 0, SBX_DIR_RX, f, 7);
+	sbx_mirror_flush(e1); /* 7..13 */
+	free_all(f, 7);
+	frames(f, 3, 64, 0);
+	sbx_mirror_prepare(e0, 0, SBX_DIR_RX, f, 3);
+	sbx_mirror_flush(e0); /* 14..16 */
+	free_all(f, 3);
+	n0 = drain(ring_w0, o0, 32);
+	n1 = drain(ring_w1, o1, 32);
+	for (i = 0; i < n0 && i < 8; i++)
+		ok0 += gre_seq(o0[i]) == want0[i];
+	for (i = 0; i < n1 && i < 9; i++)
+		ok1 += gre_seq(o1[i]) == want1[i];
+	check(n0 == 8 && ok0 == 8, "worker 0 sent 2-6 then 14-16: consecutive in each burst (%u copies, %u right)",
+	      n0, ok0);
+	check(n1 == 9 && ok1 == 9, "worker 1 sent 0-1 then 7-13: numbered at send time, not at prepare (%u, %u)", n1,
+	      ok1);
+	check(shm->mirrors[SLOT].seq_next == 17, "17 numbers handed out, none twice, none lost (%" PRIu64 ")",
+	      shm->mirrors[SLOT].seq_next);
+	free_all(o0, n0);
+	free_all(o1, n1);
+	sbx_mirror_teardown(e0);
+	sbx_mirror_teardown(e1);
+	pool_full("GRE sequence");
+}
+
+static void test_txfull(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *f[20], *out[32];
+	unsigned int cap = rte_ring_get_capacity(ring_small), n;
+	uint64_t t0, ms;
+
+	if (begin(e, SBX_PORT_ETHDEV, ring_small,
+		  SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 0, 1, "drop_txfull on a small ring") == NULL)
+		return;
+	frames(f, 20, 64, 0);
+	t0 = rte_get_tsc_cycles();
+	sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, 20);
+	sbx_mirror_flush(e);
+	ms = (rte_get_tsc_cycles() - t0) * 1000 / rte_get_tsc_hz();
+	n = drain(ring_small, out, 32);
+	check(n == cap && ctr(0)->mirrored_pkts == cap && ctr(0)->drop_txfull == 20 - cap,
+	      "20 copies, room for %u: %u sent, drop_txfull %" PRIu64 " (freed)", cap, n, ctr(0)->drop_txfull);
+	check(ctr(0)->mirrored_bytes == (uint64_t)cap * (50 + 64),
+	      "mirrored_bytes counts only the sent ones (%" PRIu64 ")", ctr(0)->mirrored_bytes);
+	check(ms < 500, "a live port's mirror never waits for room (%" PRIu64 " ms)", ms);
+	check(shm->mirrors[SLOT].seq_next == 20 && gre_seq(out[n - 1]) == n - 1,
+	      "the dropped ones used their numbers (missing on the wire): next is 20");
+	free_all(out, n);
+	end(e, "drop_txfull", f, 20);
+}
+
+/* The primary of a replay: writes (dequeues) the destination's ring after 200 ms. */
+static void *late_reader(void *arg)
+{
+	struct rte_mbuf **held = arg;
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+	drain(ring_small, held, 32);
+	return NULL;
+}
+
+static void test_replay_wait(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *fill[32], *f[4], *held[32] = { 0 }, *out[32];
+	unsigned int cap = rte_ring_get_capacity(ring_small), n, i;
+	pthread_t th;
+	uint64_t t0, ms;
+
+	if (begin(e, SBX_PORT_BRIDGED, ring_small,
+		  SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "replay (every port a pcap file)") == NULL)
+		return;
+	check(e->dst_wait_cycles > 0 && e->dst_wait_cycles == rte_get_tsc_hz(),
+	      "replay: a copy may wait 1 s for room (dst_wait_cycles %" PRIu64 ")", e->dst_wait_cycles);
+	frames(fill, (uint16_t)cap, 64, 200);
+	n = rte_ring_sp_enqueue_burst(ring_small, (void **)fill, cap, NULL);
+	check(n == cap && rte_ring_full(ring_small), "the destination's ring is full (%u)", n);
+	frames(f, 4, 64, 0);
+	sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, 4);
+	if (!check(pthread_create(&th, NULL, late_reader, held) == 0, "a late reader started"))
+		return;
+	t0 = rte_get_tsc_cycles();
+	sbx_mirror_flush(e);
+	ms = (rte_get_tsc_cycles() - t0) * 1000 / rte_get_tsc_hz();
+	pthread_join(th, NULL);
+	n = drain(ring_small, out, 32);
+	check(ctr(0)->drop_txfull == 0 && ctr(0)->mirrored_pkts == 4 && n == 4,
+	      "the copies waited for room instead of being dropped (drop_txfull %" PRIu64 ", %u on the ring)",
+	      ctr(0)->drop_txfull, n);
+	check(ms >= 150 && ms < 1000, "flush waited for the reader (%" PRIu64 " ms, reader at 200 ms)", ms);
+	for (i = 0; i < 32 && held[i] != NULL; i++)
+		rte_pktmbuf_free(held[i]);
+	free_all(out, n);
+	end(e, "the replay wait", f, 4);
+}
+
+static void test_copy_one(struct sbx_mirror_engine *e)
+{
+	struct sbx_mirror_cfg mc = { .id = 9, .sample = 1, .encap = SBX_ENCAP_ERSPAN2, .ip_version = 4, .ttl = 64,
+				     .copy_strategy = SBX_COPY_COPY };
+	static const uint8_t mac[6] = DST_MAC_PORT;
+	struct sbx_mirror_counters st = { 0 };
+	uint64_t seq = 0;
+	struct rte_mbuf *f = frame(300, 1), *c;
+	uint8_t a[2048], x[2048];
+	uint32_t la, lx;
+
+	memset(e, 0, sizeof(*e));
+	e->mp = mp;
+	sbx_mirror_session_init(&e->s[0], &mc, mac, &st, &seq);
+	c = sbx_mirror_copy_one(e, &e->s[0], f, 0, SBX_DIR_RX, 0);
+	if (check(c != NULL, "sbx_mirror_copy_one (what --calibrate times) makes a copy")) {
+		la = bytes(c, a, sizeof(a));
+		lx = erspan2_expect(&mc, f, 300, 0, x);
+		check(la == lx && memcmp(a, x, la) == 0 && st.copied == 1,
+		      "the same bytes as the engine's copies, counted in the given counters");
+		rte_pktmbuf_free(c);
+	}
+	rte_pktmbuf_free(f);
+	pool_full("sbx_mirror_copy_one");
+}
+
+int main(int argc, char **argv)
+{
+	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "256", "--lcores", "100@(0-1)",
+			"--file-prefix=" PREFIX, "--no-telemetry", "--log-level=lib.eal:error", NULL };
+	struct sbx_mirror_engine *e0, *e1;
+	char dir[SBX_PATH_LEN];
+
+	(void)argc;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!check(rte_eal_init((int)RTE_DIM(eal) - 1, eal) >= 0, "EAL in memory on lcore 100 (%s)",
+		   rte_strerror(rte_errno))) {
+		printf("1..%d\n", tests);
+		return 1;
+	}
+	mp = rte_pktmbuf_pool_create("sbxut_me_pool", POOL_N, 0, 0, ROOM, (int)rte_socket_id());
+	ring_w0 = rte_ring_create("sbxut_me_w0", 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ring_w1 = rte_ring_create("sbxut_me_w1", 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ring_small = rte_ring_create("sbxut_me_small", 16, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	shm = calloc(1, sizeof(*shm));
+	tab = calloc(1, sizeof(*tab));
+	e0 = calloc(1, sizeof(*e0));
+	e1 = calloc(1, sizeof(*e1));
+	if (!check(mp && ring_w0 && ring_w1 && ring_small && shm && tab && e0 && e1,
+		   "a %u-mbuf pool, three rings, shm and tables", POOL_N)) {
+		printf("1..%d\n", tests);
+		return 1;
+	}
+	pool_full("start");
+
+	test_copy_or_share(e0);
+	test_rspan(e0);
+	test_erspan2(e0);
+	test_sampling(e0);
+	test_commit_tx(e0);
+	test_sequence(e0, e1);
+	test_txfull(e0);
+	test_replay_wait(e0);
+	test_copy_one(e0);
+
+	free(e0);
+	free(e1);
+	free(tab);
+	free(shm);
+	rte_ring_free(ring_w0);
+	rte_ring_free(ring_w1);
+	rte_ring_free(ring_small);
+	rte_mempool_free(mp);
+	rte_eal_cleanup();
+	sbx_runtime_dir(PREFIX, dir, sizeof(dir));
+	rmdir(dir); /* EAL leaves the (empty) runtime directory behind */
+	printf("1..%d\n", tests);
+	return failures ? 1 : 0;
+}
