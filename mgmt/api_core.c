@@ -15,9 +15,6 @@
 #include "status.h"
 #include "system.h"
 
-/* error body with a two-%s message (the handlers below were written with it) */
-#define mgmt_error_ab(code, fmt, a, b) mgmt_error((code), NULL, fmt, (a), (b))
-
 /*
  * The live memzone and the worker named by path parameter {id} (digits, 0..nb_workers-1).
  * @return the worker id, or -1 with the 503 or 404 answer already set in *body and *code.
@@ -32,7 +29,7 @@ static int find_worker(struct req *r, cJSON **body, unsigned int *code, const st
 		return -1;
 	v = mgmt_decimal_param(s, 3);
 	if (v < 0 || v >= (*shm)->cfg.nb_workers) {
-		*body = mgmt_error_ab(MHD_HTTP_NOT_FOUND, "no worker %s%s", s, "");
+		*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no worker %s", s);
 		*code = MHD_HTTP_NOT_FOUND;
 		return -1;
 	}
@@ -99,8 +96,8 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 	if (w < 0)
 		return code;
 	if (mgmt_control(SBX_CTL_RESTART_WORKER, (uint32_t)w, 0, &rep) != SBX_CTL_OK) {
-		*body = mgmt_error_ab(MHD_HTTP_SERVICE_UNAVAILABLE, "primary did not accept the restart: %s%s",
-				   rep.error[0] ? rep.error : sbx_ctl_result_name(rep.result), "");
+		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "primary did not accept the restart: %s",
+				   rep.error[0] ? rep.error : sbx_ctl_result_name(rep.result));
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	}
 	snprintf(req, sizeof(req), "worker %d", w);
@@ -141,7 +138,7 @@ static unsigned int get_pool(struct req *r, cJSON **body)
 			return *body ? code : MHD_HTTP_INTERNAL_SERVER_ERROR;
 		}
 	}
-	*body = mgmt_error_ab(MHD_HTTP_NOT_FOUND, "no pool %s%s", r->params[0], "");
+	*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no pool %s", r->params[0]);
 	return MHD_HTTP_NOT_FOUND;
 }
 
@@ -153,12 +150,12 @@ static unsigned int get_events(struct req *r, cJSON **body)
 	long limit = l ? strtol(l, &end, 10) : 100;
 
 	if (l != NULL && (*l == '\0' || *end != '\0' || limit < 1 || limit > 1000)) {
-		*body = mgmt_error_ab(MHD_HTTP_BAD_REQUEST, "limit: %s is not an integer in 1..1000%s", l, "");
+		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL, "limit: %s is not an integer in 1..1000", l);
 		return MHD_HTTP_BAD_REQUEST;
 	}
 	*body = mgmt_db_events_json(r->ctx->db, (int)limit);
 	if (*body == NULL) {
-		*body = mgmt_error_ab(MHD_HTTP_SERVICE_UNAVAILABLE, "database: cannot read events%s%s", "", "");
+		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "database: cannot read events");
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	}
 	return MHD_HTTP_OK;
@@ -180,7 +177,7 @@ static unsigned int get_system_pci(struct req *r, cJSON **body)
 	unsigned int code = mgmt_pci_json(r->params[0], body, err, sizeof(err));
 
 	if (code != MHD_HTTP_OK)
-		*body = mgmt_error_ab(code, "%s%s", err, "");
+		*body = mgmt_error(code, NULL, "%s", err);
 	return code;
 }
 
@@ -218,7 +215,7 @@ static unsigned int get_port(struct req *r, cJSON **body)
 		return code;
 	i = mgmt_port_index(shm, r->params[0]);
 	if (i < 0) {
-		*body = mgmt_error_ab(MHD_HTTP_NOT_FOUND, "no port %s%s", r->params[0], "");
+		*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no port %s", r->params[0]);
 		return MHD_HTTP_NOT_FOUND;
 	}
 	*body = port_full_json(shm, (uint16_t)i);
@@ -287,7 +284,7 @@ static unsigned int post_memprobe(struct req *r, cJSON **body)
 	if (code == MHD_HTTP_TOO_MANY_REQUESTS)
 		snprintf(r->retry_after, sizeof(r->retry_after), "%u", retry);
 	if (code != 0) {
-		*body = mgmt_error_ab(code, "%s%s", err, "");
+		*body = mgmt_error(code, NULL, "%s", err);
 		return code;
 	}
 	mgmt_defer(r, MGMT_LANE_PROBE, probe_work, NULL);

@@ -229,7 +229,7 @@ static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)
 		char l[2 * LBL];
 
 		labels_join(l, sizeof(l), plbl[i], "");
-		label_s(l, sizeof(l), "kind", shm->cfg.ports[i].kind == SBX_PORT_BRIDGED ? "bridged" : "ethdev");
+		label_s(l, sizeof(l), "kind", shm->cfg.ports[i].kind == SBX_PORT_PCAP_FILE ? "bridged" : "ethdev");
 		if (peer[i] >= 0 && peer[i] < nb)
 			label(l, sizeof(l), "peer", shm->cfg.ports[peer[i]].name, sizeof(shm->cfg.ports[0].name));
 		else

@@ -101,9 +101,9 @@ static unsigned int get_port_stats(struct req *r, cJSON **body)
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "port", r->params[0]);
 	cJSON_AddNumberToObject(o, "port_id", ps->port_id);
-	cJSON_AddStringToObject(o, "kind", shm->cfg.ports[i].kind == SBX_PORT_BRIDGED ? "bridged" : "ethdev");
+	cJSON_AddStringToObject(o, "kind", shm->cfg.ports[i].kind == SBX_PORT_PCAP_FILE ? "bridged" : "ethdev");
 	/* bridged (pcap) ports are driven by the primary alone (docs/PCAP_SECONDARY.md): its numbers */
-	if (shm->cfg.ports[i].kind != SBX_PORT_BRIDGED && rte_eth_dev_is_valid_port(ps->port_id)) {
+	if (shm->cfg.ports[i].kind != SBX_PORT_PCAP_FILE && rte_eth_dev_is_valid_port(ps->port_id)) {
 		rte_eth_dev_get_name_by_port(ps->port_id, ethname);
 		live = rte_eth_stats_get(ps->port_id, &st) == 0;
 	}
@@ -127,7 +127,7 @@ static unsigned int get_port_stats(struct req *r, cJSON **body)
 	} else {
 		cJSON_AddNullToObject(o, "xstats");
 		cJSON_AddStringToObject(o, "xstats_error",
-					shm->cfg.ports[i].kind == SBX_PORT_BRIDGED
+					shm->cfg.ports[i].kind == SBX_PORT_PCAP_FILE
 						? "pcap port: read and written by the primary, not an ethdev of mgmt"
 						: "port not attached in mgmt (secondary process)");
 	}

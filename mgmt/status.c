@@ -71,7 +71,7 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	FIXED_STR(o, "name", pc->name);
 	num(o, "port_id", ps->port_id);
 	FIXED_STR(o, "devargs", pc->devargs);
-	cJSON_AddStringToObject(o, "kind", pc->kind == SBX_PORT_BRIDGED ? "bridged" : "ethdev");
+	cJSON_AddStringToObject(o, "kind", pc->kind == SBX_PORT_PCAP_FILE ? "bridged" : "ethdev");
 	num(o, "socket", ps->socket_id);
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", ps->mac[0], ps->mac[1],
 		 ps->mac[2], ps->mac[3], ps->mac[4], ps->mac[5]);
@@ -269,7 +269,7 @@ int mgmt_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_pool_audi
 	for (p = 0; p < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); p++) {
 		const struct sbx_port_shm *pp = &shm->ports[p];
 
-		if (shm->cfg.ports[p].kind != SBX_PORT_BRIDGED)
+		if (shm->cfg.ports[p].kind != SBX_PORT_PCAP_FILE)
 			continue;
 		for (q = 0; q < RTE_DIM(pp->rx_ring); q++) {
 			struct rte_ring *r = pp->rx_ring[q][0] ? rte_ring_lookup(pp->rx_ring[q]) : NULL;

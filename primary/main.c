@@ -117,7 +117,7 @@ static bool has_pcap_input(const struct sbx_config *cfg)
 	uint16_t i;
 
 	for (i = 0; i < cfg->nb_ports; i++)
-		if (cfg->ports[i].kind == SBX_PORT_BRIDGED && strstr(cfg->ports[i].devargs, "rx_pcap=") != NULL)
+		if (cfg->ports[i].kind == SBX_PORT_PCAP_FILE && strstr(cfg->ports[i].devargs, "rx_pcap=") != NULL)
 			return true;
 	return false;
 }

@@ -71,7 +71,7 @@ static void plan_pool(const struct sbx_primary *p, int socket, struct sbx_pool_p
 		if (ps->pool_socket != socket)
 			continue;
 		pl->ports++;
-		if (pc->kind == SBX_PORT_BRIDGED) {
+		if (pc->kind == SBX_PORT_PCAP_FILE) {
 			bridged = true;
 			pl->rings += (uint64_t)SBX_BRIDGE_RING_SIZE * (ps->nb_rxq + ps->nb_txq) + SBX_PRIMARY_READ_BURST;
 		} else {

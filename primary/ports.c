@@ -61,7 +61,7 @@ int sbx_ports_lookup(struct sbx_primary *p)
 
 		p->shm->ports[i].nb_rxq = sbx_config_port_nb_rxq(cfg, i);
 		p->shm->ports[i].nb_txq = sbx_config_port_nb_txq(cfg, i);
-		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
+		if (cfg->ports[i].kind == SBX_PORT_PCAP_FILE) {
 			p->shm->ports[i].port_id = RTE_MAX_ETHPORTS; /* not an ethdev */
 			p->shm->ports[i].socket_id = (int32_t)rte_socket_id();
 			if (sbx_pcap_port_open(&p->pcap[i], cfg->ports[i].devargs, err, sizeof(err)) != 0) {
@@ -121,7 +121,7 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	uint16_t nb_rxq, nb_txq, q, pid = ps->port_id;
 	int rc, socket = ps->socket_id < 0 ? 0 : ps->socket_id;
 
-	if (pc->kind == SBX_PORT_BRIDGED) {
+	if (pc->kind == SBX_PORT_PCAP_FILE) {
 		ps->link_up = 1;
 		if (bridge_rings_create(p, i, socket) != 0) {
 			fprintf(stderr, "spanbox-primary: ports[%u] (%s): cannot create rings: %s\n", i, pc->name,
@@ -236,7 +236,7 @@ int sbx_ports_set_link(struct sbx_primary *p, uint16_t i, bool up, char *answer,
 	char iface[32];
 	int rc;
 
-	if (pc->kind == SBX_PORT_BRIDGED) {
+	if (pc->kind == SBX_PORT_PCAP_FILE) {
 		snprintf(answer, len, "error: port %s is a pcap file (bridged): it has no link", pc->name);
 		return -1;
 	}
@@ -269,7 +269,7 @@ void sbx_ports_refresh(struct sbx_primary *p)
 		struct sbx_port_shm *ps = &p->shm->ports[i];
 		struct rte_eth_stats st;
 
-		if (p->cfg->ports[i].kind == SBX_PORT_BRIDGED) {
+		if (p->cfg->ports[i].kind == SBX_PORT_PCAP_FILE) {
 			struct sbx_pcap_port *pp = &p->pcap[i];
 
 			/* a reader following the output file sees whole records within 100 ms */
@@ -342,7 +342,7 @@ unsigned int sbx_bridge_poll(struct sbx_primary *p)
 	uint16_t i;
 
 	for (i = 0; i < p->cfg->nb_ports; i++) {
-		if (p->cfg->ports[i].kind != SBX_PORT_BRIDGED)
+		if (p->cfg->ports[i].kind != SBX_PORT_PCAP_FILE)
 			continue;
 		moved += bridge_rx(p, i);
 		moved += bridge_tx(p, i);
@@ -355,7 +355,7 @@ bool sbx_bridge_idle(struct sbx_primary *p)
 	uint16_t i, q;
 
 	for (i = 0; i < p->cfg->nb_ports; i++) {
-		if (p->cfg->ports[i].kind != SBX_PORT_BRIDGED)
+		if (p->cfg->ports[i].kind != SBX_PORT_PCAP_FILE)
 			continue;
 		if (p->rx_pending_n[i])
 			return false;
@@ -402,7 +402,7 @@ void sbx_ports_stop(struct sbx_primary *p)
 		}
 		if (p->netns_sock[i] > 0)
 			close(p->netns_sock[i]);
-		if (p->cfg->ports[i].kind == SBX_PORT_BRIDGED) {
+		if (p->cfg->ports[i].kind == SBX_PORT_PCAP_FILE) {
 			sbx_pcap_port_close(&p->pcap[i]);
 			continue;
 		}

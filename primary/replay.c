@@ -33,7 +33,7 @@ bool sbx_replay_inputs_at_eof(struct sbx_primary *p)
 	uint16_t i;
 
 	for (i = 0; i < p->cfg->nb_ports; i++)
-		if (p->cfg->ports[i].kind == SBX_PORT_BRIDGED && !p->pcap[i].rx_eof)
+		if (p->cfg->ports[i].kind == SBX_PORT_PCAP_FILE && !p->pcap[i].rx_eof)
 			return false;
 	return true;
 }
@@ -103,7 +103,7 @@ unsigned int sbx_replay_inputs_failed(struct sbx_primary *p)
 	for (i = 0; i < p->cfg->nb_ports; i++) {
 		const struct sbx_pcap_port *pp = &p->pcap[i];
 
-		if (p->cfg->ports[i].kind != SBX_PORT_BRIDGED || !pp->rx_failed)
+		if (p->cfg->ports[i].kind != SBX_PORT_PCAP_FILE || !pp->rx_failed)
 			continue;
 		fprintf(stderr,
 			"spanbox-primary: replay: ports[%u] (%s): rx_pcap %s did not reach its end: read error after %"

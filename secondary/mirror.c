@@ -58,7 +58,7 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 	 * dropped; with any live port a copy never delays forwarding */
 	e->dst_wait_cycles = rte_get_tsc_hz();
 	for (i = 0; i < cfg->nb_ports; i++)
-		if (cfg->ports[i].kind != SBX_PORT_BRIDGED)
+		if (cfg->ports[i].kind != SBX_PORT_PCAP_FILE)
 			e->dst_wait_cycles = 0;
 	for (i = 0; i < cfg->nb_mirrors; i++) {
 		const struct sbx_mirror_cfg *mc = &cfg->mirrors[i];
@@ -73,7 +73,7 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 		sbx_mirror_session_init(rt, mc, dp->mac, &shm->workers[worker].stats.mirror[t->slot[i]],
 					&shm->mirrors[t->slot[i]].seq_next);
 		rt->dst = (struct sbx_queue){ .port = mc->dst_port, .port_id = dp->port_id, .queue = q };
-		if (cfg->ports[mc->dst_port].kind == SBX_PORT_BRIDGED) {
+		if (cfg->ports[mc->dst_port].kind == SBX_PORT_PCAP_FILE) {
 			rt->dst.ring = rte_ring_lookup(dp->tx_ring[q]);
 			if (rt->dst.ring == NULL) {
 				snprintf(err, errlen, "mirrors[%u]: ring %s not found", i, dp->tx_ring[q]);
@@ -336,7 +336,7 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 		bytes += rt->txbuf[i]->pkt_len;
 	if (rt->outer_len)
 		number_copies(rt, rt->txbuf, rt->ntx);
-	sent = sbx_q_tx_fwd(&rt->dst, rt->txbuf, rt->ntx, e->dst_wait_cycles);
+	sent = sbx_q_tx_wait(&rt->dst, rt->txbuf, rt->ntx, e->dst_wait_cycles);
 	if (unlikely(sent < rt->ntx)) {
 		for (i = sent; i < rt->ntx; i++)
 			lost += rt->txbuf[i]->pkt_len;

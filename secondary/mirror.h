@@ -93,7 +93,7 @@ void sbx_mirror_teardown(struct sbx_mirror_engine *e);
 /**
  * Make mirror copies of @p n frames received on (dir SBX_DIR_RX) or about to be sent from
  * (SBX_DIR_TX) port @p port. The frames are only read; copies are buffered per session.
- * For TX, call sbx_mirror_commit() after the TX burst with the number the PMD accepted.
+ * For TX, call sbx_mirror_commit_tx() after the TX burst with the number the PMD accepted.
  */
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n);
 

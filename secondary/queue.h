@@ -40,7 +40,7 @@ static inline uint16_t sbx_q_tx(const struct sbx_queue *q, struct rte_mbuf **pkt
  * ring is full the worker waits for the primary to write (up to @p max_wait_cycles TSC cycles)
  * instead of dropping, so replays lose nothing. Ethdev queues behave as sbx_q_tx().
  */
-static inline uint16_t sbx_q_tx_fwd(const struct sbx_queue *q, struct rte_mbuf **pkts, uint16_t n,
+static inline uint16_t sbx_q_tx_wait(const struct sbx_queue *q, struct rte_mbuf **pkts, uint16_t n,
 				    uint64_t max_wait_cycles)
 {
 	uint16_t sent = sbx_q_tx(q, pkts, n);

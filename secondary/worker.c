@@ -70,7 +70,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 		/* as a NIC would: what the port receives is an Ethernet frame of at most mtu + 2 tags */
 		wk->len_span[i] = (uint32_t)cfg->ports[i].mtu + SBX_FRAME_L2_OVERHEAD - SBX_FRAME_MIN;
 		wk->txq[i] = (struct sbx_queue){ .port = i, .port_id = ps->port_id, .queue = sbx_fwd_txq(id) };
-		if (cfg->ports[i].kind == SBX_PORT_BRIDGED) {
+		if (cfg->ports[i].kind == SBX_PORT_PCAP_FILE) {
 			wk->txq[i].ring = rte_ring_lookup(ps->tx_ring[sbx_fwd_txq(id)]);
 			if (wk->txq[i].ring == NULL) {
 				snprintf(err, errlen, "port %s: ring %s not found", cfg->ports[i].name, ps->tx_ring[id]);
@@ -96,7 +96,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 		const struct sbx_port_shm *ps = &shm->ports[rq->port];
 
 		wk->rxq[i] = (struct sbx_queue){ .port = rq->port, .port_id = ps->port_id, .queue = rq->queue };
-		if (cfg->ports[rq->port].kind == SBX_PORT_BRIDGED) {
+		if (cfg->ports[rq->port].kind == SBX_PORT_PCAP_FILE) {
 			wk->rxq[i].ring = rte_ring_lookup(ps->rx_ring[rq->queue]);
 			if (wk->rxq[i].ring == NULL) {
 				snprintf(err, errlen, "port %s: ring %s not found", cfg->ports[rq->port].name,
@@ -182,7 +182,7 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 		rte_pktmbuf_free_bulk(good, ng);
 		return;
 	}
-	sent = sbx_q_tx_fwd(&wk->txq[out], good, ng, wk->file_wait_cycles);
+	sent = sbx_q_tx_wait(&wk->txq[out], good, ng, wk->file_wait_cycles);
 	if (unlikely(sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX)))
 		sbx_mirror_commit_tx(&wk->mirror, (uint16_t)out, sent); /* refused frames: no copies */
 	if (unlikely(sent < ng)) {

@@ -672,7 +672,7 @@ static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 			return fail(c, path, "address", "\"%s\" is not an IPv4 CIDR like 198.18.0.1/24",
 				    p->address);
 		p->kind = (!strncmp(p->devargs, "net_pcap", 8) || !strncmp(p->devargs, "eth_pcap", 8))
-				  ? SBX_PORT_BRIDGED : SBX_PORT_ETHDEV;
+				  ? SBX_PORT_PCAP_FILE : SBX_PORT_ETHDEV;
 		p->is_pci = match_pci(p->devargs, "hhhh:hh:hh.h") || match_pci(p->devargs, "hh:hh.h");
 		if (!p->is_pci && check_devargs(c, path, p->devargs, rx, tx))
 			return -1;
@@ -731,7 +731,7 @@ static void default_queues(struct sbx_config *cfg)
 		struct sbx_worker_cfg *wk = &cfg->workers[w];
 
 		for (p = 0; p < cfg->nb_ports; p++) {
-			if (cfg->ports[p].kind == SBX_PORT_BRIDGED && w != 0)
+			if (cfg->ports[p].kind == SBX_PORT_PCAP_FILE && w != 0)
 				continue;
 			wk->rxq[wk->nb_rxq].port = p;
 			wk->rxq[wk->nb_rxq].queue = w;
@@ -782,7 +782,7 @@ static int parse_queues(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
 				return fail(c, epath, "port", "unknown port \"%s\"", name);
 			if (get_int(c, e, epath, "queue", 0, MAX_RXQ_ID, 0, &q))
 				return -1;
-			if (cfg->ports[p].kind == SBX_PORT_BRIDGED && q >= cfg->nb_workers)
+			if (cfg->ports[p].kind == SBX_PORT_PCAP_FILE && q >= cfg->nb_workers)
 				return fail(c, epath, "queue",
 					    "%lld out of range 0..%u (bridged port %s: one queue per worker)",
 					    q, cfg->nb_workers - 1u, name);
@@ -1185,7 +1185,7 @@ static int check_files(struct ctx *c, const struct sbx_config *cfg, const char *
 	if (f == NULL)
 		return fail(c, "config", NULL, "out of memory");
 	for (i = 0; i < cfg->nb_ports; i++) {
-		if (cfg->ports[i].kind != SBX_PORT_BRIDGED)
+		if (cfg->ports[i].kind != SBX_PORT_PCAP_FILE)
 			continue;
 		check_devargs(&quiet, "", cfg->ports[i].devargs, f->rx[i], f->tx[i]); /* checked already */
 		if (f->rx[i][0])

@@ -27,7 +27,7 @@
 /** How a port is driven. */
 enum sbx_port_kind {
 	SBX_PORT_ETHDEV = 0, /**< workers call rte_eth_rx_burst/tx_burst on it directly */
-	SBX_PORT_BRIDGED = 1, /**< net_pcap: only the primary can poll it (docs/PCAP_SECONDARY.md);
+	SBX_PORT_PCAP_FILE = 1, /**< net_pcap: only the primary can poll it (docs/PCAP_SECONDARY.md);
 				 workers exchange mbufs with the primary through rte_rings */
 };
 

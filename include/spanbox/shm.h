@@ -146,7 +146,7 @@ struct sbx_port_shm {
 	uint32_t link_up;        /**< 1 = up */
 	uint32_t link_speed;     /**< Mb/s */
 	uint64_t ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf;
-	/** For SBX_PORT_BRIDGED ports: names of the rings, "<rx|tx>_<port>_<queue>" form.
+	/** For SBX_PORT_PCAP_FILE ports: names of the rings, "<rx|tx>_<port>_<queue>" form.
 	 *  RX ring q: primary enqueues, worker polling queue q dequeues.
 	 *  TX ring w: worker w enqueues, primary dequeues and transmits. */
 	char rx_ring[SBX_MAX_WORKERS][SBX_NAME_LEN];

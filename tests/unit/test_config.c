@@ -190,7 +190,7 @@ static void test_good(void)
 		      "minimal: default queues");
 	}
 	if (load("tests/configs/good/pcap_replay.json", &cfg)) {
-		check(p[0].kind == SBX_PORT_BRIDGED && p[1].kind == SBX_PORT_BRIDGED &&
+		check(p[0].kind == SBX_PORT_PCAP_FILE && p[1].kind == SBX_PORT_PCAP_FILE &&
 			      p[2].kind == SBX_PORT_ETHDEV && !sbx_config_has_pci(&cfg),
 		      "pcap_replay: net_pcap and eth_pcap ports are bridged");
 		check(sbx_config_port_nb_rxq(&cfg, 0) == 1 && sbx_config_port_nb_rxq(&cfg, 1) == 1 &&
@@ -211,7 +211,7 @@ static void test_good(void)
 			      cfg.pool_cache == 0,
 		      "explicit: eal and pool");
 		check(p[0].is_pci && p[1].is_pci && !p[2].is_pci && !p[3].is_pci &&
-			      sbx_config_has_pci(&cfg) && p[2].kind == SBX_PORT_BRIDGED &&
+			      sbx_config_has_pci(&cfg) && p[2].kind == SBX_PORT_PCAP_FILE &&
 			      p[0].mtu == 9600 && p[0].rx_desc == 4096 && p[0].tx_desc == 64,
 		      "explicit: PCI ports detected");
 		check(cfg.workers[0].lcore_id == 6 && cfg.workers[1].lcore_id == 3 &&

@@ -58,7 +58,7 @@ static void world(uint8_t src_kind, struct rte_ring *r0)
 	snprintf(c->ports[0].name, sizeof(c->ports[0].name), "src");
 	snprintf(c->ports[1].name, sizeof(c->ports[1].name), "dst");
 	c->ports[0].kind = src_kind;
-	c->ports[1].kind = SBX_PORT_BRIDGED;
+	c->ports[1].kind = SBX_PORT_PCAP_FILE;
 	c->nb_workers = 2;
 	memcpy(shm->ports[1].mac, mac, 6);
 	snprintf(shm->ports[1].tx_ring[sbx_mirror_txq(c, 0)], SBX_NAME_LEN, "%s", r0->name);
@@ -538,7 +538,7 @@ static void test_replay_wait(struct sbx_mirror_engine *e)
 	pthread_t th;
 	uint64_t t0, ms;
 
-	if (begin(e, SBX_PORT_BRIDGED, ring_small,
+	if (begin(e, SBX_PORT_PCAP_FILE, ring_small,
 		  SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "replay (every port a pcap file)") == NULL)
 		return;
 	check(e->dst_wait_cycles > 0 && e->dst_wait_cycles == rte_get_tsc_hz(),
