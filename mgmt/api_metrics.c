@@ -20,6 +20,7 @@
 #include "api.h"
 #include "attach.h"
 #include "db.h"
+#include "pool_audit.h"
 #include "status.h"
 
 #ifndef SBX_VERSION

@@ -8,14 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <rte_mempool.h>
-#include <rte_ring.h>
 
 #include "db.h"
 #include "history.h"
 
 #include "status.h"
 #include "system.h"
+#include "pool_audit.h"
 #include "timefmt.h"
 #include "watch.h"
 
@@ -238,57 +237,6 @@ cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i)
 	num(po, "populate_ms", (double)(p->populate_ns / 1000) / 1000.0);
 	mgmt_pool_details_json(po, shm, i); /* plan, bytes, hugepage size, memset bound */
 	return po;
-}
-
-uint64_t mgmt_mempool_cached(const struct rte_mempool *mp)
-{
-	uint64_t n = 0;
-	unsigned int l;
-
-	if (mp->cache_size)
-		for (l = 0; l < RTE_MAX_LCORE; l++)
-			n += mp->local_cache[l].len;
-	return n;
-}
-
-int mgmt_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_pool_audit *a)
-{
-	const struct sbx_pool_shm *ps = &shm->pools[i];
-	struct rte_mempool *mp = rte_mempool_lookup(ps->name);
-	uint64_t in_ring;
-	unsigned int q;
-	uint16_t p, w;
-
-	memset(a, 0, sizeof(*a));
-	if (mp == NULL)
-		return -1;
-	a->in_caches = mgmt_mempool_cached(mp);
-	/* rte_mempool_avail_count() = objects in the ring + in every lcore cache */
-	in_ring = rte_mempool_avail_count(mp);
-	a->in_ring = in_ring > a->in_caches ? in_ring - a->in_caches : 0;
-	for (p = 0; p < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); p++) {
-		const struct sbx_port_shm *pp = &shm->ports[p];
-
-		if (shm->cfg.ports[p].kind != SBX_PORT_PCAP_FILE)
-			continue;
-		for (q = 0; q < RTE_DIM(pp->rx_ring); q++) {
-			struct rte_ring *r = pp->rx_ring[q][0] ? rte_ring_lookup(pp->rx_ring[q]) : NULL;
-			a->in_rings += r ? rte_ring_count(r) : 0;
-		}
-		for (q = 0; q < RTE_DIM(pp->tx_ring); q++) {
-			struct rte_ring *r = pp->tx_ring[q][0] ? rte_ring_lookup(pp->tx_ring[q]) : NULL;
-			a->in_rings += r ? rte_ring_count(r) : 0;
-		}
-	}
-	for (w = 0; w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++) {
-		a->in_workers += shm->workers[w].stats.held;
-		a->recovered += shm->workers[w].recovered_mbufs;
-	}
-	a->populated = mp->populated_size;
-	a->rx_held = ps->rx_held;
-	a->unexplained = (int64_t)a->populated - (int64_t)a->in_ring - (int64_t)a->in_caches -
-			 (int64_t)a->rx_held - (int64_t)a->in_rings - (int64_t)a->in_workers;
-	return 0;
 }
 
 cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)

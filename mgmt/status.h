@@ -24,8 +24,6 @@ struct rte_mempool;
 /** @return seconds since the primary started (shm->start_realtime_ns), 0 if the clock went back. */
 uint64_t mgmt_uptime_s(const struct sbx_shm *shm);
 
-/** @return mbufs now sitting in the per-lcore caches of @p mp (a racy but whole-valued sum). */
-uint64_t mgmt_mempool_cached(const struct rte_mempool *mp);
 
 /**
  * The body of GET /api/v1/health.
@@ -52,23 +50,6 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w);
 /** One pool's JSON (socket, size, cache, in use, populate time, and mgmt_pool_details_json()). */
 cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i);
 
-/** Where the mbufs of one pool are (mgmt_pool_audit()), in mbufs. */
-struct mgmt_pool_audit {
-	uint64_t populated;   /**< objects of the pool */
-	uint64_t in_ring;     /**< free in the pool's ring */
-	uint64_t in_caches;   /**< free in the per-lcore caches */
-	uint64_t rx_held;     /**< held by the ports' RX rings (measured at start, before traffic) */
-	uint64_t in_rings;    /**< in the bridge rings of pcap ports */
-	uint64_t in_workers;  /**< bursts the workers hold (stats.held) */
-	uint64_t recovered;   /**< burst mbufs the primary freed after crashes (not subtracted) */
-	int64_t unexplained;  /**< populated minus all of the above but recovered */
-};
-
-/**
- * The pool audit of pool @p i as numbers, computed now (see mgmt_pool_audit_json()). Needs the
- * DPDK secondary attachment. @return 0, or -1 when the mempool is not found (*@p a zeroed).
- */
-int mgmt_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_pool_audit *a);
 
 /**
  * The pool audit, computed now (a few hundred reads, no locks): where every mbuf of pool @p i is.

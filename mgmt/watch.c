@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "status.h"
+#include "pool_audit.h"
 #include "watch.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
