@@ -102,7 +102,7 @@ settled() {
 		jq -e '(.ports[] | select(.name == "p0") | .workers.rx_packets == 7) and
 		       (.ports[] | select(.name == "p1") | .stats.opackets == 3)' "$TMP/st.json" >/dev/null
 }
-inst_wait_for 100 settled
+wait_for 100 settled
 check "live: p0 received 7 frames and p1 sent 3 (/api/v1/status)" settled
 jq -c '.ports[] | {name, workers}' "$TMP/st.json" | sed 's/^/# status: /'
 check "live: /status p0 workers: runt 2, oversize 2, drop_packets 4" \

@@ -9,11 +9,6 @@ kstat() { ip -n "$1" -s -j link show "$2" | jq ".[0].stats64.$3.packets"; }
 # (a function, not bash -c: pgrep -f would match the bash -c command line itself)
 no_workers() { ! pgrep -f 'spanbox-worker --file-prefix=spanbox ' >/dev/null; }
 health_is() { curl -fsS "$API/health" 2>/dev/null | jq -e ".appliance == \"$1\"" >/dev/null; }
-wait_for() { # wait_for TENTHS CMD...: poll CMD every 0.1 s
-	local n=$1 i; shift
-	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 
 timeout 180 "$ROOT/spanbox" start >/dev/null 2>&1
 check "appliance started" health_is up

@@ -43,11 +43,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() { # wait_for TENTHS CMD...: poll CMD every 0.1 s
-	local n=$1 i; shift
-	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 get() { curl -fsS --max-time 5 "$API$1"; }
 jqt() { jq -e "$@" >/dev/null; } # jqt FILTER [FILE]: the filter holds
 cond() { eval "$1"; }

@@ -97,12 +97,12 @@ echo "# POST with the token: HTTP $code $(cat "$TMP/post.body")"
 check "2: POST /workers/0/restart with the token: 202, restarts_before $R0" \
 	cond "[ '$code' = 202 ] && jq -e '.worker == 0 and .restarts_before == $R0' '$TMP/post.body' >/dev/null"
 restarted() { w0 "select(.restarts == $R0 + 1 and .state == \"running\" and .pid != $PID0)" >/dev/null; }
-check "2: ... worker 0 restarted (restarts $R0 -> $((R0 + 1)), new pid, within 5 s)" inst_wait_for 50 restarted
+check "2: ... worker 0 restarted (restarts $R0 -> $((R0 + 1)), new pid, within 5 s)" wait_for 50 restarted
 R1=$((R0 + 1))
 code=$(req post2 -H "authorization: bearer   $TOKEN" -X POST "$API/workers/0/restart")
 check "2: 'authorization: bearer   TOKEN' (case, spaces) is accepted too: 202" [ "$code" = 202 ]
 restarted2() { w0 "select(.restarts == $R1 + 1 and .state == \"running\")" >/dev/null; }
-inst_wait_for 50 restarted2
+wait_for 50 restarted2
 
 # ---------------------------------------------------------------------------------------------
 # 3. the error table, with the token: 400 415 413 404 405

@@ -295,7 +295,7 @@ check "4: ... and up again: 200, link.up true, sbxCh UP" \
 # 5. appliance down: /metrics still answers
 inst_stop_pid "$INST_PRIMARY"
 down() { get "$API/health" | jq -e '.appliance == "down"' >/dev/null; }
-check "5: primary stopped: /health says down" inst_wait_for 50 down
+check "5: primary stopped: /health says down" wait_for 50 down
 code=$(req mdown "$BASE/metrics")
 cp "$TMP/mdown.body" "$TMP/m.txt"
 sed 's/^/# down: /' "$TMP/m.txt" | grep -v '^# down: # '

@@ -140,7 +140,7 @@ compacted() {
 	[ "$(sq "SELECT count(*) FROM history_1m WHERE series = $S1M AND v = 1")" = 0 ]
 }
 check "compaction ran within 10 s (1 s rows older than 1 h, 10 s rows older than 1 day, 1 min rows older than 30 days: none left)" \
-	inst_wait_for 100 compacted
+	wait_for 100 compacted
 sq "SELECT 'synth 1s: ' || count(*) || ' rows, ' || (min(t) - $NOW) || '..' || (max(t) - $NOW) FROM history_1s WHERE series = $S1;
     SELECT 'synth 10s: ' || count(*) || ' rows, ' || (min(t) - $NOW) || '..' || (max(t) - $NOW) FROM history_10s WHERE series = $S1;
     SELECT 'synth10 1m: ' || count(*) || ' rows' FROM history_1m WHERE series = $S10;
@@ -176,7 +176,7 @@ for round in 1 2 3 4 5; do
 	    INSERT OR REPLACE INTO history_1s(series, t, v) SELECT (SELECT id FROM history_series WHERE name = 'synthgc'), t, t FROM s;"
 	gone() { [ "$(sq "SELECT count(*) FROM history_1s WHERE series = (SELECT id FROM history_series WHERE name = 'synthgc')")" = 0 ] &&
 		 [ "$(sq "SELECT count(*) FROM history_1m WHERE series = (SELECT id FROM history_series WHERE name = 'synthgc')")" = 0 ]; }
-	inst_wait_for 100 gone || echo "# round $round: rows not deleted within 10 s"
+	wait_for 100 gone || echo "# round $round: rows not deleted within 10 s"
 	sleep 2.5 # one more compaction: the vacuum after the delete
 	pages+=("$(sq 'PRAGMA page_count')/$(sq 'PRAGMA freelist_count')")
 done
@@ -220,7 +220,7 @@ open(sys.argv[2], "w").write(str(int(time.time())))
 time.sleep(6)
 c.execute("ROLLBACK")' "$DB" "$TMP/locked" &
 LOCKER=$!
-inst_wait_for 50 test -s "$TMP/locked"
+wait_for 50 test -s "$TMP/locked"
 L0=$(cat "$TMP/locked")
 sleep 2.5
 t0=$EPOCHREALTIME
@@ -236,7 +236,7 @@ check "locked: /stats/history answers 200 with points; /events answers 200" \
 wait "$LOCKER"; LOCKER=
 L1=$(now_s)
 resumed() { get "$API/status" | jq -e --argjson l "$L1" '.database.writable == true and (.database.newest | sub("\\.000Z$"; "Z") | fromdate) > $l' >/dev/null; }
-check "after the unlock: sampling resumes within 3 s (writable true, newest sample after the unlock)" inst_wait_for 30 resumed
+check "after the unlock: sampling resumes within 3 s (writable true, newest sample after the unlock)" wait_for 30 resumed
 inlock=$(sq "SELECT count(*) FROM history_1s WHERE series = $P0RX AND t > $L0 + 1 AND t < $L1 - 1")
 check "no sample was stored while the lock was held ($inlock rows in ($((L0 + 1)), $((L1 - 1))))" [ "$inlock" = 0 ]
 check "new samples after the unlock" cond "[ \"$(sq "SELECT count(*) FROM history_1s WHERE series = $P0RX AND t >= $L1")\" -ge 1 ]"
@@ -284,7 +284,7 @@ inst_stop_pid "$INST_PRIMARY"
 setsid "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >"$TMP/b2-mgmt.log" 2>&1 &
 INST_PIDS+=("$!")
 down() { get "$API/health" | jq -e '.appliance == "down"' >/dev/null; }
-inst_wait_for 100 down
+wait_for 100 down
 hcode=$(req down "metric=rx_packets&port=p0&from=$T_START&step=10")
 check "appliance down: /stats/history still 200 with the stored points (rates of p0)" \
 	cond "[ $hcode = 200 ] && jqt '([.points[][1] | select(. != null and . > 50)] | length) >= 3' '$TMP/down.json'"

@@ -21,7 +21,6 @@ req() {
 mirror_ids() { get /mirrors | jq -c '[.[].id] | sort'; }
 xconnects() { get /forwarding/xconnects | jq -c '[.[].id]'; }
 kstat() { ip -n "$1" -s -j link show "$2" | jq ".[0].stats64.$3.packets"; }
-wait_for() { local n=$1 i; shift; for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done; return 1; }
 health_up() { get /health 2>/dev/null | jq -e '.appliance == "up"' >/dev/null; }
 # icmp_mirrored SECONDS: ICMP frames tcpdump sees on sbx-mirror while sbx-a pings
 icmp_mirrored() {

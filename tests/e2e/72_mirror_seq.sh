@@ -32,7 +32,6 @@ get() { curl -fsS --max-time 5 "$API$1"; }
 wrx() { get "/workers/$1" | jq -e '.ports.p0.rx_packets + .ports.p1.rx_packets'; }
 ptx() { get /status | jq -e '[.ports[] | select(.name == "p1")][0].workers.tx_packets'; }
 mctr() { get /mirrors/77 | jq -e ".counters.$1"; }
-wait_for() { local n=$1 i; shift; for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done; return 1; }
 
 SBX_TEST_BRIDGE_PAUSE_FILE="$PAUSE" timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start.log" 2>&1
 check "appliance starts: 2 workers, ERSPAN II session 77 of p0 and p1 to a pcap file" [ $? -eq 0 ] ||

@@ -30,11 +30,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() { # wait_for TENTHS CMD...: poll CMD every 0.1 s
-	local n=$1 i; shift
-	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 get() { curl -fsS --max-time 5 "$1"; }
 jqt() { jq -e "$@" >/dev/null; } # jqt FILTER [FILE]: the filter holds
 # rx of worker W on p0 + p1: wrx API W

@@ -26,11 +26,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() { # wait_for TENTHS CMD...: poll CMD every 0.1 s
-	local n=$1 i; shift
-	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 up() { curl -fsS --max-time 2 "$API/health" 2>/dev/null | grep -q '"appliance":"up"'; }
 
 # the browser and its driver

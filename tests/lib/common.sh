@@ -11,3 +11,8 @@ check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; return 1; 
 # check DESC cond 'A && B': every part of the condition decides (in "check D [ A ] && B", B does
 # not: its failure prints no "not ok")
 cond() { eval "$1"; }
+wait_for() { # wait_for TENTHS CMD...: poll CMD every 0.1 s, at most TENTHS times
+	local n=$1 i; shift
+	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
+	return 1
+}

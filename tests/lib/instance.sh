@@ -9,11 +9,6 @@
 INST_PIDS=()
 INST_PRIMARY= INST_MGMT=
 
-inst_wait_for() { # inst_wait_for TENTHS CMD...: poll CMD every 0.1 s
-	local n=$1 i; shift
-	for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 
 inst_start_primary() {
 	local name=$1 cfg=$2; shift 2
@@ -22,7 +17,7 @@ inst_start_primary() {
 		</dev/null >"$TMP/$name-primary.log" 2>&1 ) &
 	INST_PRIMARY=$!
 	INST_PIDS+=("$INST_PRIMARY")
-	inst_wait_for 200 bash -c "[ -f '$TMP/$name.ready' ] || ! kill -0 $INST_PRIMARY 2>/dev/null" &&
+	wait_for 200 bash -c "[ -f '$TMP/$name.ready' ] || ! kill -0 $INST_PRIMARY 2>/dev/null" &&
 		[ -f "$TMP/$name.ready" ]
 }
 
@@ -31,7 +26,7 @@ inst_start_mgmt() {
 	setsid "$BUILD/mgmt/spanbox-mgmt" -c "$cfg" "$@" </dev/null >"$TMP/$name-mgmt.log" 2>&1 &
 	INST_MGMT=$!
 	INST_PIDS+=("$INST_MGMT")
-	inst_wait_for 100 bash -c "curl -fsS --max-time 2 '$api/health' 2>/dev/null | grep -q '\"appliance\":\"up\"' || ! kill -0 $INST_MGMT 2>/dev/null" &&
+	wait_for 100 bash -c "curl -fsS --max-time 2 '$api/health' 2>/dev/null | grep -q '\"appliance\":\"up\"' || ! kill -0 $INST_MGMT 2>/dev/null" &&
 		kill -0 "$INST_MGMT" 2>/dev/null
 }
 
@@ -39,7 +34,7 @@ inst_token() { "$BUILD/mgmt/spanbox-mgmt" -c "$1" --print-token; }
 
 inst_stop_pid() {
 	kill -TERM "$1" 2>/dev/null || return 0
-	inst_wait_for 100 bash -c "! kill -0 $1 2>/dev/null" || kill -KILL "$1" 2>/dev/null
+	wait_for 100 bash -c "! kill -0 $1 2>/dev/null" || kill -KILL "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 	return 0
 }
