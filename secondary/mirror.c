@@ -312,7 +312,8 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
 /*
  * Give the @p n copies of @p rt their GRE sequence numbers (RFC 2890), in the order they are
  * sent: one atomic fetch-add for the burst (struct sbx_mirror_shm). The number sits right after
- * the outer header and the GRE flags/protocol word, in the copy's first segment.
+ * the outer header and the GRE flags/protocol word (SBX_GRE_SEQ_OFFSET), in the copy's first
+ * segment.
  */
 static void number_copies(struct sbx_mirror_rt *rt, struct rte_mbuf **cp, uint16_t n)
 {
@@ -322,7 +323,7 @@ static void number_copies(struct sbx_mirror_rt *rt, struct rte_mbuf **cp, uint16
 	for (i = 0; i < n; i++) {
 		uint32_t be = rte_cpu_to_be_32(seq + i);
 
-		memcpy(rte_pktmbuf_mtod_offset(cp[i], uint8_t *, rt->outer_len + 4), &be, 4);
+		memcpy(rte_pktmbuf_mtod_offset(cp[i], uint8_t *, rt->outer_len + SBX_GRE_SEQ_OFFSET), &be, 4);
 	}
 }
 

@@ -15,7 +15,6 @@
 #include "chain.h"
 #include "worker.h"
 
-
 /*
  * Take the active runtime tables: cross-connect peers and mirror sessions (docs/RUNTIME_TABLES.md).
  * Called at start and whenever tables_gen changed, between two bursts: nothing is buffered then
@@ -71,9 +70,10 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 		wk->len_span[i] = (uint32_t)cfg->ports[i].mtu + SBX_FRAME_L2_OVERHEAD - SBX_FRAME_MIN;
 		wk->txq[i] = (struct sbx_queue){ .port = i, .port_id = ps->port_id, .queue = sbx_fwd_txq(id) };
 		if (cfg->ports[i].kind == SBX_PORT_PCAP_FILE) {
-			wk->txq[i].ring = rte_ring_lookup(ps->tx_ring[sbx_fwd_txq(id)]);
+			wk->txq[i].ring = rte_ring_lookup(ps->tx_ring[wk->txq[i].queue]);
 			if (wk->txq[i].ring == NULL) {
-				snprintf(err, errlen, "port %s: ring %s not found", cfg->ports[i].name, ps->tx_ring[id]);
+				snprintf(err, errlen, "port %s: ring %s not found", cfg->ports[i].name,
+					 ps->tx_ring[wk->txq[i].queue]);
 				return -1;
 			}
 		} else if (!rte_eth_dev_is_valid_port(ps->port_id)) {

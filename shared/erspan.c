@@ -26,7 +26,7 @@ size_t sbx_gre_erspan_write(uint8_t *buf, const struct sbx_erspan_fields *f)
 	/* GRE (RFC 2784 + RFC 2890): only the S bit of the flags, version 0 */
 	put16(p, f->seq_present ? 0x1000 : 0x0000);
 	put16(p + 2, f->version == 2 ? SBX_GRE_PROTO_ERSPAN3 : SBX_GRE_PROTO_ERSPAN2);
-	p += 4;
+	p += SBX_GRE_SEQ_OFFSET;
 	if (f->seq_present) {
 		put32(p, f->seq);
 		p += 4;

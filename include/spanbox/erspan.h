@@ -21,6 +21,8 @@
 
 #include "config.h"
 
+#define SBX_GRE_SEQ_OFFSET 4 /**< bytes from the GRE header to its sequence number (RFC 2890: flags and
+				   protocol, no checksum or key: what sbx_gre_erspan_write() writes) */
 #define SBX_GRE_PROTO_ERSPAN2 0x88BE /**< GRE protocol type of ERSPAN types I and II */
 #define SBX_GRE_PROTO_ERSPAN3 0x22EB /**< GRE protocol type of ERSPAN type III */
 #define SBX_ERSPAN_EN_NOVLAN 0        /**< En: frame originally without VLAN tag */
