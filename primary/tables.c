@@ -46,7 +46,6 @@
 static struct sbx_primary *tp;
 static struct rte_rcu_qsbr *rcu;
 static uint64_t open_token;      /* grace period still open from the last change, 0 = none */
-static pthread_mutex_t apply_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Wait for the grace period of @p token; true when it ended within SBX_GRACE_TIMEOUT_NS. */
 static bool grace_wait(uint64_t token)
@@ -290,7 +289,7 @@ static void tables_serve(const struct sbx_tables_req *req, const char *peer)
 	struct sbx_tables_reply rep = { .version = SBX_IPC_VERSION, .request_id = req->request_id };
 	int rc;
 
-	pthread_mutex_lock(&apply_lock);
+	/* only the tables thread applies: changes are serialized by its queue, no lock */
 	if (req->request_id != __atomic_load_n(&st->request_id, __ATOMIC_ACQUIRE) ||
 	    !staging_cas(st, SBX_STAGING_PENDING, SBX_STAGING_WORKING)) {
 		rep.result = SBX_TABLES_STALE; /* mgmt gave up on it, or a late duplicate */
@@ -300,7 +299,6 @@ static void tables_serve(const struct sbx_tables_req *req, const char *peer)
 			staging_done(st, rc == -2 ? SBX_TABLES_BUSY : SBX_TABLES_REFUSED);
 		rep.result = rc == 0 ? SBX_TABLES_APPLIED : rc == -2 ? SBX_TABLES_BUSY : SBX_TABLES_REFUSED;
 	}
-	pthread_mutex_unlock(&apply_lock);
 	rep.gen = __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE);
 	tables_reply(&rep, peer);
 }
