@@ -31,6 +31,56 @@ enum sbx_port_kind {
 				 workers exchange mbufs with the primary through rte_rings */
 };
 
+/** Tunnels an ingress decap rule terminates (docs/CONFIG.md "ingress"). */
+enum sbx_decap_type {
+	SBX_DECAP_ERSPAN = 1, /**< ERSPAN types I, II and III over GRE (draft-foschiano-erspan-03) */
+	SBX_DECAP_VXLAN = 2,  /**< VXLAN over UDP (RFC 7348) */
+	SBX_DECAP_GRE = 3,    /**< GRE transparent Ethernet bridging, protocol 0x6558 (RFC 2784, RFC 2890, RFC 1701) */
+};
+
+#define SBX_MAX_DECAP_RULES 4 /**< decap rules of one port */
+#define SBX_MAX_DECAP_IDS 8   /**< ERSPAN session ids or VXLAN VNIs one rule lists */
+#define SBX_VXLAN_PORT 4789   /**< IANA VXLAN UDP port (RFC 7348 section 5), the rule's default */
+
+/** One decap rule of a port's ingress: which tunnels it terminates. */
+struct sbx_decap_rule {
+	uint8_t type;                     /**< enum sbx_decap_type */
+	bool strip_fcs;                   /**< the inner frame ends in a 4-byte FCS to remove (default false) */
+	uint16_t udp_port;                /**< vxlan: outer UDP destination port (default SBX_VXLAN_PORT) */
+	uint8_t nb_ids;                   /**< entries used in ids[]; 0 = every session / VNI */
+	uint32_t ids[SBX_MAX_DECAP_IDS];  /**< erspan: session ids 0..1023; vxlan: VNIs 0..16777215 */
+	uint8_t local_af;                 /**< 0 = any outer destination, 4 or 6: local_ip must match */
+	uint8_t local_ip[16];             /**< outer destination address, network order (IPv4 in bytes 0..3) */
+};
+
+/** What a port with decap rules does with a frame that matches none of them. */
+enum sbx_non_tunnel { SBX_NON_TUNNEL_PASS = 0, SBX_NON_TUNNEL_DROP = 1 };
+
+/** ingress.strip bits: headers removed after decap. */
+#define SBX_STRIP_VLAN 0x1 /**< every 802.1Q (0x8100) and 802.1ad (0x88A8, 0x9100) tag */
+#define SBX_STRIP_MPLS 0x2 /**< MPLS label stacks (0x8847, 0x8848) */
+
+/** ingress.dedup.ignore bits: fields treated as equal when frames are compared. */
+#define SBX_DEDUP_IGNORE_TTL 0x1         /**< IPv4 TTL, IPv6 hop limit */
+#define SBX_DEDUP_IGNORE_IP_CHECKSUM 0x2 /**< IPv4 header checksum (implied by TTL or DSCP) */
+#define SBX_DEDUP_IGNORE_DSCP 0x4        /**< IPv4 DSCP, IPv6 traffic class DSCP bits */
+
+/**
+ * A port's ingress stages (docs/CONFIG.md "ingress"), applied by the worker to every frame received
+ * on the port before forwarding and mirroring see it: decap, then strip, then tag, then dedup.
+ * All zero = no ingress stage (the frame is untouched).
+ */
+struct sbx_ingress_cfg {
+	uint8_t nb_decap;                                 /**< entries used in decap[] */
+	struct sbx_decap_rule decap[SBX_MAX_DECAP_RULES]; /**< first match wins */
+	uint8_t non_tunnel;                               /**< enum sbx_non_tunnel (default pass) */
+	uint8_t strip;                                    /**< SBX_STRIP_* bits */
+	uint16_t tag_vlan;                                /**< 802.1Q VLAN id 1..4094 pushed after strip; 0 = none */
+	uint32_t dedup_window_us;                         /**< microseconds, 1..1000000; 0 = no dedup */
+	uint8_t dedup_ignore;                             /**< SBX_DEDUP_IGNORE_* bits */
+	uint32_t dedup_entries;                           /**< dedup table entries per worker (power of two) */
+};
+
 /** One port: a DPDK device (vdev or PCI) and its host-side demo set-up. */
 struct sbx_port_cfg {
 	char name[SBX_NAME_LEN];       /**< user name, e.g. "p0"; unique */
@@ -42,6 +92,7 @@ struct sbx_port_cfg {
 	char address[48];              /**< launcher gives the iface this CIDR address ("" = none) */
 	uint8_t kind;                  /**< enum sbx_port_kind, derived from devargs */
 	bool is_pci;                   /**< devargs names a PCI address: EAL runs without --no-pci */
+	struct sbx_ingress_cfg ingress; /**< ingress stages of frames received here (all zero = none) */
 };
 
 /** One (port, queue) a worker polls. */

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file decap.h
+ * Tunnel termination on ingress: parse the outer headers of a received frame (bytes only: no mbufs,
+ * no DPDK runtime), so the worker's ingress stage, the unit tests and the fuzzer call the same code.
+ *
+ * Sources:
+ *  - Ethernet II, 802.1Q / 802.1ad outer tags: IEEE 802.1Q.
+ *  - IPv4: RFC 791 (fragments: MF bit or a fragment offset); IPv6: RFC 8200 (extension headers
+ *    are not walked: a next header other than GRE/UDP is "not a tunnel", a Fragment header is a
+ *    fragment).
+ *  - GRE: RFC 2784 (C bit: 4 bytes checksum + reserved1), RFC 2890 (K: 4-byte key, S: 4-byte
+ *    sequence number), version 0 only; RFC 1701's routing bit R is refused.
+ *  - ERSPAN: draft-foschiano-erspan-03. Type I: GRE protocol 0x88BE without the S bit, the frame
+ *    follows the 4-byte GRE header directly (no ERSPAN header). Type II: 0x88BE with the S bit,
+ *    8-byte ERSPAN header (version 1). Type III: protocol 0x22EB, 12-byte header (version 2), plus
+ *    the 8-byte platform-specific subheader when O = 1; real senders omit the GRE S bit. The type
+ *    is told by the GRE protocol and flags, never by the version field alone.
+ *  - VXLAN: RFC 7348 (8-byte header after UDP, I flag required, reserved bits ignored).
+ *  - GRE transparent Ethernet bridging: protocol 0x6558.
+ */
+#ifndef SPANBOX_DECAP_H
+#define SPANBOX_DECAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/** What kind of tunnel a frame arrived in (sbx_tunnel_info.kind). */
+enum sbx_tunnel_kind {
+	SBX_TUN_NONE = 0,
+	SBX_TUN_ERSPAN1 = 1, /**< ERSPAN type I */
+	SBX_TUN_ERSPAN2 = 2, /**< ERSPAN type II */
+	SBX_TUN_ERSPAN3 = 3, /**< ERSPAN type III */
+	SBX_TUN_VXLAN = 4,   /**< VXLAN */
+	SBX_TUN_GRE_TEB = 5, /**< GRE, transparent Ethernet bridging */
+};
+
+/**
+ * Reasons a frame that is a tunnel (or claims to be one) is malformed: counted and dropped. Declared
+ * once; _(name, help): the counter is decap_malformed_<name>, the help text says what it counts.
+ */
+#define foreach_sbx_decap_malformed                                                                  \
+	_(short_outer, "the outer headers end before the frame does (truncated Ethernet/IP/GRE/UDP/ERSPAN/VXLAN)") \
+	_(ip_fragment, "outer IPv4 or IPv6 fragment (tunnels are never reassembled)")                  \
+	_(gre_unsupported, "GRE version other than 0, or the routing bit set")                          \
+	_(vxlan_flags, "VXLAN header without the I flag")                                             \
+	_(inner_runt, "inner frame shorter than 14 bytes")                                            \
+	_(length_mismatch, "outer IP or UDP length larger than the frame")                            \
+	_(frame_type, "ERSPAN type III frame type other than Ethernet (0) or IP (2)")
+
+/** Result of sbx_decap_parse(). */
+enum sbx_decap_result {
+	SBX_DECAP_NOT_TUNNEL = 0, /**< no tunnel spanbox terminates: the frame is left as it is */
+	SBX_DECAP_OK = 1,         /**< a tunnel: *ti describes it and where the inner frame is */
+#define _(n, h) SBX_DECAP_MALFORMED_##n,
+	foreach_sbx_decap_malformed
+#undef _
+	SBX_DECAP_RESULT_MAX
+};
+
+/** What sbx_decap_parse() learnt of one tunnelled frame. Addresses in network order. */
+struct sbx_tunnel_info {
+	uint8_t kind;          /**< enum sbx_tunnel_kind */
+	uint8_t af;            /**< outer address family: 4 or 6 */
+	uint8_t src[16];       /**< outer source address (IPv4 in bytes 0..3) */
+	uint8_t dst[16];       /**< outer destination address */
+	uint32_t id;           /**< ERSPAN II/III session id (10 bits), VXLAN VNI (24 bits), GRE key; else 0 */
+	bool key_present;      /**< GRE K bit (GRE-TEB: id is the key) */
+	bool seq_present;      /**< GRE S bit: seq is valid */
+	uint32_t seq;          /**< GRE sequence number (RFC 2890) */
+	bool truncated;        /**< ERSPAN T bit: the sender cut the mirrored frame */
+	uint8_t ft;            /**< ERSPAN III frame type (0 Ethernet, 2 IP); 0 for other kinds */
+	uint16_t vlan;         /**< ERSPAN II/III VLAN field (12 bits) */
+	uint8_t cos;           /**< ERSPAN II/III COS (3 bits) */
+	uint16_t udp_dst;      /**< VXLAN: outer UDP destination port */
+	uint16_t inner_off;    /**< bytes from the frame's start to the inner Ethernet header (to the inner
+				    IP header when ft == 2) */
+	uint32_t inner_len;    /**< bytes of the inner frame (or IP packet), up to the end of the frame */
+};
+
+/**
+ * Parse the outer headers of @p frame: @p len bytes in all, of which the first @p avail are readable
+ * (an mbuf's first segment). A frame whose outer headers claim a tunnel but end before @p len or
+ * @p avail bytes is SBX_DECAP_MALFORMED_short_outer; a frame that is no IP/GRE/UDP candidate at all
+ * (a 10-byte frame, ARP, TCP) is SBX_DECAP_NOT_TUNNEL.
+ * Outer Ethernet with up to two 802.1Q/802.1ad tags, IPv4 or IPv6, then GRE (ERSPAN I/II/III,
+ * GRE-TEB) or UDP (VXLAN on any port: the caller's rule decides which ports count, see
+ * sbx_decap_rule_match()). Reads only; never writes.
+ * @return SBX_DECAP_OK with *ti filled, SBX_DECAP_NOT_TUNNEL (ti->kind = SBX_TUN_NONE), or the
+ *         malformed reason.
+ */
+enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32_t avail,
+				      struct sbx_tunnel_info *ti);
+
+/**
+ * Does the tunnel @p ti (SBX_DECAP_OK from sbx_decap_parse) belong to @p rule? Type (ERSPAN I/II/III
+ * for SBX_DECAP_ERSPAN, VXLAN with ti->udp_dst == rule->udp_port, GRE-TEB for SBX_DECAP_GRE), the
+ * rule's ids (none = any; ERSPAN type I carries no session id and matches only a rule without ids),
+ * and its local address.
+ */
+bool sbx_decap_rule_match(const struct sbx_decap_rule *rule, const struct sbx_tunnel_info *ti);
+
+/** Human-readable name of a result ("ok", "not_tunnel", "short_outer", ...), for logs and JSON. */
+const char *sbx_decap_result_name(enum sbx_decap_result r);
+
+#endif
