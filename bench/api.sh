@@ -70,14 +70,6 @@ on_signal() { echo; echo "api.sh: interrupted, cleaning up" >&2; cleanup; exit 1
 trap cleanup EXIT
 trap on_signal INT TERM HUP
 
-# proc_ticks PID: utime+stime of the whole process (every thread), clock ticks
-proc_ticks() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
-	s=${s##*) }
-	set -- $s
-	echo $(( ${12} + ${13} ))
-}
 # to_ms VALUE: wrk's "1.23ms" / "850.00us" / "1.02s" in ms
 to_ms() { awk -v v="$1" 'BEGIN { u = v; sub(/^[0-9.]+/, "", u); n = v + 0;
 	if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000; printf "%.3f", n }'; }
@@ -85,12 +77,12 @@ to_ms() { awk -v v="$1" 'BEGIN { u = v; sub(/^[0-9.]+/, "", u); n = v + 0;
 # run_wrk NAME URL: wrk with --latency; sets RPS P50 P99 NON2XX CPU (mgmt CPU % of one core)
 run_wrk() {
 	local name=$1 url=$2 t0 t1 c0 c1 out="$TMP/wrk-$1.txt"
-	c0=$(proc_ticks "$MGMT_PID"); t0=${EPOCHREALTIME/./}
+	c0=$(cpu_ticks "$MGMT_PID" ""); t0=${EPOCHREALTIME/./}
 	wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$url" >"$out" 2>&1 &
 	WRK_PID=$!
 	wait "$WRK_PID" || die "wrk failed on $url: $(tail -5 "$out")"
 	WRK_PID=""
-	c1=$(proc_ticks "$MGMT_PID"); t1=${EPOCHREALTIME/./}
+	c1=$(cpu_ticks "$MGMT_PID" ""); t1=${EPOCHREALTIME/./}
 	sed 's/^/# wrk '"$name"': /' "$out"
 	RPS=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
 	P50=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$out")")
@@ -117,12 +109,8 @@ ss -Hltn "sport = :$MGMT_PORT" 2>/dev/null | grep -q . && die "TCP port $MGMT_PO
 [ -e "$TMP" ] && die "$TMP exists: remove it or set WORKDIR"
 mkdir -p "$TMP" && MADE_TMP=1 || die "cannot create $TMP"
 
-if rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
-	git -C "$ROOT" diff --quiet HEAD -- mgmt shared include primary secondary || rev="$rev + uncommitted changes"
-else
-	rev="${SPANBOX_REV:-unknown (not a git checkout; set SPANBOX_REV)}"
-fi
-log "$(lscpu | awk -F': *' '/^Model name/ {print $2}'), $(nproc) CPUs; kernel $(uname -r); spanbox $rev, binaries in $BUILD"
+rev=$(spanbox_rev)
+log "$(machine_line); spanbox $rev, binaries in $BUILD"
 log "wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'), curl $(curl --version | awk 'NR == 1 {print $2}'), sqlite3 $(sqlite3 --version | awk '{print $1}')"
 
 # ---------------------------------------------------------------- the appliance
@@ -136,19 +124,12 @@ cat >"$CFG" <<EOF
   "mirrors": [ {"id": 5, "name": "s5", "sources": [{"port": "p0"}], "destination": {"port": "m"}} ],
   "mgmt": {"port": $MGMT_PORT, "database": "$DB", "token": "$TOKEN"} }
 EOF
-setsid "$PRIMARY" -c "$CFG" --ready-file "$TMP/ready" </dev/null >"$TMP/primary.log" 2>&1 &
-PRIMARY_PID=$!
-for ((i = 0; i < 300; i++)); do [ -f "$TMP/ready" ] || ! alive "$PRIMARY_PID" && break; sleep 0.1; done
-[ -f "$TMP/ready" ] || { tail -20 "$TMP/primary.log" >&2; die "spanbox-primary not ready in 30 s"; }
-setsid "$MGMT" -c "$CFG" </dev/null >"$TMP/mgmt.log" 2>&1 &
-MGMT_PID=$!
-for ((i = 0; i < 100; i++)); do
-	curl -fsS --max-time 2 "$BASE/api/v1/health" 2>/dev/null | grep -q '"appliance":"up"' && break
-	alive "$MGMT_PID" || break
-	sleep 0.1
-done
-curl -fsS --max-time 2 "$BASE/api/v1/health" 2>/dev/null | grep -q '"appliance":"up"' ||
-	{ cat "$TMP/mgmt.log" >&2; die "spanbox-mgmt not up in 10 s"; }
+sbx_start_primary "$PRIMARY" "$CFG" "$TMP/ready" "$TMP/primary.log"
+PRIMARY_PID=$SBX_PID
+sbx_wait_ready "$PRIMARY_PID" "$TMP/ready" 300 || { tail -20 "$TMP/primary.log" >&2; die "spanbox-primary not ready in 30 s"; }
+sbx_start_mgmt "$MGMT" "$CFG" "$TMP/mgmt.log"
+MGMT_PID=$SBX_PID
+sbx_wait_api "$MGMT_PID" "$BASE/api/v1/health" 100 || { cat "$TMP/mgmt.log" >&2; die "spanbox-mgmt not up in 10 s"; }
 log "appliance: prefix $PREFIX, lcores $LCORES, 3 net_null ports (no RX), 2 idle workers, 1 mirror session; API $BASE"
 log "answer sizes: /api/v1/status $(curl -s "$BASE/api/v1/status" | wc -c) B, /metrics $(curl -s "$BASE/metrics" | wc -c) B"
 

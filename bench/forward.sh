@@ -58,13 +58,9 @@ TARGET=${TARGET:-0.9}
 
 SBX_PREFIX=sbxbench
 PMD_PREFIX=sbxbenchpmd
-API="http://127.0.0.1:$MGMT_PORT/api/v1"
-# shared helpers: die log alive stop_pid remove_prefix_files nap cpu_ticks fmt median
+# shared helpers: die log alive stop_pid stop_ours stop_worker remove_prefix_files nap cpu_ticks fmt median
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-PRIMARY="$BUILD/primary/spanbox-primary"
-MGMT="$BUILD/mgmt/spanbox-mgmt"
-WORKER="$BUILD/secondary/spanbox-worker"
-CLK_TCK=$(getconf CLK_TCK)
+spanbox_bins # PRIMARY MGMT WORKER API CLK_TCK
 
 
 # ---------------------------------------------------------------- process bookkeeping, cleanup
@@ -78,16 +74,9 @@ TMP=""
 
 
 cleanup() {
-	local pid i
 	trap - EXIT INT TERM HUP
-	# reverse order: mgmt before primary (mgmt re-attaches when the primary goes away)
-	for (( i = ${#OURS[@]} - 1; i >= 0; i-- )); do
-		pid=${OURS[i]}
-		alive "$pid" && stop_pid "$pid" 10
-	done
-	if alive "$WORKER_PID" && [ "$(cat /proc/"$WORKER_PID"/comm 2>/dev/null)" = spanbox-worker ]; then
-		stop_pid "$WORKER_PID" 5
-	fi
+	stop_ours
+	stop_worker "$WORKER_PID" 5
 	alive "$NAP_PID" && kill "$NAP_PID" 2>/dev/null
 	if [ "$STARTED" = 1 ]; then
 		remove_prefix_files "$SBX_PREFIX"
@@ -209,24 +198,17 @@ run_spanbox() {
 	local n=$1 log="$TMP/spanbox.$1" ppid mpid i t1 t2 c1 c2 pc1 pc2 st1 st2 pk dt pps cpp api cpu
 	rm -f "$TMP/ready"
 	STARTED=1
-	"$PRIMARY" -c "$TMP/spanbox.json" --ready-file "$TMP/ready" >"$log.primary.log" 2>&1 &
-	ppid=$!
+	sbx_start_primary "$PRIMARY" "$TMP/spanbox.json" "$TMP/ready" "$log.primary.log"
+	ppid=$SBX_PID
 	OURS+=("$ppid")
-	for (( i = 0; i < 300; i++ )); do [ -f "$TMP/ready" ] || ! alive "$ppid" && break; nap 0.1; done
-	if ! [ -f "$TMP/ready" ]; then
+	if ! sbx_wait_ready "$ppid" "$TMP/ready" 300; then
 		echo "forward.sh: spanbox-primary not ready in 30 s; its log:" >&2; tail -20 "$log.primary.log" >&2
 		stop_pid "$ppid" 10; OURS=(); return 1
 	fi
-	"$MGMT" -c "$TMP/spanbox.json" >"$log.mgmt.log" 2>&1 &
-	mpid=$!
+	sbx_start_mgmt "$MGMT" "$TMP/spanbox.json" "$log.mgmt.log"
+	mpid=$SBX_PID
 	OURS+=("$mpid")
-	for (( i = 0; i < 200; i++ )); do
-		curl -fsS -m 2 "$API/status" -o "$log.s0.json" 2>/dev/null &&
-			jq -e '.appliance.state == "up" and .workers[0].state == "running"' "$log.s0.json" >/dev/null && break
-		alive "$mpid" || break
-		nap 0.1
-	done
-	if ! jq -e '.workers[0].state == "running"' "$log.s0.json" >/dev/null 2>&1; then
+	if ! sbx_wait_api "$mpid" "$API/status" 200 '.appliance.state == "up" and .workers[0].state == "running"' "$log.s0.json"; then
 		echo "forward.sh: spanbox API not answering on port $MGMT_PORT in 20 s; mgmt log:" >&2
 		tail -20 "$log.mgmt.log" >&2
 		stop_pid "$mpid" 10; stop_pid "$ppid" 10; OURS=(); return 1

@@ -2,21 +2,36 @@
 # Helpers shared by the bench/ scripts (sourced). BENCH is the script's name for messages.
 BENCH=${BENCH:-${0##*/}}
 
+# start / wait-ready / poll-API / stop: the sequence the launcher and the tests use (sbx_*)
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/instance.sh"
+
 die() { echo "$BENCH: $*" >&2; exit 1; }
 log() { echo "# $*"; }
-alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+alive() { sbx_alive "$1"; }
 
-# stop_pid PID SECONDS: SIGTERM, wait at most SECONDS, then SIGKILL. Only for our own pids.
-stop_pid() {
-	local pid=$1 limit=$(( $2 * 10 )) i=0
-	alive "$pid" || { wait "$pid" 2>/dev/null; return 0; }
-	kill -TERM "$pid" 2>/dev/null
-	while alive "$pid" && [ $i -lt $limit ]; do sleep 0.1; i=$((i + 1)); done
-	if alive "$pid"; then
-		echo "$BENCH: pid $pid did not stop in $2 s: SIGKILL" >&2
-		kill -KILL "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
+# stop_pid PID SECONDS: SIGTERM, wait at most SECONDS, then SIGKILL (said on stderr). Only our own pids.
+stop_pid() { sbx_stop_pid "$1" "$2" || echo "$BENCH: pid $1 did not stop in $2 s: SIGKILL" >&2; return 0; }
+
+# spanbox_bins: PRIMARY, MGMT, WORKER (the binaries in $BUILD), API (mgmt on $MGMT_PORT), CLK_TCK
+spanbox_bins() {
+	PRIMARY="$BUILD/primary/spanbox-primary"
+	MGMT="$BUILD/mgmt/spanbox-mgmt"
+	WORKER="$BUILD/secondary/spanbox-worker"
+	API="http://127.0.0.1:$MGMT_PORT/api/v1"
+	CLK_TCK=$(getconf CLK_TCK)
+}
+
+# stop_ours: stop every pid in the array OURS, newest first (mgmt before the primary: mgmt
+# re-attaches when the primary goes away), and empty it
+stop_ours() {
+	local i
+	for (( i = ${#OURS[@]} - 1; i >= 0; i-- )); do alive "${OURS[i]}" && stop_pid "${OURS[i]}" 10; done
+	OURS=()
+}
+
+# stop_worker PID SECONDS: stop a worker pid only while it still is a spanbox-worker (pids get reused)
+stop_worker() {
+	if alive "$1" && [ "$(cat /proc/"$1"/comm 2>/dev/null)" = spanbox-worker ]; then stop_pid "$1" "$2"; fi
 	return 0
 }
 
@@ -32,14 +47,30 @@ remove_prefix_files() {
 # nap SECONDS: a sleep that a signal handler can cut short (NAP_PID)
 nap() { sleep "$1" & NAP_PID=$!; wait "$NAP_PID"; NAP_PID=""; }
 
-# cpu_ticks PID [TID]: utime+stime of one thread (default: the main thread), in clock ticks
+# cpu_ticks PID [TID]: utime+stime of one thread (default: the main thread; TID "" = every thread of
+# the process), in clock ticks
 cpu_ticks() {
-	local s
-	s=$(cat "/proc/$1/task/${2:-$1}/stat" 2>/dev/null) || { echo 0; return; }
+	local s f="/proc/$1/task/${2-$1}/stat"
+	[ -z "${2-x}" ] && f="/proc/$1/stat"
+	s=$(cat "$f" 2>/dev/null) || { echo 0; return; }
 	s=${s##*) }
 	set -- $s
 	echo $(( ${12} + ${13} ))
 }
+
+# spanbox_rev: the commit the binaries were built from, "+ uncommitted changes" when the C sources
+# differ from it (SPANBOX_REV outside a git checkout)
+spanbox_rev() {
+	local rev
+	if rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
+		git -C "$ROOT" diff --quiet HEAD -- primary secondary shared include mgmt || rev="$rev + uncommitted changes"
+	else
+		rev="${SPANBOX_REV:-unknown (not a git checkout; set SPANBOX_REV)}"
+	fi
+	echo "$rev"
+}
+# machine_line: CPU model, CPU count, kernel
+machine_line() { echo "$(lscpu | awk -F': *' '/^Model name/ {print $2}'), $(nproc) CPUs; kernel $(uname -r)"; }
 
 fmt() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

@@ -98,13 +98,9 @@ BUILD=${BUILD:-$ROOT/build}
 KEEP_TMP=${KEEP_TMP:-0}
 
 SBX_PREFIX=sbxmirbench
-API="http://127.0.0.1:$MGMT_PORT/api/v1"
-# shared helpers: die log alive stop_pid remove_prefix_files nap cpu_ticks fmt median
+# shared helpers: die log alive stop_pid stop_ours stop_worker remove_prefix_files nap cpu_ticks fmt median
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-PRIMARY="$BUILD/primary/spanbox-primary"
-MGMT="$BUILD/mgmt/spanbox-mgmt"
-WORKER="$BUILD/secondary/spanbox-worker"
-CLK_TCK=$(getconf CLK_TCK)
+spanbox_bins # PRIMARY MGMT WORKER API CLK_TCK
 ERSPAN2_V4_HDR=50 # Ethernet 14 + IPv4 20 + GRE with sequence number 8 + ERSPAN type II 8
 FLAG_CPU=95       # a worker with less CPU than this (%) during the window: run flagged
 
@@ -121,26 +117,14 @@ TMP=""
 # A worker pid is only signalled while it still is a spanbox-worker (pids get reused).
 stop_workers() {
 	local pid
-	for pid in "${WORKER_PIDS[@]}"; do
-		if alive "$pid" && [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = spanbox-worker ]; then
-			kill -TERM "$pid" 2>/dev/null
-			sleep 1
-			alive "$pid" && [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = spanbox-worker ] && kill -KILL "$pid" 2>/dev/null
-		fi
-	done
+	for pid in "${WORKER_PIDS[@]}"; do stop_worker "$pid" 1; done
 	WORKER_PIDS=()
 }
 
 
 cleanup() {
-	local pid i
 	trap - EXIT INT TERM HUP
-	# reverse order: mgmt before primary (mgmt re-attaches when the primary goes away)
-	for (( i = ${#OURS[@]} - 1; i >= 0; i-- )); do
-		pid=${OURS[i]}
-		alive "$pid" && stop_pid "$pid" 10
-	done
-	OURS=()
+	stop_ours
 	stop_workers
 	alive "$NAP_PID" && kill "$NAP_PID" 2>/dev/null
 	[ "$STARTED" = 1 ] && remove_prefix_files "$SBX_PREFIX"
@@ -377,24 +361,17 @@ run_one() {
 	fi
 	rm -f "$TMP/ready" "$TMP/spanbox.db"*
 	STARTED=1
-	"$PRIMARY" -c "$cfg" --ready-file "$TMP/ready" >"$log.primary.log" 2>&1 &
-	ppid=$!
+	sbx_start_primary "$PRIMARY" "$cfg" "$TMP/ready" "$log.primary.log"
+	ppid=$SBX_PID
 	OURS+=("$ppid")
-	for (( i = 0; i < 300; i++ )); do [ -f "$TMP/ready" ] || ! alive "$ppid" && break; nap 0.1; done
-	if ! [ -f "$TMP/ready" ]; then
+	if ! sbx_wait_ready "$ppid" "$TMP/ready" 300; then
 		echo "mirror.sh: $key: spanbox-primary not ready in 30 s; its log:" >&2; tail -20 "$log.primary.log" >&2
 		stop_pid "$ppid" 10; OURS=(); KEEP_TMP=1; return 1
 	fi
-	"$MGMT" -c "$cfg" >"$log.mgmt.log" 2>&1 &
-	mpid=$!
+	sbx_start_mgmt "$MGMT" "$cfg" "$log.mgmt.log"
+	mpid=$SBX_PID
 	OURS+=("$mpid")
-	for (( i = 0; i < 200; i++ )); do
-		curl -fsS -m 2 "$API/status" -o "$log.s0.json" 2>/dev/null &&
-			jq -e '.appliance.state == "up" and ([.workers[].state] | all(. == "running"))' "$log.s0.json" >/dev/null && break
-		alive "$mpid" || break
-		nap 0.1
-	done
-	if ! jq -e '[.workers[].state] | all(. == "running")' "$log.s0.json" >/dev/null 2>&1; then
+	if ! sbx_wait_api "$mpid" "$API/status" 200 '.appliance.state == "up" and ([.workers[].state] | all(. == "running"))' "$log.s0.json"; then
 		echo "mirror.sh: $key: spanbox API not answering on port $MGMT_PORT in 20 s; mgmt log:" >&2
 		tail -20 "$log.mgmt.log" >&2
 		stop_pid "$mpid" 10; stop_pid "$ppid" 15; stop_workers; OURS=(); KEEP_TMP=1; return 1

@@ -148,12 +148,8 @@ jq --arg db "$TMP/restart.db" --argjson port "$MGMT_PORT" --arg pfx "$PREFIX" --
 	| .ports[2].devargs = "net_tap2,iface=sbxrb-m"
 	| .workers.crash_window_s = 1' "$ROOT/config/default.json" >"$CFG"
 
-if rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
-	git -C "$ROOT" diff --quiet HEAD -- primary secondary shared include mgmt || rev="$rev + uncommitted changes"
-else
-	rev="${SPANBOX_REV:-unknown (not a git checkout; set SPANBOX_REV)}"
-fi
-log "$(lscpu | awk -F': *' '/^Model name/ {print $2}'), $(nproc) CPUs; kernel $(uname -r); spanbox $rev, binaries in $ROOT/build"
+rev=$(spanbox_rev)
+log "$(machine_line); spanbox $rev, binaries in $ROOT/build"
 log "config: config/default.json with file_prefix $PREFIX, API port $MGMT_PORT, namespaces $NS_A/$NS_B, workers.crash_window_s 1"
 log "process reaping: $([ "$SUBREAPER" = 1 ] && echo "this script is a child subreaper (SUBREAPER=1)" || echo "the host's init (SUBREAPER=0)")"
 log "traffic: iperf3 -u -P $STREAMS -b $RATE -l $LEN ($NS_A -> $NS_B); restarts of worker 0 every $SPACING s"

@@ -21,6 +21,7 @@
 # Private resources: file prefix t10a-imp, lcores 110-114, API ports 18471 (18472 for the refused
 # second mgmt), namespaces t10a-A/t10a-B, taps t10a-p0/t10a-p1/t10a-m, databases under $TMP.
 source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/instance.sh"
 
 PFX=t10a-imp PORT=18471 PORT2=18472 NSA=t10a-A NSB=t10a-B
 PL=110 ML=111 WL0=112 WL1=113 FREE=114
@@ -47,14 +48,6 @@ get() { curl -fsS --max-time 5 "$API$1"; }
 jqt() { jq -e "$@" >/dev/null; } # jqt FILTER [FILE]: the filter holds
 cond() { eval "$1"; }
 up() { curl -fsS --max-time 2 "$API/health" 2>/dev/null | grep -q '"appliance":"up"'; }
-stop_pidfile() { # stop_pidfile NAME: SIGTERM the pid in $TMP/NAME.pid, wait up to 10 s, then SIGKILL
-	local pid
-	pid=$(cat "$TMP/$1.pid" 2>/dev/null) || return 0
-	kill -CONT "$pid" 2>/dev/null
-	kill -TERM "$pid" 2>/dev/null
-	wait_for 100 bash -c "! kill -0 $pid 2>/dev/null" || kill -KILL "$pid" 2>/dev/null
-	rm -f "$TMP/$1.pid"
-}
 wpid() { get "/workers/$1" | jq -e '.pid'; }
 # the pool audit's "unexplained", median of 3 reads 50 ms apart (they race with live traffic)
 unexplained() {
@@ -86,38 +79,13 @@ jq --arg db "$TMP/imp.db" --arg tok "$TOKEN" --arg pfx "$PFX" --argjson port "$P
 	| .ports[2].devargs = "net_tap2,iface=t10a-m"' \
 	"$ROOT/config/default.json" >"$CFG"
 
-start_primary() { # start_primary [ENV=VALUE...]: primary, the demo network, ping traffic (10 a second)
-	local n ns addr
-	rm -f "$TMP/ready"
-	( ulimit -c 0; exec env "$@" setsid "$BUILD/primary/spanbox-primary" -c "$CFG" --ready-file "$TMP/ready" \
-		</dev/null >>"$TMP/primary.log" 2>&1 ) &
-	echo $! >"$TMP/primary.pid"
-	wait_for 300 test -f "$TMP/ready" || { echo "# primary not ready"; tail -n 20 "$TMP/primary.log"; return 1; }
-	for n in 0 1; do
-		ns=$NSA addr=198.18.0.1/24
-		[ "$n" = 1 ] && ns=$NSB addr=198.18.0.2/24
-		ip netns del "$ns" 2>/dev/null
-		ip netns add "$ns" && ip link set "t10a-p$n" netns "$ns" && ip -n "$ns" link set lo up &&
-			ip -n "$ns" link set "t10a-p$n" up && ip -n "$ns" addr replace "$addr" dev "t10a-p$n" ||
-			{ echo "# demo network: tap t10a-p$n in namespace $ns failed"; return 1; }
-	done
-	ip link set t10a-m up
-	stop_pidfile ping
-	ip netns exec "$NSA" timeout 300 ping -q -i 0.1 198.18.0.2 >>"$TMP/ping.log" 2>&1 &
-	echo $! >"$TMP/ping.pid"
-}
-start_mgmt() {
-	setsid "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >>"$TMP/mgmt.log" 2>&1 &
-	echo $! >"$TMP/mgmt.pid"
-	wait_for 150 up
-}
 forwards() { ip netns exec "$NSA" ping -c 5 -i 0.1 -W 2 -q 198.18.0.2 >"$TMP/fwd.txt" 2>&1 && grep -q ' 0% packet loss' "$TMP/fwd.txt"; }
 
 # ---------------------------------------------------------------------------------------------
 # 1. the appliance, with ping traffic
-start_primary
+demo_start_primary
 check "1: primary of prefix $PFX ready, taps in $NSA and $NSB" test -f "$TMP/ready" || exit 1
-start_mgmt
+demo_start_mgmt
 check "1: mgmt answers on port $PORT, appliance up" up || { tail -n 20 "$TMP/mgmt.log"; exit 1; }
 check "1: ping from $NSA crosses the appliance to $NSB" forwards
 PRIMARY=$(cat "$TMP/primary.pid") MGMT=$(cat "$TMP/mgmt.pid")
@@ -245,7 +213,7 @@ LEAK=$((base_avail - 100))
 stop_pidfile primary
 down() { curl -fsS --max-time 2 "$API/health" 2>/dev/null | jq -e '.appliance == "down"' >/dev/null; }
 check "8: primary stopped: mgmt (pid $MGMT) says the appliance is down" wait_for 50 down
-start_primary SBX_TEST_LEAK_MBUFS="0:$LEAK"
+demo_start_primary SBX_TEST_LEAK_MBUFS="0:$LEAK"
 check "8: primary started again with worker 0 keeping $LEAK mbufs (SBX_TEST_LEAK_MBUFS)" test -f "$TMP/ready"
 check "8: the same mgmt re-attached (appliance up within 10 s)" cond "wait_for 100 up && kill -0 $MGMT"
 timeout 15 "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" --port $PORT2 --db "$TMP/second.db" </dev/null >"$TMP/mgmt3.out" 2>&1

@@ -8,23 +8,19 @@
 # test does not touch an appliance started from config/default.json. Traffic only flows inside the
 # namespaces the test creates (sbxwl-a -> sbxwl-b) and through pcap files / net_null ports.
 source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/instance.sh"
 
 KILLS=${KILLS:-20}
 P1=sbxwl P2=sbxlife P4=sbxcl                       # file prefixes of the three instances
 API1=http://127.0.0.1:18190/api/v1 API2=http://127.0.0.1:18191/api/v1 API4=http://127.0.0.1:18192/api/v1
 CFG1="$TMP/live.json" CFG2="$TMP/pcap.json" CFG4="$TMP/crashloop.json"
 IN="$CAPTURES/bulk_zeek_ftp-8317-small.pcap"
-STARTED_PIDS=() # primaries and mgmt processes this test started itself (instances 2 and 4)
 IPERF_PIDS=()
 
 cleanup() {
 	local p i
 	for p in "${IPERF_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${STARTED_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${STARTED_PIDS[@]}"; do
-		for ((i = 0; i < 100; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-	done
+	inst_cleanup # the primaries and mgmt processes of instances 2 and 4
 	[ -f "$CFG1" ] && "$ROOT/spanbox" stop "$CFG1" >/dev/null 2>&1
 	rm -rf "$TMP"
 }
@@ -58,26 +54,6 @@ lcore_checks() {
 	check "$label: ps: no two live processes of prefix $pfx share an lcore id (primary $pl, mgmt $ml, workers${dup:+; duplicated: $dup})" \
 		cond "[ -n '$ids' ] && [ -z '$dup' ]"
 }
-# start_direct NAME CONFIG [ENV=VALUE...]: primary in the background (setsid), its pid in $PRIMARY
-start_direct() {
-	local name=$1 cfg=$2; shift 2
-	rm -f "$TMP/$name.ready"
-	( ulimit -c 0; exec env "$@" setsid "$BUILD/primary/spanbox-primary" -c "$cfg" --ready-file "$TMP/$name.ready" \
-		</dev/null >"$TMP/$name-primary.log" 2>&1 ) &
-	PRIMARY=$!
-	STARTED_PIDS+=("$PRIMARY")
-}
-start_mgmt() { # start_mgmt NAME CONFIG API
-	setsid "$BUILD/mgmt/spanbox-mgmt" -c "$2" </dev/null >"$TMP/$1-mgmt.log" 2>&1 &
-	MGMT=$!
-	STARTED_PIDS+=("$MGMT")
-	wait_for 100 bash -c "curl -fsS '$3/health' 2>/dev/null | grep -q '\"appliance\":\"up\"'"
-}
-stop_pid() { # stop_pid PID: SIGTERM, wait up to 10 s
-	kill -TERM "$1" 2>/dev/null
-	wait_for 100 bash -c "! kill -0 $1 2>/dev/null"
-}
-
 # ---------------------------------------------------------------------------------------------
 # 1. kill -9 worker 0, 20 times, under iperf3 UDP traffic (8 streams) from sbxwl-a to sbxwl-b
 jq --arg db "$TMP/live.db" '.eal.file_prefix = "sbxwl" | .mgmt.port = 18190 | .mgmt.database = $db
@@ -235,11 +211,10 @@ cat >"$CFG2" <<JSON
   "mgmt": {"port": 18191, "database": "$TMP/pcap.db"}
 }
 JSON
-start_direct pcap "$CFG2"
-PRIMARY2=$PRIMARY
-wait_for 200 test -f "$TMP/pcap.ready"
+inst_start_primary pcap "$CFG2"
 check "2: primary with the pcap config ready" [ -f "$TMP/pcap.ready" ]
-start_mgmt pcap "$CFG2" "$API2"
+PRIMARY2=$INST_PRIMARY
+inst_start_mgmt pcap "$CFG2" "$API2"
 check "2: mgmt up on port 18191" [ $? -eq 0 ]
 # POST needs the bearer token: mgmt generated $TMP/pcap.db.token at start
 AUTH2="Authorization: Bearer $("$BUILD/mgmt/spanbox-mgmt" -c "$CFG2" --print-token)"
@@ -267,8 +242,8 @@ echo "# p1 opackets $(p1_out), p0 ipackets $(p0_in); events: $(get "$API2/events
 check "2: graceful restarts are not crashes (worker 0 crashes 0)" \
 	bash -c "curl -fsS $API2/workers/0 | jq -e '.crashes == 0' >/dev/null"
 lcore_checks "5 (pcap, after 2 graceful restarts)" "$API2" "$P2" 2 40 41
-stop_pid "$MGMT"
-stop_pid "$PRIMARY2"
+inst_stop_pid "$INST_MGMT"
+inst_stop_pid "$PRIMARY2"
 check "2: primary exits on SIGTERM" bash -c "! kill -0 $PRIMARY2 2>/dev/null"
 check "2: output pcap equals the input byte for byte, in order (no frame lost across graceful restarts)" \
 	python3 "$ROOT/tests/lib/pcap_equal.py" "$IN" "$TMP/out2.pcap"
@@ -285,10 +260,13 @@ cat >"$CFG4" <<JSON
 }
 JSON
 t_start4=$SECONDS
-start_direct crashloop "$CFG4" SBX_TEST_CRASH_WORKER=1
-PRIMARY4=$PRIMARY
+# not inst_start_primary: whether the primary says ready before worker 1's crashes is not the point
+sbx_start_primary "$BUILD/primary/spanbox-primary" "$CFG4" "$TMP/crashloop.ready" "$TMP/crashloop-primary.log" \
+	SBX_TEST_CRASH_WORKER=1
+PRIMARY4=$SBX_PID
+INST_PIDS+=("$PRIMARY4")
 wait_for 100 grep -q 'appliance_start' "$TMP/crashloop-primary.log"
-start_mgmt crashloop "$CFG4" "$API4"
+inst_start_mgmt crashloop "$CFG4" "$API4"
 check "4: mgmt up on port 18192 (primary started with SBX_TEST_CRASH_WORKER=1)" [ $? -eq 0 ]
 failed() { get "$API4/workers/1" | jq -e '.state == "failed" and .pid == 0' >/dev/null; }
 check "4: worker 1 ends in state failed (within 10 s)" wait_for 100 failed
@@ -320,6 +298,6 @@ while [ $((SECONDS - t_start4)) -lt 23 ]; do sleep 0.5; done
 check "4: 23 s after start, with worker 1 failed, the primary is still up and worker 0 still forwards" \
 	cond "kill -0 $PRIMARY4 2>/dev/null && w0rise"
 grep -h 'did not all start' "$TMP/crashloop-primary.log" | sed 's/^/# primary log: /'
-stop_pid "$MGMT"
-stop_pid "$PRIMARY4"
+inst_stop_pid "$INST_MGMT"
+inst_stop_pid "$PRIMARY4"
 check "4: no worker of prefix $P4 left" bash -c "[ -z \"\$(ps -eo args= | grep -- '--file-prefix=$P4 ' | grep -v grep)\" ]"

@@ -10,6 +10,7 @@
 # Private resources: file prefix sbxd, lcores 85-89, API port 18240, namespaces sbxD-a/sbxD-b,
 # taps sbxD-p0/sbxD-p1/sbxD-m, database under $TMP.
 source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/instance.sh"
 
 PFX=sbxd PORT=18240 NSA=sbxD-a NSB=sbxD-b
 API=http://127.0.0.1:$PORT/api/v1
@@ -49,56 +50,25 @@ jq --arg db "$TMP/web.db" --arg tok "$TOKEN" --arg pfx "$PFX" --argjson port "$P
 	               "destination": {"port": "mirror"}, "encap": {"type": "rspan", "vlan": 865}}]' \
 	"$ROOT/config/default.json" >"$CFG"
 
-# Every process is started and stopped by these functions, which the browser test also runs (through
-# small scripts) to stop and start mgmt and the primary; pids in $TMP/{primary,mgmt,ping}.pid.
-start_primary() { # primary, then the demo network, then ping traffic (10 a second, at most 5 min)
-	local n ns addr
-	rm -f "$TMP/ready"
-	( ulimit -c 0; exec setsid "$BUILD/primary/spanbox-primary" -c "$CFG" --ready-file "$TMP/ready" \
-		</dev/null >>"$TMP/primary.log" 2>&1 ) &
-	echo $! >"$TMP/primary.pid"
-	wait_for 300 test -f "$TMP/ready" || { echo "# primary not ready"; tail -n 20 "$TMP/primary.log"; return 1; }
-	for n in 0 1; do
-		ns=$NSA addr=198.18.0.1/24
-		[ "$n" = 1 ] && ns=$NSB addr=198.18.0.2/24
-		ip netns del "$ns" 2>/dev/null
-		ip netns add "$ns" && ip link set "sbxD-p$n" netns "$ns" && ip -n "$ns" link set lo up &&
-			ip -n "$ns" link set "sbxD-p$n" up && ip -n "$ns" addr replace "$addr" dev "sbxD-p$n" ||
-			{ echo "# demo network: tap sbxD-p$n in namespace $ns failed"; return 1; }
-	done
-	ip link set sbxD-m up
-	stop_pidfile ping
-	ip netns exec "$NSA" timeout 300 ping -q -i 0.1 198.18.0.2 >>"$TMP/ping.log" 2>&1 &
-	echo $! >"$TMP/ping.pid"
-}
-start_mgmt() {
-	setsid "$BUILD/mgmt/spanbox-mgmt" -c "$CFG" </dev/null >>"$TMP/mgmt.log" 2>&1 &
-	echo $! >"$TMP/mgmt.pid"
-	wait_for 150 up
-}
-stop_pidfile() { # stop_pidfile NAME: SIGTERM the pid in $TMP/NAME.pid, wait up to 10 s, then SIGKILL
-	local pid
-	pid=$(cat "$TMP/$1.pid" 2>/dev/null) || return 0
-	kill -TERM "$pid" 2>/dev/null
-	wait_for 100 bash -c "! kill -0 $pid 2>/dev/null" || kill -KILL "$pid" 2>/dev/null
-	rm -f "$TMP/$1.pid"
-}
-
-start_primary
+# Every process is started and stopped by tests/lib/instance.sh's demo_* functions and stop_pidfile,
+# which the browser test also runs (through small scripts) to stop and start mgmt and the primary;
+# pids in $TMP/{primary,mgmt,ping}.pid.
+demo_start_primary
 check "primary of prefix $PFX ready, taps in $NSA and $NSB" test -f "$TMP/ready" || exit 1
-start_mgmt
+demo_start_mgmt
 check "mgmt answers on port $PORT, appliance up" up || { tail -n 20 "$TMP/mgmt.log"; exit 1; }
 check "ping from $NSA crosses the appliance to $NSB" \
 	ip netns exec "$NSA" ping -c 2 -W 2 -q 198.18.0.2
 
 # the browser test: it stops and starts mgmt and the primary through these scripts
-{ declare -p TMP CFG BUILD API NSA NSB; declare -f wait_for up start_primary start_mgmt stop_pidfile; } >"$TMP/fns.sh"
-for action in "stop_pidfile mgmt" "start_mgmt" "stop_pidfile primary" "start_primary"; do
+{ declare -p TMP CFG BUILD API NSA NSB; printf 'source %q\n' "$ROOT/lib/instance.sh"
+	declare -f demo_start_primary demo_start_mgmt stop_pidfile; } >"$TMP/fns.sh"
+for action in "stop_pidfile mgmt" "demo_start_mgmt" "stop_pidfile primary" "demo_start_primary"; do
 	printf 'source %q\n%s\n' "$TMP/fns.sh" "$action" >"$TMP/${action// /-}.sh"
 done
 SBX_MGMT_URL="http://127.0.0.1:$PORT" SBX_TOKEN="$TOKEN" SBX_OUT="$ROOT/out/tests/web" \
-	SBX_MGMT_STOP="$TMP/stop_pidfile-mgmt.sh" SBX_MGMT_START="$TMP/start_mgmt.sh" \
-	SBX_PRIMARY_STOP="$TMP/stop_pidfile-primary.sh" SBX_PRIMARY_START="$TMP/start_primary.sh" \
+	SBX_MGMT_STOP="$TMP/stop_pidfile-mgmt.sh" SBX_MGMT_START="$TMP/demo_start_mgmt.sh" \
+	SBX_PRIMARY_STOP="$TMP/stop_pidfile-primary.sh" SBX_PRIMARY_START="$TMP/demo_start_primary.sh" \
 	timeout 300 node "$ROOT/tests/web/page.test.mjs"
 rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || not_ok "page.test.mjs ended with status $rc (timeout or crash)"

@@ -1,46 +1,68 @@
-# Helpers for tests that run their own appliance instance (sourced after common.sh).
+# Helpers for tests that run their own appliance instance (sourced after common.sh), on the one
+# start / wait / stop sequence of lib/instance.sh (which the launcher and the benchmarks use too).
 # Every instance must use its own file prefix, lcore ids, mgmt port and database (under $TMP).
-#   inst_start_primary NAME CONFIG [ENV=VALUE...]  primary in the background; 0 once ready (20 s max)
+#   inst_start_primary NAME CONFIG [ENV=VALUE...]  primary in the background; 0 once ready (30 s max)
 #   inst_start_mgmt NAME CONFIG API [ARGS...]      mgmt in the background; 0 once /health says up (10 s max)
 #   inst_token CONFIG                              the API's bearer token (spanbox-mgmt --print-token)
 #   inst_stop_pid PID                              SIGTERM, 10 s, then SIGKILL
 #   inst_cleanup                                   stop every process started here (mgmt first)
-# Logs: $TMP/NAME-primary.log, $TMP/NAME-mgmt.log. Pids: $INST_PRIMARY, $INST_MGMT.
+# Logs (appended): $TMP/NAME-primary.log, $TMP/NAME-mgmt.log. Pids: $INST_PRIMARY, $INST_MGMT.
+source "$ROOT/lib/instance.sh"
 INST_PIDS=()
 INST_PRIMARY= INST_MGMT=
 
-
 inst_start_primary() {
 	local name=$1 cfg=$2; shift 2
-	rm -f "$TMP/$name.ready"
-	( ulimit -c 0; exec env "$@" setsid "$BUILD/primary/spanbox-primary" -c "$cfg" --ready-file "$TMP/$name.ready" \
-		</dev/null >"$TMP/$name-primary.log" 2>&1 ) &
-	INST_PRIMARY=$!
+	sbx_start_primary "$BUILD/primary/spanbox-primary" "$cfg" "$TMP/$name.ready" "$TMP/$name-primary.log" "$@"
+	INST_PRIMARY=$SBX_PID
 	INST_PIDS+=("$INST_PRIMARY")
-	wait_for 200 bash -c "[ -f '$TMP/$name.ready' ] || ! kill -0 $INST_PRIMARY 2>/dev/null" &&
-		[ -f "$TMP/$name.ready" ]
+	sbx_wait_ready "$INST_PRIMARY" "$TMP/$name.ready" 300
 }
 
 inst_start_mgmt() {
 	local name=$1 cfg=$2 api=$3; shift 3
-	setsid "$BUILD/mgmt/spanbox-mgmt" -c "$cfg" "$@" </dev/null >"$TMP/$name-mgmt.log" 2>&1 &
-	INST_MGMT=$!
+	sbx_start_mgmt "$BUILD/mgmt/spanbox-mgmt" "$cfg" "$TMP/$name-mgmt.log" "$@"
+	INST_MGMT=$SBX_PID
 	INST_PIDS+=("$INST_MGMT")
-	wait_for 100 bash -c "curl -fsS --max-time 2 '$api/health' 2>/dev/null | grep -q '\"appliance\":\"up\"' || ! kill -0 $INST_MGMT 2>/dev/null" &&
-		kill -0 "$INST_MGMT" 2>/dev/null
+	sbx_wait_api "$INST_MGMT" "$api/health" 100
 }
 
 inst_token() { "$BUILD/mgmt/spanbox-mgmt" -c "$1" --print-token; }
 
-inst_stop_pid() {
-	kill -TERM "$1" 2>/dev/null || return 0
-	wait_for 100 bash -c "! kill -0 $1 2>/dev/null" || kill -KILL "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	return 0
-}
+inst_stop_pid() { sbx_stop_pid "$1" 10; return 0; }
 
 inst_cleanup() {
 	local i
 	for ((i = ${#INST_PIDS[@]} - 1; i >= 0; i--)); do inst_stop_pid "${INST_PIDS[i]}"; done
 	INST_PIDS=()
+}
+
+# The demo appliance of config/default.json under other names (tests 42, 95), driven through pid
+# files so that scripts of their own (the browser test's) can stop and start it too. Need CFG, TMP,
+# API and NSA (the namespace of port p0; p1 answers 198.18.0.2 in its own).
+#   demo_start_primary [ENV=VALUE...]  primary ($TMP/primary.pid, log $TMP/primary.log), then the
+#                                      demo network (sbx_net_up), then ping from NSA to 198.18.0.2,
+#                                      10 a second, at most 5 min ($TMP/ping.pid); 1 when not ready in 30 s
+#   demo_start_mgmt                    mgmt ($TMP/mgmt.pid, $TMP/mgmt.log); 0 once /health says up (15 s)
+#   stop_pidfile NAME                  SIGCONT, SIGTERM the pid in $TMP/NAME.pid, 10 s, then SIGKILL
+demo_start_primary() {
+	sbx_start_primary "$BUILD/primary/spanbox-primary" "$CFG" "$TMP/ready" "$TMP/primary.log" "$@"
+	echo "$SBX_PID" >"$TMP/primary.pid"
+	sbx_wait_ready "$SBX_PID" "$TMP/ready" 300 || { echo "# primary not ready"; tail -n 20 "$TMP/primary.log"; return 1; }
+	sbx_net_up "$CFG" "$TMP/netns.owned" || { echo "# demo network of $CFG failed"; return 1; }
+	stop_pidfile ping
+	ip netns exec "$NSA" timeout 300 ping -q -i 0.1 198.18.0.2 >>"$TMP/ping.log" 2>&1 &
+	echo $! >"$TMP/ping.pid"
+}
+demo_start_mgmt() {
+	sbx_start_mgmt "$BUILD/mgmt/spanbox-mgmt" "$CFG" "$TMP/mgmt.log"
+	echo "$SBX_PID" >"$TMP/mgmt.pid"
+	sbx_wait_api "$SBX_PID" "$API/health" 150
+}
+stop_pidfile() {
+	local pid
+	pid=$(cat "$TMP/$1.pid" 2>/dev/null) || return 0
+	kill -CONT "$pid" 2>/dev/null
+	sbx_stop_pid "$pid" 10
+	rm -f "$TMP/$1.pid"
 }
