@@ -101,7 +101,7 @@ static unsigned int collect(const struct sbx_shm *shm)
 		struct sbx_mirror_counters c;
 		uint64_t drops = 0;
 
-		mgmt_mirror_sum(shm, (uint16_t)i, nb_w, &c); /* by the session's counter slot */
+		mgmt_mirror_sum(shm, (uint16_t)i, nb_w, &c); /* by the session's counter set */
 		snprintf(name, sizeof(name), "%u", (unsigned int)mcfg->mirrors[i].id);
 #define MIRROR_ADD(field, json, replay, prom, reason, unit, hist, help)                              \
 	SBX_IF_SERIES(hist, add(&n, "mirror", name, json, c.field);) SBX_IF_DROPS(hist, drops += c.field;)

@@ -22,22 +22,22 @@
  * (sendfile), without copying them through this thread's memory. Keep this mode unless a
  * measurement shows the single thread saturating.
  *
- * Connections (the guard below): one idle or slow client must never hold a slot another client
- * needs. libmicrohttpd 0.9.75 only has an idle timeout (reset by every byte) and a connection limit
- * at which it stops accepting, so 64 idle connections used to queue every new client behind them,
- * and clients sending a header byte a second held the slots for ever. The guard tracks every
- * connection (MHD_OPTION_NOTIFY_CONNECTION) in a table of its own, with its client address and
- * its phase: waiting for a (complete) request since it opened or since its previous answer was
- * sent; answering since its request was complete; suspended for a lane. It closes a
- * connection with shutdown(2) of its socket (libmicrohttpd then sees the end of stream and closes
- * it itself, NOTIFY_CONNECTION CLOSED first, close(2) of the fd after, so a tracked fd is never
- * reused while it is in the table):
+ * Connections (the guard below): one idle or slow client must never hold a connection another
+ * client needs. libmicrohttpd 0.9.75 only has an idle timeout (reset by every byte) and a
+ * connection limit at which it stops accepting, so 64 idle connections used to queue every new
+ * client behind them, and clients sending a header byte a second held the whole limit for ever.
+ * The guard tracks every connection (MHD_OPTION_NOTIFY_CONNECTION) in a table of its own, with
+ * its client address and its phase: waiting for a (complete) request since it opened or since its
+ * previous answer was sent; answering since its request was complete; suspended for a lane. It
+ * closes a connection with shutdown(2) of its socket (libmicrohttpd then sees the end of stream
+ * and closes it itself, NOTIFY_CONNECTION CLOSED first, close(2) of the fd after, so a tracked fd
+ * is never reused while it is in the table):
  *  - at the limits, from the accept (this thread): when a new connection makes its address hold
  *    more than share_max, or all of them more than high, the oldest waiting connection of the
  *    address holding the most (else the oldest waiting one at all) is closed: new connections
  *    always get in, a flood evicts its own connections first, and no address holds more than
- *    share_max slots (a per-address limit that never refuses the local client: mgmt listens on
- *    127.0.0.1, so every local process is the same address);
+ *    share_max connections (a per-address limit that never refuses the local client: mgmt
+ *    listens on 127.0.0.1, so every local process is the same address);
  *  - at the deadlines, from mgmt_http_sweep() (the main thread, every 100 ms): a request not
  *    complete MGMT_HTTP_REQUEST_S after the connection opened or after its previous answer, an
  *    answer not sent MGMT_HTTP_ANSWER_S after its request (a client that does not read).
@@ -93,7 +93,7 @@ struct conn_state {
 /* The connection guard (see the top of the file). */
 
 enum conn_phase {
-	PH_FREE,      /**< slot unused */
+	PH_FREE,      /**< connection entry unused */
 	PH_WAITING,   /**< waiting for a complete request, since @c since_ns */
 	PH_ANSWERING, /**< request complete, answer being made or sent, since @c since_ns */
 	PH_SUSPENDED, /**< waiting for a lane (its work is bounded in time): no deadline */
@@ -111,7 +111,7 @@ struct guard_conn {
 /** One client address (the port left out) with tracked connections. */
 struct guard_addr {
 	unsigned char key[1 + 16]; /**< family, then the IPv4 or IPv6 address */
-	unsigned int tracked;      /**< entries of guard.conns naming it (0 = slot unused) */
+	unsigned int tracked;      /**< entries of guard.conns naming it (0 = entry unused) */
 	unsigned int live;         /**< of those, not shut */
 };
 

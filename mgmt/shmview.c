@@ -36,11 +36,11 @@ uint16_t mgmt_nb_mirrors(const struct sbx_shm *shm)
 	return MIN(sbx_shm_cfg(shm)->nb_mirrors, SBX_MAX_MIRRORS);
 }
 
-uint8_t mgmt_mirror_slot(const struct sbx_shm *shm, uint16_t i)
+uint8_t mgmt_mirror_cset(const struct sbx_shm *shm, uint16_t i)
 {
-	/* the primary never publishes a slot out of range; the bound keeps a misread from leaving the
-	 * array (mgmt may read a buffer being rewritten, shm.h) */
-	return sbx_shm_tables(shm)->slot[i] % SBX_MIRROR_SLOTS;
+	/* the primary never publishes a counter set out of range; the bound keeps a misread from
+	 * leaving the array (mgmt may read a buffer being rewritten, shm.h) */
+	return sbx_shm_tables(shm)->cset[i] % SBX_MIRROR_COUNTER_SETS;
 }
 
 int mgmt_port_index(const struct sbx_shm *shm, const char *name)
@@ -68,7 +68,7 @@ void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struc
 
 	memset(sum, 0, sizeof(*sum));
 	for (k = 0; k < nb_w; k++)
-		sbx_mirror_counters_add(sum, &shm->workers[k].stats.mirror[mgmt_mirror_slot(shm, i)]);
+		sbx_mirror_counters_add(sum, &shm->workers[k].stats.mirror[mgmt_mirror_cset(shm, i)]);
 }
 
 bool mgmt_cycles_per_packet(const struct sbx_worker_shm *ws, double *cpp)

@@ -24,10 +24,10 @@ uint16_t mgmt_nb_mirrors(const struct sbx_shm *shm);
 int mgmt_port_index(const struct sbx_shm *shm, const char *name);
 
 /**
- * Counter slot of session @p i of the active runtime tables (workers[w].stats.mirror[slot]),
- * always < SBX_MIRROR_SLOTS.
+ * Counter set of session @p i of the active runtime tables (workers[w].stats.mirror[cset]),
+ * always < SBX_MIRROR_COUNTER_SETS.
  */
-uint8_t mgmt_mirror_slot(const struct sbx_shm *shm, uint16_t i);
+uint8_t mgmt_mirror_cset(const struct sbx_shm *shm, uint16_t i);
 
 /**
  * Sum the counters of port @p i over workers 0..@p nb_w-1 (what /status shows as ports[].workers).

@@ -207,7 +207,7 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		cJSON *w = cJSON_CreateObject();
 
 		num(w, "worker", k);
-		mgmt_mirror_counters_json(w, &shm->workers[k].stats.mirror[mgmt_mirror_slot(shm, i)]);
+		mgmt_mirror_counters_json(w, &shm->workers[k].stats.mirror[mgmt_mirror_cset(shm, i)]);
 		cJSON_AddItemToArray(per, w);
 	}
 	mgmt_mirror_sum(shm, i, nb_w, &sum);

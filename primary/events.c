@@ -25,7 +25,7 @@ void sbx_event(struct sbx_primary *p, const char *kind, int worker, int pid, con
 	pthread_mutex_lock(&event_lock);
 	seq = p->shm->event_seq + 1;
 	e = &p->shm->events[(seq - 1) % SBX_EVENTS];
-	e->seq = 0; /* readers skip the slot while it is rewritten */
+	e->seq = 0; /* readers skip the entry while it is rewritten */
 	rte_smp_wmb();
 	e->time_ns = now;
 	e->worker = worker;

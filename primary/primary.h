@@ -13,7 +13,7 @@
 #include "spanbox/shm.h"
 #include "pcap_port.h"
 
-#define SBX_BRIDGE_RING_SIZE 1024 /**< slots per bridge ring (power of two) */
+#define SBX_BRIDGE_RING_SIZE 1024 /**< entries per bridge ring (power of two) */
 #define SBX_CRASH_HISTORY 64      /**< crash times kept per worker for the crash-loop limit */
 
 /** Where a link request of control.c stands (sbx_primary.link_req_state). */

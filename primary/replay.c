@@ -86,7 +86,7 @@ void sbx_print_counters(struct sbx_primary *p)
 	for (i = 0; i < p->cfg->nb_mirrors; i++) {
 		for (w = 0; w < p->cfg->nb_workers; w++) {
 			const struct sbx_mirror_counters *m =
-				&p->shm->workers[w].stats.mirror[sbx_shm_tables(p->shm)->slot[i] % SBX_MIRROR_SLOTS];
+				&p->shm->workers[w].stats.mirror[sbx_shm_tables(p->shm)->cset[i] % SBX_MIRROR_COUNTER_SETS];
 
 			printf("%-16s %6u", p->cfg->mirrors[i].name, w);
 			SBX_FOREACH_MIRROR_COUNTER(MIRROR_VAL)

@@ -75,41 +75,43 @@ static int late_worker(void)
 }
 
 /*
- * The counter slot of each session of @p n: its slot in @p old when the id was there, else a
- * slot no session of @p old uses, whose counters and sequence number are zeroed. A removed
- * session's slot is free only at the next change (workers on @p old may still count into it):
- * SBX_MIRROR_SLOTS (shm.h) is sized so that a free slot always exists. @return 0, or -1 when
- * none is left (never, by that sizing; checked anyway: the index addresses shared memory).
+ * The counter set of each session of @p n, into @p cset: its counter set in @p old when the id was
+ * there, else one no session of @p old uses, whose counters and sequence number are zeroed. A
+ * removed session's counter set is free only at the next change (workers on @p old may still
+ * count into it): SBX_MIRROR_COUNTER_SETS (shm.h) is sized so that a free one always exists.
+ * @return 0, or -1 when none is left (never, by that sizing; checked anyway: the index addresses
+ * shared memory).
  */
-static int assign_slots(const struct sbx_tables *old, const struct sbx_config *n, uint8_t *slot)
+static int assign_counter_sets(const struct sbx_tables *old, const struct sbx_config *n, uint8_t *cset)
 {
-	bool used[SBX_MIRROR_SLOTS] = { false };
+	bool used[SBX_MIRROR_COUNTER_SETS] = { false };
 	uint16_t i, j, w;
 
-	RTE_BUILD_BUG_ON(SBX_MIRROR_SLOTS > UINT8_MAX);
+	RTE_BUILD_BUG_ON(SBX_MIRROR_COUNTER_SETS > UINT8_MAX);
 	if (n->nb_mirrors > SBX_MAX_MIRRORS || old->cfg.nb_mirrors > SBX_MAX_MIRRORS)
 		return -1;
 	for (j = 0; j < old->cfg.nb_mirrors; j++) {
-		if (old->slot[j] >= SBX_MIRROR_SLOTS)
+		if (old->cset[j] >= SBX_MIRROR_COUNTER_SETS)
 			return -1;
-		used[old->slot[j]] = true; /* kept, or removed: free only next time */
+		used[old->cset[j]] = true; /* kept, or removed: free only next time */
 	}
 	for (i = 0; i < n->nb_mirrors; i++) {
-		slot[i] = UINT8_MAX;
+		cset[i] = UINT8_MAX;
 		for (j = 0; j < old->cfg.nb_mirrors; j++)
 			if (old->cfg.mirrors[j].id == n->mirrors[i].id)
-				slot[i] = old->slot[j];
+				cset[i] = old->cset[j];
 	}
 	for (i = 0; i < n->nb_mirrors; i++) {
-		if (slot[i] != UINT8_MAX)
+		if (cset[i] != UINT8_MAX)
 			continue;
-		for (j = 0; j < SBX_MIRROR_SLOTS && used[j]; j++)
+		for (j = 0; j < SBX_MIRROR_COUNTER_SETS && used[j]; j++)
 			;
-		if (j >= SBX_MIRROR_SLOTS)
+		if (j >= SBX_MIRROR_COUNTER_SETS)
 			return -1;
-		slot[i] = (uint8_t)j;
+		cset[i] = (uint8_t)j;
 		used[j] = true;
-		/* no worker writes slot j: the last grace period ended and old uses no session in it */
+		/* no worker writes counter set j: the last grace period ended and old uses no session
+		 * in it */
 		for (w = 0; w < SBX_MAX_WORKERS; w++)
 			memset(&tp->shm->workers[w].stats.mirror[j], 0, sizeof(tp->shm->workers[w].stats.mirror[j]));
 		__atomic_store_n(&tp->shm->mirrors[j].seq_next, 0, __ATOMIC_RELAXED);
@@ -223,9 +225,9 @@ static int apply_staged(void)
 	memcpy(next->cfg.xconnects, n->xconnects, sizeof(n->xconnects));
 	next->cfg.nb_mirrors = n->nb_mirrors;
 	memcpy(next->cfg.mirrors, n->mirrors, sizeof(n->mirrors));
-	if (assign_slots(cur, n, next->slot) != 0) {
-		rc = refuse("mirrors", "mirrors: no free counter slot (at most %d sessions, %d slots)", SBX_MAX_MIRRORS,
-			    SBX_MIRROR_SLOTS);
+	if (assign_counter_sets(cur, n, next->cset) != 0) {
+		rc = refuse("mirrors", "mirrors: no free counter set (at most %d sessions, %d counter sets)",
+			    SBX_MAX_MIRRORS, SBX_MIRROR_COUNTER_SETS);
 		goto out;
 	}
 	memcpy(next->json, st->json, st->len + 1);
@@ -335,7 +337,7 @@ static int on_request(const struct rte_mp_msg *msg, const void *peer)
 {
 	struct sbx_tables_reply rep = { .version = SBX_IPC_VERSION, .result = SBX_TABLES_BAD_MESSAGE };
 	struct sbx_tables_req req;
-	unsigned int slot;
+	unsigned int at;
 
 	if (msg->len_param == (int)sizeof(req)) {
 		memcpy(&req, msg->param, sizeof(req));
@@ -343,9 +345,9 @@ static int on_request(const struct rte_mp_msg *msg, const void *peer)
 		if (req.version == SBX_IPC_VERSION && req.verb == SBX_TABLES_APPLY) {
 			pthread_mutex_lock(&tq.lock);
 			if (tq.n < TABLES_QUEUE && !tq.stop) {
-				slot = (tq.head + tq.n) % TABLES_QUEUE;
-				tq.req[slot] = req;
-				snprintf(tq.peer[slot], sizeof(tq.peer[slot]), "%s", (const char *)peer);
+				at = (tq.head + tq.n) % TABLES_QUEUE;
+				tq.req[at] = req;
+				snprintf(tq.peer[at], sizeof(tq.peer[at]), "%s", (const char *)peer);
 				tq.n++;
 				pthread_cond_signal(&tq.cond);
 				pthread_mutex_unlock(&tq.lock);
@@ -379,7 +381,7 @@ int sbx_tables_init(struct sbx_primary *p, const char *json)
 	rcu = mz->addr;
 	t->cfg = p->shm->cfg;
 	for (i = 0; i < SBX_MAX_MIRRORS; i++)
-		t->slot[i] = (uint8_t)i;
+		t->cset[i] = (uint8_t)i;
 	t->request_id = 0;
 	p->shm->staging.state = SBX_STAGING_FREE;
 	memcpy(t->json, json, len + 1);

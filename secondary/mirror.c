@@ -66,12 +66,12 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 		struct sbx_mirror_rt *rt = &e->s[i];
 		uint16_t q = sbx_mirror_txq(cfg, worker);
 
-		if (t->slot[i] >= SBX_MIRROR_SLOTS) {
-			snprintf(err, errlen, "mirrors[%u]: counter slot %u out of range", i, t->slot[i]);
+		if (t->cset[i] >= SBX_MIRROR_COUNTER_SETS) {
+			snprintf(err, errlen, "mirrors[%u]: counter set %u out of range", i, t->cset[i]);
 			return -1;
 		}
-		sbx_mirror_session_init(rt, mc, dp->mac, &shm->workers[worker].stats.mirror[t->slot[i]],
-					&shm->mirrors[t->slot[i]].seq_next);
+		sbx_mirror_session_init(rt, mc, dp->mac, &shm->workers[worker].stats.mirror[t->cset[i]],
+					&shm->mirrors[t->cset[i]].seq_next);
 		rt->dst = (struct sbx_queue){ .port = mc->dst_port, .port_id = dp->port_id, .queue = q };
 		if (cfg->ports[mc->dst_port].kind == SBX_PORT_PCAP_FILE) {
 			rt->dst.ring = rte_ring_lookup(dp->tx_ring[q]);

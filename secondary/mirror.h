@@ -25,7 +25,7 @@
 struct sbx_mirror_rt {
 	const struct sbx_mirror_cfg *cfg;
 	struct sbx_mirror_counters *st;  /**< this worker's counters for the session (in shm) */
-	uint64_t *seq_shared;            /**< shm->mirrors[slot].seq_next: numbers copies when sent */
+	uint64_t *seq_shared;            /**< shm->mirrors[cset].seq_next: numbers copies when sent */
 	struct rte_bpf *bpf;             /**< compiled filter, NULL = every frame */
 	uint64_t (*jit)(void *);         /**< its JIT-compiled code, NULL when only interpretable */
 	struct sbx_queue dst;            /**< this worker's mirror TX queue on the destination port */
@@ -34,7 +34,7 @@ struct sbx_mirror_rt {
 	uint8_t outer_len;               /**< 34 (IPv4) or 54 (IPv6) */
 	uint32_t sample_left;            /**< frames to skip before the next mirrored one */
 	uint16_t ntx;                    /**< copies waiting in txbuf */
-	uint16_t burst_start;            /**< first txbuf slot of the burst being prepared */
+	uint16_t burst_start;            /**< first txbuf entry of the burst being prepared */
 	struct rte_mbuf *txbuf[SBX_MIRROR_TXBUF];
 	uint16_t src_idx[SBX_MIRROR_TXBUF]; /**< index of the original frame in its burst */
 };
@@ -58,7 +58,7 @@ struct sbx_mirror_engine {
 /**
  * Set up the engine of worker @p worker for the sessions of runtime tables @p t: compile filters
  * (pcap_compile + rte_bpf_convert + rte_bpf_load), look up destination queues (queue
- * sbx_mirror_txq(), or its ring); session i counts in slot t->slot[i] of the memzone.
+ * sbx_mirror_txq(), or its ring); session i counts in counter set t->cset[i] of the memzone.
  * The engine keeps pointers into @p t: set it up again before @p t can be rewritten.
  * @return 0, or -1 with "mirrors[i]...: reason" in @p err (the engine then mirrors nothing).
  */

@@ -16,7 +16,7 @@
 struct sbx_worker {
 	unsigned int id;
 	struct sbx_shm *shm;
-	struct sbx_worker_shm *slot;
+	struct sbx_worker_shm *slot; /**< this worker's slot in the memzone: &shm->workers[id] */
 	uint16_t nb_rxq;
 	struct sbx_queue rxq[SBX_MAX_RXQ_PER_WORKER];
 	struct sbx_queue txq[SBX_MAX_PORTS]; /**< this worker's own TX queue on each port */

@@ -11,7 +11,7 @@
  *  - worker w writes workers[w].stats (plain stores of its own counters, on cache lines of its own:
  *    no false sharing between workers; `held` and `tables_gen` with release stores, read by the
  *    primary after a crash and in a grace period), and workers[w].state (RUNNING, DRAINING,
- *    STOPPED: at those transitions), and mirrors[slot].seq_next (atomic fetch-add, one per session
+ *    STOPPED: at those transitions), and mirrors[cset].seq_next (atomic fetch-add, one per session
  *    and burst of copies: the only line workers share on the fast path).
  *  - mgmt reads everything (~1 to 10 times a second), and writes only mgmt_pid and the staging area
  *    of the runtime tables (compare-and-swap hand-over with the primary: include/spanbox/ipc.h).
@@ -44,13 +44,15 @@
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
 #define SBX_MAX_LCORES (SBX_MAX_WORKERS + 2) /**< primary, mgmt and every worker */
 /**
- * Counter slots of mirror sessions (workers[w].stats.mirror[] and mirrors[]). A session keeps its
- * slot while it exists; the slot of a session that a change removes is reused only by a later
+ * Counter sets of mirror sessions: a counter set is one index into workers[w].stats.mirror[] and
+ * mirrors[] (a session's counters and its GRE sequence number). A session keeps its counter set
+ * while it exists; the counter set of a session that a change removes is reused only by a later
  * change (workers still running the previous tables may count into it until the grace period
  * ends). One change holds at most its kept + removed sessions (the old ones, <= SBX_MAX_MIRRORS)
- * plus its added ones (<= SBX_MAX_MIRRORS - kept): twice SBX_MAX_MIRRORS slots always suffice.
+ * plus its added ones (<= SBX_MAX_MIRRORS - kept): twice SBX_MAX_MIRRORS counter sets always
+ * suffice.
  */
-#define SBX_MIRROR_SLOTS (2 * SBX_MAX_MIRRORS)
+#define SBX_MIRROR_COUNTER_SETS (2 * SBX_MAX_MIRRORS)
 
 /** Life cycle of a worker, as the primary and the worker itself record it. */
 enum sbx_worker_state {
@@ -93,8 +95,8 @@ struct sbx_worker_stats {
 	uint64_t held;           /**< mbufs of burst[] still owned by the burst (freed by the primary if
 				      the worker dies); 0 once any of them was freed or handed to a PMD */
 	struct sbx_port_counters port[SBX_MAX_PORTS];
-	struct sbx_mirror_counters mirror[SBX_MIRROR_SLOTS]; /**< indexed by the session's counter slot
-								  (struct sbx_tables.slot) */
+	/** indexed by the session's counter set (struct sbx_tables.cset) */
+	struct sbx_mirror_counters mirror[SBX_MIRROR_COUNTER_SETS];
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
@@ -111,7 +113,11 @@ struct sbx_mirror_shm {
 	uint64_t seq_next; /**< the next number to hand out (the low 32 bits go on the wire) */
 } __rte_cache_aligned;
 
-/** One worker slot. */
+/**
+ * One worker slot: a worker's entry in the memzone (shm->workers[w]), the one sense of "slot" in
+ * spanbox (as in DPDK's client_server_mp). It outlives the worker process: the primary starts a
+ * new process into the same slot.
+ */
 struct sbx_worker_shm {
 	/* written by the primary */
 	int32_t pid;             /**< process id, 0 when none */
@@ -181,7 +187,7 @@ struct sbx_pool_plan {
 				    tx_desc, plus one burst of copies per worker and session */
 	uint64_t lcore_caches; /**< workers x 1.5 x pool.cache (a cache holds up to its flush threshold) */
 	uint64_t bursts;       /**< sum over workers of burst x RX queues it polls on these ports */
-	uint64_t rings;        /**< bridged (pcap) ports: ring slots, the primary's read burst and its
+	uint64_t rings;        /**< bridged (pcap) ports: ring entries, the primary's read burst and its
 				    lcore cache (1.5 x pool.cache) */
 	uint64_t headroom;     /**< pool.headroom */
 	uint64_t total;        /**< sum of the terms above */
@@ -272,9 +278,9 @@ struct sbx_tables {
 	struct sbx_config cfg;        /**< the running config: static sections as parsed at start
 					   (equal to shm->cfg), live sections (xconnects, mirrors) as the
 					   change proposed them */
-	uint8_t slot[SBX_MAX_MIRRORS]; /**< counter slot (< SBX_MIRROR_SLOTS) of cfg.mirrors[i]:
-					    workers[w].stats.mirror[slot] and mirrors[slot]; a session
-					    keeps its slot while it exists */
+	uint8_t cset[SBX_MAX_MIRRORS]; /**< counter set (< SBX_MIRROR_COUNTER_SETS) of cfg.mirrors[i]:
+					    workers[w].stats.mirror[cset] and mirrors[cset]; a session
+					    keeps its counter set while it exists */
 	uint64_t request_id;          /**< the mgmt request that published it (staging), 0 = the start */
 	uint32_t json_len;            /**< bytes of json, NUL excluded */
 	char json[SBX_TABLES_JSON_MAX]; /**< the config document cfg was parsed from */
@@ -323,7 +329,7 @@ struct sbx_shm {
 							       queues each worker polls */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
-	struct sbx_mirror_shm mirrors[SBX_MIRROR_SLOTS]; /**< indexed by counter slot */
+	struct sbx_mirror_shm mirrors[SBX_MIRROR_COUNTER_SETS]; /**< indexed by counter set */
 	uint64_t event_seq;      /**< events written so far */
 	struct sbx_event events[SBX_EVENTS];
 	/* read by every worker every loop, written by the primary at a change or at start/stop:
@@ -357,7 +363,7 @@ _Static_assert(sizeof(struct sbx_worker_shm) % RTE_CACHE_LINE_SIZE == 0 &&
 _Static_assert(sizeof(struct sbx_mirror_shm) == RTE_CACHE_LINE_SIZE, "one sequence counter a line");
 _Static_assert(sizeof(((struct sbx_worker_stats *)0)->burst) / sizeof(struct rte_mbuf *) == SBX_MAX_BURST,
 	       "the burst array holds the largest workers.burst");
-_Static_assert(SBX_MIRROR_SLOTS <= UINT8_MAX, "slots fit struct sbx_tables.slot");
+_Static_assert(SBX_MIRROR_COUNTER_SETS <= UINT8_MAX, "counter sets fit struct sbx_tables.cset");
 
 /**
  * The active runtime tables. A worker reads them only when tables_gen changed (and reports

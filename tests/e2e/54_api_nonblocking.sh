@@ -3,7 +3,7 @@
 # (test hook SBX_TEST_APPLY_DELAY_MS=2500,0: before its decision to publish), 100 GET
 # /api/v1/status on fresh connections all answer within 50 ms each, and the change itself still
 # answers true: 201 and live when mgmt waits long enough, 503 "nothing was changed" (and not
-# live) when it waits only 1 s (SBX_TEST_APPLY_TIMEOUT_MS=1000), as 58_mirror_slots expects. A
+# live) when it waits only 1 s (SBX_TEST_APPLY_TIMEOUT_MS=1000), as 58_mirror_counter_sets expects. A
 # worker restart and a link change sent while a change is held answer at once (the primary's EAL
 # IPC thread no longer waits for the apply, and mgmt runs them on a lane of their own), and a
 # second change waits for the first (one change at a time: both live afterwards). The control

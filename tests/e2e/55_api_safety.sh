@@ -121,7 +121,7 @@ check "3: ... the 415 message says what is expected and what came" \
 	jq -e '.error.message | test("application/json") and test("text/plain")' "$TMP/text.body"
 expect_err big 413 "3: POST /system/memprobe with a 70 KB JSON body" -H "$AUTH" -H "$JSON" -X POST \
 	--data-binary @<(printf '{"size_mb": 1, "pad": "%s"}' "$(head -c 70000 /dev/zero | tr '\0' a)") "$API/system/memprobe"
-# the refused bodies did not take the copy probe's slot (one run per 30 s): a small run goes through
+# the refused bodies did not use up the copy probe's run (one run per 30 s): a small run goes through
 code=$(req probe -m 60 -H "$AUTH" -H "$JSON" -X POST --data-binary '{"size_mb": 1, "runs": 1}' "$API/system/memprobe")
 echo "# memprobe 1 MiB x 1: HTTP $code $(head -c 200 "$TMP/probe.body")"
 check "3: after the refused bodies the copy probe still runs: 200, runs 1 (size rounded up to a hugepage), results" \

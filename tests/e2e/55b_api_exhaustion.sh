@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Idle and slow connections cannot lock the API out (issue 10, section 4). Before: every one of
-# the 64 connection slots was held until the 10 s idle timeout, in turn, so 200 idle connections
-# delayed a GET by 29 s, and 64 clients sending one header byte a second held every slot forever.
+# Idle and slow connections cannot lock the API out (issue 10, section 4). Before: each of the
+# 64 connections libmicrohttpd allowed was held until the 10 s idle timeout, in turn, so 200 idle
+# connections delayed a GET by 29 s, and 64 clients sending one header byte a second held the
+# whole connection limit forever.
 # Now: 200 idle + 200 slow connections, and floods above the connection limit from one address,
 # from two others, and from the normal client's own address, while a GET of /api/v1/health and
 # /api/v1/status answers in under 1 s; the idle connections, slow headers and slow bodies are

@@ -229,8 +229,8 @@ check "going back to the file's content stored nothing for it (config_reset in t
 # Two changes published while the workers are stopped (asleep, so offline for the grace periods):
 # on waking they must take the new tables before touching a frame. Found by a breaker session: a
 # worker woke, forwarded with pointers into a buffer rewritten meanwhile, and counted a copy in
-# the deleted session's slot (4 rounds in 10). Every mirrored frame must then carry VLAN 100 and
-# session 9 must count exactly the copies seen.
+# the deleted session's counter set (4 rounds in 10). Every mirrored frame must then carry VLAN
+# 100 and session 9 must count exactly the copies seen.
 valid=0 bad=0
 for round in 1 2 3 4 5; do
 	jq -c '.mirrors = [{id: 7, name: "base", sources: [{port: "p0", direction: "rx"}], destination: {port: "mirror"}}]' "$CFG" >"$TMP/g0.json"

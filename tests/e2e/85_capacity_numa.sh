@@ -172,7 +172,7 @@ missing=0000:7f:1f.7
 check "/system/pci/$missing (no such device): 404" \
 	[ "$(curl -sS -o /dev/null -w '%{http_code}' "$API/system/pci/$missing")" = 404 ]
 
-# the copy probe: a bad body is refused without using the slot; one run; the next at once is 429
+# the copy probe: a bad body is refused without using up its run; one run; the next at once is 429
 # (POST needs the bearer token: mgmt generated $TMP/db.sqlite.token at start)
 AUTH="Authorization: Bearer $("$MGMT" -c "$TMP/base.json" --print-token)"
 JSON="Content-Type: application/json"

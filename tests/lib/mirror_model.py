@@ -84,7 +84,7 @@ def main():
         return [(w["id"], w["pid"], w["restarts"], w["state"]) for w in body]
 
     model = set(live()[1])  # what runs now
-    ids = list(range(1, 41)) + [100, 114, 115, 200]  # a small id space: collisions, re-use of ids and slots
+    ids = list(range(1, 41)) + [100, 114, 115, 200]  # a small id space: collisions, re-use of ids and counter sets
     w0 = workers()
     print("# workers at start: %s" % w0)
     _, counters = live()

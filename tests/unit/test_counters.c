@@ -24,7 +24,7 @@
 #define MIRROR_BASE 2000
 #define WORKER_BASE 3000
 #define ETHDEV_BASE 4000
-#define SLOT 3 /* the session's counter slot: not 0, so a reader that ignores the slot reads zeros */
+#define CSET 3 /* the session's counter set: not 0, so a reader that ignores it reads zeros */
 
 /* One counter of a list, as the test walks it. */
 struct ctr {
@@ -145,7 +145,7 @@ int main(void)
 
 	if (shm == NULL)
 		return 1;
-	/* one port p0, one worker, one mirror session 9 ("m9") in counter slot SLOT */
+	/* one port p0, one worker, one mirror session 9 ("m9") in counter set CSET */
 	shm->cfg.nb_ports = 1;
 	snprintf(shm->cfg.ports[0].name, sizeof(shm->cfg.ports[0].name), "p0");
 	shm->cfg.nb_workers = 1;
@@ -155,13 +155,13 @@ int main(void)
 	tc->nb_mirrors = 1;
 	tc->mirrors[0].id = 9;
 	snprintf(tc->mirrors[0].name, sizeof(tc->mirrors[0].name), "m9");
-	shm->tables[0].slot[0] = SLOT;
+	shm->tables[0].cset[0] = CSET;
 	/* every counter a value of its own, by walking the lists */
 	k = 0;
 #define SET_PORT(field, ...) shm->workers[0].stats.port[0].field = PORT_BASE + k++;
 	SBX_FOREACH_PORT_COUNTER(SET_PORT)
 	k = 0;
-#define SET_MIRROR(field, ...) shm->workers[0].stats.mirror[SLOT].field = MIRROR_BASE + k++;
+#define SET_MIRROR(field, ...) shm->workers[0].stats.mirror[CSET].field = MIRROR_BASE + k++;
 	SBX_FOREACH_MIRROR_COUNTER(SET_MIRROR)
 	k = 0;
 #define SET_WORKER(field, ...) shm->workers[0].stats.field = WORKER_BASE + k++;
@@ -207,8 +207,8 @@ int main(void)
 		x = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(mirror, "workers"), 0);
 		check(has_num(cJSON_GetObjectItemCaseSensitive(mirror, "counters"), mirror_ctrs[k].json, MIRROR_BASE + k) &&
 		      has_num(x, mirror_ctrs[k].json, MIRROR_BASE + k),
-		      "/status mirrors[0].counters.%s and mirrors[0].workers[0].%s = %zu (slot %d)",
-		      mirror_ctrs[k].json, mirror_ctrs[k].json, MIRROR_BASE + k, SLOT);
+		      "/status mirrors[0].counters.%s and mirrors[0].workers[0].%s = %zu (counter set %d)",
+		      mirror_ctrs[k].json, mirror_ctrs[k].json, MIRROR_BASE + k, CSET);
 	}
 	cJSON_Delete(st);
 

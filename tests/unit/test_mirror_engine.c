@@ -34,7 +34,7 @@
 #define PREFIX "sbxut_mirror_engine"
 #define POOL_N 2047u
 #define ROOM (2048 + RTE_PKTMBUF_HEADROOM)
-#define SLOT 3          /* counter slot of the session (not 0: the slot indirection is used) */
+#define CSET 3          /* counter set of the session (not 0: the indirection is used) */
 #define DST_MAC_PORT { 0x02, 0x00, 0x00, 0x00, 0x00, 0x11 }
 
 static struct rte_mempool *mp;
@@ -63,7 +63,7 @@ static void world(uint8_t src_kind, struct rte_ring *r0)
 	memcpy(shm->ports[1].mac, mac, 6);
 	snprintf(shm->ports[1].tx_ring[sbx_mirror_txq(c, 0)], SBX_NAME_LEN, "%s", r0->name);
 	snprintf(shm->ports[1].tx_ring[sbx_mirror_txq(c, 1)], SBX_NAME_LEN, "%s", ring_w1->name);
-	tab->slot[0] = SLOT;
+	tab->cset[0] = CSET;
 }
 
 /* Session 0 of the tables: mirror both directions of port 0 to port 1. */
@@ -95,7 +95,7 @@ static struct sbx_mirror_cfg *session(uint8_t encap, uint8_t strategy, uint32_t 
 
 static struct sbx_mirror_counters *ctr(unsigned int w)
 {
-	return &shm->workers[w].stats.mirror[SLOT];
+	return &shm->workers[w].stats.mirror[CSET];
 }
 
 static bool setup(struct sbx_mirror_engine *e, unsigned int w)
@@ -456,7 +456,7 @@ static void test_sequence(struct sbx_mirror_engine *e0, struct sbx_mirror_engine
 	session(SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 0, 1);
 	if (!check(setup(e0, 0) && setup(e1, 1), "GRE sequence: two workers' engines on one session"))
 		return;
-	check(e0->s[0].seq_shared == e1->s[0].seq_shared && e0->s[0].seq_shared == &shm->mirrors[SLOT].seq_next,
+	check(e0->s[0].seq_shared == e1->s[0].seq_shared && e0->s[0].seq_shared == &shm->mirrors[CSET].seq_next,
 	      "both number from the session's one counter in shm");
 	/* prepared first, sent second: numbers are given when sent */
 	frames(f, 5, 64, 0);
@@ -485,8 +485,8 @@ static void test_sequence(struct sbx_mirror_engine *e0, struct sbx_mirror_engine
 	      n0, ok0);
 	check(n1 == 9 && ok1 == 9, "worker 1 sent 0-1 then 7-13: numbered at send time, not at prepare (%u, %u)", n1,
 	      ok1);
-	check(shm->mirrors[SLOT].seq_next == 17, "17 numbers handed out, none twice, none lost (%" PRIu64 ")",
-	      shm->mirrors[SLOT].seq_next);
+	check(shm->mirrors[CSET].seq_next == 17, "17 numbers handed out, none twice, none lost (%" PRIu64 ")",
+	      shm->mirrors[CSET].seq_next);
 	free_all(o0, n0);
 	free_all(o1, n1);
 	sbx_mirror_teardown(e0);
@@ -514,7 +514,7 @@ static void test_txfull(struct sbx_mirror_engine *e)
 	check(ctr(0)->mirrored_bytes == (uint64_t)cap * (50 + 64),
 	      "mirrored_bytes counts only the sent ones (%" PRIu64 ")", ctr(0)->mirrored_bytes);
 	check(ms < 500, "a live port's mirror never waits for room (%" PRIu64 " ms)", ms);
-	check(shm->mirrors[SLOT].seq_next == 20 && gre_seq(out[n - 1]) == n - 1,
+	check(shm->mirrors[CSET].seq_next == 20 && gre_seq(out[n - 1]) == n - 1,
 	      "the dropped ones used their numbers (missing on the wire): next is 20");
 	free_all(out, n);
 	end(e, "drop_txfull", f, 20);

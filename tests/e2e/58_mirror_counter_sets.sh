@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Mirror session counter slots (issue #10, section 1): changes whose kept + removed + added
-# sessions exceed 16 used to write slot 16, past the end of the shared arrays (a worker's burst
-# pointers, the event counter): the primary then freed garbage after a worker restart. Every
-# sequence of the bug report, then 1,000 random changes checked against a model; and every answer
-# true: a change reported as "nothing was changed" is never applied later, a change the primary
-# applied is never reported as refused (apply delayed with a test hook).
+# Mirror session counter sets (issue #10, section 1): changes whose kept + removed + added
+# sessions exceed 16 used to write counter set 16, past the end of the shared arrays (a worker's
+# burst pointers, the event counter): the primary then freed garbage after a worker restart.
+# Every sequence of the bug report, then 1,000 random changes checked against a model; and every
+# answer true: a change reported as "nothing was changed" is never applied later, a change the
+# primary applied is never reported as refused (apply delayed with a test hook).
 # Own prefix, taps, namespaces, API port and database; ping traffic inside the test's namespaces.
 source "$(dirname "$0")/../lib/common.sh"
 API=http://127.0.0.1:18110/api/v1
-CFG="$TMP/slots.json" DB="$TMP/slots.db"
+CFG="$TMP/csets.json" DB="$TMP/csets.db"
 STEPS=${STEPS:-1000}
 PING=
 cleanup() {
@@ -17,11 +17,11 @@ cleanup() {
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-jq --arg db "$DB" '.eal.file_prefix = "sbxslot" | .eal.primary_lcore = 40 | .eal.mgmt_lcore = 41
+jq --arg db "$DB" '.eal.file_prefix = "sbxcset" | .eal.primary_lcore = 40 | .eal.mgmt_lcore = 41
 	| .workers.lcores = [42, 43] | .mgmt.port = 18110 | .mgmt.database = $db
-	| .ports[0].devargs = "net_tap0,iface=sbxsl-p0" | .ports[0].netns = "sbxsl-a"
-	| .ports[1].devargs = "net_tap1,iface=sbxsl-p1" | .ports[1].netns = "sbxsl-b"
-	| .ports[2].devargs = "net_tap2,iface=sbxsl-m"
+	| .ports[0].devargs = "net_tap0,iface=sbxcs-p0" | .ports[0].netns = "sbxcs-a"
+	| .ports[1].devargs = "net_tap1,iface=sbxcs-p1" | .ports[1].netns = "sbxcs-b"
+	| .ports[2].devargs = "net_tap2,iface=sbxcs-m"
 	| .mirrors = [{"id": 1, "sources": [{"port": "p0"}], "destination": {"port": "mirror"}}]' \
 	"$ROOT/config/default.json" >"$CFG"
 
@@ -47,7 +47,7 @@ put_config() { # put_config IDS...: PUT /config with these sessions
 workers_sig() { get /workers | jq -c '[.[] | [.id, .pid, .restarts, .state]]'; }
 unexplained() { get /pools/sbx_pool_s0 | jq '.audit.unexplained'; }
 # after a change: every worker runs, none restarted, and a graceful restart of worker 0 works
-# (it segfaulted in a loop once slot 16 had overwritten its burst pointers)
+# (it segfaulted in a loop once counter set 16 had overwritten its burst pointers)
 healthy_after() {
 	local label=$1 before=$2 after
 	after=$(workers_sig)
@@ -67,7 +67,7 @@ restart_fresh() { # restart_fresh [ENV=VALUE...]: a new start on the file alone 
 	env "$@" timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start.log" 2>&1 || { tail "$TMP/start.log"; return 1; }
 	TOKEN=$(cat "$DB.token")
 	# traffic for the counters: a ping inside the namespaces this start made (bounded: 600 s)
-	ip netns exec sbxsl-a ping -q -i 0.05 -w 600 198.18.0.2 >/dev/null 2>&1 &
+	ip netns exec sbxcs-a ping -q -i 0.05 -w 600 198.18.0.2 >/dev/null 2>&1 &
 	PING=$!
 }
 
