@@ -196,23 +196,7 @@ sbx_tx() { jq '[.workers[].ports[].tx_packets] | add' "$1"; }
 
 run_spanbox() {
 	local n=$1 log="$TMP/spanbox.$1" ppid mpid i t1 t2 c1 c2 pc1 pc2 st1 st2 pk dt pps cpp api cpu
-	rm -f "$TMP/ready"
-	STARTED=1
-	sbx_start_primary "$PRIMARY" "$TMP/spanbox.json" "$TMP/ready" "$log.primary.log"
-	ppid=$SBX_PID
-	OURS+=("$ppid")
-	if ! sbx_wait_ready "$ppid" "$TMP/ready" 300; then
-		echo "forward.sh: spanbox-primary not ready in 30 s; its log:" >&2; tail -20 "$log.primary.log" >&2
-		stop_pid "$ppid" 10; OURS=(); return 1
-	fi
-	sbx_start_mgmt "$MGMT" "$TMP/spanbox.json" "$log.mgmt.log"
-	mpid=$SBX_PID
-	OURS+=("$mpid")
-	if ! sbx_wait_api "$mpid" "$API/status" 200 '.appliance.state == "up" and .workers[0].state == "running"' "$log.s0.json"; then
-		echo "forward.sh: spanbox API not answering on port $MGMT_PORT in 20 s; mgmt log:" >&2
-		tail -20 "$log.mgmt.log" >&2
-		stop_pid "$mpid" 10; stop_pid "$ppid" 10; OURS=(); return 1
-	fi
+	start_spanbox "$TMP/spanbox.json" "$log" '.appliance.state == "up" and .workers[0].state == "running"' || return 1
 	WORKER_PID=$(jq '.workers[0].pid' "$log.s0.json")
 	TSC_HZ=$(jq '.appliance.tsc_hz' "$log.s0.json")
 	if [ -n "$SBX_HOUSEKEEPING_CPU" ]; then

@@ -35,6 +35,30 @@ stop_worker() {
 	return 0
 }
 
+# start_spanbox CONFIG LOG READY_JQ: the primary of CONFIG (ready file $TMP/ready) and its mgmt, in
+# the background, their pids in ppid and mpid (the caller's locals) and in OURS; 0 once mgmt's
+# /status makes READY_JQ true (that answer in LOG.s0.json). Else the log's tail on stderr, both
+# stopped, 1. Logs: LOG.primary.log, LOG.mgmt.log.
+start_spanbox() {
+	local cfg=$1 log=$2 ready=$3
+	STARTED=1
+	sbx_start_primary "$PRIMARY" "$cfg" "$TMP/ready" "$log.primary.log"
+	ppid=$SBX_PID
+	OURS+=("$ppid")
+	if ! sbx_wait_ready "$ppid" "$TMP/ready" 300; then
+		echo "$BENCH: spanbox-primary not ready in 30 s; its log:" >&2; tail -20 "$log.primary.log" >&2
+		stop_ours; return 1
+	fi
+	sbx_start_mgmt "$MGMT" "$cfg" "$log.mgmt.log"
+	mpid=$SBX_PID
+	OURS+=("$mpid")
+	if ! sbx_wait_api "$mpid" "$API/status" 200 "$ready" "$log.s0.json"; then
+		echo "$BENCH: spanbox API not answering on port $MGMT_PORT in 20 s; mgmt log:" >&2
+		tail -20 "$log.mgmt.log" >&2
+		stop_ours; return 1
+	fi
+}
+
 # Hugepage files and runtime dir of one of OUR prefixes (never another instance's).
 remove_prefix_files() {
 	local prefix=$1 mnt

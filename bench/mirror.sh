@@ -359,22 +359,10 @@ run_one() {
 		echo "mirror.sh: $key: only $(hp_free) hugepages free, $need needed (others hold them?): run skipped" >&2
 		return 1
 	fi
-	rm -f "$TMP/ready" "$TMP/spanbox.db"*
-	STARTED=1
-	sbx_start_primary "$PRIMARY" "$cfg" "$TMP/ready" "$log.primary.log"
-	ppid=$SBX_PID
-	OURS+=("$ppid")
-	if ! sbx_wait_ready "$ppid" "$TMP/ready" 300; then
-		echo "mirror.sh: $key: spanbox-primary not ready in 30 s; its log:" >&2; tail -20 "$log.primary.log" >&2
-		stop_pid "$ppid" 10; OURS=(); KEEP_TMP=1; return 1
-	fi
-	sbx_start_mgmt "$MGMT" "$cfg" "$log.mgmt.log"
-	mpid=$SBX_PID
-	OURS+=("$mpid")
-	if ! sbx_wait_api "$mpid" "$API/status" 200 '.appliance.state == "up" and ([.workers[].state] | all(. == "running"))' "$log.s0.json"; then
-		echo "mirror.sh: $key: spanbox API not answering on port $MGMT_PORT in 20 s; mgmt log:" >&2
-		tail -20 "$log.mgmt.log" >&2
-		stop_pid "$mpid" 10; stop_pid "$ppid" 15; stop_workers; OURS=(); KEEP_TMP=1; return 1
+	rm -f "$TMP/spanbox.db"*
+	if ! start_spanbox "$cfg" "$log" '.appliance.state == "up" and ([.workers[].state] | all(. == "running"))'; then
+		echo "mirror.sh: run $key failed to start" >&2
+		stop_workers; KEEP_TMP=1; return 1
 	fi
 	mapfile -t WORKER_PIDS < <(jq '.workers[].pid' "$log.s0.json")
 	TSC_HZ=$(jq '.appliance.tsc_hz' "$log.s0.json")

@@ -35,11 +35,7 @@ WORKER="$BUILD/secondary/spanbox-worker"
 cleanup() {
 	stop_pidfile iperf_c
 	stop_pidfile iperf_s
-	stop_pidfile ping
-	stop_pidfile mgmt
-	stop_pidfile primary
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	demo_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

@@ -18,11 +18,7 @@ CFG="$TMP/web.json"
 TOKEN="web-test-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
 
 cleanup() {
-	stop_pidfile ping
-	stop_pidfile mgmt
-	stop_pidfile primary
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	demo_stop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

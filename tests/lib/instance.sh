@@ -45,6 +45,7 @@ inst_cleanup() {
 #                                      10 a second, at most 5 min ($TMP/ping.pid); 1 when not ready in 30 s
 #   demo_start_mgmt                    mgmt ($TMP/mgmt.pid, $TMP/mgmt.log); 0 once /health says up (15 s)
 #   stop_pidfile NAME                  SIGCONT, SIGTERM the pid in $TMP/NAME.pid, 10 s, then SIGKILL
+#   demo_stop                          ping, mgmt, primary stopped; NSA and NSB deleted
 demo_start_primary() {
 	sbx_start_primary "$BUILD/primary/spanbox-primary" "$CFG" "$TMP/ready" "$TMP/primary.log" "$@"
 	echo "$SBX_PID" >"$TMP/primary.pid"
@@ -65,4 +66,12 @@ stop_pidfile() {
 	kill -CONT "$pid" 2>/dev/null
 	sbx_stop_pid "$pid" 10
 	rm -f "$TMP/$1.pid"
+}
+demo_stop() {
+	stop_pidfile ping
+	stop_pidfile mgmt
+	stop_pidfile primary
+	ip netns del "$NSA" 2>/dev/null
+	ip netns del "$NSB" 2>/dev/null
+	rm -f "$TMP/netns.owned"
 }
