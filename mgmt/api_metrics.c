@@ -20,6 +20,7 @@
 #include "api.h"
 #include "attach.h"
 #include "db.h"
+#include "ingress_view.h"
 #include "pool_audit.h"
 #include "status.h"
 
@@ -415,6 +416,59 @@ static void pool_metrics(struct pbuf *b, const struct sbx_shm *shm)
 }
 
 /* Build the whole exposition; @p shm NULL when the appliance is down. */
+/*
+ * The ingress senders and decap rules of every port, from the same sums /status shows
+ * (mgmt_ingress_json): spanbox_ingress_tunnel_* {port, kind, source, id} and
+ * spanbox_ingress_rule_* {port, rule, type}. Families with no sample are still declared.
+ */
+static void ingress_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)[LBL])
+{
+	static const struct {
+		const char *name, *key, *help;
+	} tf[] = {
+		{ "spanbox_ingress_tunnel_packets_total", "packets", "Frames decapsulated of one tunnel sender." },
+		{ "spanbox_ingress_tunnel_bytes_total", "bytes", "Inner bytes delivered of one tunnel sender." },
+		{ "spanbox_ingress_tunnel_seq_lost_total", "seq_lost",
+		  "Frames a jump forward of the sender's GRE sequence number skipped." },
+		{ "spanbox_ingress_tunnel_seq_reordered_total", "seq_reordered",
+		  "Frames of the sender numbered behind the expected sequence number." },
+		{ "spanbox_ingress_tunnel_truncated_total", "truncated", "Frames of the sender with the ERSPAN T bit." },
+		{ "spanbox_ingress_rule_packets_total", NULL, "Frames a decap rule of the port terminated." },
+	};
+	uint16_t nb_p = mgmt_nb_ports(shm), nb_w = mgmt_nb_workers(shm), i;
+	cJSON *ing[SBX_MAX_PORTS];
+	size_t f;
+
+	for (i = 0; i < nb_p; i++)
+		ing[i] = mgmt_ingress_json(shm, i, nb_w);
+	for (f = 0; f < sizeof(tf) / sizeof(tf[0]); f++) {
+		family(b, tf[f].name, "counter", tf[f].help);
+		for (i = 0; i < nb_p; i++) {
+			const cJSON *e;
+			int k = 0;
+
+			cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(ing[i], tf[f].key ? "tunnels" : "decap")) {
+				char l[2 * LBL];
+				const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, tf[f].key ? tf[f].key : "packets");
+
+				snprintf(l, sizeof(l), "%s", plbl[i]);
+				if (tf[f].key != NULL) {
+					label_s(l, sizeof(l), "kind", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "kind")));
+					label_s(l, sizeof(l), "source", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "source")));
+					label_u(l, sizeof(l), "id",
+						(unsigned long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "id")));
+				} else {
+					label_i(l, sizeof(l), "rule", k++);
+					label_s(l, sizeof(l), "type", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type")));
+				}
+				sample_u(b, tf[f].name, l, (uint64_t)cJSON_GetNumberValue(v));
+			}
+		}
+	}
+	for (i = 0; i < nb_p; i++)
+		cJSON_Delete(ing[i]);
+}
+
 static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct mgmt_db *db)
 {
 	char l[4 * LBL] = "";
@@ -452,6 +506,7 @@ static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct
 		port_metrics(b, shm, plbl);
 		worker_metrics(b, shm, plbl);
 		mirror_metrics(b, shm);
+		ingress_metrics(b, shm, plbl);
 		pool_metrics(b, shm);
 	}
 }

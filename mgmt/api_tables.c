@@ -200,36 +200,22 @@ static cJSON *file_doc(const char *path)
 void mgmt_tables_attach(const struct sbx_shm *shm)
 {
 	cJSON *doc = shm != NULL ? file_doc(shm->config_path) : NULL;
-	const char *keep[] = { "forwarding", "mirrors" };
-	size_t k;
+	char *live = doc != NULL ? sbx_live_extract(doc) : NULL;
 
 	cJSON_Delete(file_sections);
-	file_sections = NULL;
-	if (doc == NULL)
-		return;
-	file_sections = cJSON_CreateObject();
-	for (k = 0; k < sizeof(keep) / sizeof(keep[0]) && file_sections != NULL; k++) {
-		cJSON *it = cJSON_DetachItemFromObjectCaseSensitive(doc, keep[k]);
-
-		if (it != NULL)
-			cJSON_AddItemToObject(file_sections, keep[k], it);
-	}
+	file_sections = live != NULL ? cJSON_Parse(live) : NULL; /* the file's live sections, as stored */
+	free(live);
 	cJSON_Delete(doc);
 }
 
-/* true when @p a and @p b hold the same member @p key (both absent counts as the same). */
-static bool same_member(const cJSON *a, const cJSON *b, const char *key)
+/* true when the live sections @p live (sbx_live_extract) are those of the running config file. */
+static bool is_file_content(const char *live)
 {
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, key), *y = cJSON_GetObjectItemCaseSensitive(b, key);
+	cJSON *l = file_sections != NULL ? cJSON_Parse(live) : NULL;
+	bool same = l != NULL && cJSON_Compare(file_sections, l, true);
 
-	return (x == NULL && y == NULL) || (x != NULL && y != NULL && cJSON_Compare(x, y, true));
-}
-
-/* true when @p doc's forwarding and mirrors are those of the running config file. */
-static bool is_file_content(const cJSON *doc)
-{
-	return file_sections != NULL && same_member(file_sections, doc, "forwarding") &&
-	       same_member(file_sections, doc, "mirrors");
+	cJSON_Delete(l);
+	return same;
 }
 
 /*
@@ -269,7 +255,7 @@ static unsigned int change_validate(struct change *c, const cJSON *doc, const ch
 	} else if (sbx_config_parse(c->text, tmp, err, sizeof(err)) != 0) {
 		code = MHD_HTTP_UNPROCESSABLE_CONTENT;
 		*body = validation_error(err, field_prefix);
-	} else if (is_file_content(doc)) {
+	} else if (is_file_content(c->live)) {
 		/* the file's own sections: nothing is stored for it any more (the file wins again) */
 		free(c->live);
 		c->live = NULL;
@@ -660,7 +646,7 @@ static unsigned int get_config(struct req *r, cJSON **body)
 	return code;
 }
 
-/* PUT /config: replace the whole document; only forwarding and mirrors may differ. */
+/* PUT /config: replace the whole document; only forwarding, mirrors and ports[].ingress may differ. */
 static unsigned int put_config(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
@@ -695,6 +681,92 @@ static unsigned int put_config(struct req *r, cJSON **body)
 	return code;
 }
 
+/* The running document and the index of port {name} in it; NULL with *body set (404) when none. */
+static cJSON *doc_with_port(struct req *r, cJSON **body, unsigned int *code, int *idx)
+{
+	cJSON *doc = running_doc(r, body, code);
+
+	if (doc == NULL)
+		return NULL;
+	*idx = mgmt_doc_port(doc, r->params[0]);
+	if (*idx < 0) {
+		cJSON_Delete(doc);
+		*code = MHD_HTTP_NOT_FOUND;
+		*body = mgmt_error(*code, NULL, "no port %s", r->params[0]);
+		return NULL;
+	}
+	return doc;
+}
+
+/* GET /ports/{name}/ingress: {"port": name, "ingress": the object as running, or null}. */
+static unsigned int get_ingress(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	int idx;
+	cJSON *doc = doc_with_port(r, body, &code, &idx), *o, *ing;
+
+	if (doc == NULL)
+		return code;
+	ing = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "ports"), idx),
+					       "ingress");
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "port", r->params[0]);
+	cJSON_AddItemToObject(o, "ingress", ing ? cJSON_Duplicate(ing, true) : cJSON_CreateNull());
+	cJSON_Delete(doc);
+	*body = o;
+	return code;
+}
+
+/* PUT /ports/{name}/ingress: the port's ingress object replaced (live, stored); DELETE: removed. */
+static unsigned int put_ingress(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	char detail[160], prefix[32];
+	struct mgmt_verdict v;
+	cJSON *doc, *in;
+	int idx;
+
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	doc = doc_with_port(r, body, &code, &idx);
+	if (doc == NULL)
+		return code;
+	in = mgmt_parse_body(r, body, &code);
+	if (in == NULL) {
+		cJSON_Delete(doc);
+		return code;
+	}
+	if (mgmt_merge_put_ingress(in, doc, idx, prefix, sizeof(prefix), &v) != 0) {
+		*body = verdict_error(&v);
+		cJSON_Delete(in);
+		cJSON_Delete(doc);
+		return v.code;
+	}
+	snprintf(detail, sizeof(detail), "PUT /api/v1/ports/%s/ingress: ingress replaced", r->params[0]);
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, in, prefix);
+}
+
+static unsigned int delete_ingress(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	char detail[160];
+	cJSON *doc, *ok;
+	int idx;
+
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES))
+		return 0;
+	doc = doc_with_port(r, body, &code, &idx);
+	if (doc == NULL)
+		return code;
+	cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "ports"), idx),
+						"ingress");
+	snprintf(detail, sizeof(detail), "DELETE /api/v1/ports/%s/ingress: ingress removed", r->params[0]);
+	ok = cJSON_CreateObject();
+	cJSON_AddStringToObject(ok, "port", r->params[0]);
+	cJSON_AddNullToObject(ok, "ingress");
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok, NULL);
+}
+
 const struct mgmt_route mgmt_routes_tables[] = {
 	{ "GET", "/api/v1/mirrors", get_mirrors },
 	{ "POST", "/api/v1/mirrors", post_mirror },
@@ -704,6 +776,9 @@ const struct mgmt_route mgmt_routes_tables[] = {
 	{ "GET", "/api/v1/forwarding/xconnects", get_xconnects },
 	{ "POST", "/api/v1/forwarding/xconnects", post_xconnect },
 	{ "DELETE", "/api/v1/forwarding/xconnects/{id}", delete_xconnect },
+	{ "GET", "/api/v1/ports/{name}/ingress", get_ingress },
+	{ "PUT", "/api/v1/ports/{name}/ingress", put_ingress },
+	{ "DELETE", "/api/v1/ports/{name}/ingress", delete_ingress },
 	{ "GET", "/api/v1/config", get_config },
 	{ "PUT", "/api/v1/config", put_config },
 	{ NULL, NULL, NULL },

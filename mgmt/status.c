@@ -11,6 +11,7 @@
 
 #include "db.h"
 #include "history.h"
+#include "ingress_view.h"
 
 #include "status.h"
 #include "system.h"
@@ -63,7 +64,7 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	const struct sbx_port_cfg *pc = &shm->cfg.ports[i];
 	const struct sbx_port_shm *ps = &shm->ports[i];
 	struct sbx_port_counters sum;
-	cJSON *o = cJSON_CreateObject(), *link, *st;
+	cJSON *o = cJSON_CreateObject(), *link, *st, *ing;
 	char mac[18];
 	int16_t peer;
 
@@ -89,6 +90,8 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	mgmt_ethdev_counters_json(st, ps);
 	mgmt_port_worker_sum(shm, i, nb_w, &sum);
 	mgmt_port_counters_json(cJSON_AddObjectToObject(o, "workers"), &sum);
+	ing = mgmt_ingress_json(shm, i, nb_w); /* null: no ingress stage */
+	cJSON_AddItemToObject(o, "ingress", ing ? ing : cJSON_CreateNull());
 	return o;
 }
 

@@ -181,6 +181,36 @@ const cJSON *mgmt_check_xconnect_body(const cJSON *in, struct mgmt_verdict *v)
 	return ports;
 }
 
+int mgmt_doc_port(const cJSON *doc, const char *name)
+{
+	const cJSON *p;
+	int i = 0;
+
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(doc, "ports")) {
+		const cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
+
+		if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+unsigned int mgmt_merge_put_ingress(const cJSON *in, cJSON *doc, int idx, char *prefix, size_t prefix_len,
+				    struct mgmt_verdict *v)
+{
+	cJSON *port = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(doc, "ports"), idx);
+
+	if (!cJSON_IsObject(in))
+		return refuse(v, 422, NULL, "expected an ingress object (docs/CONFIG.md \"ingress\")");
+	if (port == NULL)
+		return refuse(v, 404, NULL, "no port %d", idx);
+	cJSON_DeleteItemFromObjectCaseSensitive(port, "ingress");
+	cJSON_AddItemToObject(port, "ingress", cJSON_Duplicate(in, true));
+	snprintf(prefix, prefix_len, "ports[%d].ingress.", idx);
+	return 0;
+}
+
 unsigned int mgmt_check_put_config_body(const cJSON *in, struct mgmt_verdict *v)
 {
 	return cJSON_IsObject(in) ? 0 : refuse(v, 422, "config", "config: expected a JSON object");
@@ -317,6 +347,15 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 			return refuse(v, 404, NULL, "no mirror session %ld", id);
 		}
 	}
+	if (route == MGMT_W_PUT_INGRESS) { /* the route finds the port in the running document first */
+		doc = running ? cJSON_Parse(running) : NULL;
+		if (doc == NULL)
+			return refuse(v, 500, NULL, "running config is not JSON");
+		if (id < 0 || id >= cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "ports"))) {
+			cJSON_Delete(doc);
+			return refuse(v, 404, NULL, "no port %ld", id);
+		}
+	}
 	in = mgmt_body_json(body, len, v);
 	if (in == NULL) {
 		cJSON_Delete(doc);
@@ -358,6 +397,9 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 			mgmt_config_take_token(in, doc);
 		cJSON_Delete(doc);
 		doc = cJSON_Duplicate(in, true);
+		break;
+	case MGMT_W_PUT_INGRESS:
+		code = mgmt_merge_put_ingress(in, doc, (int)id, prefix, sizeof(prefix), v);
 		break;
 	default:
 		break;

@@ -72,6 +72,17 @@ unsigned int mgmt_merge_put_mirror(cJSON *in, cJSON *doc, long id, int idx, char
  */
 const cJSON *mgmt_check_xconnect_body(const cJSON *in, struct mgmt_verdict *v);
 
+/**
+ * PUT /ports/{name}/ingress: @p in (the port's new ingress object) replaces ports[@p idx].ingress of
+ * @p doc; @p prefix receives "ports[idx].ingress." for the errors of the whole document.
+ * @return 0, or 422 (not an object) with @p v set.
+ */
+unsigned int mgmt_merge_put_ingress(const cJSON *in, cJSON *doc, int idx, char *prefix, size_t prefix_len,
+				    struct mgmt_verdict *v);
+
+/** The index of port @p name in @p doc's ports, -1 when there is none. */
+int mgmt_doc_port(const cJSON *doc, const char *name);
+
 /** PUT /config: the body must be an object. @return 0 or 422. */
 unsigned int mgmt_check_put_config_body(const cJSON *in, struct mgmt_verdict *v);
 
@@ -102,6 +113,7 @@ enum mgmt_write_route {
 	MGMT_W_POST_XCONNECT, /**< POST /api/v1/forwarding/xconnects */
 	MGMT_W_PUT_CONFIG,    /**< PUT /api/v1/config */
 	MGMT_W_MEMPROBE,      /**< POST /system/memprobe */
+	MGMT_W_PUT_INGRESS,   /**< PUT /api/v1/ports/{name}/ingress ({id}: the port's index) */
 	MGMT_W_COUNT
 };
 

@@ -3,6 +3,7 @@
  * Replay: run a config whose inputs are finite pcap files until every input is at EOF (exact:
  * libpcap says so, pcap_port.c) and every ring and worker has drained.
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,41 @@ static int col_width(const char *name)
 #define MIRROR_HEAD(field, json, replay, ...) printf(" %*s", col_width(replay), replay);
 #define MIRROR_VAL(field, json, replay, ...) printf(" %*" PRIu64, col_width(replay), m->field);
 
+/* The tunnel senders the ingress stages followed (struct sbx_ingress_stats), one line per worker
+ * and sender: port, kind, outer source, session id / VNI / key, frames, sequence numbers. */
+static void print_tunnels(struct sbx_primary *p)
+{
+	static const char *const kinds[] = { "none", "erspan1", "erspan2", "erspan3", "vxlan", "gre" };
+	bool head = false;
+	unsigned int w, i;
+
+	for (w = 0; w < p->cfg->nb_workers; w++) {
+		const struct sbx_ingress_stats *is = &p->shm->workers[w].stats.ingress;
+
+		for (i = 0; i < SBX_MAX_TUNNEL_SOURCES; i++) {
+			const struct sbx_tunnel_source *e = &is->src[i];
+			char addr[INET6_ADDRSTRLEN];
+
+			if (!e->used)
+				continue;
+			if (!head) {
+				printf("%-10s %6s %-8s %-39s %10s %12s %14s %10s %12s %10s %13s %10s\n", "tunnel", "worker",
+				       "kind", "source", "id", "packets", "bytes", "seq_gaps", "seq_lost", "reordered",
+				       "sequence", "truncated");
+				head = true;
+			}
+			if (inet_ntop(e->af == 6 ? AF_INET6 : AF_INET, e->src, addr, sizeof(addr)) == NULL)
+				snprintf(addr, sizeof(addr), "?");
+			printf("%-10s %6u %-8s %-39s %10u %12" PRIu64 " %14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64
+			       " %13s %10" PRIu64 "\n",
+			       p->cfg->ports[e->port % SBX_MAX_PORTS].name, w, kinds[e->kind < 6 ? e->kind : 0], addr, e->id,
+			       e->packets, e->bytes, e->seq_gaps, e->seq_lost, e->seq_reordered,
+			       e->seq_frames == 0 ? "absent" : e->seq_not_maintained ? "not_maintained" : "maintained",
+			       e->truncated);
+		}
+	}
+}
+
 void sbx_print_counters(struct sbx_primary *p)
 {
 	uint16_t i;
@@ -78,6 +114,7 @@ void sbx_print_counters(struct sbx_primary *p)
 		SBX_FOREACH_PORT_COUNTER(PORT_VAL)
 		printf(" %12" PRIu64 "\n", p->shm->ports[i].opackets);
 	}
+	print_tunnels(p);
 	if (p->cfg->nb_mirrors == 0)
 		return;
 	printf("%-16s %6s", "session", "worker");

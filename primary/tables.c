@@ -176,6 +176,7 @@ static int apply_staged(void)
 	char err[512], client[sizeof(tp->shm->staging.client)], *colon;
 	const char *diff;
 	uint64_t gen, token;
+	unsigned int i;
 	int rc = -1;
 
 	if (n == NULL)
@@ -194,7 +195,8 @@ static int apply_staged(void)
 	}
 	diff = sbx_config_static_diff(n, &tp->shm->cfg); /* the config as parsed at start */
 	if (diff != NULL) {
-		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding and mirrors can): "
+		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding, mirrors and the "
+			    "ports' ingress can): "
 			    "restart it with the new config file", diff);
 		goto out;
 	}
@@ -225,6 +227,8 @@ static int apply_staged(void)
 	memcpy(next->cfg.xconnects, n->xconnects, sizeof(n->xconnects));
 	next->cfg.nb_mirrors = n->nb_mirrors;
 	memcpy(next->cfg.mirrors, n->mirrors, sizeof(n->mirrors));
+	for (i = 0; i < SBX_MAX_PORTS; i++) /* ports are static but for their ingress stages */
+		next->cfg.ports[i].ingress = n->ports[i].ingress;
 	if (assign_counter_sets(cur, n, next->cset) != 0) {
 		rc = refuse("mirrors", "mirrors: no free counter set (at most %d sessions, %d counter sets)",
 			    SBX_MAX_MIRRORS, SBX_MIRROR_COUNTER_SETS);

@@ -24,6 +24,7 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 {
 	uint64_t gen = __atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE);
 	const struct sbx_tables *t = &wk->shm->tables[gen & 1];
+	char ierr[160];
 	int rc;
 
 	sbx_mirror_flush(&wk->mirror);
@@ -32,6 +33,11 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 	rc = sbx_mirror_setup(&wk->mirror, wk->shm, t, wk->id, err, errlen);
 	if (rc != 0)
 		sbx_mirror_teardown(&wk->mirror); /* forward on, mirror nothing */
+	/* ingress stages: a dedup table it cannot allocate turns dedup off, the rest runs */
+	if (sbx_ingress_setup(&wk->ingress, t, &wk->slot->stats, ierr, sizeof(ierr)) != 0 && rc == 0) {
+		snprintf(err, errlen, "%s", ierr);
+		rc = -1;
+	}
 	wk->gen = gen;
 	__atomic_store_n(&wk->slot->stats.tables_gen, gen, __ATOMIC_RELEASE);
 	return rc;
@@ -126,9 +132,10 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	struct sbx_worker_stats *st = &wk->slot->stats;
 	struct rte_mbuf *sorted[SBX_MAX_BURST], *bad[SBX_MAX_BURST], **good = pkts;
 	const uint32_t span = wk->len_span[in];
-	uint64_t bytes = 0, bad_bytes = 0, chain = 0, runt = 0, big = 0;
-	uint16_t i, ng = n, nb = 0, sent;
+	uint64_t bytes = 0, rx_bytes, bad_bytes = 0, chain = 0, runt = 0, big = 0;
+	uint16_t i, ng = n, nb = 0, sent, ni = 0;
 	int16_t out = wk->peer[in];
+	struct rte_mbuf *ig_out[SBX_MAX_BURST], *ig_drop[SBX_MAX_BURST];
 
 	for (i = 0; i < n; i++) {
 		bytes += pkts[i]->pkt_len;
@@ -154,6 +161,17 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 				big++;
 		}
 	}
+	rx_bytes = bytes;
+	if (unlikely(nb)) {
+		for (i = 0; i < nb; i++)
+			bad_bytes += bad[i]->pkt_len;
+		bytes -= bad_bytes;
+	}
+	/* the ingress stage (ingress.c): decap, strip, tag, dedup; what it drops is freed below */
+	if (unlikely(sbx_ingress_active(&wk->ingress, in)) && ng) {
+		ng = sbx_ingress_burst(&wk->ingress, in, good, ng, ig_out, ig_drop, &ni, rte_rdtsc(), &bytes);
+		good = ig_out;
+	}
 	/* copies are made while the burst is still recoverable; they only read the frames */
 	if (unlikely(sbx_mirror_watches(&wk->mirror, in, SBX_DIR_RX)) && ng)
 		sbx_mirror_prepare(&wk->mirror, in, SBX_DIR_RX, good, ng);
@@ -162,18 +180,17 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	/* from here on mbufs leave the burst: the primary must no longer free it after a crash */
 	__atomic_store_n(&st->held, 0, __ATOMIC_RELEASE);
 	st->port[in].rx_pkts += n;
-	st->port[in].rx_bytes += bytes;
+	st->port[in].rx_bytes += rx_bytes;
 	if (unlikely(nb)) {
-		for (i = 0; i < nb; i++)
-			bad_bytes += bad[i]->pkt_len;
 		st->bad_pkts += chain;
 		st->port[in].runt += runt;
 		st->port[in].oversize += big;
 		st->port[in].drop_pkts += nb;
 		st->port[in].drop_bytes += bad_bytes;
-		bytes -= bad_bytes;
 		rte_pktmbuf_free_bulk(bad, nb);
 	}
+	if (unlikely(ni)) /* counted by the stage */
+		rte_pktmbuf_free_bulk(ig_drop, ni);
 	if (ng == 0)
 		return;
 	if (unlikely(out < 0)) {

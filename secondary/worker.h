@@ -9,6 +9,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "spanbox/shm.h"
+#include "ingress.h"
 #include "mirror.h"
 #include "queue.h"
 
@@ -23,6 +24,7 @@ struct sbx_worker {
 	int16_t peer[SBX_MAX_PORTS];         /**< cross-connect: output port of each input port, -1 none */
 	uint32_t len_span[SBX_MAX_PORTS];    /**< per input port: longest frame - SBX_FRAME_MIN, bytes (one
 						  unsigned compare finds runts and oversize frames) */
+	struct sbx_ingress_engine ingress;   /**< this worker's view of the ingress stages (ingress.c) */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
 	struct rte_rcu_qsbr *rcu;            /**< the tables' QSBR variable (memzone SBX_RCU_MEMZONE_NAME) */
 	uint64_t gen;                        /**< generation of the runtime tables in use */

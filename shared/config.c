@@ -1349,21 +1349,30 @@ bool sbx_config_has_pci(const struct sbx_config *cfg)
 
 const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_config *b)
 {
-	/* sbx_config_parse() zeroes the whole struct first: padding compares equal */
+	/* sbx_config_parse() zeroes the whole struct first: padding compares equal. "ports" is all of
+	 * each port but its ingress object (live: runtime tables), the last member of sbx_port_cfg. */
 	static const struct {
 		const char *name;
 		size_t from, to;
 	} sec[] = {
 		{ "eal", offsetof(struct sbx_config, file_prefix), offsetof(struct sbx_config, pool_mbufs) },
 		{ "pool", offsetof(struct sbx_config, pool_mbufs), offsetof(struct sbx_config, nb_ports) },
-		{ "ports", offsetof(struct sbx_config, nb_ports), offsetof(struct sbx_config, nb_workers) },
+		{ "ports", 0, 0 },
 		{ "workers", offsetof(struct sbx_config, nb_workers), offsetof(struct sbx_config, nb_xconnects) },
 		{ "mgmt", offsetof(struct sbx_config, mgmt_listen), sizeof(struct sbx_config) },
 	};
-	size_t i;
+	size_t i, p;
 
-	for (i = 0; i < sizeof(sec) / sizeof(sec[0]); i++)
-		if (memcmp((const char *)a + sec[i].from, (const char *)b + sec[i].from, sec[i].to - sec[i].from))
+	for (i = 0; i < sizeof(sec) / sizeof(sec[0]); i++) {
+		if (sec[i].to == 0) {
+			if (a->nb_ports != b->nb_ports)
+				return sec[i].name;
+			for (p = 0; p < SBX_MAX_PORTS; p++)
+				if (memcmp(&a->ports[p], &b->ports[p], offsetof(struct sbx_port_cfg, ingress)))
+					return sec[i].name;
+		} else if (memcmp((const char *)a + sec[i].from, (const char *)b + sec[i].from, sec[i].to - sec[i].from)) {
 			return sec[i].name;
+		}
+	}
 	return NULL;
 }

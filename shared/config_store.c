@@ -79,6 +79,37 @@ int sbx_store_forget(const char *db_path, const char *config_path, char *err, si
 	return n;
 }
 
+/* {"<port name>": <its ingress object>, ...} of the ports of @p doc that have one. */
+static cJSON *ingress_extract(const cJSON *doc)
+{
+	const cJSON *ports = cJSON_GetObjectItemCaseSensitive(doc, "ports"), *p;
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_ArrayForEach(p, ports) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+		const cJSON *ing = cJSON_GetObjectItemCaseSensitive(p, "ingress");
+
+		if (cJSON_IsString(name) && ing != NULL)
+			cJSON_AddItemToObject(o, name->valuestring, cJSON_Duplicate(ing, true));
+	}
+	return o;
+}
+
+/* Every port of @p doc gets the ingress object @p ing names it by (none: it has none). */
+static void ingress_merge(cJSON *doc, const cJSON *ing)
+{
+	cJSON *ports = cJSON_GetObjectItemCaseSensitive(doc, "ports"), *p;
+
+	cJSON_ArrayForEach(p, ports) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+		const cJSON *mine = cJSON_IsString(name) ? cJSON_GetObjectItemCaseSensitive(ing, name->valuestring) : NULL;
+
+		cJSON_DeleteItemFromObjectCaseSensitive(p, "ingress");
+		if (mine != NULL)
+			cJSON_AddItemToObject(p, "ingress", cJSON_Duplicate(mine, true));
+	}
+}
+
 char *sbx_live_extract(const cJSON *doc)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -91,6 +122,7 @@ char *sbx_live_extract(const cJSON *doc)
 	if (f != NULL)
 		cJSON_AddItemToObject(o, "forwarding", cJSON_Duplicate(f, true));
 	cJSON_AddItemToObject(o, "mirrors", m ? cJSON_Duplicate(m, true) : cJSON_CreateArray());
+	cJSON_AddItemToObject(o, "ingress", ingress_extract(doc));
 	s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;
@@ -100,6 +132,10 @@ void sbx_live_merge(cJSON *doc, cJSON *live)
 {
 	size_t i;
 
+	/* ports[].ingress is kept as {"ingress": {port name: object}}; a row stored before ingress
+	 * existed has no such key and leaves the file's ingress objects as they are */
+	if (cJSON_GetObjectItemCaseSensitive(live, "ingress") != NULL)
+		ingress_merge(doc, cJSON_GetObjectItemCaseSensitive(live, "ingress"));
 	for (i = 0; i < sizeof(live_sections) / sizeof(live_sections[0]); i++) {
 		cJSON_DeleteItemFromObjectCaseSensitive(doc, live_sections[i]);
 		if (cJSON_GetObjectItemCaseSensitive(live, live_sections[i]))

@@ -179,7 +179,38 @@ function renderPorts(ports, prev, dt) {
 	});
 }
 
-async function restartWorker(id, button) {
+/** The ports with ingress stages: counters of the stages and the tunnel senders (ports[].ingress). */
+function renderIngress(ports) {
+	const withIngress = ports.filter((p) => p.ingress);
+	syncTable($('ingress').tBodies[0], withIngress, (p) => p.name, (p) => {
+		const w = p.workers || {}, ing = p.ingress;
+		const malformed = Object.keys(w).filter((k) => k.startsWith('decap_malformed_'))
+			.reduce((a, k) => a + (w[k] || 0), 0);
+		const why = Object.keys(w).filter((k) => k.startsWith('decap_malformed_') && w[k])
+			.map((k) => `${k.slice(16)} ${count(w[k])}`).join(', ');
+		const stages = (ing.decap || []).map((r) => `decap ${r.type} (${count(r.packets)})`);
+		if (w.vlan_tags_stripped || w.mpls_labels_stripped)
+			stages.push(`stripped ${count(w.vlan_tags_stripped)} tags, ${count(w.mpls_labels_stripped)} labels`);
+		if (w.tagged_packets)
+			stages.push(`tagged ${count(w.tagged_packets)}`);
+		const senders = (ing.tunnels || []).map((t) => `${t.kind} ${t.source} id ${t.id}: ${count(t.packets)} pkts` +
+			(t.sequence === 'maintained' ? `, ${count(t.seq_lost)} lost, ${count(t.seq_reordered)} reordered`
+				: t.sequence === 'not_maintained' ? ', sequence not maintained' : ''));
+		return [
+			p.name,
+			stages.join('; ') || DASH,
+			{ text: count(w.decap_packets), cls: 'num decap' },
+			{ text: count(malformed), cls: 'num malformed', title: why || 'none' },
+			{ text: count((w.non_tunnel_passed || 0) + (w.non_tunnel_dropped || 0)), cls: 'num non-tunnel',
+				title: `passed ${count(w.non_tunnel_passed)}, dropped ${count(w.non_tunnel_dropped)}` },
+			{ text: count(w.dedup_duplicates), cls: 'num dedup',
+				title: `unique ${count(w.dedup_unique)}, evictions ${count(w.dedup_evictions)}` },
+			{ text: senders.join('; ') || DASH, cls: 'senders' },
+		];
+	});
+}
+
+async function restartWorker(id, button) {async function restartWorker(id, button) {
 	button.disabled = true;
 	try {
 		const r = await api('POST', `/api/v1/workers/${id}/restart`);
@@ -459,6 +490,7 @@ async function refresh() {
 
 	renderHealth(health, status);
 	renderPorts(status.ports || [], prev, dt);
+	renderIngress(status.ports || []);
 	renderWorkers(status.workers || [], prev, dt, nowMs);
 	renderMirrors(mirrors, prev, dt);
 	renderPools(status.pools || []);

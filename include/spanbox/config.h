@@ -315,8 +315,8 @@ static inline int16_t sbx_config_peer(const struct sbx_config *cfg, uint16_t por
 }
 
 /**
- * Compare the sections that cannot change while the appliance runs (eal, pool, ports, workers,
- * mgmt) of two configs made by sbx_config_parse().
+ * Compare the sections that cannot change while the appliance runs (eal, pool, ports but their
+ * ingress objects, workers, mgmt) of two configs made by sbx_config_parse().
  * @return NULL when equal, else the name of the first section that differs ("ports").
  */
 const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_config *b);

@@ -44,12 +44,15 @@ char *sbx_store_get(const char *db_path, const char *config_path, char *when, si
  */
 int sbx_store_forget(const char *db_path, const char *config_path, char *err, size_t errlen);
 
-/** The live sections of config document @p doc as stored: {"forwarding":..,"mirrors":[..]}
- *  (mirrors always present), printed unformatted. @return malloc'd JSON, NULL when out of memory. */
+/** The live sections of config document @p doc as stored: {"forwarding":..,"mirrors":[..],
+ *  "ingress":{"<port name>":{..}}} (mirrors and ingress always present; ingress holds the
+ *  ports[].ingress objects by port name), printed unformatted. @return malloc'd JSON, NULL when
+ *  out of memory. */
 char *sbx_live_extract(const cJSON *doc);
 
 /** Replace the live sections of @p doc by those of @p live (a section absent from @p live is
- *  removed from @p doc); @p live is emptied. */
+ *  removed from @p doc; the ports' ingress objects are replaced only when @p live has "ingress");
+ *  @p live is emptied. */
 void sbx_live_merge(cJSON *doc, cJSON *live);
 
 #endif

@@ -64,7 +64,46 @@
 	  "Frames received on the port shorter than an Ethernet header (14 B), dropped (part of "              \
 	  "drop_packets).") \
 	_(oversize, "oversize", "spanbox_worker_oversize_packets_total", "packets", NONE,                      \
-	  "Frames received on the port longer than its mtu + 22 B, dropped (part of drop_packets).")
+	  "Frames received on the port longer than its mtu + 22 B, dropped (part of drop_packets).") \
+	/* ingress stages (docs/INGRESS.md); every frame they drop is also in drop_packets */                 \
+	_(decap_pkts, "decap_packets", "spanbox_worker_decap_packets_total", "packets", NONE,                  \
+	  "Tunnelled frames received on the port whose outer headers a decap rule removed.") \
+	_(decap_bytes, "decap_bytes", "spanbox_worker_decap_bytes_total", "bytes", NONE,                       \
+	  "Bytes of the inner frames those decapsulations delivered.") \
+	_(non_tunnel_pass, "non_tunnel_passed", "spanbox_worker_non_tunnel_passed_packets_total", "packets",   \
+	  NONE, "Frames matching no decap rule of the port, passed on unchanged (ingress.non_tunnel pass).") \
+	_(non_tunnel_drop, "non_tunnel_dropped", "spanbox_worker_non_tunnel_dropped_packets_total", "packets", \
+	  NONE, "Frames matching no decap rule of the port, dropped (ingress.non_tunnel drop).") \
+	_(decap_bad_short_outer, "decap_malformed_short_outer", "spanbox_worker_decap_malformed_short_outer_total", \
+	  "packets", NONE, "Tunnel frames dropped: the outer headers end before the frame does.") \
+	_(decap_bad_ip_fragment, "decap_malformed_ip_fragment", "spanbox_worker_decap_malformed_ip_fragment_total", \
+	  "packets", NONE, "Tunnel frames dropped: an outer IPv4 or IPv6 fragment (never reassembled).") \
+	_(decap_bad_gre, "decap_malformed_gre_unsupported", "spanbox_worker_decap_malformed_gre_unsupported_total", \
+	  "packets", NONE, "Tunnel frames dropped: GRE version other than 0, or the routing bit set.") \
+	_(decap_bad_vxlan_flags, "decap_malformed_vxlan_flags", "spanbox_worker_decap_malformed_vxlan_flags_total", \
+	  "packets", NONE, "VXLAN frames dropped: the I flag is not set.") \
+	_(decap_bad_inner_runt, "decap_malformed_inner_runt", "spanbox_worker_decap_malformed_inner_runt_total", \
+	  "packets", NONE, "Tunnel frames dropped: the inner frame is shorter than 14 bytes.") \
+	_(decap_bad_length, "decap_malformed_length_mismatch", "spanbox_worker_decap_malformed_length_mismatch_total", \
+	  "packets", NONE, "Tunnel frames dropped: an outer IP or UDP length larger than the frame.") \
+	_(decap_bad_frame_type, "decap_malformed_frame_type", "spanbox_worker_decap_malformed_frame_type_total", \
+	  "packets", NONE, "ERSPAN type III frames dropped: a frame type other than Ethernet (0) or IP (2).") \
+	_(decap_ft_ip, "decap_ip_frames", "spanbox_worker_decap_ip_frames_total", "packets", NONE,              \
+	  "ERSPAN type III frames of frame type 2 (IP), delivered behind a synthesised Ethernet header.") \
+	_(vlan_stripped, "vlan_tags_stripped", "spanbox_worker_vlan_tags_stripped_total", "tags", NONE,        \
+	  "802.1Q/802.1ad tags removed by ingress.strip.") \
+	_(mpls_stripped, "mpls_labels_stripped", "spanbox_worker_mpls_labels_stripped_total", "labels", NONE,  \
+	  "MPLS label stack entries removed by ingress.strip.") \
+	_(tagged, "tagged_packets", "spanbox_worker_tagged_packets_total", "packets", NONE,                    \
+	  "Frames that got the port's ingress.tag VLAN tag.") \
+	_(ingress_unwritable, "ingress_unwritable", "spanbox_worker_ingress_unwritable_packets_total", "packets", \
+	  NONE, "Frames an ingress stage had to change but could not (a shared buffer, no headroom), dropped.") \
+	_(dedup_unique, "dedup_unique", "spanbox_worker_dedup_unique_packets_total", "packets", NONE,          \
+	  "Frames the dedup stage had not seen within its window: passed on.") \
+	_(dedup_dup, "dedup_duplicates", "spanbox_worker_dedup_duplicate_packets_total", "packets", NONE,      \
+	  "Frames dropped as duplicates of one seen within the dedup window.") \
+	_(dedup_evict, "dedup_evictions", "spanbox_worker_dedup_evictions_total", "entries", NONE,             \
+	  "Dedup table entries younger than the window overwritten for want of room.")
 
 /**
  * Per worker, per mirror session counters: _(field, json, replay, prom, reason, unit, hist, help).

@@ -75,6 +75,44 @@ const char *sbx_worker_state_name(uint32_t s);
 
 /* struct sbx_port_counters and struct sbx_mirror_counters: counters.h (one list per family) */
 
+#define SBX_MAX_TUNNEL_SOURCES 32 /**< tunnel senders one worker follows (struct sbx_ingress_stats) */
+
+/**
+ * One tunnel sender a worker decapsulated frames of: (input port, outer source address, kind,
+ * ERSPAN session id / VNI / GRE key). Written by that worker only; `used` is stored last (release)
+ * when the entry is taken, so a reader that sees used = 1 sees the key. Counters of one sender
+ * whose frames reach two workers (two RX queues) are summed by mgmt; its sequence numbers are
+ * followed per worker (docs/INGRESS.md).
+ */
+struct sbx_tunnel_source {
+	uint8_t used;            /**< 1 once the key below is written */
+	uint8_t port;            /**< input port index */
+	uint8_t kind;            /**< enum sbx_tunnel_kind (decap.h) */
+	uint8_t af;              /**< 4 or 6 */
+	uint32_t id;             /**< ERSPAN session id, VNI or GRE key (0: none) */
+	uint8_t src[16];         /**< outer source address, network order */
+	uint64_t packets;        /**< frames decapsulated */
+	uint64_t bytes;          /**< inner bytes delivered */
+	uint64_t seq_gaps;       /**< jumps forward of the GRE sequence number */
+	uint64_t seq_lost;       /**< frames those jumps skipped */
+	uint64_t seq_reordered;  /**< numbers behind the expected one (late or repeated) */
+	uint64_t seq_frames;     /**< frames that carried a sequence number */
+	uint64_t truncated;      /**< frames with the ERSPAN T bit (cut by the sender) */
+	uint64_t last_seen_ns;   /**< CLOCK_REALTIME ns of the last frame */
+	uint64_t seq_zero_run;   /**< frames in a row numbered 0 (sbx_seq_state.zero_run) */
+	uint32_t seq_next;       /**< sbx_seq_state.next */
+	uint8_t seq_started;     /**< sbx_seq_state.started */
+	uint8_t seq_not_maintained; /**< the sender numbers every frame 0: "sequence not maintained" */
+};
+
+/** Per worker ingress counters beyond the port counters (counters.h): per decap rule, per sender. */
+struct sbx_ingress_stats {
+	uint64_t rule_pkts[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES];  /**< frames decapsulated by rule r of port p */
+	uint64_t rule_bytes[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES]; /**< their inner bytes */
+	uint64_t sources_full[SBX_MAX_PORTS]; /**< per port: decapsulated frames of a sender not followed (table full) */
+	struct sbx_tunnel_source src[SBX_MAX_TUNNEL_SOURCES];
+};
+
 /**
  * Counters written only by the worker that owns the slot. Two groups on separate cache lines: the
  * first is written at most every 10 ms (heartbeat) or at rare events and is read by the primary
@@ -97,6 +135,7 @@ struct sbx_worker_stats {
 	struct sbx_port_counters port[SBX_MAX_PORTS];
 	/** indexed by the session's counter set (struct sbx_tables.cset) */
 	struct sbx_mirror_counters mirror[SBX_MIRROR_COUNTER_SETS];
+	struct sbx_ingress_stats ingress; /**< decap rules and tunnel senders (secondary/ingress.c) */
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 

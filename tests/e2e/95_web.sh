@@ -40,6 +40,7 @@ jq --arg db "$TMP/web.db" --arg tok "$TOKEN" --arg pfx "$PFX" --argjson port "$P
 	'.eal.file_prefix = $pfx | .eal.socket_mem_mb = 256 | .eal.primary_lcore = 85 | .eal.mgmt_lcore = 86
 	| .workers.lcores = [87, 88] | .mgmt.port = $port | .mgmt.database = $db | .mgmt.token = $tok
 	| .ports[0].devargs = "net_tap0,iface=sbxD-p0" | .ports[0].netns = "sbxD-a"
+	| .ports[0].ingress = {"decap": [{"type": "vxlan"}], "non_tunnel": "pass"}
 	| .ports[1].devargs = "net_tap1,iface=sbxD-p1" | .ports[1].netns = "sbxD-b"
 	| .ports[2].devargs = "net_tap2,iface=sbxD-m"
 	| .mirrors = [{"id": 7, "name": "demo", "sources": [{"port": "p1", "direction": "rx"}],

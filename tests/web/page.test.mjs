@@ -192,6 +192,18 @@ try {
 	check('port p0: the RX packets shown increase between two reads 2.5 s apart, with an RX rate shown',
 		rx2 > rx1 && /pkt\/s/.test(rate), `p0 rx packets ${rx1} -> ${rx2}; rx rate "${rate}"`);
 
+	// ingress: p0 has a vxlan decap rule (non_tunnel pass): the pings pass as "not a tunnel"
+	const nt = async () => {
+		const n = await num(cell('ingress', 'p0', 'non-tunnel'));
+		return n > 0 ? n : null;
+	};
+	const ntShown = await until(nt, 8000);
+	const stagesText = ntShown ? (await page.locator('#ingress tbody tr[data-key="p0"]').textContent()) : '';
+	const ntApi = ((((await rest('GET', '/api/v1/status')).body || {}).ports || [])[0] || {}).workers || {};
+	check('ingress table: p0 shows its decap rule and the pings counted as "not a tunnel", as /status says',
+		ntShown > 0 && /decap vxlan/.test(stagesText) && ntApi.non_tunnel_passed >= ntShown,
+		`shown ${ntShown}, row "${stagesText.trim()}", API non_tunnel_passed ${ntApi.non_tunnel_passed}`);
+
 	// cycles per packet over a window: at ping rates (10 a second) too few frames to mean anything
 	const cpp = async () => {
 		const out = [];

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The ingress stages of a port as /status shows them (ports[].ingress): the counters of each decap
+ * rule and the tunnel senders of every worker summed by (kind, outer source, id). The per-port
+ * counters of the stages (decap_packets, dedup_duplicates, ...) are in the port counter list
+ * (counters.h) and appear with the others.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingress_view.h"
+#include "timefmt.h"
+
+/* A tunnel sender's outer source address as text. */
+static void source_text(const struct sbx_tunnel_source *e, char *buf, size_t len)
+{
+	if (inet_ntop(e->af == 6 ? AF_INET6 : AF_INET, e->src, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+}
+
+static const char *tunnel_kind_name(uint8_t k)
+{
+	static const char *const names[] = { "none", "erspan1", "erspan2", "erspan3", "vxlan", "gre" };
+
+	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
+}
+
+cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w)
+{
+	static const char *const types[] = { "?", "erspan", "vxlan", "gre" };
+	const struct sbx_ingress_cfg *c = &sbx_shm_cfg(shm)->ports[port].ingress;
+	struct sbx_tunnel_source *sum;
+	cJSON *o, *rules, *tun;
+	uint64_t full = 0;
+	unsigned int n = 0, i, k, w;
+
+	if (c->nb_decap == 0 && c->strip == 0 && c->tag_vlan == 0 && c->dedup_window_us == 0)
+		return cJSON_CreateNull();
+	sum = malloc(sizeof(*sum) * SBX_MAX_WORKERS * SBX_MAX_TUNNEL_SOURCES);
+	o = cJSON_CreateObject();
+	if (sum == NULL || o == NULL) {
+		free(sum);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	rules = cJSON_AddArrayToObject(o, "decap");
+	for (k = 0; k < c->nb_decap && k < SBX_MAX_DECAP_RULES; k++) {
+		cJSON *r = cJSON_CreateObject();
+		uint64_t pk = 0, by = 0;
+
+		for (w = 0; w < nb_w; w++) {
+			pk += shm->workers[w].stats.ingress.rule_pkts[port][k];
+			by += shm->workers[w].stats.ingress.rule_bytes[port][k];
+		}
+		cJSON_AddStringToObject(r, "type", types[c->decap[k].type < 4 ? c->decap[k].type : 0]);
+		cJSON_AddNumberToObject(r, "packets", (double)pk);
+		cJSON_AddNumberToObject(r, "bytes", (double)by);
+		cJSON_AddItemToArray(rules, r);
+	}
+	/* the senders of every worker, summed by key: one sender may reach several workers */
+	for (w = 0; w < nb_w; w++) {
+		const struct sbx_ingress_stats *is = &shm->workers[w].stats.ingress;
+
+		full += is->sources_full[port];
+		for (i = 0; i < SBX_MAX_TUNNEL_SOURCES; i++) {
+			const struct sbx_tunnel_source *e = &is->src[i];
+
+			if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->port != port)
+				continue;
+			for (k = 0; k < n; k++)
+				if (sum[k].kind == e->kind && sum[k].id == e->id && sum[k].af == e->af &&
+				    memcmp(sum[k].src, e->src, sizeof(e->src)) == 0)
+					break;
+			if (k == n) {
+				sum[n++] = *e;
+				continue;
+			}
+			sum[k].packets += e->packets;
+			sum[k].bytes += e->bytes;
+			sum[k].seq_gaps += e->seq_gaps;
+			sum[k].seq_lost += e->seq_lost;
+			sum[k].seq_reordered += e->seq_reordered;
+			sum[k].seq_frames += e->seq_frames;
+			sum[k].truncated += e->truncated;
+			sum[k].seq_not_maintained |= e->seq_not_maintained;
+			if (e->last_seen_ns > sum[k].last_seen_ns)
+				sum[k].last_seen_ns = e->last_seen_ns;
+		}
+	}
+	tun = cJSON_AddArrayToObject(o, "tunnels");
+	for (k = 0; k < n; k++) {
+		cJSON *t = cJSON_CreateObject();
+		char addr[INET6_ADDRSTRLEN], ts[40];
+
+		source_text(&sum[k], addr, sizeof(addr));
+		cJSON_AddStringToObject(t, "kind", tunnel_kind_name(sum[k].kind));
+		cJSON_AddStringToObject(t, "source", addr);
+		cJSON_AddNumberToObject(t, "id", sum[k].id);
+		cJSON_AddNumberToObject(t, "packets", (double)sum[k].packets);
+		cJSON_AddNumberToObject(t, "bytes", (double)sum[k].bytes);
+		cJSON_AddStringToObject(t, "sequence", sum[k].seq_frames == 0 ? "absent"
+						       : sum[k].seq_not_maintained ? "not_maintained" : "maintained");
+		cJSON_AddNumberToObject(t, "seq_gaps", (double)sum[k].seq_gaps);
+		cJSON_AddNumberToObject(t, "seq_lost", (double)sum[k].seq_lost);
+		cJSON_AddNumberToObject(t, "seq_reordered", (double)sum[k].seq_reordered);
+		cJSON_AddNumberToObject(t, "truncated", (double)sum[k].truncated);
+		mgmt_rfc3339(sum[k].last_seen_ns, ts, sizeof(ts));
+		cJSON_AddStringToObject(t, "last_seen", ts);
+		cJSON_AddItemToArray(tun, t);
+	}
+	cJSON_AddNumberToObject(o, "tunnels_untracked", (double)full);
+	free(sum);
+	return o;
+}

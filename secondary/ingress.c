@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The worker's ingress stage (secondary/ingress.h, docs/INGRESS.md): decap, strip, tag, dedup. */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "spanbox/decap.h"
+#include "ingress.h"
+
+/* Most segments of a frame the dedup stage hashes (longer chains are not compared: passed). */
+#define DEDUP_MAX_SEGS 16
+
+int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t, struct sbx_worker_stats *st,
+		      char *err, size_t errlen)
+{
+	const struct sbx_config *cfg = &t->cfg;
+	uint64_t hz = rte_get_tsc_hz();
+	uint32_t entries = 0;
+	uint16_t i;
+
+	ig->st = st;
+	for (i = 0; i < SBX_MAX_PORTS; i++) {
+		const struct sbx_ingress_cfg *c = i < cfg->nb_ports ? &cfg->ports[i].ingress : NULL;
+
+		ig->cfg[i] = NULL;
+		ig->window[i] = 0;
+		if (c == NULL || (c->nb_decap == 0 && c->strip == 0 && c->tag_vlan == 0 && c->dedup_window_us == 0))
+			continue;
+		ig->cfg[i] = c;
+		if (c->dedup_window_us != 0) {
+			ig->window[i] = hz / 1000000 * c->dedup_window_us + hz % 1000000 * c->dedup_window_us / 1000000;
+			if (c->dedup_entries > entries)
+				entries = c->dedup_entries;
+		}
+	}
+	if (entries == 0) {
+		sbx_ingress_teardown(ig);
+		return 0;
+	}
+	if (ig->dedup_mem == NULL || ig->dedup_entries != entries) {
+		sbx_ingress_teardown(ig);
+		ig->dedup_mem = rte_malloc_socket("sbx_dedup", sbx_dedup_mem_size(entries), RTE_CACHE_LINE_SIZE,
+						  (int)rte_socket_id());
+		if (ig->dedup_mem == NULL) {
+			for (i = 0; i < SBX_MAX_PORTS; i++)
+				ig->window[i] = 0;
+			snprintf(err, errlen, "dedup: no memory for a table of %u entries (%zu bytes): dedup is off",
+				 entries, sbx_dedup_mem_size(entries));
+			return -1;
+		}
+		ig->dedup_entries = entries;
+	}
+	/* the window is per port: the table holds TSC stamps and each lookup brings its own window */
+	ig->dedup = sbx_dedup_init(ig->dedup_mem, entries, 0);
+	return 0;
+}
+
+void sbx_ingress_teardown(struct sbx_ingress_engine *ig)
+{
+	rte_free(ig->dedup_mem);
+	ig->dedup_mem = NULL;
+	ig->dedup = NULL;
+	ig->dedup_entries = 0;
+}
+
+/* The sender entry of @p ti on @p port: found, or taken when free; NULL when the table is full. */
+static struct sbx_tunnel_source *source_of(struct sbx_ingress_stats *is, uint16_t port, const struct sbx_tunnel_info *ti)
+{
+	uint32_t h = (ti->id * 2654435761u) ^ ((uint32_t)ti->src[0] << 24 | (uint32_t)ti->src[1] << 16 |
+						(uint32_t)ti->src[2] << 8 | ti->src[3]) ^ ((uint32_t)port << 5 | ti->kind);
+	unsigned int k, i;
+
+	for (k = 0; k < SBX_MAX_TUNNEL_SOURCES; k++) {
+		struct sbx_tunnel_source *e = &is->src[(h + k) % SBX_MAX_TUNNEL_SOURCES];
+
+		if (!e->used) {
+			memset(e, 0, sizeof(*e));
+			e->port = (uint8_t)port;
+			e->kind = ti->kind;
+			e->af = ti->af;
+			e->id = ti->id;
+			memcpy(e->src, ti->src, sizeof(e->src));
+			__atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
+			return e;
+		}
+		if (e->port == port && e->kind == ti->kind && e->id == ti->id && e->af == ti->af) {
+			for (i = 0; i < (ti->af == 6 ? 16u : 4u) && e->src[i] == ti->src[i]; i++)
+				;
+			if (i == (ti->af == 6 ? 16u : 4u))
+				return e;
+		}
+	}
+	return NULL;
+}
+
+/* Follow @p ti's sender: counters and sequence numbers (RFC 2890). */
+static void source_count(struct sbx_ingress_stats *is, uint16_t port, const struct sbx_tunnel_info *ti,
+			 uint32_t inner_len)
+{
+	struct sbx_tunnel_source *e = source_of(is, port, ti);
+	struct sbx_seq_state s;
+	uint64_t lost = 0;
+
+	if (unlikely(e == NULL)) {
+		is->sources_full[port]++;
+		return;
+	}
+	e->packets++;
+	e->bytes += inner_len;
+	e->truncated += ti->truncated;
+	e->last_seen_ns = sbx_realtime_ns();
+	if (!ti->seq_present)
+		return;
+	e->seq_frames++;
+	s = (struct sbx_seq_state){ .started = e->seq_started, .next = e->seq_next, .zero_run = e->seq_zero_run };
+	switch (sbx_seq_track(&s, ti->seq, &lost)) {
+	case SBX_SEQ_GAP:
+		e->seq_gaps++;
+		e->seq_lost += lost;
+		break;
+	case SBX_SEQ_REORDERED:
+		e->seq_reordered++;
+		break;
+	case SBX_SEQ_NOT_MAINTAINED:
+		e->seq_not_maintained = 1;
+		break;
+	default:
+		break;
+	}
+	e->seq_started = s.started;
+	e->seq_next = s.next;
+	e->seq_zero_run = s.zero_run;
+}
+
+/* Count a malformed tunnel frame by its reason. */
+static void count_malformed(struct sbx_port_counters *pc, enum sbx_decap_result r)
+{
+	switch (r) {
+	case SBX_DECAP_MALFORMED_short_outer: pc->decap_bad_short_outer++; break;
+	case SBX_DECAP_MALFORMED_ip_fragment: pc->decap_bad_ip_fragment++; break;
+	case SBX_DECAP_MALFORMED_gre_unsupported: pc->decap_bad_gre++; break;
+	case SBX_DECAP_MALFORMED_vxlan_flags: pc->decap_bad_vxlan_flags++; break;
+	case SBX_DECAP_MALFORMED_inner_runt: pc->decap_bad_inner_runt++; break;
+	case SBX_DECAP_MALFORMED_length_mismatch: pc->decap_bad_length++; break;
+	case SBX_DECAP_MALFORMED_frame_type: pc->decap_bad_frame_type++; break;
+	default: pc->decap_bad_short_outer++; break;
+	}
+}
+
+/*
+ * Is a malformed parse of @p ti one of this port's tunnels? Only then is it counted and dropped;
+ * otherwise the frame is "not a tunnel" (non_tunnel decides). Every UDP datagram is a VXLAN
+ * candidate to the parser (decap.h): it counts for a VXLAN rule on its destination port only. A
+ * fault found before the kind was known (an outer GRE or UDP fragment, a cut header) counts for
+ * any port with rules: docs/INGRESS.md.
+ */
+static bool malformed_applies(const struct sbx_ingress_cfg *c, const struct sbx_tunnel_info *ti)
+{
+	unsigned int k;
+
+	for (k = 0; k < c->nb_decap; k++) {
+		const struct sbx_decap_rule *r = &c->decap[k];
+
+		switch (ti->kind) {
+		case SBX_TUN_NONE:
+			return true;
+		case SBX_TUN_VXLAN:
+			if (r->type == SBX_DECAP_VXLAN && (r->udp_port ? r->udp_port : SBX_VXLAN_PORT) == ti->udp_dst)
+				return true;
+			break;
+		case SBX_TUN_GRE_TEB:
+			if (r->type == SBX_DECAP_GRE)
+				return true;
+			break;
+		default: /* ERSPAN I, II, III */
+			if (r->type == SBX_DECAP_ERSPAN)
+				return true;
+			break;
+		}
+	}
+	return false;
+}
+
+/* Drop reasons of the stage, for the caller's accounting. */
+enum verdict { KEEP = 0, DROP = 1 };
+
+/*
+ * Decap one frame by the port's rules. Changes @p m in place. @return KEEP or DROP (counted).
+ */
+static enum verdict decap_one(struct sbx_ingress_engine *ig, uint16_t port, const struct sbx_ingress_cfg *c,
+			      struct rte_mbuf *m)
+{
+	struct sbx_port_counters *pc = &ig->st->port[port];
+	struct sbx_tunnel_info ti;
+	enum sbx_decap_result r;
+	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t inner_len, excess;
+	unsigned int k;
+
+	r = sbx_decap_parse(f, m->pkt_len, m->data_len, &ti);
+	if (r != SBX_DECAP_OK && r != SBX_DECAP_NOT_TUNNEL) {
+		if (malformed_applies(c, &ti)) {
+			count_malformed(pc, r);
+			return DROP;
+		}
+		r = SBX_DECAP_NOT_TUNNEL; /* e.g. a DNS datagram on a port with a VXLAN rule on 4789 */
+	}
+	for (k = 0; r == SBX_DECAP_OK && k < c->nb_decap; k++)
+		if (sbx_decap_rule_match(&c->decap[k], &ti))
+			break;
+	if (r != SBX_DECAP_OK || k == c->nb_decap) {
+		if (c->non_tunnel == SBX_NON_TUNNEL_DROP) {
+			pc->non_tunnel_drop++;
+			return DROP;
+		}
+		pc->non_tunnel_pass++;
+		return KEEP;
+	}
+	inner_len = ti.inner_len;
+	if (c->decap[k].strip_fcs) {
+		if (inner_len < SBX_FRAME_MIN + 4) {
+			pc->decap_bad_inner_runt++;
+			return DROP;
+		}
+		inner_len -= 4;
+	}
+	if (ti.kind == SBX_TUN_ERSPAN3 && ti.ft == 2) {
+		/* FT 2 (IP): the inner IP packet gets an Ethernet header made of the outer MACs and the
+		 * EtherType of its version; the outer headers before it (>= 14 + 20 + 4 + 12 bytes) make room */
+		uint16_t et = (f[ti.inner_off] >> 4) == 6 ? 0x86DD : 0x0800;
+
+		if (ti.inner_off < SBX_FRAME_MIN) {
+			pc->decap_bad_short_outer++;
+			return DROP;
+		}
+		memmove(f + ti.inner_off - SBX_FRAME_MIN, f, 12);
+		f[ti.inner_off - 2] = (uint8_t)(et >> 8);
+		f[ti.inner_off - 1] = (uint8_t)et;
+		ti.inner_off -= SBX_FRAME_MIN;
+		inner_len += SBX_FRAME_MIN;
+		pc->decap_ft_ip++;
+	}
+	/* the inner frame: from inner_off, inner_len bytes (the rest is outer padding or the FCS) */
+	excess = m->pkt_len - ti.inner_off - inner_len;
+	if (excess > 0 && rte_pktmbuf_trim(m, (uint16_t)excess) != 0) {
+		pc->decap_bad_length++; /* the padding spans segments: not a frame we can cut in place */
+		return DROP;
+	}
+	if (rte_pktmbuf_adj(m, ti.inner_off) == NULL) {
+		pc->decap_bad_short_outer++;
+		return DROP;
+	}
+	m->packet_type = 0; /* the PMD's classification was of the outer headers */
+	m->ol_flags &= ~(RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK | RTE_MBUF_F_RX_VLAN |
+			 RTE_MBUF_F_RX_VLAN_STRIPPED | RTE_MBUF_F_RX_RSS_HASH);
+	pc->decap_pkts++;
+	pc->decap_bytes += m->pkt_len;
+	ig->st->ingress.rule_pkts[port][k]++;
+	ig->st->ingress.rule_bytes[port][k] += m->pkt_len;
+	source_count(&ig->st->ingress, port, &ti, m->pkt_len);
+	return KEEP;
+}
+
+/* The dedup verdict of @p m (hashed over its segments). */
+static enum verdict dedup_one(struct sbx_ingress_engine *ig, uint16_t port, const struct sbx_ingress_cfg *c,
+			      struct rte_mbuf *m, uint64_t now)
+{
+	struct sbx_port_counters *pc = &ig->st->port[port];
+	const uint8_t *seg[DEDUP_MAX_SEGS];
+	uint32_t seg_len[DEDUP_MAX_SEGS], nb = 0;
+	struct sbx_dedup_stats ds = { 0 };
+	const struct rte_mbuf *s;
+	bool dup;
+
+	if (ig->dedup == NULL || ig->window[port] == 0)
+		return KEEP;
+	for (s = m; s != NULL && nb < DEDUP_MAX_SEGS; s = s->next, nb++) {
+		seg[nb] = rte_pktmbuf_mtod(s, const uint8_t *);
+		seg_len[nb] = s->data_len;
+	}
+	if (s != NULL) /* a longer chain: not compared */
+		return KEEP;
+	/* the table keeps TSC stamps: "seen within the window" is now - stamp < window[port] */
+	dup = sbx_dedup_check_window(ig->dedup, seg, seg_len, nb, c->dedup_ignore, now, ig->window[port], &ds);
+	pc->dedup_unique += ds.unique;
+	pc->dedup_dup += ds.duplicates;
+	pc->dedup_evict += ds.evictions;
+	return dup ? DROP : KEEP;
+}
+
+uint16_t sbx_ingress_burst(struct sbx_ingress_engine *ig, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+			   struct rte_mbuf **out, struct rte_mbuf **drop, uint16_t *nb_drop, uint64_t now,
+			   uint64_t *out_bytes)
+{
+	const struct sbx_ingress_cfg *c = ig->cfg[port];
+	struct sbx_port_counters *pc = &ig->st->port[port];
+	uint64_t bytes = 0, dropped_bytes = 0;
+	uint16_t i, no = 0, nd = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint32_t len = m->pkt_len;
+		enum verdict v = KEEP;
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		/* every stage but dedup writes into the frame: never into a buffer someone else sees */
+		if ((c->nb_decap || c->strip || c->tag_vlan) &&
+		    unlikely(!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)) {
+			pc->ingress_unwritable++;
+			v = DROP;
+		}
+		if (v == KEEP && c->nb_decap)
+			v = decap_one(ig, port, c, m);
+		if (v == KEEP && c->strip) {
+			struct sbx_strip_result sr = { 0 };
+			uint32_t cut = sbx_ingress_strip(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, c->strip, &sr);
+
+			if (cut != 0) /* the addresses moved forward over what was removed */
+				rte_pktmbuf_adj(m, (uint16_t)cut);
+			pc->vlan_stripped += sr.vlan_tags;
+			pc->mpls_stripped += sr.mpls_labels;
+		}
+		if (v == KEEP && c->tag_vlan) {
+			uint8_t *f = (uint8_t *)rte_pktmbuf_prepend(m, 4);
+
+			if (f == NULL) {
+				pc->ingress_unwritable++;
+				v = DROP;
+			} else {
+				sbx_ingress_tag_push(f + 4, c->tag_vlan);
+				pc->tagged++;
+			}
+		}
+		if (v == KEEP && c->dedup_window_us)
+			v = dedup_one(ig, port, c, m, now);
+		if (v == KEEP) {
+			out[no++] = m;
+			bytes += m->pkt_len;
+		} else {
+			drop[nd++] = m;
+			dropped_bytes += len; /* as received: what the port's rx_bytes counted */
+		}
+	}
+	pc->drop_pkts += nd;
+	pc->drop_bytes += dropped_bytes;
+	*nb_drop = nd;
+	*out_bytes = bytes;
+	return no;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file ingress.h
+ * The worker's ingress stage (docs/INGRESS.md): between RX and everything else, for the ports
+ * whose config has an "ingress" object. A burst in, a compacted burst out: tunnels terminated
+ * (decap, in the same mbuf: the data offset moves, nothing is copied), tags and labels stripped,
+ * one tag pushed, duplicates recognised. Forwarding and the mirror sessions see only what comes
+ * out. The byte-level work is shared/decap.c, shared/ingress.c and shared/dedup.c; this file moves
+ * mbuf offsets and counts, in the worker's slot (struct sbx_worker_stats: port counters of
+ * include/spanbox/counters.h and struct sbx_ingress_stats).
+ */
+#ifndef SPANBOX_SECONDARY_INGRESS_H
+#define SPANBOX_SECONDARY_INGRESS_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "spanbox/ingress.h"
+#include "spanbox/shm.h"
+
+/** One worker's view of the ingress stages of the active runtime tables. */
+struct sbx_ingress_engine {
+	const struct sbx_ingress_cfg *cfg[SBX_MAX_PORTS]; /**< per input port, NULL = no stage (the
+							       active tables' cfg: valid while online) */
+	uint64_t window[SBX_MAX_PORTS];                   /**< dedup window per port, TSC cycles */
+	struct sbx_dedup_table *dedup;                    /**< this worker's table (all ports), or NULL */
+	void *dedup_mem;                                  /**< rte_malloc'd memory of the table */
+	uint32_t dedup_entries;                           /**< its size in entries */
+	struct sbx_worker_stats *st;                      /**< this worker's counters */
+};
+
+/**
+ * Take the ingress config of tables @p t for worker stats @p st: ports without an ingress object get
+ * no stage; a dedup table (the largest dedup.entries of any port) is allocated on the caller's
+ * socket, or kept when it already has that size (it is emptied on every change).
+ * @return 0, or -1 with the reason in @p err (no memory for the table: the ports keep their other
+ *         stages, dedup is off).
+ */
+int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t, struct sbx_worker_stats *st,
+		      char *err, size_t errlen);
+
+/** Free what sbx_ingress_setup() allocated. */
+void sbx_ingress_teardown(struct sbx_ingress_engine *ig);
+
+/** @return true when input port @p port has an ingress stage. */
+static inline bool sbx_ingress_active(const struct sbx_ingress_engine *ig, uint16_t port)
+{
+	return ig->cfg[port] != NULL;
+}
+
+/**
+ * Run the ingress stages of input port @p port on the @p n frames of @p pkts (well-formed chains
+ * of at least 14 bytes: the worker's checks ran first). Frames that go on are written to @p out in
+ * order (changed in place: data offset, length, header bytes; never a shared buffer); frames the
+ * stage drops go to @p drop (*nb_drop of them), counted on the port (drop_packets, drop_bytes and
+ * their reason). Ownership: the caller frees @p drop once the burst is no longer recoverable by
+ * the primary (struct sbx_worker_stats.held = 0), so that a crash in between frees nothing twice.
+ * @param now  the TSC of this burst (dedup window).
+ * @param out_bytes  receives the bytes of the frames in @p out.
+ * @return the number of frames in @p out.
+ */
+uint16_t sbx_ingress_burst(struct sbx_ingress_engine *ig, uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+			   struct rte_mbuf **out, struct rte_mbuf **drop, uint16_t *nb_drop, uint64_t now,
+			   uint64_t *out_bytes);
+
+#endif

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Ingress stages on replayed captures (issue #12), through the real worker (spanbox-primary --replay):
+#  1. round trip: spanbox's own ERSPAN II, ERSPAN III and ERSPAN III with the platform subheader
+#     of the plain, VLAN, QinQ, jumbo and 14-byte captures, fed back into a port with an erspan
+#     decap rule: the output equals the original input frame for frame, byte for byte; the
+#     tunnel table has the session id and sequence numbers without a gap;
+#  2. non_tunnel pass / drop, decap rules that do not match (session ids, local_ip);
+#  3. strip (VLAN, QinQ, MPLS), tag, and the counters of each;
+#  4. dedup: every frame twice in a row (the second with another TTL): dropped within the
+#     window, kept with dedup off or when the TTL is not ignored.
+# Every count is checked on the replay's tables (tests/lib/replay.sh) and on the output pcap.
+source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/replay.sh"
+PEQ="$ROOT/tests/lib/pcap_equal.py"
+PRIMARY="$BUILD/primary/spanbox-primary"
+trap 'rm -rf "$TMP"' EXIT
+PREFIX=sbxingr$$
+ENC='"src_ip": "192.0.2.1", "dst_ip": "198.51.100.7", "dst_mac": "02:00:5e:10:00:01"'
+
+npkts() { capinfos -Mc "$1" | awk '/Number of packets/ {print $NF}'; }
+eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1 (got $2, expected $3)"; fi; }
+peq() { python3 "$PEQ" "$1" "$2" | sed "s/^/# /"; return "${PIPESTATUS[0]}"; }
+
+# mkcfg FILE INPUT MTU INGRESS_JSON [MIRRORS_JSON [PORT...]]: p0 reads INPUT with the ingress object
+# INGRESS_JSON ("" = none), p1 writes $TMP/<tag>_p1.pcap, each extra PORT $TMP/<tag>_<PORT>.pcap.
+mkcfg() {
+	local file=$1 in=$2 mtu=$3 ing=$4 mirrors=${5:-} tag ports p n=2
+	tag=$(basename "$file" .json)
+	shift 4; [ $# -gt 0 ] && shift
+	ports="{\"name\": \"p0\", \"devargs\": \"net_pcap0,rx_pcap=$in\", \"mtu\": $mtu${ing:+, \"ingress\": $ing}},
+    {\"name\": \"p1\", \"devargs\": \"net_pcap1,tx_pcap=$TMP/${tag}_p1.pcap\", \"mtu\": $mtu}"
+	for p in "$@"; do
+		ports+=",
+    {\"name\": \"$p\", \"devargs\": \"net_pcap$n,tx_pcap=$TMP/${tag}_$p.pcap\", \"mtu\": $mtu}"
+		n=$((n + 1))
+	done
+	cat >"$file" <<JSON
+{
+  "eal": {"file_prefix": "$PREFIX", "socket_mem_mb": 256, "primary_lcore": 56, "mgmt_lcore": 58},
+  "ports": [
+    $ports
+  ],
+  "workers": {"count": 1, "lcores": [57]},
+  "forwarding": {"xconnects": [["p0", "p1"]]},
+  "mirrors": [ $mirrors ]
+}
+JSON
+}
+
+# replay TAG: run $TMP/TAG.json to completion (120 s at most); its tables as comments
+replay() {
+	local tag=$1 rc
+	timeout 120 "$PRIMARY" -c "$TMP/$tag.json" --replay >"$TMP/$tag.log" 2>&1
+	rc=$?
+	awk '$1 == "port" && $2 == "rx_packets" {p = 1} /spanbox-primary: stopped/ {p = 0} p' "$TMP/$tag.log" |
+		cut -c1-220 | sed "s/^/# $tag | /"
+	check "$tag: replay exits 0 (rc $rc)" [ $rc -eq 0 ] || tail -n 5 "$TMP/$tag.log" | sed 's/^/# log: /'
+}
+
+# ---------------------------------------------------------------------------------------------
+# 1. round trip of our own ERSPAN output
+MIRRORS="
+  {\"id\": 301, \"name\": \"e2\", \"sources\": [{\"port\": \"p0\", \"direction\": \"rx\"}],
+   \"destination\": {\"port\": \"m_e2\"}, \"encap\": {\"type\": \"erspan2\", $ENC}},
+  {\"id\": 503, \"name\": \"e3\", \"sources\": [{\"port\": \"p0\", \"direction\": \"rx\"}],
+   \"destination\": {\"port\": \"m_e3\"}, \"encap\": {\"type\": \"erspan3\", $ENC}},
+  {\"id\": 604, \"name\": \"e3sub\", \"sources\": [{\"port\": \"p0\", \"direction\": \"rx\"}],
+   \"destination\": {\"port\": \"m_e3sub\"}, \"encap\": {\"type\": \"erspan3\", \"src_ip\": \"2001:db8::1\",
+   \"dst_ip\": \"2001:db8::2\", \"dst_mac\": \"02:00:5e:10:00:01\", \"platform_subheader\": true}}"
+for cap in plain_tcpreplay_test.pcap vlan_zeek_http-vlan-0.pcap vlan_tcpdump_802.1ad_QinQ.pcap \
+	jumbo_zeek_vxlan-http-9100.pcap tiny_suricata_eth-only-14B.pcap; do
+	IN="$CAPTURES/$cap"
+	tag=rt_${cap%%_*}
+	mtu=1500
+	[[ $cap == jumbo_* ]] && mtu=9600
+	N=$(npkts "$IN")
+	mkcfg "$TMP/$tag.json" "$IN" $mtu "" "$MIRRORS" m_e2 m_e3 m_e3sub
+	replay "$tag"
+	for s in e2:301 e3:503 e3sub:604; do
+		name=${s%%:*} id=${s##*:}
+		enc="$TMP/${tag}_m_$name.pcap"
+		dtag=${tag}_d$name
+		# the decap side: an erspan rule for this session only; its output must be the input
+		mkcfg "$TMP/$dtag.json" "$enc" $mtu "{\"decap\": [{\"type\": \"erspan\", \"sessions\": [$id]}], \"non_tunnel\": \"drop\"}"
+		replay "$dtag"
+		L=$TMP/$dtag.log
+		eq "$dtag: p0 decap_packets = $N" "$(pctr "$L" p0 decap_packets)" "$N"
+		eq "$dtag: p1 tx_packets = $N" "$(pctr "$L" p1 tx_packets)" "$N"
+		check "$dtag: decapsulated output equals $cap, frame for frame" peq "$IN" "$TMP/${dtag}_p1.pcap"
+		eq "$dtag: one tunnel sender on p0" "$(tcount "$L" p0)" 1
+		eq "$dtag: sender with session $id: packets" "$(tctr "$L" p0 $id packets)" "$N"
+		eq "$dtag: ... no sequence gap (spanbox numbers every copy)" "$(tctr "$L" p0 $id seq_gaps)" 0
+		eq "$dtag: ... nothing malformed" "$(pctr "$L" p0 decap_malformed_short_outer)" 0
+	done
+done
+
+# ---------------------------------------------------------------------------------------------
+# 2. what the rules do not match
+IN="$CAPTURES/plain_tcpreplay_test.pcap"
+N=$(npkts "$IN")
+ENCAP="$TMP/rt_plain_m_e2.pcap" # session 301, outer 192.0.2.1 -> 198.51.100.7
+mkcfg "$TMP/nt_pass.json" "$IN" 1500 '{"decap": [{"type": "erspan"}], "non_tunnel": "pass"}'
+replay nt_pass
+eq "non_tunnel pass: plain frames pass unchanged (non_tunnel_passed = $N)" "$(pctr "$TMP/nt_pass.log" p0 non_tunnel_passed)" "$N"
+check "non_tunnel pass: output equals the input" peq "$IN" "$TMP/nt_pass_p1.pcap"
+mkcfg "$TMP/nt_drop.json" "$IN" 1500 '{"decap": [{"type": "erspan"}], "non_tunnel": "drop"}'
+replay nt_drop
+eq "non_tunnel drop: non_tunnel_dropped = $N" "$(pctr "$TMP/nt_drop.log" p0 non_tunnel_dropped)" "$N"
+eq "non_tunnel drop: ... counted in drop_packets" "$(pctr "$TMP/nt_drop.log" p0 drop_packets)" "$N"
+eq "non_tunnel drop: p1 sent nothing" "$(pctr "$TMP/nt_drop.log" p1 tx_packets)" 0
+for rule in '{"type": "erspan", "sessions": [302]}' '{"type": "erspan", "local_ip": "198.51.100.8"}' \
+	'{"type": "vxlan"}' '{"type": "gre"}'; do
+	mkcfg "$TMP/nomatch.json" "$ENCAP" 1500 "{\"decap\": [$rule], \"non_tunnel\": \"pass\"}"
+	replay nomatch
+	eq "rule $rule does not match session 301 to 198.51.100.7: passed as it is" \
+		"$(pctr "$TMP/nomatch.log" p0 non_tunnel_passed)/$(pctr "$TMP/nomatch.log" p0 decap_packets)" "$N/0"
+done
+mkcfg "$TMP/match2.json" "$ENCAP" 1500 '{"decap": [{"type": "vxlan"}, {"type": "erspan", "sessions": [300, 301], "local_ip": "198.51.100.7"}]}'
+replay match2
+eq "second rule (sessions 300/301, local_ip 198.51.100.7) matches: decap_packets" "$(pctr "$TMP/match2.log" p0 decap_packets)" "$N"
+check "... output equals the original" peq "$IN" "$TMP/match2_p1.pcap"
+
+# ---------------------------------------------------------------------------------------------
+# 3. strip and tag (tshark reads the output: the independent decoder)
+tags_of() { tshark -r "$1" -T fields -e vlan.id 2>/dev/null | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}'; }
+for cap in vlan_tcpdump_802.1ad_QinQ.pcap vlan_zeek_mpls-in-vlan.pcap; do
+	IN="$CAPTURES/$cap"
+	N=$(npkts "$IN")
+	tag=strip_${cap%%.pcap}; tag=${tag//[.-]/_}
+	mkcfg "$TMP/$tag.json" "$IN" 1500 '{"strip": ["vlan", "mpls"], "tag": {"vlan": 101}}'
+	replay "$tag"
+	L=$TMP/$tag.log
+	out="$TMP/${tag}_p1.pcap"
+	eq "$tag: every frame forwarded" "$(pctr "$L" p1 tx_packets)" "$N"
+	eq "$tag: every frame tagged (tagged_packets)" "$(pctr "$L" p0 tagged_packets)" "$N"
+	eq "$tag: tshark: one VLAN tag per frame, VLAN 101" "$(tags_of "$out")" "101:$N "
+	eq "$tag: tshark: no MPLS label left" "$(tshark -r "$out" -Y mpls 2>/dev/null | wc -l)" 0
+	want=$(tshark -r "$IN" -T fields -e vlan.id 2>/dev/null | awk -F, '{n += NF} END {print n + 0}')
+	eq "$tag: vlan_tags_stripped = the tags tshark counts in the input" "$(pctr "$L" p0 vlan_tags_stripped)" "$want"
+	want=$(tshark -r "$IN" -T fields -e mpls.label 2>/dev/null | awk -F, '$0 != "" {n += NF} END {print n + 0}')
+	eq "$tag: mpls_labels_stripped = the labels tshark counts in the input" "$(pctr "$L" p0 mpls_labels_stripped)" "$want"
+	# the IP payload is untouched: same IP packets as in the input
+	a=$(tshark -r "$IN" -T fields -e ip.id -e ip.len -e ip.checksum 2>/dev/null | md5sum)
+	b=$(tshark -r "$out" -T fields -e ip.id -e ip.len -e ip.checksum 2>/dev/null | md5sum)
+	check "$tag: the IP headers are those of the input (tshark)" [ "$a" = "$b" ]
+done
+
+# ---------------------------------------------------------------------------------------------
+# 4. dedup: each frame of the capture twice in a row, the copy with TTL - 1 (its checksum fixed)
+IN="$CAPTURES/plain_tcpreplay_test.pcap"
+N=$(npkts "$IN")
+python3 - "$IN" "$TMP/twice.pcap" <<'PY'
+import struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+with open(src, 'rb') as f:
+    hdr = f.read(24)
+    end = '<' if hdr[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    out = [hdr]
+    while True:
+        rec = f.read(16)
+        if len(rec) < 16:
+            break
+        ts, us, cap, orig = struct.unpack(end + 'IIII', rec)
+        data = f.read(cap)
+        out += [rec, data]
+        d = bytearray(data)
+        if len(d) >= 34 and d[12:14] == b'\x08\x00' and d[22] > 1:  # IPv4 behind no tag: TTL - 1
+            d[22] -= 1
+            d[24:26] = b'\0\0'
+            ihl = (d[14] & 15) * 4
+            s = sum(struct.unpack('!%dH' % (ihl // 2), bytes(d[14:14 + ihl])))
+            while s >> 16:
+                s = (s & 0xffff) + (s >> 16)
+            d[24:26] = struct.pack('!H', ~s & 0xffff)
+        out += [struct.pack(end + 'IIII', ts, us + 1, cap, orig), bytes(d)]
+with open(dst, 'wb') as f:
+    f.write(b''.join(out))
+PY
+check "dedup: the doubled capture has 2 x $N frames" [ "$(npkts "$TMP/twice.pcap")" = $((2 * N)) ]
+mkcfg "$TMP/dd_ttl.json" "$TMP/twice.pcap" 1500 '{"dedup": {"window_us": 1000000, "ignore": ["ttl"]}}'
+replay dd_ttl
+eq "dedup ignore ttl: dedup_duplicates = $N" "$(pctr "$TMP/dd_ttl.log" p0 dedup_duplicates)" "$N"
+eq "dedup ignore ttl: dedup_unique = $N" "$(pctr "$TMP/dd_ttl.log" p0 dedup_unique)" "$N"
+check "dedup ignore ttl: the output is the original capture" peq "$IN" "$TMP/dd_ttl_p1.pcap"
+mkcfg "$TMP/dd_strict.json" "$TMP/twice.pcap" 1500 '{"dedup": {"window_us": 1000000}}'
+replay dd_strict
+v4=$(tshark -r "$IN" -Y 'ip && !vlan && ip.ttl > 1' 2>/dev/null | wc -l)
+eq "dedup without ignore: only the copies whose TTL did not change are duplicates ($((N - v4)))" \
+	"$(pctr "$TMP/dd_strict.log" p0 dedup_duplicates)" $((N - v4))
+mkcfg "$TMP/dd_off.json" "$TMP/twice.pcap" 1500 ''
+replay dd_off
+eq "no dedup: every frame forwarded" "$(pctr "$TMP/dd_off.log" p1 tx_packets)" $((2 * N))
+exit 0
