@@ -570,21 +570,51 @@ static void test_inline(void)
 	check(sbx_config_parse("{}", &cfg, NULL, 0) == -1, "NULL error buffer is allowed");
 }
 
-/* A config with one port "a" whose ingress is @ingress (JSON object text). */
-static int parse_ingress(const char *ingress, struct sbx_config *cfg, char *err, size_t errlen)
+/* sbx_config_parse() of the config text @fmt with @part in place of its one %s. */
+static int parse_fmt(const char *fmt, const char *part, struct sbx_config *cfg, char *err, size_t errlen)
 {
 	char text[4096];
 
-	snprintf(text, sizeof(text), "{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\",\"ingress\":%s}]}", ingress);
+	snprintf(text, sizeof(text), fmt, part);
 	return sbx_config_parse(text, cfg, err, errlen);
+}
+
+/* One config part and the error it must give (NULL: accepted). */
+struct text_case {
+	const char *text, *err;
+};
+
+/* Each of the @n cases @cs through @parse (one config part in a fixed config): accepted or refused
+ * with exactly its error. */
+static void check_cases(int (*parse)(const char *, struct sbx_config *, char *, size_t), const char *what,
+			const struct text_case *cs, size_t n)
+{
+	static struct sbx_config cfg;
+	char err[512];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		strcpy(err, "(no message)");
+		rc = parse(cs[i].text, &cfg, err, sizeof(err));
+		if (cs[i].err == NULL)
+			check(rc == 0, "%s %s accepted (%s)", what, cs[i].text, rc ? err : "ok");
+		else
+			check(rc == -1 && !strcmp(err, cs[i].err), "%s %s refused: \"%s\" (want \"%s\")", what, cs[i].text,
+			      err, cs[i].err);
+	}
+}
+
+/* A config with one port "a" whose ingress is @ingress (JSON object text). */
+static int parse_ingress(const char *ingress, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\",\"ingress\":%s}]}", ingress, cfg, err, errlen);
 }
 
 /* ingress refusals and edge cases not worth a file: each refusal names its field. */
 static void test_ingress_inline(void)
 {
-	static const struct {
-		const char *ingress, *err; /* err NULL: accepted */
-	} cases[] = {
+	static const struct text_case cases[] = {
 		{"{}", NULL},
 		{"{\"decap\":[]}", NULL},
 		{"5", "ports[0].ingress: expected an object"},
@@ -641,17 +671,8 @@ static void test_ingress_inline(void)
 	};
 	static struct sbx_config cfg;
 	char err[512];
-	size_t i;
-	int rc;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		strcpy(err, "(no message)");
-		rc = parse_ingress(cases[i].ingress, &cfg, err, sizeof(err));
-		if (cases[i].err == NULL)
-			check(rc == 0, "ingress %s accepted (%s)", cases[i].ingress, rc ? err : "ok");
-		else
-			check(rc == -1 && !strcmp(err, cases[i].err), "ingress %s refused: \"%s\"", cases[i].ingress, err);
-	}
+	check_cases(parse_ingress, "ingress", cases, sizeof(cases) / sizeof(cases[0]));
 	check(parse_ingress("{\"decap\":[{\"type\":\"vxlan\"}],\"dedup\":{\"window_us\":7}}", &cfg, err, sizeof(err)) == 0 &&
 		      cfg.ports[0].ingress.decap[0].udp_port == SBX_VXLAN_PORT && cfg.ports[0].ingress.decap[0].nb_ids == 0 &&
 		      cfg.ports[0].ingress.non_tunnel == SBX_NON_TUNNEL_PASS && cfg.ports[0].ingress.dedup_ignore == 0 &&
@@ -662,18 +683,13 @@ static void test_ingress_inline(void)
 /* A config with one port and the pool section @pool (JSON object text). */
 static int parse_pool(const char *pool, struct sbx_config *cfg, char *err, size_t errlen)
 {
-	char text[1024];
-
-	snprintf(text, sizeof(text), "{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}],\"pool\":%s}", pool);
-	return sbx_config_parse(text, cfg, err, errlen);
+	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}],\"pool\":%s}", pool, cfg, err, errlen);
 }
 
 /* pool.headroom, pool.force and pool.measure_memset: good and bad values. */
 static void test_pool_keys(void)
 {
-	static const struct {
-		const char *pool, *err; /* err NULL: accepted */
-	} bad[] = {
+	static const struct text_case bad[] = {
 		{"{\"headroom\":-1}", "pool.headroom: -1 out of range 0..1000000"},
 		{"{\"headroom\":1000001}", "pool.headroom: 1000001 out of range 0..1000000"},
 		{"{\"headroom\":1.5}", "pool.headroom: expected an integer"},
@@ -687,7 +703,6 @@ static void test_pool_keys(void)
 	};
 	static struct sbx_config cfg;
 	char err[512];
-	size_t i;
 
 	check(parse_pool("{}", &cfg, err, sizeof(err)) == 0 && cfg.pool_headroom == 2048 &&
 		      !cfg.pool_force && !cfg.pool_measure_memset,
@@ -701,11 +716,7 @@ static void test_pool_keys(void)
 			 sizeof(err)) == 0 &&
 		      cfg.pool_headroom == 1000000 && !cfg.pool_force && !cfg.pool_measure_memset,
 	      "pool: headroom 1000000 (the maximum), explicit false (%s)", err);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		strcpy(err, "(no message)");
-		check(parse_pool(bad[i].pool, &cfg, err, sizeof(err)) == -1 && !strcmp(err, bad[i].err),
-		      "pool %s refused: \"%s\" (want \"%s\")", bad[i].pool, err, bad[i].err);
-	}
+	check_cases(parse_pool, "pool", bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* A config whose ports have the devargs @a and @b (@b NULL: one port) and the mgmt section @mgmt. */

@@ -329,6 +329,15 @@ static void test_dedup(void)
 	      "dedup: with dscp, DSCP 10 and 46 are equal (checksum ignored with it)");
 	b[15] ^= 0x03; /* ECN */
 	check(!dedup_one(t, b, lb, SBX_DEDUP_IGNORE_DSCP, 2, &st), "dedup: ECN is never ignored");
+	/* only the headers are masked: bytes at the same offsets of a later block count */
+	t = sbx_dedup_init(mem, 1024, 100);
+	la = ip4_frame(a, 0, 64, 0, 9, 600);
+	memcpy(a + 256 + 12, "\x08\x00\x45", 3); /* an "EtherType" and "IPv4 header" there */
+	memcpy(b, a, la);
+	b[256 + 22] ^= 0x5a;
+	b[256 + 24] ^= 0x5a;
+	check(!dedup_one(t, a, la, all, 0, &st) && !dedup_one(t, b, la, all, 1, &st),
+	      "dedup: payload bytes 256 on (where a second block's TTL/checksum would be) are compared");
 	/* through two VLAN tags */
 	t = sbx_dedup_init(mem, 1024, 100);
 	la = ip4_frame(a, 2, 64, 0, 3, 40);
