@@ -33,7 +33,11 @@ static const char *const eal_keys[] = {
 	"file_prefix", "socket_mem_mb", "primary_lcore", "mgmt_lcore", "cpus", "extra_args", NULL};
 static const char *const pool_keys[] = {"mbufs", "cache", "headroom", "force", "measure_memset", NULL};
 static const char *const port_keys[] = {
-	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", NULL};
+	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", NULL};
+static const char *const ingress_keys[] = {"decap", "non_tunnel", "strip", "tag", "dedup", NULL};
+static const char *const decap_keys[] = {"type", "sessions", "vnis", "udp_port", "local_ip", "strip_fcs", NULL};
+static const char *const tag_keys[] = {"vlan", NULL};
+static const char *const dedup_keys[] = {"window_us", "ignore", "entries", NULL};
 static const char *const worker_keys[] = {
 	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues",
 	"hang_timeout_ms", "crash_limit", "crash_window_s", NULL};
@@ -64,6 +68,15 @@ static const struct choice encap_choices[] = {
 static const struct choice gra_choices[] = {
 	{"100us", SBX_GRA_100US}, {"100ns", SBX_GRA_100NS}, {"ieee1588", SBX_GRA_IEEE1588},
 	{NULL, 0}};
+static const struct choice decap_choices[] = {
+	{"erspan", SBX_DECAP_ERSPAN}, {"vxlan", SBX_DECAP_VXLAN}, {"gre", SBX_DECAP_GRE}, {NULL, 0}};
+static const struct choice non_tunnel_choices[] = {
+	{"pass", SBX_NON_TUNNEL_PASS}, {"drop", SBX_NON_TUNNEL_DROP}, {NULL, 0}};
+static const struct choice strip_choices[] = {
+	{"vlan", SBX_STRIP_VLAN}, {"mpls", SBX_STRIP_MPLS}, {NULL, 0}};
+static const struct choice ignore_choices[] = {
+	{"ttl", SBX_DEDUP_IGNORE_TTL}, {"ip_checksum", SBX_DEDUP_IGNORE_IP_CHECKSUM},
+	{"dscp", SBX_DEDUP_IGNORE_DSCP}, {NULL, 0}};
 static const struct choice strategy_choices[] = {
 	{"adaptive", SBX_COPY_ADAPTIVE}, {"copy", SBX_COPY_COPY}, {"share", SBX_COPY_SHARE},
 	{NULL, 0}};
@@ -303,17 +316,13 @@ static int get_bool(struct ctx *c, const cJSON *obj, const char *path, const cha
 	return 0;
 }
 
-/* String member @key of @obj, one of the names of @choices, into *out as its value; @def when absent. */
-static int get_choice(struct ctx *c, const cJSON *obj, const char *path, const char *key,
-		      const struct choice *choices, uint8_t def, uint8_t *out)
+/* String @it, one of the names of @choices, into *out as its value. */
+static int to_choice(struct ctx *c, const cJSON *it, const char *path, const char *key,
+		     const struct choice *choices, uint8_t *out)
 {
-	const cJSON *it = member(obj, key);
 	char list[128] = "";
 	size_t i, n = 0;
 
-	*out = def;
-	if (!it)
-		return 0;
 	if (!cJSON_IsString(it))
 		return fail(c, path, key, "expected a string");
 	for (i = 0; choices[i].name; i++) {
@@ -326,6 +335,41 @@ static int get_choice(struct ctx *c, const cJSON *obj, const char *path, const c
 					      choices[i].name);
 	}
 	return fail(c, path, key, "\"%s\" is not one of %s", it->valuestring, list);
+}
+
+/* String member @key of @obj, one of the names of @choices, into *out as its value; @def when absent. */
+static int get_choice(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		      const struct choice *choices, uint8_t def, uint8_t *out)
+{
+	const cJSON *it = member(obj, key);
+
+	*out = def;
+	return it ? to_choice(c, it, path, key, choices, out) : 0;
+}
+
+/* Array member @key of @obj of names of @choices (each once) into *out as the OR of their values
+ * (bits); 0 when absent. */
+static int get_flags(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+		     const struct choice *choices, uint8_t *out)
+{
+	const cJSON *arr, *it;
+	char epath[144];
+	uint8_t v;
+	int i = 0;
+
+	*out = 0;
+	if (get_array(c, obj, path, key, 16, &arr))
+		return -1;
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(epath, sizeof(epath), "%s.%s[%d]", path, key, i);
+		if (to_choice(c, it, epath, NULL, choices, &v))
+			return -1;
+		if (*out & v)
+			return fail(c, epath, NULL, "\"%s\" given twice", it->valuestring);
+		*out |= v;
+		i++;
+	}
+	return 0;
 }
 
 /* True when @s is a MAC address "aa:bb:cc:dd:ee:ff" (hex digits of either case); stored in @mac. */
@@ -636,6 +680,8 @@ static int parse_pool(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 	return 0;
 }
 
+static int parse_ingress(struct ctx *c, const cJSON *port, const char *path, struct sbx_port_cfg *p);
+
 /* Parse the required "ports" array and derive each port's kind and PCI-ness. */
 static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
@@ -674,7 +720,7 @@ static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		p->kind = (!strncmp(p->devargs, "net_pcap", 8) || !strncmp(p->devargs, "eth_pcap", 8))
 				  ? SBX_PORT_PCAP_FILE : SBX_PORT_ETHDEV;
 		p->is_pci = match_pci(p->devargs, "hhhh:hh:hh.h") || match_pci(p->devargs, "hh:hh.h");
-		if (!p->is_pci && check_devargs(c, path, p->devargs, rx, tx))
+		if ((!p->is_pci && check_devargs(c, path, p->devargs, rx, tx)) || parse_ingress(c, it, path, p))
 			return -1;
 		i++;
 	}
@@ -996,6 +1042,150 @@ static int parse_encap(struct ctx *c, const cJSON *obj, const char *path, struct
 	m->ip_version = src_version;
 	m->src_mac_set = member(o, "src_mac") != NULL;
 	return m->src_mac_set ? get_mac(c, o, epath, "src_mac", m->src_mac) : 0;
+}
+
+/* The decap types (bit mask of 1 << enum sbx_decap_type) each decap key other than "type" applies to. */
+static const struct {
+	const char *key;
+	unsigned int types;
+	const char *only;
+} decap_scope[] = {
+	{"sessions", 1u << SBX_DECAP_ERSPAN, "erspan"},
+	{"vnis", 1u << SBX_DECAP_VXLAN, "vxlan"},
+	{"udp_port", 1u << SBX_DECAP_VXLAN, "vxlan"},
+};
+
+/* Parse the ids list @key ("sessions" 0..1023 or "vnis" 0..16777215) of rule @r at @path: 1..8
+ * entries, each once. Absent: every id (nb_ids 0). */
+static int parse_decap_ids(struct ctx *c, const cJSON *obj, const char *path, const char *key,
+			   long long max, struct sbx_decap_rule *r)
+{
+	const cJSON *arr, *it;
+	char epath[144];
+	long long v;
+	int k = 0, j;
+
+	if (get_array(c, obj, path, key, SBX_MAX_DECAP_IDS, &arr))
+		return -1;
+	if (arr && cJSON_GetArraySize(arr) == 0)
+		return fail(c, path, key, "at least one id (leave %s out to take every one)", key);
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(epath, sizeof(epath), "%s.%s[%d]", path, key, k);
+		if (to_int(c, it, epath, NULL, 0, max, &v))
+			return -1;
+		for (j = 0; j < k; j++)
+			if (r->ids[j] == v)
+				return fail(c, epath, NULL, "%lld given twice (see %s[%d])", v, key, j);
+		r->ids[k++] = (uint32_t)v;
+	}
+	r->nb_ids = (uint8_t)k;
+	return 0;
+}
+
+/* True when rule @a takes every frame with outer destination of rule @b: same type (and UDP port),
+ * and @a has no local_ip or @b's. */
+static bool decap_same_tunnels(const struct sbx_decap_rule *a, const struct sbx_decap_rule *b)
+{
+	return a->type == b->type && (a->type != SBX_DECAP_VXLAN || a->udp_port == b->udp_port) &&
+	       (a->local_af == 0 ||
+		(a->local_af == b->local_af && !memcmp(a->local_ip, b->local_ip, a->local_af == 4 ? 4 : 16)));
+}
+
+/* Parse decap rule @obj, @p's ingress.decap[@i] at @path; rules 0..i-1 are already parsed. A rule
+ * (or one of its ids) that an earlier rule always takes first is refused: it could never match. */
+static int parse_decap_rule(struct ctx *c, const cJSON *obj, const char *path, int i, struct sbx_ingress_cfg *in)
+{
+	struct sbx_decap_rule *r = &in->decap[i];
+	const char *ids_key;
+	char text[48], epath[144];
+	const cJSON *it;
+	size_t k;
+	int j, m, n;
+
+	if (!cJSON_IsObject(obj))
+		return fail(c, path, NULL, "expected an object");
+	if (check_keys(c, obj, path, decap_keys) || need(c, obj, path, "type") ||
+	    get_choice(c, obj, path, "type", decap_choices, 0, &r->type))
+		return -1;
+	cJSON_ArrayForEach(it, obj) {
+		for (k = 0; k < sizeof(decap_scope) / sizeof(decap_scope[0]); k++)
+			if (!strcmp(decap_scope[k].key, it->string) && !(decap_scope[k].types & (1u << r->type)))
+				return fail(c, path, it->string, "only for %s", decap_scope[k].only);
+	}
+	ids_key = r->type == SBX_DECAP_ERSPAN ? "sessions" : "vnis";
+	if ((r->type != SBX_DECAP_GRE &&
+	     parse_decap_ids(c, obj, path, ids_key, r->type == SBX_DECAP_ERSPAN ? 1023 : 16777215, r)) ||
+	    get_u16(c, obj, path, "udp_port", 1, 65535, r->type == SBX_DECAP_VXLAN ? SBX_VXLAN_PORT : 0,
+		    &r->udp_port) ||
+	    get_bool(c, obj, path, "strip_fcs", false, &r->strip_fcs) ||
+	    (member(obj, "local_ip") && get_ip(c, obj, path, "local_ip", r->local_ip, &r->local_af, text, sizeof(text))))
+		return -1;
+	for (j = 0; j < i; j++) {
+		const struct sbx_decap_rule *e = &in->decap[j];
+
+		if (!decap_same_tunnels(e, r))
+			continue;
+		if (e->nb_ids == 0)
+			return fail(c, path, NULL, "never matches: ingress.decap[%d] takes every frame it would (first match wins)",
+				    j);
+		for (m = 0; m < r->nb_ids; m++)
+			for (n = 0; n < e->nb_ids; n++)
+				if (r->ids[m] == e->ids[n]) {
+					snprintf(epath, sizeof(epath), "%s.%s[%d]", path, ids_key, m);
+					return fail(c, epath, NULL,
+						    "%u never matches: ingress.decap[%d] takes it first (first match wins)",
+						    r->ids[m], j);
+				}
+	}
+	return 0;
+}
+
+/* Parse the optional "ingress" object of port @p (at @path): decap, non_tunnel, strip, tag, dedup. */
+static int parse_ingress(struct ctx *c, const cJSON *port, const char *path, struct sbx_port_cfg *p)
+{
+	struct sbx_ingress_cfg *in = &p->ingress;
+	char ipath[80], rpath[112];
+	const cJSON *o, *arr, *it, *x;
+	int i = 0;
+
+	snprintf(ipath, sizeof(ipath), "%s.ingress", path);
+	if (get_object(c, port, path, "ingress", ipath, ingress_keys, &o))
+		return -1;
+	if (o == NULL)
+		return 0; /* no ingress stage */
+	if (get_array(c, o, ipath, "decap", SBX_MAX_DECAP_RULES, &arr))
+		return -1;
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(rpath, sizeof(rpath), "%s.decap[%d]", ipath, i);
+		if (parse_decap_rule(c, it, rpath, i, in))
+			return -1;
+		i++;
+	}
+	in->nb_decap = (uint8_t)i;
+	if (member(o, "non_tunnel") && in->nb_decap == 0)
+		return fail(c, ipath, "non_tunnel",
+			    "only with ingress.decap rules (it says what happens to frames none of them matches)");
+	if (get_choice(c, o, ipath, "non_tunnel", non_tunnel_choices, SBX_NON_TUNNEL_PASS, &in->non_tunnel) ||
+	    get_flags(c, o, ipath, "strip", strip_choices, &in->strip))
+		return -1;
+	snprintf(rpath, sizeof(rpath), "%s.tag", ipath);
+	if (get_object(c, o, ipath, "tag", rpath, tag_keys, &x) ||
+	    (x && (need(c, x, rpath, "vlan") || get_u16(c, x, rpath, "vlan", 1, 4094, 0, &in->tag_vlan))))
+		return -1;
+	snprintf(rpath, sizeof(rpath), "%s.dedup", ipath);
+	if (get_object(c, o, ipath, "dedup", rpath, dedup_keys, &x))
+		return -1;
+	if (!x)
+		return 0;
+	if (need(c, x, rpath, "window_us") ||
+	    get_u32(c, x, rpath, "window_us", 1, 1000000, 0, &in->dedup_window_us) ||
+	    get_flags(c, x, rpath, "ignore", ignore_choices, &in->dedup_ignore) ||
+	    get_u32(c, x, rpath, "entries", SBX_DEDUP_ENTRIES_MIN, SBX_DEDUP_ENTRIES_MAX, SBX_DEDUP_ENTRIES_DEFAULT,
+		    &in->dedup_entries))
+		return -1;
+	if (in->dedup_entries & (in->dedup_entries - 1))
+		return fail(c, rpath, "entries", "%u is not a power of two", in->dedup_entries);
+	return 0;
 }
 
 /* Parse one session object @obj, mirrors[@i]; sessions 0..i-1 are already parsed. */

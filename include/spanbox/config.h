@@ -65,6 +65,12 @@ enum sbx_non_tunnel { SBX_NON_TUNNEL_PASS = 0, SBX_NON_TUNNEL_DROP = 1 };
 #define SBX_DEDUP_IGNORE_IP_CHECKSUM 0x2 /**< IPv4 header checksum (implied by TTL or DSCP) */
 #define SBX_DEDUP_IGNORE_DSCP 0x4        /**< IPv4 DSCP, IPv6 traffic class DSCP bits */
 
+/** ingress.dedup.entries: entries of a worker's dedup table (a power of two; 24 bytes each, plus a
+ * 64-byte header: sbx_dedup_mem_size() in ingress.h). The default takes 1572928 bytes (1.5 MiB). */
+#define SBX_DEDUP_ENTRIES_MIN 1024
+#define SBX_DEDUP_ENTRIES_MAX 1048576
+#define SBX_DEDUP_ENTRIES_DEFAULT 65536
+
 /**
  * A port's ingress stages (docs/CONFIG.md "ingress"), applied by the worker to every frame received
  * on the port before forwarding and mirroring see it: decap, then strip, then tag, then dedup.

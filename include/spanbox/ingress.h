@@ -58,7 +58,8 @@ struct sbx_dedup_stats {
 	uint64_t evictions;  /**< live entries (younger than the window) overwritten for want of room */
 };
 
-/** Bytes a table of @p entries (a power of two, >= 8) needs. */
+/** Bytes a table of @p entries (a power of two, >= 8) needs: 64 + 24 per entry; 0 for any other
+ * @p entries. */
 size_t sbx_dedup_mem_size(uint32_t entries);
 
 /**
@@ -69,10 +70,15 @@ size_t sbx_dedup_mem_size(uint32_t entries);
 struct sbx_dedup_table *sbx_dedup_init(void *mem, uint32_t entries, uint64_t window);
 
 /**
- * Is the frame made of @p nb_seg segments (@p seg[i], @p seg_len[i] bytes; the first segment holds the
- * Ethernet and IP headers when any) a duplicate of one seen within the window before @p now? The
- * @p ignore fields (SBX_DEDUP_IGNORE_*) are treated as equal; the IPv4 header checksum is ignored
- * whenever TTL or DSCP is. Inserts the frame when it is not a duplicate.
+ * Is the frame made of @p nb_seg segments (@p seg[i], @p seg_len[i] bytes, any split: empty segments
+ * and headers across segments are fine; the bytes are only read) a duplicate of one kept within the
+ * window before @p now (same unit as the window; now - kept <= window)? The @p ignore fields
+ * (SBX_DEDUP_IGNORE_*, found behind at most two VLAN tags) are treated as equal; the IPv4 header
+ * checksum is ignored whenever TTL or DSCP is. A frame that is not a duplicate is inserted (taking an
+ * empty or expired entry of its bucket, else evicting the bucket's oldest: st->evictions) and counted
+ * in st->unique; a duplicate is counted in st->duplicates and does not restart the window. A frame
+ * of 0 bytes is never a duplicate. Hashes: lookup3 (rte_jhash_2hashes) 64 bits + CRC32C 32 bits
+ * + the length (shared/dedup.c, docs/CONFIG.md "dedup" for the false-positive rate).
  * @return true: a duplicate (the caller drops it); false: unique.
  */
 bool sbx_dedup_check(struct sbx_dedup_table *t, const uint8_t *const *seg, const uint32_t *seg_len,

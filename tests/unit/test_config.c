@@ -231,6 +231,32 @@ static void test_good(void)
 			      cfg.workers[0].nb_rxq == 0 && sbx_config_port_nb_rxq(&cfg, 1) == 1 &&
 			      cfg.nb_mirrors == 0,
 		      "single_worker: default lcore skips mgmt_lcore, empty queue list, mirrors []");
+	if (load("tests/configs/good/ingress.json", &cfg)) {
+		const struct sbx_ingress_cfg *a = &p[0].ingress, *b = &p[1].ingress;
+		const struct sbx_decap_rule *r = a->decap;
+		static const uint8_t v6[16] = {0x20, 0x01, 0x0d, 0xb8, [15] = 0x10};
+
+		check(a->nb_decap == 4 && r[0].type == SBX_DECAP_ERSPAN && r[0].nb_ids == 2 && r[0].ids[0] == 865 &&
+			      r[0].ids[1] == 866 && r[0].local_af == 4 && !memcmp(r[0].local_ip, "\xc0\x00\x02\x0a", 4) &&
+			      !r[0].strip_fcs && r[0].udp_port == 0,
+		      "ingress: erspan rule with sessions and an IPv4 local_ip");
+		check(r[1].type == SBX_DECAP_VXLAN && r[1].udp_port == 4789 && r[1].nb_ids == 2 &&
+			      r[1].ids[1] == 16777215 && r[1].local_af == 0 &&
+			      r[2].type == SBX_DECAP_GRE && r[2].local_af == 6 && !memcmp(r[2].local_ip, v6, 16) &&
+			      r[2].strip_fcs && r[2].nb_ids == 0 && r[3].type == SBX_DECAP_ERSPAN && r[3].nb_ids == 0,
+		      "ingress: vxlan, gre (IPv6 local_ip, strip_fcs) and a catch-all erspan rule after a narrower one");
+		check(a->non_tunnel == SBX_NON_TUNNEL_DROP && a->strip == (SBX_STRIP_VLAN | SBX_STRIP_MPLS) &&
+			      a->tag_vlan == 101 && a->dedup_window_us == 1000 &&
+			      a->dedup_ignore == (SBX_DEDUP_IGNORE_TTL | SBX_DEDUP_IGNORE_IP_CHECKSUM | SBX_DEDUP_IGNORE_DSCP) &&
+			      a->dedup_entries == SBX_DEDUP_ENTRIES_DEFAULT,
+		      "ingress: non_tunnel, strip, tag, dedup (default entries %u)", a->dedup_entries);
+		check(p[1].kind == SBX_PORT_PCAP_FILE && b->nb_decap == 0 && b->non_tunnel == SBX_NON_TUNNEL_PASS &&
+			      b->strip == SBX_STRIP_MPLS && b->tag_vlan == 4094 && b->dedup_window_us == 1000000 &&
+			      b->dedup_ignore == 0 && b->dedup_entries == 1024,
+		      "ingress on a pcap file port (bridged: workers get its frames through rings)");
+		check(!memcmp(&p[2].ingress, &(struct sbx_ingress_cfg){0}, sizeof(p[2].ingress)),
+		      "a port without ingress has an all-zero ingress");
+	}
 	if (load("tests/configs/good/mirror_dst_forwards_allowed.json", &cfg))
 		check(cfg.nb_mirrors == 1 && cfg.mirrors[0].dst_port == 2,
 		      "a destination that forwards is accepted with destination.allow_forwarding");
@@ -315,6 +341,18 @@ static const struct {
 	{"devargs_pcap_infinite_rx.json", "ports[0].devargs", "net_pcap key \"infinite_rx\""},
 	{"devargs_tap_misspelled.json", "ports[0].devargs", "unknown net_tap key \"ifname\""},
 	{"extra_args_file_prefix.json", "eal.extra_args[1]", "\"--file-prefix=other\": spanbox sets --file-prefix itself"},
+	{"ingress_sessions_on_vxlan.json", "ports[0].ingress.decap[0].sessions", "only for erspan"},
+	{"ingress_vnis_on_erspan.json", "ports[0].ingress.decap[1].vnis", "only for vxlan"},
+	{"ingress_too_many_rules.json", "ports[0].ingress.decap", "5 entries, at most 4"},
+	{"ingress_session_range.json", "ports[0].ingress.decap[0].sessions[1]", "1024 out of range 0..1023"},
+	{"ingress_dup_vni.json", "ports[0].ingress.decap[0].vnis[2]", "7 given twice (see vnis[0])"},
+	{"ingress_shadowed_rule.json", "ports[0].ingress.decap[1]", "never matches: ingress.decap[0] takes every frame"},
+	{"ingress_unknown_key.json", "ports[0].ingress.decap[0].key", "unknown key"},
+	{"ingress_bad_type.json", "ports[0].ingress.decap[0].type", "\"geneve\" is not one of \"erspan\", \"vxlan\", \"gre\""},
+	{"ingress_tag_range.json", "ports[0].ingress.tag.vlan", "4095 out of range 1..4094"},
+	{"ingress_dedup_entries.json", "ports[0].ingress.dedup.entries", "3000 is not a power of two"},
+	{"ingress_strip_twice.json", "ports[0].ingress.strip[2]", "\"mpls\" given twice"},
+	{"ingress_non_tunnel_no_decap.json", "ports[0].ingress.non_tunnel", "only with ingress.decap rules"},
 	{"does_not_exist.json", "config", "does_not_exist.json: No such file or directory"},
 };
 
@@ -532,21 +570,126 @@ static void test_inline(void)
 	check(sbx_config_parse("{}", &cfg, NULL, 0) == -1, "NULL error buffer is allowed");
 }
 
+/* sbx_config_parse() of the config text @fmt with @part in place of its one %s. */
+static int parse_fmt(const char *fmt, const char *part, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text), fmt, part);
+	return sbx_config_parse(text, cfg, err, errlen);
+}
+
+/* One config part and the error it must give (NULL: accepted). */
+struct text_case {
+	const char *text, *err;
+};
+
+/* Each of the @n cases @cs through @parse (one config part in a fixed config): accepted or refused
+ * with exactly its error. */
+static void check_cases(int (*parse)(const char *, struct sbx_config *, char *, size_t), const char *what,
+			const struct text_case *cs, size_t n)
+{
+	static struct sbx_config cfg;
+	char err[512];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		strcpy(err, "(no message)");
+		rc = parse(cs[i].text, &cfg, err, sizeof(err));
+		if (cs[i].err == NULL)
+			check(rc == 0, "%s %s accepted (%s)", what, cs[i].text, rc ? err : "ok");
+		else
+			check(rc == -1 && !strcmp(err, cs[i].err), "%s %s refused: \"%s\" (want \"%s\")", what, cs[i].text,
+			      err, cs[i].err);
+	}
+}
+
+/* A config with one port "a" whose ingress is @ingress (JSON object text). */
+static int parse_ingress(const char *ingress, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\",\"ingress\":%s}]}", ingress, cfg, err, errlen);
+}
+
+/* ingress refusals and edge cases not worth a file: each refusal names its field. */
+static void test_ingress_inline(void)
+{
+	static const struct text_case cases[] = {
+		{"{}", NULL},
+		{"{\"decap\":[]}", NULL},
+		{"5", "ports[0].ingress: expected an object"},
+		{"{\"decap\":{}}", "ports[0].ingress.decap: expected an array"},
+		{"{\"decap\":[5]}", "ports[0].ingress.decap[0]: expected an object"},
+		{"{\"decap\":[{}]}", "ports[0].ingress.decap[0].type: missing required key"},
+		{"{\"decap\":[{\"type\":\"gre\",\"sessions\":[1]}]}", "ports[0].ingress.decap[0].sessions: only for erspan"},
+		{"{\"decap\":[{\"type\":\"gre\",\"vnis\":[1]}]}", "ports[0].ingress.decap[0].vnis: only for vxlan"},
+		{"{\"decap\":[{\"type\":\"erspan\",\"udp_port\":4789}]}", "ports[0].ingress.decap[0].udp_port: only for vxlan"},
+		{"{\"decap\":[{\"type\":\"vxlan\",\"udp_port\":0}]}", "ports[0].ingress.decap[0].udp_port: 0 out of range 1..65535"},
+		{"{\"decap\":[{\"type\":\"vxlan\",\"vnis\":[16777216]}]}",
+		 "ports[0].ingress.decap[0].vnis[0]: 16777216 out of range 0..16777215"},
+		{"{\"decap\":[{\"type\":\"vxlan\",\"vnis\":[]}]}",
+		 "ports[0].ingress.decap[0].vnis: at least one id (leave vnis out to take every one)"},
+		{"{\"decap\":[{\"type\":\"erspan\",\"sessions\":[0,1,2,3,4,5,6,7,8]}]}",
+		 "ports[0].ingress.decap[0].sessions: 9 entries, at most 8"},
+		{"{\"decap\":[{\"type\":\"erspan\",\"sessions\":[0,1,2,3,4,5,6,1023]}]}", NULL},
+		{"{\"decap\":[{\"type\":\"erspan\",\"sessions\":[\"5\"]}]}",
+		 "ports[0].ingress.decap[0].sessions[0]: expected an integer"},
+		{"{\"decap\":[{\"type\":\"gre\",\"local_ip\":\"192.0.2.300\"}]}",
+		 "ports[0].ingress.decap[0].local_ip: \"192.0.2.300\" is not an IPv4 or IPv6 address"},
+		{"{\"decap\":[{\"type\":\"gre\",\"strip_fcs\":1}]}", "ports[0].ingress.decap[0].strip_fcs: expected true or false"},
+		/* duplicates and rules an earlier one always takes first */
+		{"{\"decap\":[{\"type\":\"gre\"},{\"type\":\"gre\"}]}",
+		 "ports[0].ingress.decap[1]: never matches: ingress.decap[0] takes every frame it would (first match wins)"},
+		{"{\"decap\":[{\"type\":\"erspan\",\"sessions\":[5,6]},{\"type\":\"erspan\",\"sessions\":[7,6]}]}",
+		 "ports[0].ingress.decap[1].sessions[1]: 6 never matches: ingress.decap[0] takes it first (first match wins)"},
+		{"{\"decap\":[{\"type\":\"vxlan\",\"vnis\":[5]},{\"type\":\"vxlan\",\"udp_port\":8472,\"vnis\":[5]}]}", NULL},
+		{"{\"decap\":[{\"type\":\"vxlan\",\"local_ip\":\"192.0.2.1\"},{\"type\":\"vxlan\",\"local_ip\":\"192.0.2.2\"},"
+		 "{\"type\":\"vxlan\",\"local_ip\":\"::1\"},{\"type\":\"vxlan\"}]}", NULL},
+		{"{\"decap\":[{\"type\":\"vxlan\",\"local_ip\":\"::1\"},{\"type\":\"vxlan\",\"local_ip\":\"0::1\"}]}",
+		 "ports[0].ingress.decap[1]: never matches: ingress.decap[0] takes every frame it would (first match wins)"},
+		{"{\"decap\":[{\"type\":\"erspan\"},{\"type\":\"gre\"},{\"type\":\"vxlan\"}],\"non_tunnel\":\"pass\"}", NULL},
+		{"{\"decap\":[{\"type\":\"gre\"}],\"non_tunnel\":\"reject\"}",
+		 "ports[0].ingress.non_tunnel: \"reject\" is not one of \"pass\", \"drop\""},
+		{"{\"strip\":\"vlan\"}", "ports[0].ingress.strip: expected an array"},
+		{"{\"strip\":[\"qinq\"]}", "ports[0].ingress.strip[0]: \"qinq\" is not one of \"vlan\", \"mpls\""},
+		{"{\"strip\":[]}", NULL},
+		{"{\"tag\":{}}", "ports[0].ingress.tag.vlan: missing required key"},
+		{"{\"tag\":{\"vlan\":0}}", "ports[0].ingress.tag.vlan: 0 out of range 1..4094"},
+		{"{\"tag\":{\"vlan\":1,\"pcp\":3}}", "ports[0].ingress.tag.pcp: unknown key"},
+		{"{\"dedup\":{}}", "ports[0].ingress.dedup.window_us: missing required key"},
+		{"{\"dedup\":{\"window_us\":0}}", "ports[0].ingress.dedup.window_us: 0 out of range 1..1000000"},
+		{"{\"dedup\":{\"window_us\":1000001}}", "ports[0].ingress.dedup.window_us: 1000001 out of range 1..1000000"},
+		{"{\"dedup\":{\"window_us\":5,\"ignore\":[\"tos\"]}}",
+		 "ports[0].ingress.dedup.ignore[0]: \"tos\" is not one of \"ttl\", \"ip_checksum\", \"dscp\""},
+		{"{\"dedup\":{\"window_us\":5,\"ignore\":[\"ttl\",\"ttl\"]}}", "ports[0].ingress.dedup.ignore[1]: \"ttl\" given twice"},
+		{"{\"dedup\":{\"window_us\":5,\"entries\":512}}", "ports[0].ingress.dedup.entries: 512 out of range 1024..1048576"},
+		{"{\"dedup\":{\"window_us\":5,\"entries\":2097152}}",
+		 "ports[0].ingress.dedup.entries: 2097152 out of range 1024..1048576"},
+		{"{\"dedup\":{\"window_us\":5,\"entries\":1048576}}", NULL},
+		{"{\"dedup\":{\"window_us\":5,\"size\":1}}", "ports[0].ingress.dedup.size: unknown key"},
+		{"{\"tag\":{\"vlan\":5},\"tag\":{\"vlan\":6}}", "ports[0].ingress.tag: duplicate key"},
+	};
+	static struct sbx_config cfg;
+	char err[512];
+
+	check_cases(parse_ingress, "ingress", cases, sizeof(cases) / sizeof(cases[0]));
+	check(parse_ingress("{\"decap\":[{\"type\":\"vxlan\"}],\"dedup\":{\"window_us\":7}}", &cfg, err, sizeof(err)) == 0 &&
+		      cfg.ports[0].ingress.decap[0].udp_port == SBX_VXLAN_PORT && cfg.ports[0].ingress.decap[0].nb_ids == 0 &&
+		      cfg.ports[0].ingress.non_tunnel == SBX_NON_TUNNEL_PASS && cfg.ports[0].ingress.dedup_ignore == 0 &&
+		      cfg.ports[0].ingress.dedup_entries == 65536,
+	      "ingress defaults: udp_port 4789, every VNI, non_tunnel pass, no ignore, 65536 entries");
+}
+
 /* A config with one port and the pool section @pool (JSON object text). */
 static int parse_pool(const char *pool, struct sbx_config *cfg, char *err, size_t errlen)
 {
-	char text[1024];
-
-	snprintf(text, sizeof(text), "{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}],\"pool\":%s}", pool);
-	return sbx_config_parse(text, cfg, err, errlen);
+	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}],\"pool\":%s}", pool, cfg, err, errlen);
 }
 
 /* pool.headroom, pool.force and pool.measure_memset: good and bad values. */
 static void test_pool_keys(void)
 {
-	static const struct {
-		const char *pool, *err; /* err NULL: accepted */
-	} bad[] = {
+	static const struct text_case bad[] = {
 		{"{\"headroom\":-1}", "pool.headroom: -1 out of range 0..1000000"},
 		{"{\"headroom\":1000001}", "pool.headroom: 1000001 out of range 0..1000000"},
 		{"{\"headroom\":1.5}", "pool.headroom: expected an integer"},
@@ -560,7 +703,6 @@ static void test_pool_keys(void)
 	};
 	static struct sbx_config cfg;
 	char err[512];
-	size_t i;
 
 	check(parse_pool("{}", &cfg, err, sizeof(err)) == 0 && cfg.pool_headroom == 2048 &&
 		      !cfg.pool_force && !cfg.pool_measure_memset,
@@ -574,11 +716,7 @@ static void test_pool_keys(void)
 			 sizeof(err)) == 0 &&
 		      cfg.pool_headroom == 1000000 && !cfg.pool_force && !cfg.pool_measure_memset,
 	      "pool: headroom 1000000 (the maximum), explicit false (%s)", err);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		strcpy(err, "(no message)");
-		check(parse_pool(bad[i].pool, &cfg, err, sizeof(err)) == -1 && !strcmp(err, bad[i].err),
-		      "pool %s refused: \"%s\" (want \"%s\")", bad[i].pool, err, bad[i].err);
-	}
+	check_cases(parse_pool, "pool", bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* A config whose ports have the devargs @a and @b (@b NULL: one port) and the mgmt section @mgmt. */
@@ -807,6 +945,7 @@ int main(int argc, char **argv)
 	test_bad_filter_text();
 	test_inline();
 	test_mirrors_inline();
+	test_ingress_inline();
 	test_pool_keys();
 	test_files();
 	test_devargs_keys();
