@@ -170,6 +170,12 @@ static void mask_fields(uint8_t *b, uint32_t n, uint8_t ignore)
 bool sbx_dedup_check(struct sbx_dedup_table *t, const uint8_t *const *seg, const uint32_t *seg_len,
 		     uint32_t nb_seg, uint8_t ignore, uint64_t now, struct sbx_dedup_stats *st)
 {
+	return sbx_dedup_check_window(t, seg, seg_len, nb_seg, ignore, now, t->window, st);
+}
+
+bool sbx_dedup_check_window(struct sbx_dedup_table *t, const uint8_t *const *seg, const uint32_t *seg_len,
+			    uint32_t nb_seg, uint8_t ignore, uint64_t now, uint64_t window, struct sbx_dedup_stats *st)
+{
 	/* + 4: rte_jhash reads the last bytes as a whole 32-bit word */
 	uint32_t buf[(BLOCK + 4) / 4] __attribute__((aligned(16)));
 	struct reader r = {seg, seg_len, nb_seg, 0, 0};
@@ -198,7 +204,7 @@ bool sbx_dedup_check(struct sbx_dedup_table *t, const uint8_t *const *seg, const
 	h64 = (uint64_t)pc << 32 | pb;
 	b = &t->b[bucket_of(t, h64)];
 	for (w = 0; w < WAYS; w++) {
-		bool live = b->len[w] != 0 && now >= b->seen[w] && now - b->seen[w] <= t->window;
+		bool live = b->len[w] != 0 && now >= b->seen[w] && now - b->seen[w] <= window;
 
 		if (b->len[w] == len && b->h64[w] == h64 && b->h32[w] == crc) {
 			if (live) {

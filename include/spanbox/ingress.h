@@ -84,6 +84,14 @@ struct sbx_dedup_table *sbx_dedup_init(void *mem, uint32_t entries, uint64_t win
 bool sbx_dedup_check(struct sbx_dedup_table *t, const uint8_t *const *seg, const uint32_t *seg_len,
 		     uint32_t nb_seg, uint8_t ignore, uint64_t now, struct sbx_dedup_stats *st);
 
+/**
+ * sbx_dedup_check() with the window of this lookup, @p window, instead of the table's: one table
+ * serves the ports of a worker whose dedup windows differ (secondary/ingress.c). An entry is live
+ * for a lookup when it was kept within that lookup's window.
+ */
+bool sbx_dedup_check_window(struct sbx_dedup_table *t, const uint8_t *const *seg, const uint32_t *seg_len,
+			    uint32_t nb_seg, uint8_t ignore, uint64_t now, uint64_t window, struct sbx_dedup_stats *st);
+
 /** Sequence state of one tunnel sender (outer source, session or VNI). */
 struct sbx_seq_state {
 	bool started;       /**< a first number was seen */
