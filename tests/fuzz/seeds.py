@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Seed corpora of the libFuzzer harnesses (tests/fuzz/*.c) from the test files.
 
-    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie
+    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie, OUT/fuzz_decap
 
 fuzz_config: every tests/configs/{good,bad}/*.json. fuzz_rest: byte 0 = route, byte 1 = session
 index (fuzz_rest.c), then a body: each mirror session of the good configs (POST and PUT), each
 cross-connect as {"ports": [...]}, each whole config (PUT /config), two memprobe bodies.
 fuzz_erspan: the first 16 frames of every capture in ../shared/captures (pcap or pcapng), cut to
-128 bytes (the decoder reads at most 58). fuzz_pcie: tests/fixtures/pcie/*.bin.
+128 bytes (the decoder reads at most 58). fuzz_pcie: tests/fixtures/pcie/*.bin. fuzz_decap: the first
+16 frames of every capture, whole (the parser checks lengths against the frame), behind byte 0 = 0
+(avail = len, fuzz_decap.c), and each frame once more with byte 0 = 128 + 64 (64 readable bytes).
 """
 import glob, json, os, struct, sys
 
@@ -69,6 +71,13 @@ for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
         if i >= 16:
             break
         put("fuzz_erspan", "%s_%d" % (os.path.basename(p), i), fr[:128])
+
+for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
+    for i, fr in enumerate(frames(p)):
+        if i >= 16:
+            break
+        put("fuzz_decap", "%s_%d" % (os.path.basename(p), i), b"\x00" + fr[:16384])
+        put("fuzz_decap", "%s_%d_avail64" % (os.path.basename(p), i), bytes([128 + 64]) + fr[:16384])
 
 for p in sorted(glob.glob(os.path.join(ROOT, "tests/fixtures/pcie/*.bin"))):
     put("fuzz_pcie", os.path.basename(p), open(p, "rb").read())
