@@ -50,6 +50,17 @@ static enum sbx_decap_result inner(struct sbx_tunnel_info *ti, uint32_t off, uin
 	return SBX_DECAP_OK;
 }
 
+/* The optional 4-byte GRE word (key or sequence number) at *off, if below @p hlim: read, *off past it. */
+static bool gre_word(const uint8_t *f, uint32_t *off, uint32_t hlim, bool *present, uint32_t *v)
+{
+	if (*off + 4 > hlim)
+		return false;
+	*present = true;
+	*v = get32(f + *off);
+	*off += 4;
+	return true;
+}
+
 /* GRE at @p off, the outer IP payload ending at @p end. */
 static enum sbx_decap_result gre(const uint8_t *f, uint32_t off, uint32_t end, uint32_t lim,
 				 struct sbx_tunnel_info *ti)
@@ -77,20 +88,9 @@ static enum sbx_decap_result gre(const uint8_t *f, uint32_t off, uint32_t end, u
 	off += 4;
 	if (flags & GRE_C)
 		off += 4; /* checksum + reserved1 (not verified) */
-	if (flags & GRE_K) {
-		if (off + 4 > hlim)
-			return SBX_DECAP_MALFORMED_short_outer;
-		ti->key_present = true;
-		ti->key = get32(f + off);
-		off += 4;
-	}
-	if (flags & GRE_S) {
-		if (off + 4 > hlim)
-			return SBX_DECAP_MALFORMED_short_outer;
-		ti->seq_present = true;
-		ti->seq = get32(f + off);
-		off += 4;
-	}
+	if (((flags & GRE_K) && !gre_word(f, &off, hlim, &ti->key_present, &ti->key)) ||
+	    ((flags & GRE_S) && !gre_word(f, &off, hlim, &ti->seq_present, &ti->seq)))
+		return SBX_DECAP_MALFORMED_short_outer;
 	switch (ti->kind) {
 	case SBX_TUN_GRE_TEB:
 		ti->id = ti->key_present ? ti->key : 0;

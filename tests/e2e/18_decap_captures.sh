@@ -18,7 +18,8 @@
 #  - erspan3_tcpdump_iii-pb-1_malformed: a raw-IP capture (linktype 7); IPv6 with a Destination
 #    Options header in front of GRE/ERSPAN III. tshark walks the extension header; we do not walk
 #    IPv6 extension headers (decap.h): not_tunnel. sbx-decap-pcap gives raw IP a synthetic
-#    Ethernet header. The frame is 79 of 188109 bytes captured.
+#    Ethernet header. The frame is 79 of 188109 bytes captured; its GRE flags are 0x1d00 (S plus the
+#    strict source route and recursion bits), which we would call gre_unsupported if we walked there.
 #  - gre_tcpdump_heapoverflow-1_malformed: frame 1 Ethernet with an unknown EtherType, frame 2 an
 #    IPv4 EtherType with version 0 ("Bogus IPv4 version" in tshark): not_tunnel both.
 #  - bad_suricata_ipv4-totlen-65028: IPv4 UDP, total length 65028 in a 1530-byte frame (tshark:

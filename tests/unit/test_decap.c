@@ -134,6 +134,21 @@ static uint32_t erspan3(uint8_t *p, uint16_t vlan, uint8_t cos, uint16_t sess, u
 	return 20;
 }
 
+/* A whole ERSPAN II frame (IPv4, @p ntags outer tags, GRE @p gre_flags, the inner frame); its length. */
+static uint32_t erspan2_frame(uint8_t *f, int ntags, uint16_t tpid, uint16_t gre_flags, uint16_t vlan, uint8_t cos,
+			      int t, uint16_t sess)
+{
+	uint32_t o = eth(f, ntags, tpid, 0x0800), l3 = o;
+
+	o += ipv4(f + o, 47, 0, 0);
+	o += gre(f + o, gre_flags, 0x88be);
+	o += erspan2(f + o, vlan, cos, t, sess);
+	memcpy(f + o, inner_frame, INNER_LEN);
+	o += INNER_LEN;
+	put16(f + l3 + 2, (uint16_t)(o - l3)); /* IPv4 total length */
+	return o;
+}
+
 /* Parse @p f of @p len bytes from a heap copy of @p avail bytes (ASan sees reads past it). */
 static enum sbx_decap_result parse_n(const uint8_t *f, uint32_t len, uint32_t avail, struct sbx_tunnel_info *ti)
 {
@@ -227,11 +242,7 @@ int main(void)
 	cuts("ERSPAN I, IPv4 header cut before protocol", f, o + INNER_LEN, 0, 14 + 10, SBX_DECAP_NOT_TUNNEL);
 
 	/* --- ERSPAN type II --- */
-	o = eth(f, 0, 0, 0x0800);
-	o += ipv4(f + o, 47, 8 + 8 + INNER_LEN, 0);
-	o += gre(f + o, 0x1000, 0x88be);
-	o += erspan2(f + o, 342, 6, 1, 666);
-	memcpy(f + o, inner_frame, INNER_LEN);
+	o = erspan2_frame(f, 0, 0, 0x1000, 342, 6, 1, 666) - INNER_LEN;
 	r = parse(f, o + INNER_LEN, &ti);
 	check(r == SBX_DECAP_OK && ti.kind == SBX_TUN_ERSPAN2 && ti.inner_off == 50 && inner_is(f, &ti, inner_frame, INNER_LEN),
 	      "ERSPAN II: ok, kind 2, inner at 50 (got %s %u %u)", sbx_decap_result_name(r), ti.kind, ti.inner_off);
@@ -310,11 +321,7 @@ int main(void)
 			cuts("GRE-TEB C K S", f, o + INNER_LEN, 24, 34 + gl, SBX_DECAP_MALFORMED_short_outer);
 	}
 	/* ERSPAN II with C and K: the key does not displace the ERSPAN header */
-	o = eth(f, 0, 0, 0x0800);
-	o += ipv4(f + o, 47, 16 + 8 + INNER_LEN, 0);
-	o += gre(f + o, 0xb000, 0x88be);
-	o += erspan2(f + o, 1, 0, 0, 99);
-	memcpy(f + o, inner_frame, INNER_LEN);
+	o = erspan2_frame(f, 0, 0, 0xb000, 1, 0, 0, 99) - INNER_LEN;
 	r = parse(f, o + INNER_LEN, &ti);
 	check(r == SBX_DECAP_OK && ti.kind == SBX_TUN_ERSPAN2 && ti.id == 99 && ti.key_present && ti.key == 0x11223344 &&
 		      ti.seq == 0x55667788 && inner_is(f, &ti, inner_frame, INNER_LEN),
@@ -328,20 +335,12 @@ int main(void)
 						    "recursion" };
 
 		for (i = 0; i < 5; i++) {
-			o = eth(f, 0, 0, 0x0800);
-			o += ipv4(f + o, 47, 4 + 8 + INNER_LEN, 0);
-			o += gre(f + o, (uint16_t)(0x1000 | bad[i]), 0x88be);
-			o += erspan2(f + o, 0, 0, 0, 1);
-			memcpy(f + o, inner_frame, INNER_LEN);
-			check(parse(f, o + INNER_LEN, &ti) == SBX_DECAP_MALFORMED_gre_unsupported,
+			o = erspan2_frame(f, 0, 0, (uint16_t)(0x1000 | bad[i]), 0, 0, 0, 1);
+			check(parse(f, o, &ti) == SBX_DECAP_MALFORMED_gre_unsupported,
 			      "ERSPAN II, GRE %s: gre_unsupported", what[i]);
 		}
-		o = eth(f, 0, 0, 0x0800);
-		o += ipv4(f + o, 47, 8 + 8 + INNER_LEN, 0);
-		o += gre(f + o, 0x1000 | 0x00f8, 0x88be); /* reserved bits 8-12 set: ignored (RFC 2784) */
-		o += erspan2(f + o, 0, 0, 0, 1);
-		memcpy(f + o, inner_frame, INNER_LEN);
-		check(parse(f, o + INNER_LEN, &ti) == SBX_DECAP_OK, "GRE reserved bits 8-12 set: ignored, ok");
+		o = erspan2_frame(f, 0, 0, 0x1000 | 0x00f8, 0, 0, 0, 1); /* reserved bits 8-12: ignored (RFC 2784) */
+		check(parse(f, o, &ti) == SBX_DECAP_OK, "GRE reserved bits 8-12 set: ignored, ok");
 	}
 
 	/* --- VXLAN --- */
@@ -375,12 +374,8 @@ int main(void)
 
 		for (nt = 1; nt <= 2; nt++)
 			for (i = 0; i < 3; i++) {
-				o = eth(f, nt, tpids[i], 0x0800);
-				l3 = o;
-				o += ipv4(f + o, 47, 8 + 8 + INNER_LEN, 0);
-				o += gre(f + o, 0x1000, 0x88be);
-				o += erspan2(f + o, 342, 6, 0, 666);
-				memcpy(f + o, inner_frame, INNER_LEN);
+				l3 = 14 + 4 * (uint32_t)nt;
+				o = erspan2_frame(f, nt, tpids[i], 0x1000, 342, 6, 0, 666) - INNER_LEN;
 				r = parse(f, o + INNER_LEN, &ti);
 				check(r == SBX_DECAP_OK && ti.inner_off == l3 + 36 && inner_is(f, &ti, inner_frame, INNER_LEN) &&
 					      ti.id == 666,
