@@ -5,7 +5,7 @@
 
 CAPTURE: the original; TSV and OUT.pcap: what sbx-decap-pcap wrote for it (one TSV line per frame,
 the inner frames of the OK frames). tshark is the independent decoder, with IP reassembly off (each
-frame on its own): the raw bytes come from its JSON ("frame_raw"), every position and field value
+frame on its own) and TCP reassembly and HTTP decompression off (every position is in the frame): the raw bytes come from its JSON ("frame_raw"), every position and field value
 from its PDML. Nothing here parses a header by itself. Per frame, tshark's "inner frame" is:
   start: the position of the second "eth" protocol (the one behind gre/erspan/vxlan);
   end:   the end of the outer IP packet as tshark reads its length (ip: pos + ip.len; ipv6:
