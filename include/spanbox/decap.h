@@ -9,8 +9,11 @@
  *  - IPv4: RFC 791 (fragments: MF bit or a fragment offset); IPv6: RFC 8200 (extension headers
  *    are not walked: a next header other than GRE/UDP is "not a tunnel", a Fragment header is a
  *    fragment).
- *  - GRE: RFC 2784 (C bit: 4 bytes checksum + reserved1), RFC 2890 (K: 4-byte key, S: 4-byte
- *    sequence number), version 0 only; RFC 1701's routing bit R is refused.
+ *  - GRE: RFC 2784 (C bit: 4 bytes checksum + reserved1, the checksum is not verified), RFC 2890
+ *    (K: 4-byte key, S: 4-byte sequence number), version 0 only; as RFC 2784 section 2.3 says of a
+ *    receiver that does not implement RFC 1701, bits 1-5 other than K and S (RFC 1701's routing bit
+ *    R, strict source route s, the high bit of Recur) are refused and bits 6-12 ignored. GRE with
+ *    another protocol (IP, PPTP's 0x880B, keepalives) is "not a tunnel".
  *  - ERSPAN: draft-foschiano-erspan-03. Type I: GRE protocol 0x88BE without the S bit, the frame
  *    follows the 4-byte GRE header directly (no ERSPAN header). Type II: 0x88BE with the S bit,
  *    8-byte ERSPAN header (version 1). Type III: protocol 0x22EB, 12-byte header (version 2), plus
@@ -47,8 +50,8 @@ enum sbx_tunnel_kind {
 	_(ip_fragment, "outer IPv4 or IPv6 fragment (tunnels are never reassembled)")                  \
 	_(gre_unsupported, "GRE version other than 0, or the routing bit set")                          \
 	_(vxlan_flags, "VXLAN header without the I flag")                                             \
-	_(inner_runt, "inner frame shorter than 14 bytes")                                            \
-	_(length_mismatch, "outer IP or UDP length larger than the frame")                            \
+	_(inner_runt, "inner frame shorter than 14 bytes (ERSPAN III FT 2: IP packet shorter than 20)") \
+	_(length_mismatch, "outer IP or UDP length larger than the frame, or smaller than its own header") \
 	_(frame_type, "ERSPAN type III frame type other than Ethernet (0) or IP (2)")
 
 /** Result of sbx_decap_parse(). */
@@ -67,8 +70,9 @@ struct sbx_tunnel_info {
 	uint8_t af;            /**< outer address family: 4 or 6 */
 	uint8_t src[16];       /**< outer source address (IPv4 in bytes 0..3) */
 	uint8_t dst[16];       /**< outer destination address */
-	uint32_t id;           /**< ERSPAN II/III session id (10 bits), VXLAN VNI (24 bits), GRE key; else 0 */
-	bool key_present;      /**< GRE K bit (GRE-TEB: id is the key) */
+	uint32_t id;           /**< ERSPAN II/III session id (10 bits), VXLAN VNI (24 bits), GRE-TEB key; else 0 */
+	bool key_present;      /**< GRE K bit: key is valid (GRE-TEB: id is the key) */
+	uint32_t key;          /**< GRE key (RFC 2890), any GRE kind; 0 without the K bit */
 	bool seq_present;      /**< GRE S bit: seq is valid */
 	uint32_t seq;          /**< GRE sequence number (RFC 2890) */
 	bool truncated;        /**< ERSPAN T bit: the sender cut the mirrored frame */
@@ -77,8 +81,11 @@ struct sbx_tunnel_info {
 	uint8_t cos;           /**< ERSPAN II/III COS (3 bits) */
 	uint16_t udp_dst;      /**< VXLAN: outer UDP destination port */
 	uint16_t inner_off;    /**< bytes from the frame's start to the inner Ethernet header (to the inner
-				    IP header when ft == 2) */
-	uint32_t inner_len;    /**< bytes of the inner frame (or IP packet), up to the end of the frame */
+				    IP header when ft == 2); <= avail */
+	uint32_t inner_len;    /**< bytes of the inner frame (or IP packet): up to the end of the outer IP
+				    payload (VXLAN: of the UDP datagram), not of the frame, so Ethernet padding
+				    of a short outer frame is not part of it; the FCS, if the sender kept one,
+				    is (sbx_decap_rule.strip_fcs) */
 };
 
 /**
@@ -86,9 +93,20 @@ struct sbx_tunnel_info {
  * (an mbuf's first segment). A frame whose outer headers claim a tunnel but end before @p len or
  * @p avail bytes is SBX_DECAP_MALFORMED_short_outer; a frame that is no IP/GRE/UDP candidate at all
  * (a 10-byte frame, ARP, TCP) is SBX_DECAP_NOT_TUNNEL.
- * Outer Ethernet with up to two 802.1Q/802.1ad tags, IPv4 or IPv6, then GRE (ERSPAN I/II/III,
- * GRE-TEB) or UDP (VXLAN on any port: the caller's rule decides which ports count, see
- * sbx_decap_rule_match()). Reads only; never writes.
+ * Outer Ethernet with up to two 802.1Q/802.1ad tags (0x8100, 0x88A8, 0x9100), IPv4 or IPv6, then
+ * GRE (ERSPAN I/II/III, GRE-TEB) or UDP (VXLAN on any port: the caller's rule decides which ports
+ * count, see sbx_decap_rule_match()). Reads only the first min(len, avail) bytes; never writes.
+ * Lengths: an outer IPv4 total length, IPv6 payload length or UDP length larger than the frame
+ * (@p len) is length_mismatch; smaller is Ethernet padding, left out of inner_len. An outer IPv4
+ * fragment (MF or an offset) or an IPv6 Fragment header in front of GRE/UDP is ip_fragment.
+ * ERSPAN III: FT 0 is an Ethernet frame; FT 2 is SBX_DECAP_OK with ti->ft = 2 and inner_off at the
+ * IP header (the stage decides whether to synthesise an Ethernet header or drop it); any other FT
+ * is MALFORMED_frame_type (ti->ft says which).
+ * On a malformed result, *ti holds what was parsed before the fault: af and the addresses once
+ * the outer IP header was read, kind once the GRE protocol or UDP was (UDP: kind SBX_TUN_VXLAN and
+ * udp_dst set). Any UDP datagram is a VXLAN candidate here, so a caller must count a malformed UDP
+ * result (kind SBX_TUN_VXLAN) only when one of its VXLAN rules names ti->udp_dst, and treat it as
+ * not a tunnel otherwise (a DNS query is no broken VXLAN); ip_fragment has kind SBX_TUN_NONE.
  * @return SBX_DECAP_OK with *ti filled, SBX_DECAP_NOT_TUNNEL (ti->kind = SBX_TUN_NONE), or the
  *         malformed reason.
  */
@@ -98,12 +116,15 @@ enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32
 /**
  * Does the tunnel @p ti (SBX_DECAP_OK from sbx_decap_parse) belong to @p rule? Type (ERSPAN I/II/III
  * for SBX_DECAP_ERSPAN, VXLAN with ti->udp_dst == rule->udp_port, GRE-TEB for SBX_DECAP_GRE), the
- * rule's ids (none = any; ERSPAN type I carries no session id and matches only a rule without ids),
- * and its local address.
+ * rule's ids (none = any; ERSPAN type I carries no session id and matches only a rule without ids;
+ * for SBX_DECAP_GRE the ids are GRE keys and a frame without a key matches only a rule without ids),
+ * and its local address (local_af 0 = any, else af and dst must equal local_ip). A rule udp_port of
+ * 0 means SBX_VXLAN_PORT. Pure; @p ti must come from an SBX_DECAP_OK parse.
  */
 bool sbx_decap_rule_match(const struct sbx_decap_rule *rule, const struct sbx_tunnel_info *ti);
 
-/** Human-readable name of a result ("ok", "not_tunnel", "short_outer", ...), for logs and JSON. */
+/** Human-readable name of a result ("ok", "not_tunnel", "short_outer", ...: the malformed names
+ * of foreach_sbx_decap_malformed), for logs and JSON; "unknown" out of range. Static storage. */
 const char *sbx_decap_result_name(enum sbx_decap_result r);
 
 #endif

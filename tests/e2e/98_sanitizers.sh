@@ -2,7 +2,8 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer in CI: builds build-asan (meson
 # -Db_sanitize=address,undefined, clang-14) and runs in it every unit test and the replay and mirror
 # end-to-end tests (20_replay, 60_mirror_replay, 62_mirror_replay_lossless, with SBX_BUILD=build-asan:
-# the primary and its workers, DPDK secondaries, are instrumented; DPDK's own libraries are not).
+# the primary and its workers, DPDK secondaries, are instrumented; DPDK's own libraries are not), and
+# 18_decap_captures (the tunnel parser on every capture, no EAL).
 # One TAP line per test: ok when it passes and no process wrote a sanitizer report; the report (or
 # the failed results) follow as "# " lines. Every process writes its reports to its own file
 # (log_path), so a worker's report is seen even when the primary survives it. docs/TESTING.md says
@@ -11,7 +12,7 @@
 #   SBX_SAN_E2E      the end-to-end tests to run (names under tests/e2e, without .sh)
 source "$(dirname "$0")/../lib/common.sh"
 AB=${SBX_ASAN_BUILD:-$ROOT/build-asan}
-E2E=${SBX_SAN_E2E:-20_replay 60_mirror_replay 62_mirror_replay_lossless}
+E2E=${SBX_SAN_E2E:-20_replay 60_mirror_replay 62_mirror_replay_lossless 18_decap_captures}
 LOGS=$TMP/san
 trap 'rm -rf "$TMP"' EXIT
 n=0

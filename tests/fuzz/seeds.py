@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seed corpora of the libFuzzer harnesses (tests/fuzz/*.c) from the test files.
 
-    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie, OUT/fuzz_ingress
+    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie, OUT/fuzz_ingress, OUT/fuzz_decap
 
 fuzz_config: every tests/configs/{good,bad}/*.json. fuzz_rest: byte 0 = route, byte 1 = session
 index (fuzz_rest.c), then a body: each mirror session of the good configs (POST and PUT), each
@@ -10,6 +10,8 @@ fuzz_erspan: the first 16 frames of every capture in ../shared/captures (pcap or
 128 bytes (the decoder reads at most 58). fuzz_pcie: tests/fixtures/pcie/*.bin. fuzz_ingress: byte 0 =
 strip and dedup-ignore bits, bytes 1-2 = segment cuts (fuzz_ingress.c), then the first 8 frames of
 every capture (whole, at most 2048 bytes), each with every strip/ignore combination of a few.
+fuzz_decap: the first 16 frames of every capture, whole (the parser checks lengths against the
+frame), behind byte 0 = 0 (avail = len, fuzz_decap.c), and each frame once more with byte 0 = 128 + 64 (64 readable bytes).
 """
 import glob, json, os, struct, sys
 
@@ -74,10 +76,13 @@ for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
 
 for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
     for i, fr in enumerate(frames(p)):
-        if i >= 8:
+        if i < 8:
+            for mode in (0x03, 0x1f, 0x01 | 0x04, 0x02 | 0x10):
+                put("fuzz_ingress", "%s_%d_%02x" % (os.path.basename(p), i, mode), bytes([mode, 20, 30]) + fr[:2048])
+        if i >= 16:
             break
-        for mode in (0x03, 0x1f, 0x01 | 0x04, 0x02 | 0x10):
-            put("fuzz_ingress", "%s_%d_%02x" % (os.path.basename(p), i, mode), bytes([mode, 20, 30]) + fr[:2048])
+        put("fuzz_decap", "%s_%d" % (os.path.basename(p), i), b"\x00" + fr[:16384])
+        put("fuzz_decap", "%s_%d_avail64" % (os.path.basename(p), i), bytes([128 + 64]) + fr[:16384])
 
 for p in sorted(glob.glob(os.path.join(ROOT, "tests/fixtures/pcie/*.bin"))):
     put("fuzz_pcie", os.path.basename(p), open(p, "rb").read())
