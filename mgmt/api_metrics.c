@@ -451,7 +451,7 @@ static void ingress_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*pl
 				char l[2 * LBL];
 				const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, tf[f].key ? tf[f].key : "packets");
 
-				snprintf(l, sizeof(l), "%s", plbl[i]);
+				snprintf(l, sizeof(l), "%.*s", LBL - 1, plbl[i]);
 				if (tf[f].key != NULL) {
 					label_s(l, sizeof(l), "kind", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "kind")));
 					label_s(l, sizeof(l), "source", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "source")));

@@ -49,6 +49,7 @@
  * another method; (4) GET/HEAD of a path outside /api and /metrics: a static file; (5) 404.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -106,6 +107,8 @@ struct guard_conn {
 	unsigned int addr; /**< index in guard.addrs */
 	bool shut;         /**< shutdown() done: libmicrohttpd closes it on its next turn */
 	uint64_t since_ns; /**< CLOCK_MONOTONIC (sbx_now_ns) start of the current phase */
+	struct sockaddr_storage peer; /**< the client's address and port, as accepted */
+	socklen_t peer_len;           /**< its length, 0 when unknown */
 };
 
 /** One client address (the port left out) with tracked connections. */
@@ -125,11 +128,36 @@ static struct {
 	uint64_t evicted;         /**< closed at the limits, since start */
 	uint64_t evicted_logged;  /**< of those, logged already */
 	uint64_t log_ns;          /**< when they were last logged */
+	uint64_t stale;           /**< entries found stale (their fd reused) and forgotten, since start */
+	uint64_t stale_logged;    /**< of those, logged already */
 } guard = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Close @p e's connection (guard.lock held). */
+/*
+ * Close @p e's connection (guard.lock held), unless its fd no longer is that connection: an entry
+ * whose socket's peer differs from the one accepted is stale (libmicrohttpd closed the connection
+ * without telling us, and the fd number now belongs to another connection or file), and a
+ * shutdown() would cut an innocent client's request short ("Empty reply from server"). A stale
+ * entry is only forgotten.
+ */
 static void guard_shut(struct guard_conn *e)
 {
+	struct sockaddr_storage now;
+	socklen_t len = sizeof(now);
+
+	int rc = e->peer_len != 0 ? getpeername(e->fd, (struct sockaddr *)&now, &len) : -1;
+
+	/* stale: another peer on that fd, or the fd is no socket any more (a disconnected socket of
+	 * ours says ENOTCONN: it is still ours, and shutdown() of it is harmless) */
+	if (e->peer_len != 0 && ((rc == 0 && (len != e->peer_len || memcmp(&now, &e->peer, len) != 0)) ||
+				 (rc != 0 && (errno == ENOTSOCK || errno == EBADF)))) {
+		guard.stale++;
+		e->shut = true;
+		guard.live--;
+		guard.addrs[e->addr].live--;
+		guard.addrs[e->addr].tracked--;
+		e->phase = PH_FREE;
+		return;
+	}
 	shutdown(e->fd, SHUT_RDWR);
 	e->shut = true;
 	guard.live--;
@@ -230,6 +258,12 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		}
 		*e = (struct guard_conn){ .phase = PH_WAITING, .fd = fi->connect_fd, .addr = a,
 					  .since_ns = sbx_now_ns() };
+		{ /* the peer as the socket says it: what guard_shut() checks the fd against */
+			socklen_t len = sizeof(e->peer);
+
+			if (getpeername(fi->connect_fd, (struct sockaddr *)&e->peer, &len) == 0 && len <= sizeof(e->peer))
+				e->peer_len = len;
+		}
 		guard.addrs[a].tracked++;
 		guard.addrs[a].live++;
 		guard.live++;
@@ -262,7 +296,7 @@ static void guard_phase(struct MHD_Connection *c, enum conn_phase phase)
 
 void mgmt_http_sweep(void)
 {
-	uint64_t now = sbx_now_ns(), evicted = 0;
+	uint64_t now = sbx_now_ns(), evicted = 0, stale;
 	unsigned int i;
 
 	pthread_mutex_lock(&guard.lock);
@@ -284,10 +318,15 @@ void mgmt_http_sweep(void)
 		guard.evicted_logged = guard.evicted;
 		guard.log_ns = now;
 	}
+	stale = guard.stale - guard.stale_logged;
+	guard.stale_logged = guard.stale;
 	pthread_mutex_unlock(&guard.lock);
 	if (evicted > 0)
 		fprintf(stderr, "spanbox-mgmt: http: connection limits reached: closed %llu idle connections "
 			"to make room for new ones\n", (unsigned long long)evicted);
+	if (stale > 0)
+		fprintf(stderr, "spanbox-mgmt: http: %llu connection entries were stale (their fd reused): forgotten, "
+			"nothing closed\n", (unsigned long long)stale);
 }
 
 const struct mgmt_http_limits *mgmt_http_limits(void)

@@ -125,7 +125,7 @@ static void source_count(struct sbx_ingress_stats *is, uint16_t port, const stru
 		e->seq_reordered++;
 		break;
 	case SBX_SEQ_NOT_MAINTAINED:
-		e->seq_not_maintained = 1;
+		e->seq_sticky_zero = 1;
 		break;
 	default:
 		break;
@@ -133,6 +133,8 @@ static void source_count(struct sbx_ingress_stats *is, uint16_t port, const stru
 	e->seq_started = s.started;
 	e->seq_next = s.next;
 	e->seq_zero_run = s.zero_run;
+	/* "not maintained": the sender was seen numbering runs of 0, or no number but 0 came yet */
+	e->seq_not_maintained = e->seq_sticky_zero || s.zero_run >= e->seq_frames;
 }
 
 /* Count a malformed tunnel frame by its reason. */

@@ -102,7 +102,9 @@ struct sbx_tunnel_source {
 	uint64_t seq_zero_run;   /**< frames in a row numbered 0 (sbx_seq_state.zero_run) */
 	uint32_t seq_next;       /**< sbx_seq_state.next */
 	uint8_t seq_started;     /**< sbx_seq_state.started */
-	uint8_t seq_not_maintained; /**< the sender numbers every frame 0: "sequence not maintained" */
+	uint8_t seq_not_maintained; /**< "sequence not maintained": every number so far was 0, or the
+					 sender was seen numbering a run of frames 0 (seq_sticky_zero) */
+	uint8_t seq_sticky_zero; /**< sbx_seq_track() said SBX_SEQ_NOT_MAINTAINED once */
 };
 
 /** Per worker ingress counters beyond the port counters (counters.h): per decap rule, per sender. */
