@@ -188,4 +188,19 @@ run_traffic deleted
 n=$(tshark -r "$TMP/deleted-tool.pcap" -Y vxlan 2>/dev/null | wc -l)
 check "deleted: the tool sees VXLAN frames again ($n)" [ "$n" -gt 20 ]
 check "the primary is still the same process" kill -0 "$INST_PRIMARY"
+
+# 4. stored: PUT the rule again, restart the primary on the same file: it starts with the stored
+# rule (SQLite config_store, as mirrors), not the file's port without ingress
+code=$(put_ingress PUT '{"decap": [{"type": "vxlan", "vnis": [5001, 5002]}]}')
+check "PUT the rule again (VNIs 5001, 5002): 200" [ "$code" = 200 ]
+stored=$(sqlite3 "$TMP/vx.db" "SELECT json FROM config_store ORDER BY id DESC LIMIT 1")
+check "config_store's newest row holds p0's ingress object" \
+	jq -e '.ingress.p0.decap[0].vnis == [5001, 5002]' <<<"$stored" >/dev/null
+inst_stop_pid "$INST_PRIMARY"
+inst_start_primary vx2 "$CFG"
+check "primary started again on the same config file" [ -f "$TMP/vx2.ready" ]
+check "... it says it runs the ingress changed through the API" grep -q 'mirrors and ingress: the ones changed through the API' "$TMP/vx2-primary.log"
+stored_ok() { curl -fsS --max-time 2 "$API/ports/p0/ingress" | jq -e '.ingress.decap[0].vnis == [5001, 5002]' >/dev/null; }
+check "... GET /api/v1/ports/p0/ingress shows the stored rule (mgmt re-attached)" wait_for 100 stored_ok
+check "... /status shows p0's ingress stage" bash -c "curl -fsS $API/status | jq -e '.ports[0].ingress.decap[0].type == \"vxlan\"' >/dev/null"
 exit 0
