@@ -47,36 +47,6 @@ mkcfg() {
 JSON
 }
 
-# replay TAG: run $TMP/TAG.json to completion; log in $TMP/TAG.log; counter tables as comments.
-# A worker killed by a signal can leave the replay waiting forever for its lost frames: 5 s after
-# the primary logs one, the replay is stopped (SIGTERM through timeout) and counts as failed.
-replay() {
-	local tag=$1 rc pid t0=$SECONDS aborted=0 i
-	: >"$TMP/$tag.log"
-	timeout 120 "$PRIMARY" -c "$TMP/$tag.json" --replay >"$TMP/$tag.log" 2>&1 &
-	pid=$!
-	while kill -0 $pid 2>/dev/null; do
-		if grep -q 'killed by signal' "$TMP/$tag.log"; then
-			for ((i = 0; i < 50; i++)); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
-			kill -0 $pid 2>/dev/null && { kill -TERM $pid; aborted=1; }
-			break
-		fi
-		sleep 0.1
-	done
-	wait $pid
-	rc=$?
-	awk '$1 == "port" && $2 == "rx_packets" {p = 1} /spanbox-primary: stopped/ {p = 0} p' "$TMP/$tag.log" |
-		sed "s/^/# $tag | /"
-	grep -E 'killed by signal|exited with status [1-9]' "$TMP/$tag.log" | sed "s/^/# $tag: /"
-	echo "# $tag: replay took $((SECONDS - t0)) s"
-	if [ $aborted = 1 ]; then
-		not_ok "$tag: replay completes (stopped: it still ran 5 s after a worker crash)"
-	else
-		check "$tag: replay exits 0 (rc $rc)" [ $rc -eq 0 ]
-	fi
-	check "$tag: no worker killed by a signal (primary log)" bash -c "! grep -q 'killed by signal' '$TMP/$tag.log'"
-	[ $rc -eq 0 ] || tail -n 5 "$TMP/$tag.log" | sed 's/^/# log: /'
-}
 # eq DESCRIPTION GOT WANT
 eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1 (got $2, expected $3)"; fi; }
 mc() { python3 "$MC" "$@"; }

@@ -47,16 +47,6 @@ mkcfg() {
 JSON
 }
 
-# replay TAG: run $TMP/TAG.json to completion (120 s at most); its tables as comments
-replay() {
-	local tag=$1 rc
-	timeout 120 "$PRIMARY" -c "$TMP/$tag.json" --replay >"$TMP/$tag.log" 2>&1
-	rc=$?
-	awk '$1 == "port" && $2 == "rx_packets" {p = 1} /spanbox-primary: stopped/ {p = 0} p' "$TMP/$tag.log" |
-		cut -c1-220 | sed "s/^/# $tag | /"
-	check "$tag: replay exits 0 (rc $rc)" [ $rc -eq 0 ] || tail -n 5 "$TMP/$tag.log" | sed 's/^/# log: /'
-}
-
 # ---------------------------------------------------------------------------------------------
 # 0. every tunnel capture through the worker, decap rules of the three types, non-tunnels dropped:
 # the output pcap holds exactly the inner frames tshark decodes (tests/lib/decap_tshark.py, check
