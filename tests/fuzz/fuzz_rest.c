@@ -5,7 +5,8 @@
  * resulting document as change() does), against the running config SBX_FUZZ_RUNNING
  * (tests/configs/good/mirrors.json).
  * Input: byte 0 = the route (enum mgmt_write_route, modulo MGMT_W_COUNT), byte 1 = the {id} of
- * PUT /mirrors/{id} (an index into the running sessions, else the byte's value), then the body.
+ * PUT /mirrors/{id} (an index into the running sessions, else the byte's value; for PUT
+ * /ports/{name}/ingress the port's index, modulo 8), then the body.
  * A refusal must be one of the statuses the routes document and say why.
  */
 #include <stdint.h>
@@ -53,7 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 
 	if (len < 2)
 		return 0;
-	id = data[1] < nb_ids ? ids[data[1]] : (long)data[1] * 4;
+	if (data[0] % MGMT_W_COUNT == MGMT_W_PUT_INGRESS)
+		id = data[1] % 8; /* a port index (the running config has fewer: 404 beyond) */
+	else
+		id = data[1] < nb_ids ? ids[data[1]] : (long)data[1] * 4;
 	body = malloc(len - 1);
 	if (body == NULL)
 		return 0;

@@ -5,7 +5,8 @@
 
 fuzz_config: every tests/configs/{good,bad}/*.json. fuzz_rest: byte 0 = route, byte 1 = session
 index (fuzz_rest.c), then a body: each mirror session of the good configs (POST and PUT), each
-cross-connect as {"ports": [...]}, each whole config (PUT /config), two memprobe bodies.
+cross-connect as {"ports": [...]}, each whole config (PUT /config), two memprobe bodies, each
+port's ingress object (PUT /ports/{name}/ingress, byte 1 = the port's index).
 fuzz_erspan: the first 16 frames of every capture in ../shared/captures (pcap or pcapng), cut to
 128 bytes (the decoder reads at most 58). fuzz_pcie: tests/fixtures/pcie/*.bin. fuzz_ingress: byte 0 =
 strip and dedup-ignore bits, bytes 1-2 = segment cuts (fuzz_ingress.c), then the first 8 frames of
@@ -17,7 +18,7 @@ import glob, json, os, struct, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = sys.argv[1]
-ROUTES = {"post_mirror": 0, "put_mirror": 1, "post_xconnect": 2, "put_config": 3, "memprobe": 4}
+ROUTES = {"post_mirror": 0, "put_mirror": 1, "post_xconnect": 2, "put_config": 3, "memprobe": 4, "put_ingress": 5}
 
 
 def put(harness, name, data):
@@ -62,6 +63,10 @@ for p in sorted(glob.glob(os.path.join(ROOT, "tests/configs/good/*.json"))):
         body = json.dumps(m).encode()
         put("fuzz_rest", "post_mirror_%s_%d" % (name, i), bytes([ROUTES["post_mirror"], 0]) + body)
         put("fuzz_rest", "put_mirror_%s_%d" % (name, i), bytes([ROUTES["put_mirror"], i % 3]) + body)
+    for i, p in enumerate(doc.get("ports", [])):
+        if "ingress" in p:
+            put("fuzz_rest", "put_ingress_%s_%d" % (name, i),
+                bytes([ROUTES["put_ingress"], i]) + json.dumps(p["ingress"]).encode())
     for i, x in enumerate(doc.get("forwarding", {}).get("xconnects", [])):
         put("fuzz_rest", "post_xconnect_%s_%d" % (name, i),
             bytes([ROUTES["post_xconnect"], 0]) + json.dumps({"ports": x}).encode())
