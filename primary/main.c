@@ -75,8 +75,8 @@ static void default_worker_bin(char *buf, size_t len)
 	if (access(buf, X_OK) == 0)
 		return;
 	snprintf(beside, sizeof(beside), "%s/spanbox-worker", dir);
-	if (access(beside, X_OK) == 0)
-		snprintf(buf, len, "%s", beside);
+	if (access(beside, X_OK) == 0 && strlen(beside) < len)
+		memcpy(buf, beside, strlen(beside) + 1);
 }
 
 /* Remove what EAL leaves of our prefix: hugepage files and the runtime directory. */

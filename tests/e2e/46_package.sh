@@ -75,7 +75,7 @@ check "dpkg-deb --info: package spanbox, version $VER, amd64" \
 	cond "[ \"\$(dpkg-deb --field '$DEB' Package Version Architecture | tr '\n' ' ')\" = 'Package: spanbox Version: $VER Architecture: amd64 ' ]"
 check "Depends: no -dev package" cond "! tr ',|' '\n\n' <'$TMP/depends.txt' | awk '{print \$1}' | grep -q -- '-dev\$'"
 check "Depends: Debian's DPDK (dpdk, librte-*), libmicrohttpd12, libcjson1, libsqlite3-0, libpcap0.8" \
-	cond "for d in dpdk librte-eal23 libmicrohttpd12 libcjson1 libsqlite3-0 libpcap0.8; do grep -qE \"(^|[ ,])\$d( |,|\\\$)\" '$TMP/depends.txt' || { echo \"# missing \$d\"; exit 1; }; done"
+	cond "for dep in dpdk librte-eal23 libmicrohttpd12 libcjson1 libsqlite3-0 libpcap0.8; do grep -qE \"(^|[ ,])\$dep( |,|\\\$)\" '$TMP/depends.txt' || { echo \"# missing \$dep\"; return 1; }; done"
 missing=
 for f in /usr/bin/spanbox-primary /usr/bin/spanbox-mgmt /usr/bin/spanbox-worker /etc/spanbox/spanbox.json \
 	/etc/default/spanbox /usr/lib/spanbox/spanbox-unit /usr/share/doc/spanbox/PACKAGE.md \
@@ -99,7 +99,7 @@ out=$(dpkg_retry -i "$DEB" 2>&1) || { echo "$out"; apt-get -f install -y -qq >/d
 check "dpkg -i: installed" installed || exit 0
 dpkg -L spanbox >"$TMP/list.txt"
 check "dpkg -L: lists the binaries, the web page, the units and the config" \
-	cond "for f in /usr/bin/spanbox-primary /usr/bin/spanbox-worker /usr/bin/spanbox-mgmt /usr/share/spanbox/web/index.html $UNITS/spanbox.service /etc/spanbox/spanbox.json; do grep -qxF \$f '$TMP/list.txt' && [ -e \$f ] || exit 1; done"
+	cond "for lf in /usr/bin/spanbox-primary /usr/bin/spanbox-worker /usr/bin/spanbox-mgmt /usr/share/spanbox/web/index.html $UNITS/spanbox.service /etc/spanbox/spanbox.json; do grep -qxF \$lf '$TMP/list.txt' && [ -e \$lf ] || return 1; done"
 check "/var/lib/spanbox exists after the installation" [ -d /var/lib/spanbox ]
 check "the installation started nothing (the units are enabled, not started)" cond "! pgrep -f '^/usr/bin/spanbox-' >/dev/null"
 
@@ -145,7 +145,7 @@ jq --arg db "$TMP/pkg.db" --arg pfx "$PFX" --argjson port "$PORT" \
 	| .ports[0].devargs = "net_tap0,iface=t46-p0" | .ports[1].devargs = "net_tap1,iface=t46-p1"
 	| .ports[2].devargs = "net_tap2,iface=t46-m"' /etc/spanbox/spanbox.json >"$CFG"
 check "the copy of the installed config has no netns and web_root /usr/share/spanbox/web" \
-	cond "jq -e '([.ports[] | select(.netns)] | length == 0) and .mgmt.web_root == \"/usr/share/spanbox/web\"' '$CFG' >/dev/null"
+	cond "[ -s '$CFG' ] && jq -e '([.ports[] | select(.netns)] | length == 0) and .mgmt.web_root == \"/usr/share/spanbox/web\"' '$CFG' >/dev/null"
 # the unit's environment: /etc/default/spanbox, as EnvironmentFile= reads it
 sbx_start_primary /usr/bin/spanbox-primary "$CFG" "$TMP/ready" "$TMP/primary.log"
 PRIMARY=$SBX_PID
@@ -159,7 +159,7 @@ rc=0; sbx_wait_api "$MGMT" "$API/health" 150 || rc=$?
 check "installed spanbox-mgmt: /api/v1/health says the appliance is up" [ $rc -eq 0 ]
 curl -fsS --max-time 5 "$API/status" >"$TMP/status.json" 2>/dev/null
 check "/api/v1/status: 2 workers running, 3 ports" \
-	cond "jq -e '([.workers[] | select(.state == \"running\")] | length) == 2 and (.ports | length) == 3' '$TMP/status.json' >/dev/null"
+	cond "[ -s '$TMP/status.json' ] && jq -e '([.workers[] | select(.state == \"running\")] | length) == 2 and (.ports | length) == 3' '$TMP/status.json' >/dev/null"
 wexe=$(for p in $(jq -r '.workers[].pid' "$TMP/status.json" 2>/dev/null); do readlink "/proc/$p/exe"; done | sort -u)
 check "the workers run the installed /usr/bin/spanbox-worker (found beside the primary)" [ "$wexe" = /usr/bin/spanbox-worker ]
 curl -fsS --max-time 5 "http://127.0.0.1:$PORT/" -o "$TMP/index.html" 2>/dev/null
@@ -182,7 +182,8 @@ dpkg_retry -r spanbox
 check "dpkg -r: the binaries are gone, /etc/spanbox/spanbox.json and /var/lib/spanbox stay" \
 	cond "[ ! -e /usr/bin/spanbox-primary ] && [ -f /etc/spanbox/spanbox.json ] && [ -d /var/lib/spanbox ]"
 dpkg_retry -P spanbox
-check "dpkg -P: /etc/spanbox and /etc/default/spanbox are gone" cond "[ ! -e /etc/spanbox ] && [ ! -e /etc/default/spanbox ] && ! installed"
+check "dpkg -P: /etc/spanbox, /etc/default/spanbox and the units' enablement links are gone" \
+	cond "[ ! -e /etc/spanbox ] && [ ! -e /etc/default/spanbox ] && ! installed && [ -z \"\$(find /etc/systemd/system -name 'spanbox*' 2>/dev/null)\" ]"
 after=$(ls -A /var/lib/spanbox 2>/dev/null; [ -d /var/lib/spanbox ] && echo "(dir)")
 if [ -n "$VARLIB_BEFORE" ]; then
 	check "dpkg -P: what /var/lib/spanbox held before the test is still there ($(echo $VARLIB_BEFORE))" \
