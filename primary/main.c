@@ -53,18 +53,30 @@ static void usage(void)
 		"  --forget-stored-config  forget what mgmt stored for this config file, and exit\n");
 }
 
-/* Default worker binary: build/secondary/spanbox-worker beside build/primary/. */
+/*
+ * Default worker binary: in a build tree build/secondary/spanbox-worker beside build/primary/;
+ * installed (the Debian package, docs/PACKAGE.md) spanbox-worker in this binary's own directory
+ * (/usr/bin). The build tree's path wins when it is executable, the installed one otherwise
+ * (main() then names the build tree's path if neither exists).
+ */
 static void default_worker_bin(char *buf, size_t len)
 {
-	char self[SBX_PATH_LEN];
+	char self[SBX_PATH_LEN], beside[SBX_PATH_LEN + 32];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *dir;
 
 	if (n <= 0) {
 		snprintf(buf, len, "spanbox-worker");
 		return;
 	}
 	self[n] = '\0';
-	snprintf(buf, len, "%s/../secondary/spanbox-worker", dirname(self));
+	dir = dirname(self);
+	snprintf(buf, len, "%s/../secondary/spanbox-worker", dir);
+	if (access(buf, X_OK) == 0)
+		return;
+	snprintf(beside, sizeof(beside), "%s/spanbox-worker", dir);
+	if (access(beside, X_OK) == 0 && strlen(beside) < len)
+		memcpy(buf, beside, strlen(beside) + 1);
 }
 
 /* Remove what EAL leaves of our prefix: hugepage files and the runtime directory. */
