@@ -231,6 +231,14 @@ struct sbx_config {
 	char mgmt_token_file[SBX_PATH_LEN + 8]; /**< where the generated token lives (0600), default database + ".token" */
 	uint16_t mgmt_history_interval_s; /**< stats history sampling period, seconds (1..60) */
 	char mgmt_web_root[SBX_PATH_LEN]; /**< static files of the web page; "" = web/ of the source tree */
+	char mgmt_viewer_token[129];    /**< mgmt.tokens.viewer: bearer token of the viewer role (GET/HEAD
+					     only); "" = mgmt_viewer_token_file, or no viewer role */
+	char mgmt_viewer_token_file[SBX_PATH_LEN]; /**< mgmt.tokens.viewer_file: the viewer token in a
+						     file (0600, generated when missing); "" = none */
+	char mgmt_tls_cert[SBX_PATH_LEN]; /**< mgmt.tls.cert: PEM certificate (chain) file; "" = plain HTTP */
+	char mgmt_tls_key[SBX_PATH_LEN];  /**< mgmt.tls.key: PEM private key file ("" iff no cert) */
+	bool mgmt_insecure;             /**< mgmt.insecure: serve a non-127.0.0.1 address without TLS
+					     (logged, and a /status warning) */
 };
 
 /**
