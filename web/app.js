@@ -210,7 +210,7 @@ function renderIngress(ports) {
 	});
 }
 
-async function restartWorker(id, button) {async function restartWorker(id, button) {
+async function restartWorker(id, button) {
 	button.disabled = true;
 	try {
 		const r = await api('POST', `/api/v1/workers/${id}/restart`);
