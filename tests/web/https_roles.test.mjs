@@ -44,6 +44,11 @@ const browser = await chromium.launch({
 });
 try {
 	const page = await browser.newPage(); // ignoreHTTPSErrors stays false
+	const logs = [];
+	page.on('pageerror', (e) => logs.push(`pageerror: ${e.message}`));
+	page.on('console', (m) => logs.push(`console ${m.type()}: ${m.text()}`));
+	page.on('requestfailed', (r) => logs.push(`request failed: ${r.url()}: ${(r.failure() || {}).errorText}`));
+	process.on('exit', () => logs.length && console.log(`# ${logs.slice(0, 30).join('\n# ')}`));
 	const res = await page.goto(`${MGMT}/`, { waitUntil: 'load', timeout: 15000 });
 	check('the page loads over HTTPS with the pinned self-signed certificate', res && res.status() === 200,
 		`status ${res && res.status()}, url ${page.url()}`);
