@@ -3,7 +3,6 @@
  * Bearer token of the REST API: loading (config or token file), generating the token file, and
  * checking an Authorization header in constant time.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -64,19 +63,12 @@ enum mgmt_role mgmt_auth_role(const char *header, const char *admin, const char 
 
 bool mgmt_reads_open(const char *listen)
 {
-	struct in_addr a;
-
-	return inet_pton(AF_INET, listen, &a) == 1 && a.s_addr == htonl(INADDR_LOOPBACK);
+	return sbx_config_mgmt_local(listen);
 }
 
 int mgmt_auth_policy(const struct sbx_config *cfg, char *err, size_t errlen)
 {
-	if (mgmt_reads_open(cfg->mgmt_listen) || cfg->mgmt_tls_cert[0] != '\0' || cfg->mgmt_insecure)
-		return 0;
-	snprintf(err, errlen, "mgmt.tls: required when mgmt.listen is not 127.0.0.1 (it is %s): give "
-		 "{\"cert\": PATH, \"key\": PATH}, or set mgmt.insecure to true to serve plain HTTP there",
-		 cfg->mgmt_listen);
-	return -1;
+	return sbx_config_mgmt_check(cfg, false, err, errlen);
 }
 
 /* Failed token attempts per client address (the HTTP thread only). */

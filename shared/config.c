@@ -1620,3 +1620,51 @@ const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_
 	}
 	return NULL;
 }
+
+bool sbx_config_mgmt_local(const char *listen)
+{
+	struct in_addr a;
+
+	return inet_pton(AF_INET, listen, &a) == 1 && a.s_addr == htonl(INADDR_LOOPBACK);
+}
+
+/* Whether the file @p path is readable and its first 64 KiB hold "-----BEGIN " ... @p label. */
+static int pem_file(const char *field, const char *path, const char *label, char *err, size_t errlen)
+{
+	char buf[65536];
+	FILE *f = fopen(path, "re");
+	size_t n;
+	const char *b;
+
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: %s: cannot read: %s", field, path, strerror(errno));
+		return -1;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (b = strstr(buf, "-----BEGIN "); b != NULL; b = strstr(b + 1, "-----BEGIN ")) {
+		const char *e = strstr(b, "-----\n") ? strstr(b, "-----\n") : strstr(b, "-----\r");
+
+		if (e != NULL && (size_t)(e - b) > strlen(label) && strncmp(e - strlen(label), label, strlen(label)) == 0)
+			return 0;
+	}
+	snprintf(err, errlen, "%s: %s: no PEM %s in it", field, path, label);
+	return -1;
+}
+
+int sbx_config_mgmt_check(const struct sbx_config *cfg, bool files, char *err, size_t errlen)
+{
+	if (!sbx_config_mgmt_local(cfg->mgmt_listen) && cfg->mgmt_tls_cert[0] == '\0' && !cfg->mgmt_insecure) {
+		snprintf(err, errlen, "mgmt.tls: required when mgmt.listen is not 127.0.0.1 (it is %s): give "
+			 "{\"cert\": PATH, \"key\": PATH}, or set mgmt.insecure to true to serve plain HTTP there",
+			 cfg->mgmt_listen);
+		return -1;
+	}
+	if (!files || cfg->mgmt_tls_cert[0] == '\0')
+		return 0;
+	if (pem_file("mgmt.tls.cert", cfg->mgmt_tls_cert, "CERTIFICATE", err, errlen) < 0 ||
+	    pem_file("mgmt.tls.key", cfg->mgmt_tls_key, "PRIVATE KEY", err, errlen) < 0)
+		return -1;
+	return 0;
+}

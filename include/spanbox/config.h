@@ -335,6 +335,23 @@ static inline int16_t sbx_config_peer(const struct sbx_config *cfg, uint16_t por
  */
 const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_config *b);
 
+/**
+ * Whether mgmt listening on @p listen serves reads without a token: exactly 127.0.0.1 (any other
+ * address, 127.0.0.2 and ::1 included, needs a token for every API request, and TLS).
+ */
+bool sbx_config_mgmt_local(const char *listen);
+
+/**
+ * What spanbox-mgmt will refuse at start about HTTPS (docs/MGMT.md "HTTPS"), so that the
+ * primary's --check says it too: on any address but 127.0.0.1, `mgmt.tls` unless `mgmt.insecure`;
+ * with @p files, each of `mgmt.tls.cert` / `mgmt.tls.key` must be readable and hold a PEM block
+ * ("-----BEGIN ...CERTIFICATE-----" / "-----BEGIN ...PRIVATE KEY-----"; spanbox-mgmt parses them
+ * with GnuTLS and also checks that they match).
+ * @param err  receives "mgmt.tls...: why" on failure.
+ * @return 0, or -1.
+ */
+int sbx_config_mgmt_check(const struct sbx_config *cfg, bool files, char *err, size_t errlen);
+
 /** @return true when any port is a PCI device (EAL must then run without --no-pci). */
 bool sbx_config_has_pci(const struct sbx_config *cfg);
 

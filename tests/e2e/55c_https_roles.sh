@@ -78,6 +78,20 @@ echo "# $HOST without tls: exit $rc: $(cat "$TMP/notls.err")"
 check "1: listen $HOST without mgmt.tls: exit 2, naming mgmt.tls (127.0.0.2 is not 127.0.0.1)" \
 	cond "[ $rc = 2 ] && grep -q 'mgmt.tls: required when mgmt.listen is not 127.0.0.1' '$TMP/notls.err'"
 check "1: ... and nothing listened on port $PORT" cond "! curl -sS -m 2 -k '$BASE/' >/dev/null 2>&1"
+# the primary's --check says the same (files readable, PEM blocks; the key's match: mgmt only)
+pcheck() { "$BUILD/primary/spanbox-primary" -c "$1" --check >/dev/null 2>"$TMP/pcheck.err"; echo $?; }
+rc=$(pcheck "$TMP/nocert.json")
+check "1: spanbox-primary --check: the missing certificate refused (exit 2) naming mgmt.tls.cert" \
+	cond "[ $rc = 2 ] && grep -q 'mgmt.tls.cert: $TMP/missing.crt' '$TMP/pcheck.err'"
+rc=$(pcheck "$TMP/notpem.json")
+check "1: spanbox-primary --check: no PEM certificate refused naming mgmt.tls.cert" \
+	cond "[ $rc = 2 ] && grep -q 'mgmt.tls.cert: .*no PEM CERTIFICATE' '$TMP/pcheck.err'"
+rc=$(pcheck "$TMP/notls.json")
+check "1: spanbox-primary --check: $HOST without mgmt.tls refused naming mgmt.tls" \
+	cond "[ $rc = 2 ] && grep -q '^spanbox-primary: mgmt.tls: required' '$TMP/pcheck.err'"
+cfg "$TMP/good.json" '.'
+rc=$(pcheck "$TMP/good.json")
+check "1: spanbox-primary --check: the good certificate and key: valid" [ "$rc" = 0 ]
 
 # 2. the instance: primary, then mgmt with HTTPS on 127.0.0.2
 cfg "$TMP/t.json" '.'
