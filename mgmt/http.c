@@ -951,9 +951,12 @@ static void authorize(struct MHD_Connection *c, const struct mgmt_ctx *ctx, cons
 		guard_key(ai != NULL ? ai->client_addr : NULL, key);
 		st->slow = mgmt_auth_fail(key, sizeof(key), sbx_now_ns(), &first);
 		if (first) { /* once per address and window; never the token */
-			char who[INET6_ADDRSTRLEN + 8];
+			char who[INET6_ADDRSTRLEN + 8], *port;
 
 			client_addr(c, who, sizeof(who));
+			port = strrchr(who, ':'); /* "addr:port": the address only, as counted */
+			if (port != NULL)
+				*port = '\0';
 			fprintf(stderr, "spanbox-mgmt: auth: more than %d wrong tokens from %s within %d s: its 401 "
 				"answers wait %d ms from now on (until the window ends)\n", MGMT_AUTH_FAIL_MAX, who,
 				MGMT_AUTH_FAIL_WINDOW_S, MGMT_AUTH_SLOW_MS);

@@ -171,7 +171,7 @@ echo "# right token while a wrong one waits: $good; that wrong one took $(cat "$
 check "5: meanwhile a GET with the right token from the same address: 200 within 0.5 s" \
 	cond "[ '${good%% *}' = 200 ] && awk -v t='${good#* }' 'BEGIN { exit !(t < 0.5) }'"
 check "5: the log says the address is slowed, once, without the token" \
-	cond "[ \"\$(grep -c 'wrong tokens from 127\.0\.0\.[0-9]*:' '$TMP/t-mgmt.log')\" = 1 ] && ! grep -q 'wrong-token' '$TMP/t-mgmt.log'"
+	cond "[ \"\$(grep -c 'wrong tokens from 127\.0\.0\.[0-9]* within' '$TMP/t-mgmt.log')\" = 1 ] && ! grep -q 'wrong-token' '$TMP/t-mgmt.log'"
 
 # 6. the web page in Chromium over HTTPS, the certificate pinned by its public key
 if [ -x /usr/bin/chromium ] && command -v node >/dev/null; then
