@@ -34,6 +34,7 @@ enum mgmt_lane {
 	MGMT_LANE_CONTROL,    /**< worker restarts and link changes (SBX_IPC_CTL: one pending request at
 			           a time, and never behind a change) */
 	MGMT_LANE_PROBE,      /**< the copy probe (seconds) */
+	MGMT_LANE_SLOW,       /**< slowed 401 answers (auth.h MGMT_AUTH_SLOW_MS each, in order) */
 	MGMT_LANES
 };
 
@@ -42,6 +43,7 @@ struct mgmt_answer {
 	unsigned int code;    /**< HTTP status (preset 500) */
 	cJSON *body;          /**< JSON body, owned by the answer (NULL: answered 500 "out of memory") */
 	char retry_after[16]; /**< Retry-After header value, "" for none */
+	const char *www_authenticate; /**< WWW-Authenticate header value (static), NULL for none */
 };
 
 /** One request as a handler sees it. */
@@ -54,7 +56,9 @@ struct req {
 	const char *url;
 	const char *body;       /**< request body (NUL-terminated), "" when none */
 	size_t body_len;        /**< bytes */
-	const char *client;     /**< the client's address ("127.0.0.1:43210"), for the audit log */
+	const char *client;     /**< the client's address ("127.0.0.1:43210"), for event texts */
+	const char *who;        /**< the client's address and role ("127.0.0.1:43210 (admin)"): the
+				     client of audit events (mgmt_db_audit) */
 	const char *content_type_in; /**< the request's Content-Type header, NULL when none */
 	void (*work)(void *arg, struct mgmt_answer *a); /**< set by mgmt_defer(): answer later */
 	void *work_arg;         /**< set by mgmt_defer() */

@@ -51,6 +51,14 @@ static unsigned int get_status(struct req *r, cJSON **body)
 
 	if (shm != NULL)
 		*body = mgmt_status_json(shm, r->ctx->db);
+	if (shm != NULL && r->ctx->insecure) { /* mgmt's own: plain HTTP where TLS is due (auth.h) */
+		cJSON *w = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(w, "kind", "mgmt_insecure");
+		cJSON_AddStringToObject(w, "message", "mgmt.insecure: the API is plain HTTP on an address other "
+				       "than 127.0.0.1: tokens and answers cross the network unencrypted");
+		cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(*body, "warnings"), w);
+	}
 	return code;
 }
 
@@ -101,7 +109,7 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	}
 	snprintf(req, sizeof(req), "worker %d", w);
-	mgmt_db_audit(r->ctx->db, "worker_restart_request", req, r->client);
+	mgmt_db_audit(r->ctx->db, "worker_restart_request", req, r->who);
 	*body = cJSON_CreateObject();
 	cJSON_AddNumberToObject(*body, "worker", w);
 	cJSON_AddStringToObject(*body, "status", "restart requested");

@@ -189,14 +189,14 @@ static unsigned int put_port_link(struct req *r, cJSON **body)
 	if (res != SBX_CTL_OK) {
 		snprintf(detail, sizeof(detail), "port %s link %s requested by %s refused: %s", r->params[0],
 			 want ? "up" : "down", r->client, rep.error[0] ? rep.error : sbx_ctl_result_name(res));
-		mgmt_db_event(r->ctx->db, "port_link", detail);
+		mgmt_db_audit(r->ctx->db, "port_link", detail, r->who);
 		*body = mgmt_error(MHD_HTTP_CONFLICT, NULL, "port %s: %s", r->params[0],
 				   rep.error[0] ? rep.error : sbx_ctl_result_name(res));
 		return MHD_HTTP_CONFLICT;
 	}
 	snprintf(detail, sizeof(detail), "port %s link set %s by %s: now %s", r->params[0], want ? "up" : "down",
 		 r->client, rep.link_up ? "up" : "down");
-	mgmt_db_event(r->ctx->db, "port_link", detail);
+	mgmt_db_audit(r->ctx->db, "port_link", detail, r->who);
 	*body = cJSON_CreateObject();
 	cJSON_AddStringToObject(*body, "port", r->params[0]);
 	cJSON_AddBoolToObject(*body, "requested_up", want);

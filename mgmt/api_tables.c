@@ -270,7 +270,7 @@ static unsigned int change_store(struct change *c, const char *kind, const char 
 {
 	unsigned int code;
 	char why[600];
-	int rc = mgmt_store_begin(c->r->ctx->db, c->shm->config_path, c->live, c->r->client,
+	int rc = mgmt_store_begin(c->r->ctx->db, c->shm->config_path, c->live, c->r->who,
 				  c->live ? kind : "config_reset", detail, why, sizeof(why));
 
 	if (rc == 0)

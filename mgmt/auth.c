@@ -47,6 +47,66 @@ bool mgmt_auth_check(const char *header, const char *token)
 	return diff == 0;
 }
 
+const char *mgmt_role_name(enum mgmt_role role)
+{
+	return role == MGMT_ROLE_ADMIN ? "admin" : role == MGMT_ROLE_VIEWER ? "viewer" : "none";
+}
+
+enum mgmt_role mgmt_auth_role(const char *header, const char *admin, const char *viewer)
+{
+	/* both compared, whatever the first says: the time does not tell which role matched */
+	bool a = admin != NULL && mgmt_auth_check(header, admin);
+	bool v = viewer != NULL && viewer[0] != '\0' && mgmt_auth_check(header, viewer);
+
+	return a ? MGMT_ROLE_ADMIN : v ? MGMT_ROLE_VIEWER : MGMT_ROLE_NONE;
+}
+
+bool mgmt_reads_open(const char *listen)
+{
+	return sbx_config_mgmt_local(listen);
+}
+
+int mgmt_auth_policy(const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	return sbx_config_mgmt_check(cfg, false, err, errlen);
+}
+
+/* Failed token attempts per client address (the HTTP thread only). */
+static struct fail_slot {
+	unsigned char key[17];
+	size_t len;
+	uint64_t since_ns; /* start of its window; 0 = slot unused */
+	unsigned int n;    /* failures in the window */
+} fails[MGMT_AUTH_FAIL_SLOTS];
+
+bool mgmt_auth_fail(const void *key, size_t len, uint64_t now_ns, bool *first_slow)
+{
+	struct fail_slot *f = NULL, *oldest = &fails[0];
+	unsigned int i;
+
+	if (first_slow != NULL)
+		*first_slow = false;
+	if (len > sizeof(fails[0].key))
+		len = sizeof(fails[0].key);
+	for (i = 0; i < MGMT_AUTH_FAIL_SLOTS && f == NULL; i++) {
+		if (fails[i].since_ns != 0 && fails[i].len == len && memcmp(fails[i].key, key, len) == 0)
+			f = &fails[i];
+		else if (fails[i].since_ns < oldest->since_ns)
+			oldest = &fails[i];
+	}
+	if (f == NULL || now_ns - f->since_ns >= MGMT_AUTH_FAIL_WINDOW_S * 1000000000ULL) {
+		if (f == NULL)
+			f = oldest;
+		memcpy(f->key, key, len);
+		f->len = len;
+		f->since_ns = now_ns != 0 ? now_ns : 1;
+		f->n = 0;
+	}
+	f->n++;
+	if (first_slow != NULL)
+		*first_slow = f->n == MGMT_AUTH_FAIL_MAX + 1;
+	return f->n > MGMT_AUTH_FAIL_MAX;
+}
 
 /* Read and check the existing token file @p path. @return 0, -1 with err set, -2 if missing. */
 static int read_token_file(const char *path, char token[MGMT_TOKEN_MAX + 1], char *err, size_t errlen)
@@ -180,20 +240,21 @@ static int create_token_file(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int mgmt_auth_load(const struct sbx_config *cfg, bool create, char token[MGMT_TOKEN_MAX + 1],
-		   bool *created, char *err, size_t errlen)
+/* The token @p inline_token, else the content of the token file @p path (@p field names it when
+ * empty), generated when missing and @p create. */
+static int load_token(const char *inline_token, const char *path, const char *field, bool create,
+		      char token[MGMT_TOKEN_MAX + 1], bool *created, char *err, size_t errlen)
 {
-	const char *path = cfg->mgmt_token_file;
 	int rc;
 
 	if (created != NULL)
 		*created = false;
-	if (cfg->mgmt_token[0] != '\0') {
-		snprintf(token, MGMT_TOKEN_MAX + 1, "%s", cfg->mgmt_token);
+	if (inline_token[0] != '\0') {
+		snprintf(token, MGMT_TOKEN_MAX + 1, "%s", inline_token);
 		return 0;
 	}
 	if (path[0] == '\0') {
-		snprintf(err, errlen, "mgmt.token_file: empty");
+		snprintf(err, errlen, "%s: empty", field);
 		return -1;
 	}
 	rc = read_token_file(path, token, err, errlen);
@@ -212,4 +273,23 @@ int mgmt_auth_load(const struct sbx_config *cfg, bool create, char token[MGMT_TO
 	if (rc == -2)
 		snprintf(err, errlen, "token file %s: vanished right after it was created", path);
 	return rc == 0 ? 0 : -1;
+}
+
+int mgmt_auth_load(const struct sbx_config *cfg, bool create, char token[MGMT_TOKEN_MAX + 1],
+		   bool *created, char *err, size_t errlen)
+{
+	return load_token(cfg->mgmt_token, cfg->mgmt_token_file, "mgmt.token_file", create, token, created,
+			  err, errlen);
+}
+
+int mgmt_auth_load_viewer(const struct sbx_config *cfg, bool create, char token[MGMT_TOKEN_MAX + 1],
+			  bool *created, char *err, size_t errlen)
+{
+	token[0] = '\0';
+	if (created != NULL)
+		*created = false;
+	if (cfg->mgmt_viewer_token[0] == '\0' && cfg->mgmt_viewer_token_file[0] == '\0')
+		return 0; /* no viewer role */
+	return load_token(cfg->mgmt_viewer_token, cfg->mgmt_viewer_token_file, "mgmt.tokens.viewer_file", create,
+			  token, created, err, errlen);
 }

@@ -43,9 +43,17 @@
  *    answer not sent MGMT_HTTP_ANSWER_S after its request (a client that does not read).
  * The table's mutex is taken by this thread (accept, close, phase changes) and by the sweep.
  *
- * Order of checks for one request: (1) a method other than GET/HEAD without the right bearer token
- * is answered 401 (its body is read and dropped, no handler runs, whatever the path); (2) a body
- * over MAX_BODY is 413; (3) route match: handler, or 405 with Allow when the path matches with
+ * HTTPS (ctx->tls_cert set): libmicrohttpd's GnuTLS, TLS 1.2 and 1.3 only (MGMT_TLS_PRIORITIES);
+ * a plain HTTP request to that port gets no answer (the handshake fails).
+ *
+ * Order of checks for one request: (1) the role of its bearer token (auth.h): a method other than
+ * GET/HEAD without the admin token, or a GET/HEAD of /api or /metrics without a token of a role
+ * when reads are not open (mgmt listens on another address than 127.0.0.1; the page's static
+ * files stay public), is answered 401, a viewer token on such a
+ * method 403 (the body is read and dropped, no handler runs, whatever the path); a wrong token
+ * counts as a failure of its client address, and past MGMT_AUTH_FAIL_MAX a minute its 401 waits
+ * MGMT_AUTH_SLOW_MS on MGMT_LANE_SLOW (the connection suspended: this thread never waits);
+ * (2) a body over MAX_BODY is 413; (3) route match: handler, or 405 with Allow when the path matches with
  * another method; (4) GET/HEAD of a path outside /api and /metrics: a static file; (5) 404.
  */
 #include <ctype.h>
@@ -60,6 +68,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -73,6 +82,7 @@
 #include "db.h"
 #include "http.h"
 #include "static.h"
+#include "tls.h"
 #include "validate.h"
 
 #define MAX_BODY (64 * 1024) /* bytes of request body accepted; a longer body is refused (413) */
@@ -85,6 +95,9 @@ struct conn_state {
 	bool too_big;      /**< the body was longer than MAX_BODY */
 	bool denied;       /**< needs the token and lacks it: the body is dropped, the answer is 401 */
 	bool bad_token;    /**< (denied) a token was sent, but not the right one */
+	bool slow;         /**< (bad_token) past MGMT_AUTH_FAIL_MAX failures: the 401 waits on a lane */
+	bool forbidden;    /**< a viewer's token on a method only the admin may use: 403, body dropped */
+	enum mgmt_role role; /**< the role of the request's token */
 	bool suspended;    /**< waiting for a lane; the next call answers with @c answer */
 	bool deferred;     /**< was handed to a lane (counted in defer.unsent until completed) */
 	struct mgmt_answer answer; /**< set by the lane (defer.lock) before it resumes the connection */
@@ -565,7 +578,7 @@ struct route_job {
 	mgmt_route_fn fn;
 	struct req r;
 	char *body;
-	char *method, *url, *client, *ctype;
+	char *method, *url, *client, *who, *ctype;
 };
 
 static void route_job_free(struct route_job *j)
@@ -574,6 +587,7 @@ static void route_job_free(struct route_job *j)
 	free(j->method);
 	free(j->url);
 	free(j->client);
+	free(j->who);
 	free(j->ctype);
 	free(j);
 }
@@ -602,8 +616,9 @@ static bool defer_route(struct req *r, mgmt_route_fn fn, unsigned int lane)
 	j->method = strdup(r->method);
 	j->url = strdup(r->url);
 	j->client = strdup(r->client);
+	j->who = strdup(r->who);
 	j->ctype = r->content_type_in ? strdup(r->content_type_in) : NULL;
-	if (j->body == NULL || j->method == NULL || j->url == NULL || j->client == NULL ||
+	if (j->body == NULL || j->method == NULL || j->url == NULL || j->client == NULL || j->who == NULL ||
 	    (r->content_type_in != NULL && j->ctype == NULL)) {
 		route_job_free(j);
 		return false;
@@ -616,6 +631,7 @@ static bool defer_route(struct req *r, mgmt_route_fn fn, unsigned int lane)
 	j->r.method = j->method;
 	j->r.url = j->url;
 	j->r.client = j->client;
+	j->r.who = j->who;
 	j->r.content_type_in = j->ctype;
 	j->r.work = NULL;
 	j->r.lane = lane;
@@ -872,6 +888,100 @@ static bool api_path(const char *url)
 	       strncmp(url, "/metrics/", 9) == 0;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Roles (auth.h): who may do what, and the slowed answers of a client that guesses tokens. */
+
+#define WWW_AUTH "Bearer realm=\"spanbox\""
+#define WWW_AUTH_BAD "Bearer realm=\"spanbox\", error=\"invalid_token\""
+
+/* The 401 of a request without a token of the role it needs. */
+static cJSON *denied_body(const char *method, const char *url, bool bad_token)
+{
+	return mgmt_error(MHD_HTTP_UNAUTHORIZED, NULL, "%s %s needs the header 'Authorization: Bearer <token>'%s",
+			  method, url, bad_token ? ": the token sent is not the right one" : "");
+}
+
+/** A slowed 401 (MGMT_LANE_SLOW): answered at @c due_ns. */
+struct slow_job {
+	uint64_t due_ns; /**< sbx_now_ns() clock */
+	char *method, *url;
+};
+
+static void slow_work(void *arg, struct mgmt_answer *a)
+{
+	struct slow_job *j = arg;
+
+	if (a->code != 0) { /* 0: out of memory, only free */
+		uint64_t now = sbx_now_ns();
+
+		if (j->due_ns > now) /* jobs arrive in due order: each waits at most MGMT_AUTH_SLOW_MS */
+			nanosleep(&(struct timespec){ (time_t)((j->due_ns - now) / 1000000000ULL),
+						      (long)((j->due_ns - now) % 1000000000ULL) }, NULL);
+		a->code = MHD_HTTP_UNAUTHORIZED;
+		a->body = denied_body(j->method, j->url, true);
+		a->www_authenticate = WWW_AUTH_BAD;
+	}
+	free(j->method);
+	free(j->url);
+	free(j);
+}
+
+/* Decide, at the request's first call, what its token lets it do (struct conn_state). */
+static void authorize(struct MHD_Connection *c, const struct mgmt_ctx *ctx, const char *method,
+		      const char *url, struct conn_state *st)
+{
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	bool write = mgmt_auth_needed(method);
+	/* the web page's own files are public (a browser's navigation sends no bearer token): the
+	 * page then reads the API with the token typed into it */
+	bool open_read = !write && (ctx->reads_open || !api_path(url));
+
+	st->role = mgmt_auth_role(auth, ctx->token, ctx->viewer_token);
+	if (st->role == MGMT_ROLE_NONE && !open_read) {
+		st->denied = true;
+		st->bad_token = auth != NULL;
+	} else if (st->role == MGMT_ROLE_VIEWER && write) {
+		st->forbidden = true;
+	}
+	if (st->bad_token) {
+		const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		unsigned char key[17];
+		bool first = false;
+
+		guard_key(ai != NULL ? ai->client_addr : NULL, key);
+		st->slow = mgmt_auth_fail(key, sizeof(key), sbx_now_ns(), &first);
+		if (first) { /* once per address and window; never the token */
+			char who[INET6_ADDRSTRLEN + 8], *port;
+
+			client_addr(c, who, sizeof(who));
+			port = strrchr(who, ':'); /* "addr:port": the address only, as counted */
+			if (port != NULL)
+				*port = '\0';
+			fprintf(stderr, "spanbox-mgmt: auth: more than %d wrong tokens from %s within %d s: its 401 "
+				"answers wait %d ms from now on (until the window ends)\n", MGMT_AUTH_FAIL_MAX, who,
+				MGMT_AUTH_FAIL_WINDOW_S, MGMT_AUTH_SLOW_MS);
+		}
+	}
+}
+
+/* Answer @p st's 401 after MGMT_AUTH_SLOW_MS on MGMT_LANE_SLOW (the connection suspended). */
+static enum MHD_Result slow_denial(struct MHD_Connection *c, struct conn_state *st, const char *method,
+				   const char *url)
+{
+	struct slow_job *j = calloc(1, sizeof(*j));
+	struct req r = { .conn = c };
+
+	if (j == NULL || (j->method = strdup(method)) == NULL || (j->url = strdup(url)) == NULL) {
+		if (j != NULL)
+			free(j->method);
+		free(j);
+		return MHD_NO;
+	}
+	j->due_ns = sbx_now_ns() + MGMT_AUTH_SLOW_MS * 1000000ULL;
+	mgmt_defer(&r, MGMT_LANE_SLOW, slow_work, j);
+	return defer_start(c, st, &r);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
@@ -879,7 +989,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	const struct mgmt_ctx *ctx = cls;
 	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
 	struct conn_state *st = *con_cls;
-	char allow[64] = "", client[INET6_ADDRSTRLEN + 8];
+	char allow[64] = "", client[INET6_ADDRSTRLEN + 8], who[INET6_ADDRSTRLEN + 20];
 	size_t t, i;
 
 	(void)version;
@@ -890,17 +1000,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (st == NULL)
 			return MHD_NO;
 		*con_cls = st;
-		if (mgmt_auth_needed(method)) {
-			const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-								       MHD_HTTP_HEADER_AUTHORIZATION);
-
-			st->denied = !mgmt_auth_check(auth, ctx->token);
-			st->bad_token = st->denied && auth != NULL;
-		}
+		authorize(c, ctx, method, url, st);
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0) {
-		if (!st->denied) /* an unauthenticated body is read (to keep the connection) and dropped */
+		if (!st->denied && !st->forbidden) /* an unauthorized body is read (to keep the connection) and dropped */
 			body_append(st, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
@@ -914,24 +1018,31 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		st->answer.body = NULL;
 		pthread_mutex_unlock(&defer.lock);
 		st->suspended = false;
+		if (a.www_authenticate != NULL)
+			return reply(c, a.code, a.body, NULL, MHD_HTTP_HEADER_WWW_AUTHENTICATE, a.www_authenticate);
 		return reply(c, a.code, a.body, NULL, MHD_HTTP_HEADER_RETRY_AFTER, a.retry_after);
 	}
+	if (st->denied && st->slow)
+		return slow_denial(c, st, method, url);
 	if (st->denied)
-		return reply(c, MHD_HTTP_UNAUTHORIZED,
-			     mgmt_error(MHD_HTTP_UNAUTHORIZED, NULL, "%s %s needs the header 'Authorization: Bearer <token>'%s",
-					method, url, st->bad_token ? ": the token sent is not the right one" : ""),
-			     NULL, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-			     st->bad_token ? "Bearer realm=\"spanbox\", error=\"invalid_token\"" : "Bearer realm=\"spanbox\"");
+		return reply(c, MHD_HTTP_UNAUTHORIZED, denied_body(method, url, st->bad_token), NULL,
+			     MHD_HTTP_HEADER_WWW_AUTHENTICATE, st->bad_token ? WWW_AUTH_BAD : WWW_AUTH);
+	if (st->forbidden)
+		return reply(c, MHD_HTTP_FORBIDDEN,
+			     mgmt_error(MHD_HTTP_FORBIDDEN, NULL, "%s %s needs the admin role: the token sent is the viewer's",
+					method, url),
+			     NULL, NULL, NULL);
 	if (st->too_big)
 		return reply(c, MHD_HTTP_CONTENT_TOO_LARGE,
 			     mgmt_error(MHD_HTTP_CONTENT_TOO_LARGE, NULL, "request body longer than %d bytes", MAX_BODY),
 			     NULL, NULL, NULL);
 	client_addr(c, client, sizeof(client));
+	snprintf(who, sizeof(who), "%s (%s)", client, mgmt_role_name(st->role));
 	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
 		for (i = 0; tables[t][i].method != NULL; i++) {
 			const struct mgmt_route *rt = &tables[t][i];
 			struct req r = { .ctx = ctx, .conn = c, .method = m, .url = url,
-					 .body = st->body ? st->body : "", .body_len = st->len, .client = client,
+					 .body = st->body ? st->body : "", .body_len = st->len, .client = client, .who = who,
 					 .content_type_in = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 											MHD_HTTP_HEADER_CONTENT_TYPE) };
 
@@ -1022,7 +1133,10 @@ struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, ch
 		guard_fini();
 		return NULL;
 	}
-	/* libmicrohttpd's idle timeout stays as a backstop; the guard's deadlines are stricter */
+	if (ctx->tls_cert != NULL)
+		flags |= MHD_USE_TLS;
+	/* libmicrohttpd's idle timeout stays as a backstop; the guard's deadlines are stricter. Without
+	 * TLS the HTTPS options are MHD_OPTION_END: the list ends there. */
 	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, (void *)ctx,
 			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)MGMT_HTTP_REQUEST_S,
@@ -1030,11 +1144,16 @@ struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, ch
 			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 			     MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+			     ctx->tls_cert != NULL ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, ctx->tls_cert,
+			     MHD_OPTION_HTTPS_MEM_KEY, ctx->tls_key,
+			     MHD_OPTION_HTTPS_PRIORITIES, MGMT_TLS_PRIORITIES,
 			     MHD_OPTION_END);
 	if (d == NULL) {
 		lanes_stop();
 		guard_fini();
-		snprintf(err, errlen, "MHD_start_daemon failed");
+		snprintf(err, errlen, "MHD_start_daemon failed%s",
+			 ctx->tls_cert != NULL && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES
+				 ? ": this libmicrohttpd has no TLS (mgmt.tls)" : "");
 	}
 	return d;
 }

@@ -3,6 +3,7 @@
 #ifndef SBX_MGMT_HTTP_H
 #define SBX_MGMT_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -17,7 +18,12 @@ struct mgmt_ctx {
 	const char *down_reason;   /**< why it is down (when shm is NULL) */
 	struct mgmt_db *db;        /**< used by the HTTP thread and its lanes while the daemon runs
 				        (the connection is SQLITE_OPEN_FULLMUTEX) */
-	const char *token;         /**< bearer token every non-GET/HEAD request must carry (auth.h) */
+	const char *token;         /**< the admin token: every non-GET/HEAD request must carry it (auth.h) */
+	const char *viewer_token;  /**< the viewer token (GET/HEAD only), "" = no viewer role */
+	bool reads_open;           /**< GET/HEAD need no token (mgmt listens on 127.0.0.1: mgmt_reads_open()) */
+	bool insecure;             /**< mgmt.insecure was needed: plain HTTP on another address (/status warns) */
+	const char *tls_cert;      /**< PEM certificate: HTTPS only; NULL = plain HTTP (tls.h) */
+	const char *tls_key;       /**< PEM private key (with tls_cert) */
 	const char *web_root;      /**< realpath of the static files' directory, "" = none (static.h) */
 	int *changes_in_flight;    /**< changes waiting for the primary (api_tables.c): main lets them
 				        be answered before it stops the daemon */
@@ -42,7 +48,8 @@ struct mgmt_http_limits {
 };
 
 /**
- * Start serving on @p listen_fd (a bound, listening TCP socket) with one internal polling thread.
+ * Start serving on @p listen_fd (a bound, listening TCP socket) with one internal polling thread;
+ * HTTPS only (TLS 1.2 and 1.3, MGMT_TLS_PRIORITIES of tls.h) when ctx->tls_cert is set.
  * @param ctx   must outlive the daemon.
  * @param err   receives the reason on failure.
  * @return the daemon, or NULL on failure (@p listen_fd stays open).

@@ -29,6 +29,7 @@
 #include "system.h"
 #include "http.h"
 #include "static.h"
+#include "tls.h"
 #include "watch.h"
 
 #define PROG "spanbox-mgmt"
@@ -173,9 +174,12 @@ struct mgmt_run {
 	sigset_t unblocked;          /* the signal mask to serve with (sigs not blocked) */
 	char reason[256];            /* why the appliance is down (ctx.down_reason) */
 	char token[MGMT_TOKEN_MAX + 1];
+	char viewer_token[MGMT_TOKEN_MAX + 1]; /* "" = no viewer role */
+	struct mgmt_tls tls;         /* mgmt.tls read and checked (cert NULL: plain HTTP) */
 	char web_root[4096];         /* "" = no static files */
 	char web_err[512];           /* why there are none */
 	bool token_created;          /* the token file was generated now */
+	bool viewer_created;         /* the viewer token file was generated now */
 	bool eal_up;                 /* rte_eal_init() succeeded: rte_eal_cleanup() before exit or exec */
 	bool fresh;                  /* first image (not re-executed): announces itself */
 	bool lost;                   /* mgmt_run(): the primary went away (re-attach) */
@@ -254,6 +258,22 @@ static void announce_start(struct mgmt_run *r)
 	else
 		fprintf(stderr, PROG ": token: %s (%s)\n", cfg->mgmt_token_file,
 			r->token_created ? "generated now" : "existing");
+	if (cfg->mgmt_viewer_token[0] != '\0')
+		fprintf(stderr, PROG ": viewer token: from the config (mgmt.tokens.viewer)\n");
+	else if (cfg->mgmt_viewer_token_file[0] != '\0')
+		fprintf(stderr, PROG ": viewer token: %s (%s)\n", cfg->mgmt_viewer_token_file,
+			r->viewer_created ? "generated now" : "existing");
+	else
+		fprintf(stderr, PROG ": viewer token: none (no viewer role)\n");
+	fprintf(stderr, PROG ": %s; reads %s\n",
+		r->tls.cert != NULL ? "HTTPS only (TLS 1.2 or newer)" : "plain HTTP",
+		mgmt_reads_open(cfg->mgmt_listen) ? "open (127.0.0.1)" : "need the viewer or admin token");
+	if (r->tls.cert != NULL)
+		fprintf(stderr, PROG ": certificate %s, SHA-256 fingerprint %s\n", cfg->mgmt_tls_cert,
+			r->tls.fingerprint);
+	if (r->ctx.insecure)
+		fprintf(stderr, PROG ": WARNING: mgmt.insecure: plain HTTP on %s: tokens cross the network "
+			"unencrypted\n", cfg->mgmt_listen);
 	if (r->web_root[0] != '\0')
 		fprintf(stderr, PROG ": static files from %s\n", r->web_root);
 	else
@@ -273,11 +293,20 @@ static int mgmt_init(struct mgmt_run *r, const char *argv0)
 	struct sbx_config *cfg = &r->cfg;
 	char err[512], detail[320];
 
-	/* before listening: a refused token file must not leave a port open that accepts nothing */
-	if (mgmt_auth_load(cfg, true, r->token, &r->token_created, err, sizeof(err)) < 0) {
+	/* before listening: a refused token file, certificate or address must not leave a port open
+	 * that accepts nothing */
+	if (mgmt_auth_policy(cfg, err, sizeof(err)) < 0 ||
+	    mgmt_tls_load(cfg, &r->tls, err, sizeof(err)) < 0 ||
+	    mgmt_auth_load(cfg, true, r->token, &r->token_created, err, sizeof(err)) < 0 ||
+	    mgmt_auth_load_viewer(cfg, true, r->viewer_token, &r->viewer_created, err, sizeof(err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 2;
 	}
+	if (r->viewer_token[0] != '\0' && strcmp(r->viewer_token, r->token) == 0) {
+		fprintf(stderr, PROG ": mgmt.tokens.viewer: the same token as the admin's: refused\n");
+		return 2;
+	}
+	r->ctx.insecure = !mgmt_reads_open(cfg->mgmt_listen) && r->tls.cert == NULL;
 	if (mgmt_static_root(cfg, r->web_root, sizeof(r->web_root), r->web_err, sizeof(r->web_err)) < 0)
 		r->web_root[0] = '\0';
 	/* before listening and before any EAL: one mgmt per prefix and lcore id (spanbox/lcore_lock.h) */
@@ -307,6 +336,10 @@ static int mgmt_init(struct mgmt_run *r, const char *argv0)
 	r->ctx.down_reason = r->reason;
 	r->ctx.db = &r->db;
 	r->ctx.token = r->token;
+	r->ctx.viewer_token = r->viewer_token;
+	r->ctx.reads_open = mgmt_reads_open(cfg->mgmt_listen);
+	r->ctx.tls_cert = r->tls.cert;
+	r->ctx.tls_key = r->tls.key;
 	r->ctx.web_root = r->web_root;
 	r->ctx.changes_in_flight = &r->changes_in_flight;
 	if (r->ctx.shm != NULL) {
@@ -440,6 +473,7 @@ static int mgmt_fini(struct mgmt_run *r, int rc)
 	if (r->lfd >= 0)
 		close(r->lfd);
 	sbx_lcore_unlock(r->lock_fd, r->cfg.file_prefix, r->cfg.mgmt_lcore);
+	mgmt_tls_free(&r->tls);
 	free(r->exec_argv);
 	return rc;
 }

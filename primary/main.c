@@ -43,7 +43,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: spanbox-primary -c CONFIG [--check] [--replay] [--ready-file PATH] [--worker-bin PATH]\n"
 		"  -c, --config PATH     JSON config (docs/CONFIG.md)\n"
-		"  --check               validate the config and exit (0 valid, 2 refused)\n"
+		"  --check               validate the config (and mgmt.tls's files) and exit (0 valid, 2 refused)\n"
 		"  --replay              exit 0 once every pcap input is at EOF and every queue drained\n"
 		"                        (1 when an input ended on a read error before its end)\n"
 		"  --ready-file PATH     created once all workers run, removed at exit\n"
@@ -263,6 +263,10 @@ static int load_config(struct primary_run *r, struct sbx_primary *p)
 
 	if (sbx_config_load(r->config_path, &r->cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr, "spanbox-primary: %s\n", err);
+		return 2;
+	}
+	if (r->check && sbx_config_mgmt_check(&r->cfg, true, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spanbox-primary: %s\n", err); /* what spanbox-mgmt would refuse */
 		return 2;
 	}
 	if (r->check) {

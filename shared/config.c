@@ -44,7 +44,9 @@ static const char *const worker_keys[] = {
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
 static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "token_file",
-					"history_interval_s", "web_root", NULL};
+					"history_interval_s", "web_root", "tokens", "tls", "insecure", NULL};
+static const char *const mgmt_tokens_keys[] = {"admin", "admin_file", "viewer", "viewer_file", NULL};
+static const char *const mgmt_tls_keys[] = {"cert", "key", NULL};
 static const char *const mirror_keys[] = {
 	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", NULL};
 static const char *const source_keys[] = {"port", "direction", NULL};
@@ -1269,7 +1271,57 @@ static int parse_mirrors(struct ctx *c, const cJSON *root, struct sbx_config *cf
 	return 0;
 }
 
-/* Parse "mgmt": listen address, TCP port and SQLite database path. */
+/*
+ * Parse "mgmt.tokens" (roles) and "mgmt.tls" (after the rest of "mgmt"): tokens.admin and
+ * tokens.admin_file are the same as mgmt.token and mgmt.token_file (one of each name at most);
+ * tls needs both files (whether they are a certificate and a key: spanbox-mgmt checks at start).
+ */
+static int parse_mgmt_roles(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
+{
+	const cJSON *t = NULL, *tls = NULL;
+
+	if (o == NULL)
+		return 0;
+	if (get_object(c, o, "mgmt", "tokens", "mgmt.tokens", mgmt_tokens_keys, &t) ||
+	    get_object(c, o, "mgmt", "tls", "mgmt.tls", mgmt_tls_keys, &tls) ||
+	    get_bool(c, o, "mgmt", "insecure", false, &cfg->mgmt_insecure))
+		return -1;
+	if (t != NULL) {
+		if (member(t, "admin") && member(o, "token"))
+			return fail(c, "mgmt.tokens", "admin", "mgmt.token is set already (the same token: give one)");
+		if (member(t, "admin_file") && member(o, "token_file"))
+			return fail(c, "mgmt.tokens", "admin_file", "mgmt.token_file is set already (give one)");
+		if ((member(t, "admin") &&
+		     get_string(c, t, "mgmt.tokens", "admin", cfg->mgmt_token, sizeof(cfg->mgmt_token), true,
+				TOKEN_CHARS, "")) ||
+		    (member(t, "admin_file") &&
+		     get_string(c, t, "mgmt.tokens", "admin_file", cfg->mgmt_token_file, sizeof(cfg->mgmt_token_file),
+				true, NULL, "")) ||
+		    get_string(c, t, "mgmt.tokens", "viewer", cfg->mgmt_viewer_token, sizeof(cfg->mgmt_viewer_token),
+			       false, TOKEN_CHARS, "") ||
+		    get_string(c, t, "mgmt.tokens", "viewer_file", cfg->mgmt_viewer_token_file,
+			       sizeof(cfg->mgmt_viewer_token_file), false, NULL, ""))
+			return -1;
+		if (member(t, "admin") && strlen(cfg->mgmt_token) < 16)
+			return fail(c, "mgmt.tokens", "admin", "at least 16 characters (got %zu)", strlen(cfg->mgmt_token));
+		if (cfg->mgmt_viewer_token[0] != '\0' && strlen(cfg->mgmt_viewer_token) < 16)
+			return fail(c, "mgmt.tokens", "viewer", "at least 16 characters (got %zu)",
+				    strlen(cfg->mgmt_viewer_token));
+		if (cfg->mgmt_viewer_token[0] != '\0' && cfg->mgmt_viewer_token_file[0] != '\0')
+			return fail(c, "mgmt.tokens", "viewer_file", "mgmt.tokens.viewer is set already (give one)");
+		if (cfg->mgmt_viewer_token[0] != '\0' && strcmp(cfg->mgmt_viewer_token, cfg->mgmt_token) == 0)
+			return fail(c, "mgmt.tokens", "viewer", "the same as the admin token");
+	}
+	if (tls != NULL) {
+		if (need(c, tls, "mgmt.tls", "cert") || need(c, tls, "mgmt.tls", "key") ||
+		    get_string(c, tls, "mgmt.tls", "cert", cfg->mgmt_tls_cert, sizeof(cfg->mgmt_tls_cert), true, NULL, "") ||
+		    get_string(c, tls, "mgmt.tls", "key", cfg->mgmt_tls_key, sizeof(cfg->mgmt_tls_key), true, NULL, ""))
+			return -1;
+	}
+	return 0;
+}
+
+/* Parse "mgmt": listen address, TCP port, SQLite database path, tokens and TLS files. */
 static int parse_mgmt(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
 	unsigned char addr[sizeof(struct in6_addr)];
@@ -1289,6 +1341,8 @@ static int parse_mgmt(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		return -1;
 	if (cfg->mgmt_token[0] != '\0' && strlen(cfg->mgmt_token) < 16)
 		return fail(c, "mgmt", "token", "at least 16 characters (got %zu)", strlen(cfg->mgmt_token));
+	if (parse_mgmt_roles(c, o, cfg))
+		return -1;
 	if (cfg->mgmt_token_file[0] == '\0' &&
 	    snprintf(cfg->mgmt_token_file, sizeof(cfg->mgmt_token_file), "%s.token", cfg->mgmt_database) >=
 		    (int)sizeof(cfg->mgmt_token_file))
@@ -1565,4 +1619,52 @@ const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_
 		}
 	}
 	return NULL;
+}
+
+bool sbx_config_mgmt_local(const char *listen)
+{
+	struct in_addr a;
+
+	return inet_pton(AF_INET, listen, &a) == 1 && a.s_addr == htonl(INADDR_LOOPBACK);
+}
+
+/* Whether the file @p path is readable and its first 64 KiB hold "-----BEGIN " ... @p label. */
+static int pem_file(const char *field, const char *path, const char *label, char *err, size_t errlen)
+{
+	char buf[65536];
+	FILE *f = fopen(path, "re");
+	size_t n;
+	const char *b;
+
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: %s: cannot read: %s", field, path, strerror(errno));
+		return -1;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (b = strstr(buf, "-----BEGIN "); b != NULL; b = strstr(b + 1, "-----BEGIN ")) {
+		const char *e = strstr(b, "-----\n") ? strstr(b, "-----\n") : strstr(b, "-----\r");
+
+		if (e != NULL && (size_t)(e - b) > strlen(label) && strncmp(e - strlen(label), label, strlen(label)) == 0)
+			return 0;
+	}
+	snprintf(err, errlen, "%s: %s: no PEM %s in it", field, path, label);
+	return -1;
+}
+
+int sbx_config_mgmt_check(const struct sbx_config *cfg, bool files, char *err, size_t errlen)
+{
+	if (!sbx_config_mgmt_local(cfg->mgmt_listen) && cfg->mgmt_tls_cert[0] == '\0' && !cfg->mgmt_insecure) {
+		snprintf(err, errlen, "mgmt.tls: required when mgmt.listen is not 127.0.0.1 (it is %s): give "
+			 "{\"cert\": PATH, \"key\": PATH}, or set mgmt.insecure to true to serve plain HTTP there",
+			 cfg->mgmt_listen);
+		return -1;
+	}
+	if (!files || cfg->mgmt_tls_cert[0] == '\0')
+		return 0;
+	if (pem_file("mgmt.tls.cert", cfg->mgmt_tls_cert, "CERTIFICATE", err, errlen) < 0 ||
+	    pem_file("mgmt.tls.key", cfg->mgmt_tls_key, "PRIVATE KEY", err, errlen) < 0)
+		return -1;
+	return 0;
 }

@@ -43,8 +43,9 @@ export function setToken(token) {
 }
 
 /**
- * One request. Mutating methods carry the token (when one was typed) as
- * "Authorization: Bearer ..." and a JSON body.
+ * One request. Every request carries the token (when one was typed) as
+ * "Authorization: Bearer ...": a viewer token reads (needed when mgmt listens on another address
+ * than 127.0.0.1), an admin token also writes. A body is sent as JSON.
  * @returns {Promise<{status:number, data:any, serverTime:number|null}>} serverTime: ms since the
  *          epoch from the Date header (the appliance's clock), null without one.
  * @throws ApiError: status 0 when mgmt did not answer within @p timeoutMs, else the HTTP status
@@ -53,11 +54,9 @@ export function setToken(token) {
 export async function api(method, path, { body, timeoutMs = 4000 } = {}) {
 	const headers = { Accept: 'application/json' };
 	const init = { method, headers, cache: 'no-store' };
-	if (method !== 'GET' && method !== 'HEAD') {
-		const token = getToken();
-		if (token)
-			headers.Authorization = `Bearer ${token}`;
-	}
+	const token = getToken();
+	if (token)
+		headers.Authorization = `Bearer ${token}`;
 	if (body !== undefined) {
 		headers['Content-Type'] = 'application/json';
 		init.body = JSON.stringify(body);

@@ -231,6 +231,14 @@ struct sbx_config {
 	char mgmt_token_file[SBX_PATH_LEN + 8]; /**< where the generated token lives (0600), default database + ".token" */
 	uint16_t mgmt_history_interval_s; /**< stats history sampling period, seconds (1..60) */
 	char mgmt_web_root[SBX_PATH_LEN]; /**< static files of the web page; "" = web/ of the source tree */
+	char mgmt_viewer_token[129];    /**< mgmt.tokens.viewer: bearer token of the viewer role (GET/HEAD
+					     only); "" = mgmt_viewer_token_file, or no viewer role */
+	char mgmt_viewer_token_file[SBX_PATH_LEN]; /**< mgmt.tokens.viewer_file: the viewer token in a
+						     file (0600, generated when missing); "" = none */
+	char mgmt_tls_cert[SBX_PATH_LEN]; /**< mgmt.tls.cert: PEM certificate (chain) file; "" = plain HTTP */
+	char mgmt_tls_key[SBX_PATH_LEN];  /**< mgmt.tls.key: PEM private key file ("" iff no cert) */
+	bool mgmt_insecure;             /**< mgmt.insecure: serve a non-127.0.0.1 address without TLS
+					     (logged, and a /status warning) */
 };
 
 /**
@@ -326,6 +334,23 @@ static inline int16_t sbx_config_peer(const struct sbx_config *cfg, uint16_t por
  * @return NULL when equal, else the name of the first section that differs ("ports").
  */
 const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_config *b);
+
+/**
+ * Whether mgmt listening on @p listen serves reads without a token: exactly 127.0.0.1 (any other
+ * address, 127.0.0.2 and ::1 included, needs a token for every API request, and TLS).
+ */
+bool sbx_config_mgmt_local(const char *listen);
+
+/**
+ * What spanbox-mgmt will refuse at start about HTTPS (docs/MGMT.md "HTTPS"), so that the
+ * primary's --check says it too: on any address but 127.0.0.1, `mgmt.tls` unless `mgmt.insecure`;
+ * with @p files, each of `mgmt.tls.cert` / `mgmt.tls.key` must be readable and hold a PEM block
+ * ("-----BEGIN ...CERTIFICATE-----" / "-----BEGIN ...PRIVATE KEY-----"; spanbox-mgmt parses them
+ * with GnuTLS and also checks that they match).
+ * @param err  receives "mgmt.tls...: why" on failure.
+ * @return 0, or -1.
+ */
+int sbx_config_mgmt_check(const struct sbx_config *cfg, bool files, char *err, size_t errlen);
 
 /** @return true when any port is a PCI device (EAL must then run without --no-pci). */
 bool sbx_config_has_pci(const struct sbx_config *cfg);

@@ -570,6 +570,51 @@ static void test_inline(void)
 	check(sbx_config_parse("{}", &cfg, NULL, 0) == -1, "NULL error buffer is allowed");
 }
 
+/* mgmt.tokens, mgmt.tls, mgmt.insecure (issue 17: HTTPS and roles). */
+static void test_mgmt_roles(void)
+{
+	struct sbx_config cfg;
+	char err[512];
+#define MG(x) "{\"ports\":[{\"name\":\"a\",\"devargs\":\"x\"}],\"mgmt\":" x "}"
+
+	check(sbx_config_parse(MG("{\"tokens\":{\"admin\":\"admin-0123456789abc\",\"viewer\":\"viewer-0123456789abc\"},"
+				  "\"tls\":{\"cert\":\"/c.pem\",\"key\":\"/k.pem\"},\"insecure\":true}"),
+			       &cfg, err, sizeof(err)) == 0 &&
+		      !strcmp(cfg.mgmt_token, "admin-0123456789abc") && !strcmp(cfg.mgmt_viewer_token, "viewer-0123456789abc") &&
+		      !strcmp(cfg.mgmt_tls_cert, "/c.pem") && !strcmp(cfg.mgmt_tls_key, "/k.pem") && cfg.mgmt_insecure,
+	      "mgmt.tokens admin/viewer, tls, insecure parsed (%s)", err);
+	check(sbx_config_parse(MG("{\"tokens\":{\"viewer_file\":\"/v.token\",\"admin_file\":\"/a.token\"}}"),
+			       &cfg, err, sizeof(err)) == 0 &&
+		      !strcmp(cfg.mgmt_viewer_token_file, "/v.token") && !strcmp(cfg.mgmt_token_file, "/a.token") &&
+		      cfg.mgmt_token[0] == '\0' && !cfg.mgmt_insecure && cfg.mgmt_tls_cert[0] == '\0',
+	      "mgmt.tokens files parsed, no tls, insecure false by default (%s)", err);
+	check(sbx_config_parse(MG("{\"tls\":{\"cert\":\"/c.pem\"}}"), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mgmt.tls.key: missing required key"),
+	      "mgmt.tls without key refused (%s)", err);
+	check(sbx_config_parse(MG("{\"tls\":{\"cert\":\"\",\"key\":\"/k\"}}"), &cfg, err, sizeof(err)) == -1 &&
+		      !strncmp(err, "mgmt.tls.cert: ", 15),
+	      "mgmt.tls empty cert refused (%s)", err);
+	check(sbx_config_parse(MG("{\"tls\":{\"cert\":\"/c\",\"key\":\"/k\",\"ca\":\"/x\"}}"), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mgmt.tls.ca: unknown key"),
+	      "mgmt.tls unknown key refused (%s)", err);
+	check(sbx_config_parse(MG("{\"token\":\"admin-0123456789abc\",\"tokens\":{\"admin\":\"admin-0123456789abd\"}}"),
+			       &cfg, err, sizeof(err)) == -1 && !strncmp(err, "mgmt.tokens.admin: ", 19),
+	      "mgmt.token and mgmt.tokens.admin both: refused (%s)", err);
+	check(sbx_config_parse(MG("{\"tokens\":{\"viewer\":\"short\"}}"), &cfg, err, sizeof(err)) == -1 &&
+		      !strncmp(err, "mgmt.tokens.viewer: at least 16", 31),
+	      "short viewer token refused (%s)", err);
+	check(sbx_config_parse(MG("{\"token\":\"same-0123456789abcdef\",\"tokens\":{\"viewer\":\"same-0123456789abcdef\"}}"),
+			       &cfg, err, sizeof(err)) == -1 && !strncmp(err, "mgmt.tokens.viewer: the same", 28),
+	      "viewer token equal to the admin's refused (%s)", err);
+	check(sbx_config_parse(MG("{\"tokens\":{\"viewer\":\"viewer-0123456789abc\",\"viewer_file\":\"/v\"}}"),
+			       &cfg, err, sizeof(err)) == -1 && !strncmp(err, "mgmt.tokens.viewer_file: ", 25),
+	      "viewer and viewer_file both: refused (%s)", err);
+	check(sbx_config_parse(MG("{\"insecure\":1}"), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mgmt.insecure: expected true or false"),
+	      "mgmt.insecure not a boolean refused (%s)", err);
+#undef MG
+}
+
 /* sbx_config_parse() of the config text @fmt with @part in place of its one %s. */
 static int parse_fmt(const char *fmt, const char *part, struct sbx_config *cfg, char *err, size_t errlen)
 {
@@ -940,6 +985,7 @@ int main(int argc, char **argv)
 	root = argv[1];
 	test_default();
 	test_good();
+	test_mgmt_roles();
 	test_mirrors();
 	test_bad();
 	test_bad_filter_text();
