@@ -31,7 +31,7 @@ installed() { dpkg-query -W -f='${Status}' spanbox 2>/dev/null | grep -qv 'not-i
 dpkg_retry() {
 	local i out
 	for ((i = 0; i < 30; i++)); do
-		out=$(dpkg "$@" 2>&1) && { echo "$out" | tail -n 3 | sed 's/^/#   /'; return 0; }
+		out=$(dpkg "$@" 2>&1) && { echo "$out" | grep '^spanbox:'; echo "$out" | tail -n 3 | sed 's/^/#   /'; return 0; }
 		grep -qi 'lock' <<<"$out" || { echo "$out" | tail -n 10 | sed 's/^/#   /'; return 1; }
 		sleep 2
 	done
@@ -96,11 +96,17 @@ check "packaging/spanbox.json is config/default.json without netns/address, with
 # ---------------------------------------------------------------------------------------------
 # install
 out=$(dpkg_retry -i "$DEB" 2>&1) || { echo "$out"; apt-get -f install -y -qq >/dev/null 2>&1; }
+echo "$out" | grep "^spanbox:" | sed "s/^/# postinst: /"
 check "dpkg -i: installed" installed || exit 0
 dpkg -L spanbox >"$TMP/list.txt"
 check "dpkg -L: lists the binaries, the web page, the units and the config" \
 	cond "for lf in /usr/bin/spanbox-primary /usr/bin/spanbox-worker /usr/bin/spanbox-mgmt /usr/share/spanbox/web/index.html $UNITS/spanbox.service /etc/spanbox/spanbox.json; do grep -qxF \$lf '$TMP/list.txt' && [ -e \$lf ] || return 1; done"
 check "/var/lib/spanbox exists after the installation" [ -d /var/lib/spanbox ]
+fp=$(openssl x509 -in /etc/spanbox/tls/mgmt.crt -noout -fingerprint -sha256 2>/dev/null | sed 's/.*=//')
+check "postinst made a self-signed certificate in /etc/spanbox/tls and printed its fingerprint ($fp)" \
+	cond "[ -n '$fp' ] && grep -qF '$fp' <<<\"\$out\" && [ \"\$(stat -c %a /etc/spanbox/tls/mgmt.key)\" = 600 ]"
+check "the key in /etc/spanbox/tls is the certificate's (openssl)" \
+	cond "[ \"\$(openssl x509 -in /etc/spanbox/tls/mgmt.crt -noout -pubkey | md5sum)\" = \"\$(openssl pkey -in /etc/spanbox/tls/mgmt.key -pubout | md5sum)\" ]"
 check "the installation started nothing (the units are enabled, not started)" cond "! pgrep -f '^/usr/bin/spanbox-' >/dev/null"
 
 # systemd-analyze verify: the two units, and each template as an instance (in a directory of
