@@ -79,9 +79,11 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 			return -1;
 		}
 		ig->dedup_entries = entries;
+		/* the window is per port: the table holds TSC stamps and each lookup brings its own window */
+		ig->dedup = sbx_dedup_init(ig->dedup_mem, entries, 0);
 	}
-	/* the window is per port: the table holds TSC stamps and each lookup brings its own window */
-	ig->dedup = sbx_dedup_init(ig->dedup_mem, entries, 0);
+	/* a table of the same size is kept as it is: emptying it at every change of the tables (a
+	 * mirror, another port's ingress) let the copy of every frame seen before the change through */
 	return 0;
 }
 

@@ -38,9 +38,9 @@ struct sbx_ingress_engine {
 /**
  * Take the ingress config of tables @p t for worker stats @p st: ports without an ingress object get
  * no stage; a dedup table (the largest dedup.entries of any port) is allocated on the caller's
- * socket, or kept when it already has that size (it is emptied on every change). The per-rule
- * counters of a port whose decap rules differ from the previous tables' are zeroed (not at the
- * first call: a restarted worker keeps the counts of its slot).
+ * socket, or kept with its entries when it already has that size (emptied only when allocated
+ * again). The per-rule counters of a port whose decap rules differ from the previous tables' are
+ * zeroed (not at the first call: a restarted worker keeps the counts of its slot).
  * @return 0, or -1 with the reason in @p err (no memory for the table: the ports keep their other
  *         stages, dedup is off).
  */
