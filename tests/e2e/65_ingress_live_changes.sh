@@ -68,11 +68,16 @@ for ((i = 1; i <= 40 && SECONDS - t0 < 3; i++)); do
 	puts=$((puts + 1))
 	sleep 0.02
 done
+during=$(p2 rx_packets)
 check "p1's ingress PUT $puts times while p2 ran: all 200 ($bad not)" [ "$bad" = 0 -a "$puts" -gt 5 ]
 wait_for 100 cond '[ "$(p2 rx_packets)" = 4000 ]'
 check "p2 received its 4000 frames ($(p2 rx_packets))" [ "$(p2 rx_packets)" = 4000 ]
-check "p2: every copy a duplicate across the table changes: unique $(p2 dedup_unique), duplicates $(p2 dedup_duplicates) (2000 each)" \
-	[ "$(p2 dedup_unique)/$(p2 dedup_duplicates)" = 2000/2000 ]
+if [ "$during" -ge 4000 ]; then
+	ok "p2: dedup across table changes # SKIP the PUTs came after p2's traffic (mgmt slow to start)"
+else
+	check "p2: every copy a duplicate across the table changes ($during of 4000 frames in when the PUTs ended): unique $(p2 dedup_unique), duplicates $(p2 dedup_duplicates) (2000 each)" \
+		[ "$(p2 dedup_unique)/$(p2 dedup_duplicates)" = 2000/2000 ]
+fi
 
 wait_for 100 cond '[ "$(p0 rx_packets)" = 100 ]'
 check "p0 received the capture's 100 frames ($(p0 rx_packets))" [ "$(p0 rx_packets)" = 100 ]
