@@ -13,6 +13,31 @@
 /* Most segments of a frame the dedup stage hashes (longer chains are not compared: passed). */
 #define DEDUP_MAX_SEGS 16
 
+/* Are decap rules @p a and @p b the same rule (field by field: struct copies need not copy padding)? */
+static bool rule_same(const struct sbx_decap_rule *a, const struct sbx_decap_rule *b)
+{
+	return a->type == b->type && a->strip_fcs == b->strip_fcs && a->udp_port == b->udp_port &&
+	       a->nb_ids == b->nb_ids && !memcmp(a->ids, b->ids, sizeof(a->ids[0]) * RTE_MIN(a->nb_ids, SBX_MAX_DECAP_IDS)) &&
+	       a->local_af == b->local_af && !memcmp(a->local_ip, b->local_ip, sizeof(a->local_ip));
+}
+
+/* Zero the rule counters of port @p i when its rules are not those they counted for; remember them. */
+static void rules_take(struct sbx_ingress_engine *ig, uint16_t i, const struct sbx_ingress_cfg *c)
+{
+	uint8_t n = c ? RTE_MIN(c->nb_decap, SBX_MAX_DECAP_RULES) : 0, k;
+	bool same = n == ig->nb_rules[i];
+
+	for (k = 0; same && k < n; k++)
+		same = rule_same(&ig->rules[i][k], &c->decap[k]);
+	if (!same && ig->rules_known) {
+		memset(ig->st->ingress.rule_pkts[i], 0, sizeof(ig->st->ingress.rule_pkts[i]));
+		memset(ig->st->ingress.rule_bytes[i], 0, sizeof(ig->st->ingress.rule_bytes[i]));
+	}
+	for (k = 0; k < n; k++)
+		ig->rules[i][k] = c->decap[k];
+	ig->nb_rules[i] = n;
+}
+
 int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t, struct sbx_worker_stats *st,
 		      char *err, size_t errlen)
 {
@@ -27,6 +52,7 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 
 		ig->cfg[i] = NULL;
 		ig->window[i] = 0;
+		rules_take(ig, i, c);
 		if (c == NULL || (c->nb_decap == 0 && c->strip == 0 && c->tag_vlan == 0 && c->dedup_window_us == 0))
 			continue;
 		ig->cfg[i] = c;
@@ -36,6 +62,7 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 				entries = c->dedup_entries;
 		}
 	}
+	ig->rules_known = true;
 	if (entries == 0) {
 		sbx_ingress_teardown(ig);
 		return 0;
@@ -52,9 +79,11 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 			return -1;
 		}
 		ig->dedup_entries = entries;
+		/* the window is per port: the table holds TSC stamps and each lookup brings its own window */
+		ig->dedup = sbx_dedup_init(ig->dedup_mem, entries, 0);
 	}
-	/* the window is per port: the table holds TSC stamps and each lookup brings its own window */
-	ig->dedup = sbx_dedup_init(ig->dedup_mem, entries, 0);
+	/* a table of the same size is kept as it is: emptying it at every change of the tables (a
+	 * mirror, another port's ingress) let the copy of every frame seen before the change through */
 	return 0;
 }
 

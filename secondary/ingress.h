@@ -28,12 +28,19 @@ struct sbx_ingress_engine {
 	void *dedup_mem;                                  /**< rte_malloc'd memory of the table */
 	uint32_t dedup_entries;                           /**< its size in entries */
 	struct sbx_worker_stats *st;                      /**< this worker's counters */
+	/** the decap rules the per-rule counters (sbx_ingress_stats.rule_pkts) count for, per port: a
+	 *  port whose rules change gets its rule counters zeroed, so that no count moves to another rule */
+	struct sbx_decap_rule rules[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES];
+	uint8_t nb_rules[SBX_MAX_PORTS]; /**< entries used in rules[port] */
+	bool rules_known;                /**< rules[] hold the last tables' (false before the first setup) */
 };
 
 /**
  * Take the ingress config of tables @p t for worker stats @p st: ports without an ingress object get
  * no stage; a dedup table (the largest dedup.entries of any port) is allocated on the caller's
- * socket, or kept when it already has that size (it is emptied on every change).
+ * socket, or kept with its entries when it already has that size (emptied only when allocated
+ * again). The per-rule counters of a port whose decap rules differ from the previous tables' are
+ * zeroed (not at the first call: a restarted worker keeps the counts of its slot).
  * @return 0, or -1 with the reason in @p err (no memory for the table: the ports keep their other
  *         stages, dedup is off).
  */

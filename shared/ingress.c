@@ -111,5 +111,10 @@ enum sbx_seq_verdict sbx_seq_track(struct sbx_seq_state *s, uint32_t seq, uint64
 		s->next = seq + 1;
 		return SBX_SEQ_GAP;
 	}
+	if (s->next - seq > SBX_SEQ_REORDER_MAX) {
+		/* far behind: the sender counts again from seq (a reload), not 2^31 late frames */
+		s->next = seq + 1;
+		return SBX_SEQ_RESTARTED;
+	}
 	return SBX_SEQ_REORDERED;
 }

@@ -104,13 +104,22 @@ enum sbx_seq_verdict {
 	SBX_SEQ_IN_ORDER = 0,      /**< the expected number (or the first one) */
 	SBX_SEQ_GAP = 1,           /**< a jump forward: *lost frames were not seen */
 	SBX_SEQ_REORDERED = 2,     /**< a number behind the expected one (late, or a duplicate) */
-	SBX_SEQ_NOT_MAINTAINED = 3 /**< the sender numbers every frame 0 */
+	SBX_SEQ_NOT_MAINTAINED = 3, /**< the sender numbers every frame 0 */
+	SBX_SEQ_RESTARTED = 4      /**< more than SBX_SEQ_REORDER_MAX behind: the sender started again */
 };
 
 /**
+ * Frames a number may be behind the expected one and still be a late frame (reordered). A number
+ * further behind is a sender that started counting again (a switch reload, a session re-created):
+ * counting it as late would call every later frame reordered until the old count came back.
+ */
+#define SBX_SEQ_REORDER_MAX 4096u
+
+/**
  * Follow one sender's GRE sequence numbers (RFC 2890; 32-bit, wrapping). A jump forward of less than
- * 2^31 is a gap of (seq - next) frames written to @p lost; a number behind is reordered (never lost);
- * a sender whose numbers stay 0 is "not maintained" and never counted as loss.
+ * 2^31 is a gap of (seq - next) frames written to @p lost; a number at most SBX_SEQ_REORDER_MAX behind
+ * is reordered (never lost); one further behind is a restart: the count goes on from it (neither loss
+ * nor reordering); a sender whose numbers stay 0 is "not maintained" and never counted as loss.
  */
 enum sbx_seq_verdict sbx_seq_track(struct sbx_seq_state *s, uint32_t seq, uint64_t *lost);
 

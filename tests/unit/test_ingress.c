@@ -224,8 +224,23 @@ static void test_seq(void)
 	check(sbx_seq_track(&s, 0, &lost) == SBX_SEQ_IN_ORDER && sbx_seq_track(&s, 1, &lost) == SBX_SEQ_IN_ORDER &&
 		      sbx_seq_track(&s, 2, &lost) == SBX_SEQ_IN_ORDER && s.zero_run == 0,
 	      "seq: 0, 1, 2 is a maintained sequence");
-	check(sbx_seq_track(&s, 0x90000000u, &lost) == SBX_SEQ_REORDERED && lost == 0,
-	      "seq: a jump of 2^31 or more is taken as a late number, never counted as loss");
+	check(sbx_seq_track(&s, 0x90000000u, &lost) == SBX_SEQ_RESTARTED && lost == 0,
+	      "seq: a jump of 2^31 or more is never counted as loss (a restart)");
+	/* a sender that starts counting again (a switch reload): the count goes on from the new number,
+	 * no frame after it is "reordered" and a later gap is seen again */
+	s = (struct sbx_seq_state){0};
+	for (i = 0; i < 100000; i++)
+		sbx_seq_track(&s, (uint32_t)i, &lost);
+	ok = sbx_seq_track(&s, 0, &lost) == SBX_SEQ_RESTARTED && lost == 0;
+	for (i = 1; i < 50; i++)
+		ok &= sbx_seq_track(&s, (uint32_t)i, &lost) == SBX_SEQ_IN_ORDER;
+	check(ok, "seq: 0..99999, then 0..49 again (a restart): no frame after the restart is reordered");
+	check(sbx_seq_track(&s, 53, &lost) == SBX_SEQ_GAP && lost == 3, "seq: after the restart a gap of 3 is seen");
+	s = (struct sbx_seq_state){0};
+	sbx_seq_track(&s, 10000, &lost);
+	check(sbx_seq_track(&s, 10001 - SBX_SEQ_REORDER_MAX, &lost) == SBX_SEQ_REORDERED &&
+		      sbx_seq_track(&s, 10000 - SBX_SEQ_REORDER_MAX, &lost) == SBX_SEQ_RESTARTED && s.next == 10001 - SBX_SEQ_REORDER_MAX,
+	      "seq: SBX_SEQ_REORDER_MAX behind is late, one more is a restart");
 }
 
 /* dedup_one(t, frame, len, ignore, now, st): a single-segment check */
