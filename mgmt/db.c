@@ -260,15 +260,14 @@ static int queue_later(const struct mgmt_db *db, const char *ts, const char *kin
 	return rc;
 }
 
-/* INSERT one event. @return the SQLite result of the step (SQLITE_DONE on success). */
-static int insert_event(struct mgmt_db *db, const char *ts, const char *kind, const char *detail, const char *client)
+int mgmt_db_insert_event(sqlite3 *h, const char *ts, const char *kind, const char *detail, const char *client)
 {
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db->h, "INSERT INTO events(ts, kind, detail, client) VALUES(?1, ?2, ?3, ?4)", -1,
+	if (sqlite3_prepare_v2(h, "INSERT INTO events(ts, kind, detail, client) VALUES(?1, ?2, ?3, ?4)", -1,
 			       &st, NULL) != SQLITE_OK)
-		return sqlite3_errcode(db->h);
+		return sqlite3_errcode(h);
 	sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, detail, -1, SQLITE_TRANSIENT);
@@ -295,7 +294,7 @@ int mgmt_db_flush_later(struct mgmt_db *db)
 	pthread_mutex_lock(&later.lock);
 	n = later.n;
 	for (i = 0; i < n; i++)
-		insert_event(db, later.ev[i].ts, later.ev[i].kind, later.ev[i].detail,
+		mgmt_db_insert_event(db->h, later.ev[i].ts, later.ev[i].kind, later.ev[i].detail,
 			     later.ev[i].has_client ? later.ev[i].client : NULL);
 	rc = mgmt_db_rc(sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL));
 	if (rc < 0)
@@ -316,7 +315,7 @@ int mgmt_db_audit(struct mgmt_db *db, const char *kind, const char *detail, cons
 	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
 	if (__atomic_load_n(&change_open, __ATOMIC_ACQUIRE))
 		return queue_later(db, ts, kind, detail, client);
-	rc = insert_event(db, ts, kind, detail, client);
+	rc = mgmt_db_insert_event(db->h, ts, kind, detail, client);
 	if (rc == SQLITE_DONE)
 		return 0;
 	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)

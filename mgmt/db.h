@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
 #include "spanbox/shm.h"
 
@@ -72,6 +73,13 @@ void mgmt_db_change_open(bool open);
  * @return how many were written, 0 when none waited, MGMT_DB_BUSY or -1.
  */
 int mgmt_db_flush_later(struct mgmt_db *db);
+
+/**
+ * INSERT one event (time @p ts RFC 3339, @p kind, @p detail, @p client or NULL) on connection @p h,
+ * in the caller's transaction if one is open (store.c's change). @return the SQLite result of the
+ * step (SQLITE_DONE on success).
+ */
+int mgmt_db_insert_event(sqlite3 *h, const char *ts, const char *kind, const char *detail, const char *client);
 
 /**
  * Copy the primary's new events from the memzone ring into the events table. Events already stored

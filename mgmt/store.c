@@ -50,7 +50,6 @@ static int store_open(const struct mgmt_db *db, char *err, size_t len)
 int mgmt_store_begin(const struct mgmt_db *db, const char *config_path, const char *live_json, const char *client,
 		     const char *kind, const char *detail, char *err, size_t len)
 {
-	sqlite3_stmt *st = NULL;
 	char ts[40];
 	int rc;
 
@@ -63,24 +62,10 @@ int mgmt_store_begin(const struct mgmt_db *db, const char *config_path, const ch
 		return rc;
 	}
 	mgmt_rfc3339(sbx_realtime_ns(), ts, sizeof(ts));
-	if (sbx_store_put(h, config_path, live_json, ts, client) != SQLITE_DONE)
-		goto fail;
-	if (sqlite3_prepare_v2(h, "INSERT INTO events(ts, kind, detail, client) VALUES(?1, ?2, ?3, ?4)", -1, &st,
-			       NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_text(st, 1, ts, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, detail, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 4, client, -1, SQLITE_TRANSIENT);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	st = NULL;
-	if (rc != SQLITE_DONE)
-		goto fail;
-	return 0;
-fail:
+	if (sbx_store_put(h, config_path, live_json, ts, client) == SQLITE_DONE &&
+	    mgmt_db_insert_event(h, ts, kind, detail, client) == SQLITE_DONE)
+		return 0;
 	rc = fail("store", err, len);
-	sqlite3_finalize(st);
 	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
 	mgmt_db_change_open(false);
 	return rc;
