@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spanbox/decap.h"
+
 #include "ingress_view.h"
 #include "timefmt.h"
 
@@ -20,23 +22,15 @@ static void source_text(const struct sbx_tunnel_source *e, char *buf, size_t len
 		snprintf(buf, len, "?");
 }
 
-static const char *tunnel_kind_name(uint8_t k)
-{
-	static const char *const names[] = { "none", "erspan1", "erspan2", "erspan3", "vxlan", "gre" };
-
-	return k < sizeof(names) / sizeof(names[0]) ? names[k] : "unknown";
-}
-
 cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w)
 {
-	static const char *const types[] = { "?", "erspan", "vxlan", "gre" };
 	const struct sbx_ingress_cfg *c = &sbx_shm_cfg(shm)->ports[port].ingress;
 	struct sbx_tunnel_source *sum;
 	cJSON *o, *rules, *tun;
 	uint64_t full = 0;
 	unsigned int n = 0, i, k, w;
 
-	if (c->nb_decap == 0 && c->strip == 0 && c->tag_vlan == 0 && c->dedup_window_us == 0)
+	if (sbx_ingress_cfg_empty(c))
 		return cJSON_CreateNull();
 	sum = malloc(sizeof(*sum) * SBX_MAX_WORKERS * SBX_MAX_TUNNEL_SOURCES);
 	o = cJSON_CreateObject();
@@ -54,7 +48,7 @@ cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w
 			pk += shm->workers[w].stats.ingress.rule_pkts[port][k];
 			by += shm->workers[w].stats.ingress.rule_bytes[port][k];
 		}
-		cJSON_AddStringToObject(r, "type", types[c->decap[k].type < 4 ? c->decap[k].type : 0]);
+		cJSON_AddStringToObject(r, "type", sbx_decap_type_name(c->decap[k].type));
 		cJSON_AddNumberToObject(r, "packets", (double)pk);
 		cJSON_AddNumberToObject(r, "bytes", (double)by);
 		cJSON_AddItemToArray(rules, r);
@@ -95,13 +89,12 @@ cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w
 		char addr[INET6_ADDRSTRLEN], ts[40];
 
 		source_text(&sum[k], addr, sizeof(addr));
-		cJSON_AddStringToObject(t, "kind", tunnel_kind_name(sum[k].kind));
+		cJSON_AddStringToObject(t, "kind", sbx_tunnel_kind_name(sum[k].kind));
 		cJSON_AddStringToObject(t, "source", addr);
 		cJSON_AddNumberToObject(t, "id", sum[k].id);
 		cJSON_AddNumberToObject(t, "packets", (double)sum[k].packets);
 		cJSON_AddNumberToObject(t, "bytes", (double)sum[k].bytes);
-		cJSON_AddStringToObject(t, "sequence", sum[k].seq_frames == 0 ? "absent"
-						       : sum[k].seq_not_maintained ? "not_maintained" : "maintained");
+		cJSON_AddStringToObject(t, "sequence", sbx_tunnel_sequence_name(&sum[k]));
 		cJSON_AddNumberToObject(t, "seq_gaps", (double)sum[k].seq_gaps);
 		cJSON_AddNumberToObject(t, "seq_lost", (double)sum[k].seq_lost);
 		cJSON_AddNumberToObject(t, "seq_reordered", (double)sum[k].seq_reordered);

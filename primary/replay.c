@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "primary.h"
+#include "spanbox/decap.h"
 
 /* Every worker has forwarded or dropped all it received. */
 static bool workers_drained(struct sbx_primary *p)
@@ -63,7 +64,6 @@ static int col_width(const char *name)
  * and sender: port, kind, outer source, session id / VNI / key, frames, sequence numbers. */
 static void print_tunnels(struct sbx_primary *p)
 {
-	static const char *const kinds[] = { "none", "erspan1", "erspan2", "erspan3", "vxlan", "gre" };
 	bool head = false;
 	unsigned int w, i;
 
@@ -86,9 +86,9 @@ static void print_tunnels(struct sbx_primary *p)
 				snprintf(addr, sizeof(addr), "?");
 			printf("%-10s %6u %-8s %-39s %10u %12" PRIu64 " %14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64
 			       " %13s %10" PRIu64 "\n",
-			       p->cfg->ports[e->port % SBX_MAX_PORTS].name, w, kinds[e->kind < 6 ? e->kind : 0], addr, e->id,
+			       p->cfg->ports[e->port % SBX_MAX_PORTS].name, w, sbx_tunnel_kind_name(e->kind), addr, e->id,
 			       e->packets, e->bytes, e->seq_gaps, e->seq_lost, e->seq_reordered,
-			       e->seq_frames == 0 ? "absent" : e->seq_not_maintained ? "not_maintained" : "maintained",
+			       sbx_tunnel_sequence_name(e),
 			       e->truncated);
 		}
 	}

@@ -72,6 +72,16 @@ static const struct choice gra_choices[] = {
 	{NULL, 0}};
 static const struct choice decap_choices[] = {
 	{"erspan", SBX_DECAP_ERSPAN}, {"vxlan", SBX_DECAP_VXLAN}, {"gre", SBX_DECAP_GRE}, {NULL, 0}};
+const char *sbx_decap_type_name(uint8_t type)
+{
+	const struct choice *c;
+
+	for (c = decap_choices; c->name != NULL; c++)
+		if (c->value == type)
+			return c->name;
+	return "unknown";
+}
+
 static const struct choice non_tunnel_choices[] = {
 	{"pass", SBX_NON_TUNNEL_PASS}, {"drop", SBX_NON_TUNNEL_DROP}, {NULL, 0}};
 static const struct choice strip_choices[] = {

@@ -255,6 +255,16 @@ bool sbx_decap_rule_match(const struct sbx_decap_rule *rule, const struct sbx_tu
 	return false;
 }
 
+const char *sbx_tunnel_kind_name(uint8_t kind)
+{
+	static const char *const names[] = {
+		[SBX_TUN_NONE] = "none", [SBX_TUN_ERSPAN1] = "erspan1", [SBX_TUN_ERSPAN2] = "erspan2",
+		[SBX_TUN_ERSPAN3] = "erspan3", [SBX_TUN_VXLAN] = "vxlan", [SBX_TUN_GRE_TEB] = "gre",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
 const char *sbx_decap_result_name(enum sbx_decap_result r)
 {
 	static const char *const names[SBX_DECAP_RESULT_MAX] = {

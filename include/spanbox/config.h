@@ -53,6 +53,9 @@ struct sbx_decap_rule {
 	uint8_t local_ip[16];             /**< outer destination address, network order (IPv4 in bytes 0..3) */
 };
 
+/** The config name of a decap rule type ("erspan", "vxlan", "gre"), "unknown" out of range. */
+const char *sbx_decap_type_name(uint8_t type);
+
 /** What a port with decap rules does with a frame that matches none of them. */
 enum sbx_non_tunnel { SBX_NON_TUNNEL_PASS = 0, SBX_NON_TUNNEL_DROP = 1 };
 
@@ -100,6 +103,12 @@ struct sbx_port_cfg {
 	bool is_pci;                   /**< devargs names a PCI address: EAL runs without --no-pci */
 	struct sbx_ingress_cfg ingress; /**< ingress stages of frames received here (all zero = none) */
 };
+
+/** @return true when @p c holds no ingress stage at all (the port's frames pass untouched). */
+static inline bool sbx_ingress_cfg_empty(const struct sbx_ingress_cfg *c)
+{
+	return c->nb_decap == 0 && c->strip == 0 && c->tag_vlan == 0 && c->dedup_window_us == 0;
+}
 
 /** One (port, queue) a worker polls. */
 struct sbx_rxq_cfg {

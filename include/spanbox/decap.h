@@ -123,6 +123,10 @@ enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32
  */
 bool sbx_decap_rule_match(const struct sbx_decap_rule *rule, const struct sbx_tunnel_info *ti);
 
+/** Name of a tunnel kind ("erspan1", "erspan2", "erspan3", "vxlan", "gre"; "none"), as /status,
+ * /metrics and the replay summary show it; "unknown" out of range. Static storage. */
+const char *sbx_tunnel_kind_name(uint8_t kind);
+
 /** Human-readable name of a result ("ok", "not_tunnel", "short_outer", ...: the malformed names
  * of foreach_sbx_decap_malformed), for logs and JSON; "unknown" out of range. Static storage. */
 const char *sbx_decap_result_name(enum sbx_decap_result r);

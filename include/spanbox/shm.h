@@ -107,6 +107,13 @@ struct sbx_tunnel_source {
 	uint8_t seq_sticky_zero; /**< sbx_seq_track() said SBX_SEQ_NOT_MAINTAINED once */
 };
 
+/** The sequence state of sender @p e as /status and the replay summary name it: "absent" (no
+ * frame had the GRE S bit), "not_maintained", or "maintained". */
+static inline const char *sbx_tunnel_sequence_name(const struct sbx_tunnel_source *e)
+{
+	return e->seq_frames == 0 ? "absent" : e->seq_not_maintained ? "not_maintained" : "maintained";
+}
+
 /** Per worker ingress counters beyond the port counters (counters.h): per decap rule, per sender. */
 struct sbx_ingress_stats {
 	uint64_t rule_pkts[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES];  /**< frames decapsulated by rule r of port p */
