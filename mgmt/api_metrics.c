@@ -10,12 +10,15 @@
  */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <arpa/inet.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_mempool.h>
+
+#include "spanbox/decap.h"
 
 #include "api.h"
 #include "attach.h"
@@ -418,55 +421,67 @@ static void pool_metrics(struct pbuf *b, const struct sbx_shm *shm)
 /* Build the whole exposition; @p shm NULL when the appliance is down. */
 /*
  * The ingress senders and decap rules of every port, from the same sums /status shows
- * (mgmt_ingress_json): spanbox_ingress_tunnel_* {port, kind, source, id} and
- * spanbox_ingress_rule_* {port, rule, type}. Families with no sample are still declared.
+ * (mgmt_ingress_senders, mgmt_ingress_rules): spanbox_ingress_tunnel_* {port, kind, source, id}
+ * and spanbox_ingress_rule_packets_total {port, rule, type}. Families with no sample are still
+ * declared.
  */
 static void ingress_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)[LBL])
 {
+#define TUN_FAM(field, help) { "spanbox_ingress_tunnel_" #field "_total", offsetof(struct sbx_tunnel_source, field), help }
 	static const struct {
-		const char *name, *key, *help;
+		const char *name;
+		size_t off;
+		const char *help;
 	} tf[] = {
-		{ "spanbox_ingress_tunnel_packets_total", "packets", "Frames decapsulated of one tunnel sender." },
-		{ "spanbox_ingress_tunnel_bytes_total", "bytes", "Inner bytes delivered of one tunnel sender." },
-		{ "spanbox_ingress_tunnel_seq_lost_total", "seq_lost",
-		  "Frames a jump forward of the sender's GRE sequence number skipped." },
-		{ "spanbox_ingress_tunnel_seq_reordered_total", "seq_reordered",
-		  "Frames of the sender numbered behind the expected sequence number." },
-		{ "spanbox_ingress_tunnel_truncated_total", "truncated", "Frames of the sender with the ERSPAN T bit." },
-		{ "spanbox_ingress_rule_packets_total", NULL, "Frames a decap rule of the port terminated." },
+		TUN_FAM(packets, "Frames decapsulated of one tunnel sender."),
+		TUN_FAM(bytes, "Inner bytes delivered of one tunnel sender."),
+		TUN_FAM(seq_lost, "Frames a jump forward of the sender's GRE sequence number skipped."),
+		TUN_FAM(seq_reordered, "Frames of the sender numbered behind the expected sequence number."),
+		TUN_FAM(truncated, "Frames of the sender with the ERSPAN T bit."),
 	};
+#undef TUN_FAM
+	const struct sbx_config *cfg = sbx_shm_cfg(shm);
 	uint16_t nb_p = mgmt_nb_ports(shm), nb_w = mgmt_nb_workers(shm), i;
-	cJSON *ing[SBX_MAX_PORTS];
+	struct sbx_tunnel_source *sum = malloc(sizeof(*sum) * MGMT_INGRESS_SENDERS_MAX);
+	char (*tl)[2 * LBL] = malloc(sizeof(*tl) * MGMT_INGRESS_SENDERS_MAX);
+	uint64_t pkts[SBX_MAX_DECAP_RULES], bytes[SBX_MAX_DECAP_RULES], untracked;
+	unsigned int n, k;
 	size_t f;
 
-	for (i = 0; i < nb_p; i++)
-		ing[i] = mgmt_ingress_json(shm, i, nb_w);
-	for (f = 0; f < sizeof(tf) / sizeof(tf[0]); f++) {
+	for (f = 0; f < sizeof(tf) / sizeof(tf[0]); f++)
 		family(b, tf[f].name, "counter", tf[f].help);
-		for (i = 0; i < nb_p; i++) {
-			const cJSON *e;
-			int k = 0;
+	family(b, "spanbox_ingress_rule_packets_total", "counter", "Frames a decap rule of the port terminated.");
+	if (sum == NULL || tl == NULL)
+		goto out;
+	for (i = 0; i < nb_p; i++) {
+		if (sbx_ingress_cfg_empty(&cfg->ports[i].ingress))
+			continue;
+		mgmt_ingress_rules(shm, i, nb_w, pkts, bytes);
+		for (k = 0; k < cfg->ports[i].ingress.nb_decap && k < SBX_MAX_DECAP_RULES; k++) {
+			char l[2 * LBL];
 
-			cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(ing[i], tf[f].key ? "tunnels" : "decap")) {
-				char l[2 * LBL];
-				const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, tf[f].key ? tf[f].key : "packets");
-
-				snprintf(l, sizeof(l), "%.*s", LBL - 1, plbl[i]);
-				if (tf[f].key != NULL) {
-					label_s(l, sizeof(l), "kind", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "kind")));
-					label_s(l, sizeof(l), "source", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "source")));
-					label_u(l, sizeof(l), "id",
-						(unsigned long long)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(e, "id")));
-				} else {
-					label_i(l, sizeof(l), "rule", k++);
-					label_s(l, sizeof(l), "type", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type")));
-				}
-				sample_u(b, tf[f].name, l, (uint64_t)cJSON_GetNumberValue(v));
-			}
+			snprintf(l, sizeof(l), "%.*s", LBL - 1, plbl[i]);
+			label_i(l, sizeof(l), "rule", k);
+			label_s(l, sizeof(l), "type", sbx_decap_type_name(cfg->ports[i].ingress.decap[k].type));
+			sample_u(b, "spanbox_ingress_rule_packets_total", l, pkts[k]);
 		}
+		n = mgmt_ingress_senders(shm, i, nb_w, sum, &untracked);
+		for (k = 0; k < n; k++) {
+			char addr[INET6_ADDRSTRLEN];
+
+			mgmt_tunnel_source_text(&sum[k], addr, sizeof(addr));
+			snprintf(tl[k], sizeof(tl[k]), "%.*s", LBL - 1, plbl[i]);
+			label_s(tl[k], sizeof(tl[k]), "kind", sbx_tunnel_kind_name(sum[k].kind));
+			label_s(tl[k], sizeof(tl[k]), "source", addr);
+			label_u(tl[k], sizeof(tl[k]), "id", sum[k].id);
+		}
+		for (f = 0; f < sizeof(tf) / sizeof(tf[0]); f++)
+			for (k = 0; k < n; k++)
+				sample_u(b, tf[f].name, tl[k], U64_AT(&sum[k], tf[f].off));
 	}
-	for (i = 0; i < nb_p; i++)
-		cJSON_Delete(ing[i]);
+out:
+	free(tl);
+	free(sum);
 }
 
 static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct mgmt_db *db)

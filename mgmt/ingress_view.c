@@ -15,49 +15,31 @@
 #include "ingress_view.h"
 #include "timefmt.h"
 
-/* A tunnel sender's outer source address as text. */
-static void source_text(const struct sbx_tunnel_source *e, char *buf, size_t len)
+
+void mgmt_ingress_rules(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w, uint64_t pkts[SBX_MAX_DECAP_RULES],
+			uint64_t bytes[SBX_MAX_DECAP_RULES])
 {
-	if (inet_ntop(e->af == 6 ? AF_INET6 : AF_INET, e->src, buf, (socklen_t)len) == NULL)
-		snprintf(buf, len, "?");
+	unsigned int k, w;
+
+	for (k = 0; k < SBX_MAX_DECAP_RULES; k++) {
+		pkts[k] = bytes[k] = 0;
+		for (w = 0; w < nb_w; w++) {
+			pkts[k] += shm->workers[w].stats.ingress.rule_pkts[port][k];
+			bytes[k] += shm->workers[w].stats.ingress.rule_bytes[port][k];
+		}
+	}
 }
 
-cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w)
+unsigned int mgmt_ingress_senders(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w,
+				  struct sbx_tunnel_source *sum, uint64_t *untracked)
 {
-	const struct sbx_ingress_cfg *c = &sbx_shm_cfg(shm)->ports[port].ingress;
-	struct sbx_tunnel_source *sum;
-	cJSON *o, *rules, *tun;
-	uint64_t full = 0;
 	unsigned int n = 0, i, k, w;
 
-	if (sbx_ingress_cfg_empty(c))
-		return cJSON_CreateNull();
-	sum = malloc(sizeof(*sum) * SBX_MAX_WORKERS * SBX_MAX_TUNNEL_SOURCES);
-	o = cJSON_CreateObject();
-	if (sum == NULL || o == NULL) {
-		free(sum);
-		cJSON_Delete(o);
-		return NULL;
-	}
-	rules = cJSON_AddArrayToObject(o, "decap");
-	for (k = 0; k < c->nb_decap && k < SBX_MAX_DECAP_RULES; k++) {
-		cJSON *r = cJSON_CreateObject();
-		uint64_t pk = 0, by = 0;
-
-		for (w = 0; w < nb_w; w++) {
-			pk += shm->workers[w].stats.ingress.rule_pkts[port][k];
-			by += shm->workers[w].stats.ingress.rule_bytes[port][k];
-		}
-		cJSON_AddStringToObject(r, "type", sbx_decap_type_name(c->decap[k].type));
-		cJSON_AddNumberToObject(r, "packets", (double)pk);
-		cJSON_AddNumberToObject(r, "bytes", (double)by);
-		cJSON_AddItemToArray(rules, r);
-	}
-	/* the senders of every worker, summed by key: one sender may reach several workers */
+	*untracked = 0;
 	for (w = 0; w < nb_w; w++) {
 		const struct sbx_ingress_stats *is = &shm->workers[w].stats.ingress;
 
-		full += is->sources_full[port];
+		*untracked += is->sources_full[port];
 		for (i = 0; i < SBX_MAX_TUNNEL_SOURCES; i++) {
 			const struct sbx_tunnel_source *e = &is->src[i];
 
@@ -83,12 +65,49 @@ cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w
 				sum[k].last_seen_ns = e->last_seen_ns;
 		}
 	}
+	return n;
+}
+
+void mgmt_tunnel_source_text(const struct sbx_tunnel_source *e, char *buf, size_t len)
+{
+	if (inet_ntop(e->af == 6 ? AF_INET6 : AF_INET, e->src, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+}
+
+cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w)
+{
+	const struct sbx_ingress_cfg *c = &sbx_shm_cfg(shm)->ports[port].ingress;
+	uint64_t pkts[SBX_MAX_DECAP_RULES], bytes[SBX_MAX_DECAP_RULES], untracked;
+	struct sbx_tunnel_source *sum;
+	cJSON *o, *rules, *tun;
+	unsigned int n, k;
+
+	if (sbx_ingress_cfg_empty(c))
+		return cJSON_CreateNull();
+	sum = malloc(sizeof(*sum) * MGMT_INGRESS_SENDERS_MAX);
+	o = cJSON_CreateObject();
+	if (sum == NULL || o == NULL) {
+		free(sum);
+		cJSON_Delete(o);
+		return NULL;
+	}
+	mgmt_ingress_rules(shm, port, nb_w, pkts, bytes);
+	rules = cJSON_AddArrayToObject(o, "decap");
+	for (k = 0; k < c->nb_decap && k < SBX_MAX_DECAP_RULES; k++) {
+		cJSON *r = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(r, "type", sbx_decap_type_name(c->decap[k].type));
+		cJSON_AddNumberToObject(r, "packets", (double)pkts[k]);
+		cJSON_AddNumberToObject(r, "bytes", (double)bytes[k]);
+		cJSON_AddItemToArray(rules, r);
+	}
+	n = mgmt_ingress_senders(shm, port, nb_w, sum, &untracked);
 	tun = cJSON_AddArrayToObject(o, "tunnels");
 	for (k = 0; k < n; k++) {
 		cJSON *t = cJSON_CreateObject();
 		char addr[INET6_ADDRSTRLEN], ts[40];
 
-		source_text(&sum[k], addr, sizeof(addr));
+		mgmt_tunnel_source_text(&sum[k], addr, sizeof(addr));
 		cJSON_AddStringToObject(t, "kind", sbx_tunnel_kind_name(sum[k].kind));
 		cJSON_AddStringToObject(t, "source", addr);
 		cJSON_AddNumberToObject(t, "id", sum[k].id);
@@ -103,7 +122,7 @@ cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w
 		cJSON_AddStringToObject(t, "last_seen", ts);
 		cJSON_AddItemToArray(tun, t);
 	}
-	cJSON_AddNumberToObject(o, "tunnels_untracked", (double)full);
+	cJSON_AddNumberToObject(o, "tunnels_untracked", (double)untracked);
 	free(sum);
 	return o;
 }

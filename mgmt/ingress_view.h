@@ -3,11 +3,30 @@
 #ifndef SBX_MGMT_INGRESS_VIEW_H
 #define SBX_MGMT_INGRESS_VIEW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
 
 #include "spanbox/shm.h"
+
+/** Most tunnel senders of one port mgmt_ingress_senders() can return. */
+#define MGMT_INGRESS_SENDERS_MAX (SBX_MAX_WORKERS * SBX_MAX_TUNNEL_SOURCES)
+
+/** Packets and bytes of each decap rule of port @p port, summed over workers 0..@p nb_w-1. */
+void mgmt_ingress_rules(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w, uint64_t pkts[SBX_MAX_DECAP_RULES],
+			uint64_t bytes[SBX_MAX_DECAP_RULES]);
+
+/**
+ * The tunnel senders of port @p port, summed over workers 0..@p nb_w-1 by (kind, outer source, id)
+ * into @p sum (MGMT_INGRESS_SENDERS_MAX entries); *@p untracked: frames of senders beyond the
+ * workers' tables. @return the number of senders.
+ */
+unsigned int mgmt_ingress_senders(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w,
+				  struct sbx_tunnel_source *sum, uint64_t *untracked);
+
+/** A sender's outer source address as text ("?" when it cannot be printed). */
+void mgmt_tunnel_source_text(const struct sbx_tunnel_source *e, char *buf, size_t len);
 
 /**
  * The ingress object of port @p port for /status ports[].ingress: null when the port has no

@@ -178,6 +178,8 @@ check "after: decap_packets grew by the VXLAN frames of the underlay ($((d1 - d0
 jq -c '.ports[0].ingress' "$TMP/s1.json" | sed 's/^/# ingress: /'
 check "after: /status names both senders (10.99.0.1 and 10.99.0.2, vxlan VNI 5001)" \
 	jq -e '[.ports[0].ingress.tunnels[] | select(.kind == "vxlan" and .id == 5001) | .source] | sort == ["10.99.0.1", "10.99.0.2"]' "$TMP/s1.json"
+check "after: /metrics has both senders (spanbox_ingress_tunnel_packets_total, kind vxlan, id 5001)" \
+	bash -c "curl -fsS http://127.0.0.1:$PORT/metrics | grep '^spanbox_ingress_tunnel_packets_total{' | grep 'kind=\"vxlan\"' | grep 'id=\"5001\"' | grep -c 'source=\"10.99.0.[12]\"' | grep -qx 2"
 check "after: /metrics has the decap counter of p0" \
 	bash -c "curl -fsS http://127.0.0.1:$PORT/metrics | grep -q '^spanbox_worker_decap_packets_total{.*port=\"p0\".*} [1-9]'"
 
