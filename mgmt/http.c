@@ -145,6 +145,10 @@ static struct {
 	uint64_t stale_logged;    /**< of those, logged already */
 } guard = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* Calls of a suspended request's handler before its lane answered (see handle()), and how many
+ * of those were logged; written by the HTTP thread, read by the sweep. */
+static unsigned long early_calls, early_logged;
+
 /*
  * Close @p e's connection (guard.lock held), unless its fd no longer is that connection: an entry
  * whose socket's peer differs from the one accepted is stale (libmicrohttpd closed the connection
@@ -337,6 +341,13 @@ void mgmt_http_sweep(void)
 	if (evicted > 0)
 		fprintf(stderr, "spanbox-mgmt: http: connection limits reached: closed %llu idle connections "
 			"to make room for new ones\n", (unsigned long long)evicted);
+	if (__atomic_load_n(&early_calls, __ATOMIC_RELAXED) != early_logged) {
+		unsigned long n = __atomic_load_n(&early_calls, __ATOMIC_RELAXED);
+
+		fprintf(stderr, "spanbox-mgmt: http: %lu suspended request(s) called before their lane answered: "
+			"suspended again\n", n - early_logged);
+		early_logged = n;
+	}
 	if (stale > 0)
 		fprintf(stderr, "spanbox-mgmt: http: %llu connection entries were stale (their fd reused): forgotten, "
 			"nothing closed\n", (unsigned long long)stale);
@@ -1014,6 +1025,16 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		struct mgmt_answer a;
 
 		pthread_mutex_lock(&defer.lock);
+		if (st->answer.code == 0) {
+			/* called before its lane answered (the lane sets a code before it resumes): an
+			 * answer with no status would make libmicrohttpd close the connection without a
+			 * word ("Empty reply from server"). Suspend it again; the lane's resume, which
+			 * waits for defer.lock, comes after. */
+			__atomic_fetch_add(&early_calls, 1, __ATOMIC_RELAXED);
+			MHD_suspend_connection(c);
+			pthread_mutex_unlock(&defer.lock);
+			return MHD_YES;
+		}
 		a = st->answer;
 		st->answer.body = NULL;
 		pthread_mutex_unlock(&defer.lock);
