@@ -136,8 +136,12 @@ uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields
 	uint16_t et;
 	int five = fields != SBX_FLOW_HASH_2TUPLE, i, r = -1;
 
-	if (len < 12)
-		return rte_jhash(f, len, seed);
+	if (len < 12) {
+		uint8_t tail[12] = {0}; /* rte_jhash reads whole words: never past the frame */
+
+		memcpy(tail, f, len);
+		return rte_jhash(tail, sizeof(tail), seed ^ len);
+	}
 	memset(&k, 0, sizeof(k));
 	for (i = 0; i <= MAX_TAGS && len >= off + 2; i++) {
 		et = get16(f + off);
