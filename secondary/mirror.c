@@ -18,6 +18,7 @@
 
 #include "spanbox/bpf_filter.h"
 #include "spanbox/erspan.h"
+#include "spanbox/flowhash.h"
 #include "mirror.h"
 
 /* Largest mirrored frame an ERSPAN packet can carry: 65535 B of IP minus IPv4 + GRE + ERSPAN III
@@ -47,13 +48,15 @@ static uint16_t chain_csum16(const struct rte_mbuf *m, uint32_t len)
 }
 
 /*
- * VXLAN header of one copy of @p m (@p cap bytes of it): UDP source port from the flow hash of the
- * frame's first bytes (RFC 7348 section 5), over IPv6 the UDP checksum over the copied bytes.
+ * VXLAN header of one copy of @p m (@p cap bytes of it): UDP source port from the symmetric flow
+ * hash of the whole frame's headers in its first segment (RFC 7348 section 5: one port per flow,
+ * both directions alike), over IPv6 the UDP checksum over the copied bytes.
  */
 static uint32_t vxlan_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt, const struct rte_mbuf *m,
 			     uint32_t cap, uint8_t *hdr)
 {
-	uint16_t sport = SBX_VXLAN_SPORT_MIN; /* placeholder until the flow hash lands */
+	uint16_t sport = sbx_vxlan_src_port(sbx_flow_hash(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
+							  SBX_FLOW_HASH_5TUPLE, SBX_FLOW_HASH_SEED));
 
 	return (uint32_t)sbx_vxlan_write(hdr, rt->cfg, rt->src_mac, cap, sport, e->ip_id++,
 					 rt->cfg->ip_version == 6 ? chain_csum16(m, cap) : 0);
