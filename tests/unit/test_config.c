@@ -323,6 +323,8 @@ static const struct {
 	{"mirror_vlan_range.json", "mirrors[0].encap.vlan", "4095 out of range 1..4094"},
 	{"mirror_sgt_on_erspan2.json", "mirrors[1].encap.sgt", "only for erspan3"},
 	{"mirror_ttl_on_span.json", "mirrors[0].encap.ttl", "only for erspan2, erspan3 and vxlan"},
+	{"mirror_vxlan_vni_range.json", "mirrors[0].encap.vni", "16777216 out of range 0..16777215"},
+	{"mirror_vxlan_udp_port_zero.json", "mirrors[0].encap.udp_port", "0 out of range 1..65535"},
 	{"mirror_bad_encap_type.json", "mirrors[0].encap.type", "\"gre\" is not one of"},
 	{"mirror_bad_direction.json", "mirrors[0].sources[0].direction",
 	 "\"in\" is not one of \"rx\", \"tx\", \"both\""},
