@@ -77,10 +77,7 @@ cat >"$CFG" <<JSON
   "mgmt": {"port": $PORT, "database": "$TMP/vxm.db", "token": "$TOKEN"}
 }
 JSON
-inst_start_primary vxm "$CFG"
-check "primary ready" [ -f "$TMP/vxm.ready" ] || { tail -20 "$TMP/vxm-primary.log" | sed 's/^/# /'; exit 0; }
-inst_start_mgmt vxm "$CFG" "$API"
-check "mgmt up" [ $? -eq 0 ] || exit 0
+inst_start_both vxm "$CFG" "$API" || exit 0
 
 # the source taps in vxm-s (no address, no IPv6); the mirror tap in vxm-k: the VTEP's MAC and addresses
 ip link set vxm-p0 netns "$NSS" && ip link set vxm-p1 netns "$NSS" && ip link set vxm-m0 netns "$NSK"

@@ -13,10 +13,14 @@
       the checks of the test, one TAP line each (see the test).
 """
 import json
+import os
 import socket
 import struct
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pcap_equal import frames as pcap_frames  # noqa: E402
 
 
 def csum(b):
@@ -120,16 +124,8 @@ def make(out, flows_out):
 
 
 def frames(path):
-    out = []
-    with open(path, 'rb') as f:
-        h = f.read(24)
-        e = '<' if h[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
-        while True:
-            r = f.read(16)
-            if len(r) < 16:
-                return out
-            cap = struct.unpack(e + 'IIII', r)[2]
-            out.append(f.read(cap))
+    """The frames of a classic pcap file (tests/lib/pcap_equal.py reads it), bytes only."""
+    return [data for data, _ in pcap_frames(path)]
 
 
 def send(iface, path, gap_ms):
