@@ -506,6 +506,43 @@ static void test_vxlan(struct sbx_mirror_engine *e)
 		free_all(out, n);
 		end(e, what[i], f, 4);
 	}
+
+	/* filter and sampling come before the encapsulation, as for ERSPAN: "ip" drops 2 ARP frames,
+	 * 1 in 2 of the 4 IPv4 ones is mirrored */
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_VXLAN, SBX_COPY_ADAPTIVE, 512, 0, 2, "VXLAN, filter ip, sample 2") ==
+	    NULL)
+		return;
+	mc = &tab->cfg.mirrors[0];
+	snprintf(mc->filter, sizeof(mc->filter), "ip");
+	mc->vni = 5;
+	mc->udp_port = 4789;
+	sbx_mirror_teardown(e);
+	setup(e, 0);
+	frames(f, 4, 80, 20);
+	rte_pktmbuf_mtod(f[1], uint8_t *)[12] = 0x08;
+	rte_pktmbuf_mtod(f[1], uint8_t *)[13] = 0x06;
+	rte_pktmbuf_mtod(f[2], uint8_t *)[13] = 0x06;
+	{
+		struct rte_mbuf *g[2] = { frame(90, 30), frame(91, 31) };
+
+		n = mirror_rx(e, f, 4, ring_w0, out, 8);
+		n += mirror_rx(e, g, 2, ring_w0, out + n, 8 - n);
+		good = 0;
+		for (i = 0; i < n && i < 2; i++) {
+			const struct rte_mbuf *src = i == 0 ? f[0] : g[0];
+
+			bytes(src, fb, sizeof(fb));
+			la = bytes(out[i], a, sizeof(a));
+			lx = vxlan_expect(mc, src, fb, src->pkt_len, (uint16_t)i, x);
+			good += la == lx && memcmp(a, x, la) == 0;
+		}
+		check(n == 2 && good == 2 && ctr(0)->filtered_out == 2 && ctr(0)->sampled_out == 2,
+		      "VXLAN, filter \"ip\", sample 2: 2 ARP frames filtered out, 2 of 4 IPv4 frames sampled out, the 1st "
+		      "and 3rd IPv4 frames mirrored (%u copies, %u right)", n, good);
+		free_all(out, n);
+		free_all(g, 2);
+	}
+	end(e, "VXLAN, filter and sample", f, 4);
 }
 
 static void test_sampling(struct sbx_mirror_engine *e)
