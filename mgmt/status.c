@@ -176,7 +176,7 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 /* One mirror session: its config and its counters, summed and per worker. */
 static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 {
-	static const char *const encaps[] = { "span", "rspan", "erspan2", "erspan3" };
+	static const char *const encaps[] = { "span", "rspan", "erspan2", "erspan3", "vxlan" };
 	static const char *const strategies[] = { "adaptive", "copy", "share" };
 	static const char *const dirs[] = { "", "rx", "tx", "both" };
 	const struct sbx_mirror_cfg *m = &sbx_shm_cfg(shm)->mirrors[i];
@@ -199,9 +199,13 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	num(o, "snaplen", m->snaplen);
 	num(o, "sample", m->sample);
 	e = cJSON_AddObjectToObject(o, "encap");
-	cJSON_AddStringToObject(e, "type", encaps[m->encap & 3]);
+	cJSON_AddStringToObject(e, "type", m->encap < sizeof(encaps) / sizeof(encaps[0]) ? encaps[m->encap] : "unknown");
 	if (m->encap == SBX_ENCAP_RSPAN)
 		num(e, "vlan", m->vlan);
+	if (m->encap == SBX_ENCAP_VXLAN) {
+		num(e, "vni", m->vni);
+		num(e, "udp_port", m->udp_port);
+	}
 	e = cJSON_AddObjectToObject(o, "copy");
 	cJSON_AddStringToObject(e, "strategy", strategies[m->copy_strategy % 3]);
 	num(e, "threshold", m->copy_threshold);

@@ -11,17 +11,56 @@
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_memcpy.h>
 #include <rte_mempool.h>
 
 #include "spanbox/bpf_filter.h"
 #include "spanbox/erspan.h"
+#include "spanbox/flowhash.h"
 #include "mirror.h"
 
 /* Largest mirrored frame an ERSPAN packet can carry: 65535 B of IP minus IPv4 + GRE + ERSPAN III
  * with subheader; longer frames (TSO super-frames in captures) are cut and marked truncated. */
 #define SBX_ERSPAN_MAX_INNER (65535 - 20 - 28)
+/* The same for VXLAN: 65535 B of IPv4 or of IPv6 payload minus UDP + VXLAN (the IPv4 header counted). */
+#define SBX_VXLAN_MAX_INNER (65535 - 20 - SBX_UDP_HLEN - SBX_VXLAN_HLEN)
+
+/*
+ * sbx_csum16() of the first @p len bytes of chain @p m, segment by segment (rte_raw_cksum_mbuf()
+ * of DPDK 22.11 truncates its 32-bit partial sums of segments at odd offsets: not used).
+ */
+static uint16_t chain_csum16(const struct rte_mbuf *m, uint32_t len)
+{
+	uint32_t done = 0, acc = 0;
+
+	for (; m != NULL && done < len; m = m->next) {
+		uint32_t n = RTE_MIN((uint32_t)m->data_len, len - done);
+		uint16_t r = rte_raw_cksum(rte_pktmbuf_mtod(m, const void *), n); /* native order */
+
+		acc += (done & 1) ? rte_bswap16(r) : r; /* a segment at an odd offset: bytes swapped */
+		done += n;
+	}
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return rte_be_to_cpu_16((uint16_t)acc);
+}
+
+/*
+ * VXLAN header of one copy of @p m (@p cap bytes of it): UDP source port from the symmetric flow
+ * hash of the whole frame's headers in its first segment (RFC 7348 section 5: one port per flow,
+ * both directions alike), over IPv6 the UDP checksum over the copied bytes.
+ */
+static uint32_t vxlan_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt, const struct rte_mbuf *m,
+			     uint32_t cap, uint8_t *hdr)
+{
+	uint16_t sport = sbx_vxlan_src_port(sbx_flow_hash(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
+							  SBX_FLOW_HASH_5TUPLE, SBX_FLOW_HASH_SEED));
+
+	return (uint32_t)sbx_vxlan_write(hdr, rt->cfg, rt->src_mac, cap, sport, e->ip_id++,
+					 rt->cfg->ip_version == 6 ? chain_csum16(m, cap) : 0);
+}
 
 void sbx_mirror_session_init(struct sbx_mirror_rt *rt, const struct sbx_mirror_cfg *mc, const uint8_t *port_mac,
 			     struct sbx_mirror_counters *st, uint64_t *seq_shared)
@@ -180,6 +219,8 @@ static uint32_t build_header(struct sbx_mirror_engine *e, struct sbx_mirror_rt *
 	case SBX_ENCAP_ERSPAN2:
 	case SBX_ENCAP_ERSPAN3:
 		break;
+	case SBX_ENCAP_VXLAN:
+		return vxlan_header(e, rt, m, cap, hdr);
 	default:
 		return 0;
 	}
@@ -226,6 +267,8 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 		cap = c->snaplen;
 	if ((c->encap == SBX_ENCAP_ERSPAN2 || c->encap == SBX_ENCAP_ERSPAN3) && cap > SBX_ERSPAN_MAX_INNER)
 		cap = SBX_ERSPAN_MAX_INNER;
+	if (c->encap == SBX_ENCAP_VXLAN && cap > SBX_VXLAN_MAX_INNER)
+		cap = SBX_VXLAN_MAX_INNER;
 	if (c->encap == SBX_ENCAP_RSPAN && len < 12) {
 		rt->st->drop_malformed++; /* no MAC addresses to put the tag behind */
 		return NULL;

@@ -16,6 +16,7 @@
 #include <pcap/pcap.h>
 
 #include "spanbox/config.h"
+#include "spanbox/erspan.h" /* SBX_VXLAN_PORT, SBX_VXLAN_VNI_MAX */
 #include "spanbox/shm.h" /* SBX_TABLES_JSON_MAX */
 
 #define MAX_RXQ_ID 15            /* highest RX queue id a worker may poll */
@@ -53,7 +54,7 @@ static const char *const source_keys[] = {"port", "direction", NULL};
 static const char *const dest_keys[] = {"port", "allow_forwarding", NULL};
 static const char *const encap_keys[] = {
 	"type", "vlan", "src_ip", "dst_ip", "dst_mac", "src_mac", "ttl", "dscp", "df",
-	"granularity", "hw_id", "sgt", "platform_subheader", NULL};
+	"granularity", "hw_id", "sgt", "platform_subheader", "vni", "udp_port", NULL};
 static const char *const copy_keys[] = {"strategy", "threshold", NULL};
 
 /* One accepted string of an enumerated key and the value it stands for. */
@@ -66,7 +67,7 @@ static const struct choice direction_choices[] = {
 	{"rx", SBX_DIR_RX}, {"tx", SBX_DIR_TX}, {"both", SBX_DIR_BOTH}, {NULL, 0}};
 static const struct choice encap_choices[] = {
 	{"span", SBX_ENCAP_SPAN}, {"rspan", SBX_ENCAP_RSPAN}, {"erspan2", SBX_ENCAP_ERSPAN2},
-	{"erspan3", SBX_ENCAP_ERSPAN3}, {NULL, 0}};
+	{"erspan3", SBX_ENCAP_ERSPAN3}, {"vxlan", SBX_ENCAP_VXLAN}, {NULL, 0}};
 static const struct choice gra_choices[] = {
 	{"100us", SBX_GRA_100US}, {"100ns", SBX_GRA_100NS}, {"ieee1588", SBX_GRA_IEEE1588},
 	{NULL, 0}};
@@ -96,6 +97,8 @@ static const struct choice strategy_choices[] = {
 #define ENC_RSPAN (1u << SBX_ENCAP_RSPAN)
 #define ENC_ERSPAN ((1u << SBX_ENCAP_ERSPAN2) | (1u << SBX_ENCAP_ERSPAN3))
 #define ENC_ERSPAN3 (1u << SBX_ENCAP_ERSPAN3)
+#define ENC_VXLAN (1u << SBX_ENCAP_VXLAN)
+#define ENC_OUTER_IP (ENC_ERSPAN | ENC_VXLAN) /* the types with an outer Ethernet + IP header */
 
 /* The encap types (bit mask of 1 << enum sbx_encap) each encap key other than "type" applies to. */
 static const struct {
@@ -104,17 +107,19 @@ static const struct {
 	const char *only;
 } encap_scope[] = {
 	{"vlan", ENC_RSPAN, "rspan"},
-	{"src_ip", ENC_ERSPAN, "erspan2 and erspan3"},
-	{"dst_ip", ENC_ERSPAN, "erspan2 and erspan3"},
-	{"dst_mac", ENC_ERSPAN, "erspan2 and erspan3"},
-	{"src_mac", ENC_ERSPAN, "erspan2 and erspan3"},
-	{"ttl", ENC_ERSPAN, "erspan2 and erspan3"},
-	{"dscp", ENC_ERSPAN, "erspan2 and erspan3"},
-	{"df", ENC_ERSPAN, "erspan2 and erspan3"},
+	{"src_ip", ENC_OUTER_IP, "erspan2, erspan3 and vxlan"},
+	{"dst_ip", ENC_OUTER_IP, "erspan2, erspan3 and vxlan"},
+	{"dst_mac", ENC_OUTER_IP, "erspan2, erspan3 and vxlan"},
+	{"src_mac", ENC_OUTER_IP, "erspan2, erspan3 and vxlan"},
+	{"ttl", ENC_OUTER_IP, "erspan2, erspan3 and vxlan"},
+	{"dscp", ENC_OUTER_IP, "erspan2, erspan3 and vxlan"},
+	{"df", ENC_OUTER_IP, "erspan2, erspan3 and vxlan"},
 	{"granularity", ENC_ERSPAN3, "erspan3"},
 	{"hw_id", ENC_ERSPAN3, "erspan3"},
 	{"sgt", ENC_ERSPAN3, "erspan3"},
 	{"platform_subheader", ENC_ERSPAN3, "erspan3"},
+	{"vni", ENC_VXLAN, "vxlan"},
+	{"udp_port", ENC_VXLAN, "vxlan"},
 };
 
 /* Destination of error messages. */
@@ -1038,9 +1043,11 @@ static int parse_encap(struct ctx *c, const cJSON *obj, const char *path, struct
 	    get_choice(c, o, epath, "granularity", gra_choices, SBX_GRA_100US, &m->gra) ||
 	    get_u8(c, o, epath, "hw_id", 0, 63, 0, &m->hw_id) ||
 	    get_u16(c, o, epath, "sgt", 0, 65535, 0, &m->sgt) ||
-	    get_bool(c, o, epath, "platform_subheader", false, &m->platform_subheader))
+	    get_bool(c, o, epath, "platform_subheader", false, &m->platform_subheader) ||
+	    get_u32(c, o, epath, "vni", 0, SBX_VXLAN_VNI_MAX, m->id, &m->vni) ||
+	    get_u16(c, o, epath, "udp_port", 1, 65535, SBX_VXLAN_PORT, &m->udp_port))
 		return -1;
-	if (m->encap != SBX_ENCAP_ERSPAN2 && m->encap != SBX_ENCAP_ERSPAN3)
+	if (!((1u << m->encap) & ENC_OUTER_IP))
 		return 0;
 	if (need(c, o, epath, "src_ip") || need(c, o, epath, "dst_ip") ||
 	    need(c, o, epath, "dst_mac") ||

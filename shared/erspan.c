@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* GRE / ERSPAN II / ERSPAN III / outer Ethernet+IP headers (sources in include/spanbox/erspan.h). */
+/* GRE / ERSPAN II / ERSPAN III / VXLAN / outer Ethernet+IP headers (sources in include/spanbox/erspan.h). */
 #include <string.h>
 
 #include "spanbox/erspan.h"
@@ -102,8 +102,9 @@ static uint16_t ipv4_cksum(const uint8_t *h)
 	return (uint16_t)~sum;
 }
 
-size_t sbx_outer_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8_t *src_mac, uint32_t gre_len,
-		       uint16_t ip_id)
+/* Ethernet + IPv4 (checksum computed) or IPv6 for a payload of @p len bytes of protocol @p proto. */
+static size_t outer_ip_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8_t *src_mac, uint32_t len,
+			     uint16_t ip_id, uint8_t proto)
 {
 	uint8_t *ip = buf + 14;
 
@@ -114,8 +115,8 @@ size_t sbx_outer_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8
 
 		put16(buf + 12, 0x86dd);
 		put32(ip, vtf);
-		put16(ip + 4, (uint16_t)gre_len);
-		ip[6] = 47; /* next header: GRE */
+		put16(ip + 4, (uint16_t)len);
+		ip[6] = proto; /* next header */
 		ip[7] = s->ttl;
 		memcpy(ip + 8, s->src_ip, 16);
 		memcpy(ip + 24, s->dst_ip, 16);
@@ -124,16 +125,22 @@ size_t sbx_outer_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8
 	put16(buf + 12, 0x0800);
 	ip[0] = 0x45;
 	ip[1] = (uint8_t)(s->dscp << 2);
-	put16(ip + 2, (uint16_t)(20 + gre_len));
+	put16(ip + 2, (uint16_t)(20 + len));
 	put16(ip + 4, ip_id);
 	put16(ip + 6, s->df ? 0x4000 : 0);
 	ip[8] = s->ttl;
-	ip[9] = 47; /* protocol: GRE */
+	ip[9] = proto;
 	put16(ip + 10, 0);
 	memcpy(ip + 12, s->src_ip, 4);
 	memcpy(ip + 16, s->dst_ip, 4);
 	put16(ip + 10, ipv4_cksum(ip));
 	return 14 + 20;
+}
+
+size_t sbx_outer_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8_t *src_mac, uint32_t gre_len,
+		       uint16_t ip_id)
+{
+	return outer_ip_write(buf, s, src_mac, gre_len, ip_id, 47); /* protocol: GRE */
 }
 
 /* One's complement add of 16-bit words (RFC 1071). */
@@ -177,4 +184,62 @@ uint64_t sbx_erspan_timestamp(uint64_t ns, uint8_t gra)
 	default:
 		return ns / 100000;
 	}
+}
+
+uint16_t sbx_csum16(const uint8_t *p, size_t len, uint16_t sum)
+{
+	uint32_t acc = sum;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		acc += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (len & 1)
+		acc += (uint32_t)p[len - 1] << 8; /* RFC 1071: the odd byte padded with a zero */
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return (uint16_t)acc;
+}
+
+uint16_t sbx_vxlan_src_port(uint32_t hash)
+{
+	/* fold the 32 bits into the 14 of the range, so that every hash bit counts */
+	uint32_t h = hash ^ (hash >> 14) ^ (hash >> 28);
+
+	return (uint16_t)(SBX_VXLAN_SPORT_MIN | (h & 0x3fff));
+}
+
+size_t sbx_vxlan_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8_t *src_mac, uint32_t frame_len,
+		       uint16_t src_port, uint16_t ip_id, uint16_t frame_sum)
+{
+	uint32_t udp_len = SBX_UDP_HLEN + SBX_VXLAN_HLEN + frame_len;
+	size_t outer = outer_ip_write(buf, s, src_mac, udp_len, ip_id, 17); /* protocol: UDP */
+	uint8_t *udp = buf + outer, *vx = udp + SBX_UDP_HLEN;
+	uint16_t sum;
+
+	put16(udp, src_port);
+	put16(udp + 2, s->udp_port);
+	put16(udp + 4, (uint16_t)udp_len);
+	put16(udp + 6, 0); /* IPv4: no checksum (RFC 7348 section 5) */
+	/* VXLAN (RFC 7348 section 5): flags with only I set, 24 reserved bits, VNI, 8 reserved bits */
+	put32(vx, (uint32_t)SBX_VXLAN_FLAG_I << 24);
+	put32(vx + 4, (s->vni & 0xffffff) << 8);
+	if (s->ip_version != 6)
+		return outer + SBX_UDP_HLEN + SBX_VXLAN_HLEN;
+	/* IPv6: the checksum is mandatory (RFC 8200 section 8.1; RFC 6935/6936 allow 0 only for
+	 * tunnels that opt in): pseudo-header (addresses, upper-layer length, next header 17), UDP
+	 * and VXLAN headers, then the frame's own sum; a result of 0 is sent as 0xffff */
+	sum = sbx_csum16(buf + 14 + 8, 32, 0);
+	sum = sbx_csum16(udp, SBX_UDP_HLEN + SBX_VXLAN_HLEN, sum);
+	{
+		uint8_t ph[8] = { 0 };
+
+		put32(ph, udp_len);
+		ph[7] = 17;
+		sum = sbx_csum16(ph, sizeof(ph), sum);
+		put16(ph, frame_sum);
+		sum = sbx_csum16(ph, 2, sum);
+	}
+	sum = (uint16_t)~sum;
+	put16(udp + 6, sum == 0 ? 0xffff : sum);
+	return outer + SBX_UDP_HLEN + SBX_VXLAN_HLEN;
 }

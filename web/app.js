@@ -261,7 +261,7 @@ function encapText(e) {
 		return 'SPAN';
 	if (e.type === 'rspan')
 		return `RSPAN VLAN ${e.vlan ?? DASH}`;
-	const kind = e.type === 'erspan3' ? 'ERSPAN III' : 'ERSPAN II';
+	const kind = e.type === 'vxlan' ? `VXLAN VNI ${e.vni ?? DASH}` : e.type === 'erspan3' ? 'ERSPAN III' : 'ERSPAN II';
 	return `${kind} ${e.src_ip || '?'} → ${e.dst_ip || '?'} via ${e.dst_mac || '?'}`;
 }
 
@@ -567,7 +567,7 @@ function showTokenState() {
 
 function encapFields() {
 	const type = $('m-encap').value;
-	const groups = [['.encap-rspan', type === 'rspan'], ['.encap-erspan', type === 'erspan2' || type === 'erspan3']];
+	const groups = [['.encap-rspan', type === 'rspan'], ['.encap-erspan', type === 'erspan2' || type === 'erspan3' || type === 'vxlan']];
 	for (const [sel, on] of groups) {
 		const g = document.querySelector(sel);
 		g.hidden = !on;
@@ -592,7 +592,7 @@ function mirrorFromForm(f) {
 		m.filter = v('filter');
 	if (m.encap.type === 'rspan')
 		m.encap.vlan = Number(v('vlan'));
-	if (m.encap.type === 'erspan2' || m.encap.type === 'erspan3') {
+	if (m.encap.type === 'erspan2' || m.encap.type === 'erspan3' || m.encap.type === 'vxlan') { // VNI: the session id
 		m.encap.src_ip = v('src_ip');
 		m.encap.dst_ip = v('dst_ip');
 		m.encap.dst_mac = v('dst_mac');

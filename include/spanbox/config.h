@@ -141,6 +141,7 @@ enum sbx_encap {
 	SBX_ENCAP_RSPAN = 1,   /**< an 802.1Q tag (vlan) pushed in front of any existing tags (IEEE 802.1Q) */
 	SBX_ENCAP_ERSPAN2 = 2, /**< Eth/IP/GRE(0x88BE)/ERSPAN type II (draft-foschiano-erspan, RFC 2784/2890) */
 	SBX_ENCAP_ERSPAN3 = 3, /**< Eth/IP/GRE(0x22EB)/ERSPAN type III (draft-foschiano-erspan) */
+	SBX_ENCAP_VXLAN = 4,   /**< Eth/IP/UDP(udp_port)/VXLAN(vni) (RFC 7348) */
 };
 
 /** How a mirror copy is made. */
@@ -192,6 +193,8 @@ struct sbx_mirror_cfg {
 	uint8_t hw_id;                /**< 6-bit hardware id (type III) */
 	uint16_t sgt;                 /**< security group tag (type III) */
 	bool platform_subheader;      /**< type III: append the platform-specific subheader (id 0x3) */
+	uint32_t vni;                 /**< vxlan: 24-bit VNI, default the session id */
+	uint16_t udp_port;            /**< vxlan: UDP destination port, default 4789 */
 	/* copy */
 	uint8_t copy_strategy;        /**< enum sbx_copy_strategy */
 	uint32_t copy_threshold;      /**< bytes; adaptive copies frames <= threshold (default 512) */

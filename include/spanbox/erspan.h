@@ -8,6 +8,9 @@
  *  - ERSPAN type II and III: draft-foschiano-erspan-03 (section 4.1 type II, 4.2 type III and its
  *    platform-specific subheader, platform id 0x3).
  *  - GRE: RFC 2784 (base header), RFC 2890 (sequence number: S bit, 32-bit field after the header).
+ *  - VXLAN: RFC 7348 (section 5: header, UDP destination port 4789, source port from a hash of
+ *    the inner frame in 49152-65535); UDP: RFC 768, its checksum over IPv6: RFC 8200 section 8.1
+ *    (RFC 6935/6936 allow 0 only with care: we compute it).
  *  - IPv4: RFC 791 (header checksum RFC 1071); IPv6: RFC 8200; 802.1Q tags: IEEE 802.1Q.
  *
  * All multi-byte fields are written in network byte order.
@@ -28,6 +31,12 @@
 #define SBX_ERSPAN_EN_NOVLAN 0        /**< En: frame originally without VLAN tag */
 #define SBX_ERSPAN_EN_INFRAME 3       /**< En: VLAN tag preserved in the mirrored frame */
 #define SBX_ENCAP_MAX_LEN 96          /**< largest header any encapsulation writes, bytes */
+#define SBX_VXLAN_PORT 4789           /**< IANA UDP port of VXLAN (RFC 7348), encap.udp_port's default */
+#define SBX_VXLAN_FLAG_I 0x08         /**< VXLAN flags: the I bit, "the VNI is valid" (RFC 7348 section 5) */
+#define SBX_VXLAN_HLEN 8              /**< VXLAN header, bytes */
+#define SBX_UDP_HLEN 8                /**< UDP header, bytes */
+#define SBX_VXLAN_SPORT_MIN 49152     /**< lowest UDP source port sbx_vxlan_src_port() gives (RFC 6335 dynamic range) */
+#define SBX_VXLAN_VNI_MAX 0xffffffu   /**< VNIs are 24 bits */
 
 /** Values of the GRE and ERSPAN header fields, host order, before packing. */
 struct sbx_erspan_fields {
@@ -96,5 +105,32 @@ void sbx_outer_patch(uint8_t *hdr, uint8_t ip_version, uint32_t gre_len, uint16_
  * subheader the upper 32.
  */
 uint64_t sbx_erspan_timestamp(uint64_t ns, uint8_t gra);
+
+/**
+ * RFC 1071 one's complement sum of @p len bytes at @p p (big-endian 16-bit words, an odd last
+ * byte padded with a zero), added to @p sum. @return the folded sum, not complemented (so that
+ * sums of pieces starting at even offsets add up; equal to rte_be_to_cpu_16(rte_raw_cksum())).
+ */
+uint16_t sbx_csum16(const uint8_t *p, size_t len, uint16_t sum);
+
+/**
+ * VXLAN UDP source port of a frame whose flow hash is @p hash (RFC 7348 section 5: ECMP entropy,
+ * one port per flow): the 32 bits folded into 14, in 49152..65535. Both directions of a flow get
+ * the same port when the hash is symmetric (sbx_flow_hash()).
+ */
+uint16_t sbx_vxlan_src_port(uint32_t hash);
+
+/**
+ * Write the VXLAN encapsulation of one mirror copy of session @p s: Ethernet (s->dst_mac,
+ * @p src_mac) / IPv4 (identification @p ip_id, header checksum computed) or IPv6 (from the family
+ * of s->src_ip/dst_ip; ttl, dscp, df as for ERSPAN) / UDP (source @p src_port, destination
+ * s->udp_port) / VXLAN (flags I, VNI s->vni) for an inner frame of @p frame_len bytes (at most
+ * 65535 - 20 - 16). UDP checksum: 0 over IPv4; over IPv6 computed, where @p frame_sum is
+ * sbx_csum16() of the inner frame's bytes (ignored over IPv4).
+ * Pure: writes only @p buf, which must hold SBX_ENCAP_MAX_LEN bytes.
+ * @return bytes written: 50 (IPv4 outer) or 70 (IPv6 outer); the frame follows.
+ */
+size_t sbx_vxlan_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8_t *src_mac, uint32_t frame_len,
+		       uint16_t src_port, uint16_t ip_id, uint16_t frame_sum);
 
 #endif

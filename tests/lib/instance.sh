@@ -3,6 +3,9 @@
 # Every instance must use its own file prefix, lcore ids, mgmt port and database (under $TMP).
 #   inst_start_primary NAME CONFIG [ENV=VALUE...]  primary in the background; 0 once ready (30 s max)
 #   inst_start_mgmt NAME CONFIG API [ARGS...]      mgmt in the background; 0 once /health says up (10 s max)
+#   inst_start_both NAME CONFIG API                the two above with a TAP line each ("primary ready",
+#                                                  "mgmt up"); 1 when either failed (the primary's log tail
+#                                                  printed as comments)
 #   inst_token CONFIG                              the API's bearer token (spanbox-mgmt --print-token)
 #   inst_stop_pid PID                              SIGTERM, 10 s, then SIGKILL
 #   inst_cleanup                                   stop every process started here (mgmt first)
@@ -25,6 +28,14 @@ inst_start_mgmt() {
 	INST_MGMT=$SBX_PID
 	INST_PIDS+=("$INST_MGMT")
 	sbx_wait_api "$INST_MGMT" "$api/health" 100
+}
+
+inst_start_both() {
+	local name=$1 cfg=$2 api=$3
+	inst_start_primary "$name" "$cfg"
+	check "primary ready" [ -f "$TMP/$name.ready" ] || { tail -20 "$TMP/$name-primary.log" | sed 's/^/# /'; return 1; }
+	inst_start_mgmt "$name" "$cfg" "$api"
+	check "mgmt up" [ $? -eq 0 ]
 }
 
 inst_token() { "$BUILD/mgmt/spanbox-mgmt" -c "$1" --print-token; }

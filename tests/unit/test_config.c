@@ -322,7 +322,9 @@ static const struct {
 	{"mirror_rspan_no_vlan.json", "mirrors[0].encap.vlan", "missing required key"},
 	{"mirror_vlan_range.json", "mirrors[0].encap.vlan", "4095 out of range 1..4094"},
 	{"mirror_sgt_on_erspan2.json", "mirrors[1].encap.sgt", "only for erspan3"},
-	{"mirror_ttl_on_span.json", "mirrors[0].encap.ttl", "only for erspan2 and erspan3"},
+	{"mirror_ttl_on_span.json", "mirrors[0].encap.ttl", "only for erspan2, erspan3 and vxlan"},
+	{"mirror_vxlan_vni_range.json", "mirrors[0].encap.vni", "16777216 out of range 0..16777215"},
+	{"mirror_vxlan_udp_port_zero.json", "mirrors[0].encap.udp_port", "0 out of range 1..65535"},
 	{"mirror_bad_encap_type.json", "mirrors[0].encap.type", "\"gre\" is not one of"},
 	{"mirror_bad_direction.json", "mirrors[0].sources[0].direction",
 	 "\"in\" is not one of \"rx\", \"tx\", \"both\""},
@@ -486,7 +488,7 @@ static void test_mirrors_inline(void)
 	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"rspan\",\"vlan\":2,"
 			    "\"dst_ip\":\"1.2.3.4\"}}]",
 			    &cfg, err, sizeof(err)) == -1 &&
-		      !strcmp(err, "mirrors[0].encap.dst_ip: only for erspan2 and erspan3"),
+		      !strcmp(err, "mirrors[0].encap.dst_ip: only for erspan2, erspan3 and vxlan"),
 	      "mirrors: dst_ip on rspan (%s)", err);
 	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"erspan2\",\"src_ip\":\"10.0.0.1\","
 			    "\"dst_ip\":\"10.0.0.2\",\"dst_mac\":\"00:00:00:00:00:01\",\"granularity\":\"100us\"}}]",
@@ -512,6 +514,58 @@ static void test_mirrors_inline(void)
 			    &cfg, err, sizeof(err)) == -1 &&
 		      !strncmp(err, "mirrors[0].encap.src_mac: \"00-00-00-00-00-02\" is not a MAC", 55),
 	      "mirrors: src_mac with dashes (%s)", err);
+	/* vxlan (issue 13): the outer keys of ERSPAN, vni (default the session id) and udp_port */
+#define VXLAN_OUTER "\"type\":\"vxlan\",\"src_ip\":\"10.0.0.1\",\"dst_ip\":\"10.0.0.2\",\"dst_mac\":\"00:00:00:00:00:01\""
+	check(parse_mirrors("[{\"id\":77," SESSION ",\"encap\":{" VXLAN_OUTER ",\"ttl\":9,\"dscp\":46}},"
+			    "{\"id\":78,\"sources\":[{\"port\":\"b\"}],\"destination\":{\"port\":\"d\"},"
+			    "\"encap\":{\"type\":\"vxlan\",\"src_ip\":\"2001:db8::1\",\"dst_ip\":\"2001:db8::2\","
+			    "\"dst_mac\":\"00:00:00:00:00:02\",\"vni\":16777215,\"udp_port\":8472}}]",
+			    &cfg, err, sizeof(err)) == 0 &&
+		      cfg.mirrors[0].encap == SBX_ENCAP_VXLAN && cfg.mirrors[0].ip_version == 4 &&
+		      cfg.mirrors[0].vni == 77 && cfg.mirrors[0].udp_port == 4789 && cfg.mirrors[0].ttl == 9 &&
+		      cfg.mirrors[0].dscp == 46 && cfg.mirrors[0].df && !cfg.mirrors[0].src_mac_set &&
+		      cfg.mirrors[1].encap == SBX_ENCAP_VXLAN && cfg.mirrors[1].ip_version == 6 &&
+		      cfg.mirrors[1].vni == 16777215 && cfg.mirrors[1].udp_port == 8472,
+	      "mirrors: vxlan over IPv4 (vni = session id, port 4789) and IPv6 (vni 16777215, port 8472) (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{" VXLAN_OUTER ",\"vni\":16777216}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.vni: 16777216 out of range 0..16777215"),
+	      "mirrors: vxlan vni above 24 bits refused, the field named (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{" VXLAN_OUTER ",\"vni\":-1}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.vni: -1 out of range 0..16777215"),
+	      "mirrors: vxlan vni -1 refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{" VXLAN_OUTER ",\"vni\":\"5\"}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strncmp(err, "mirrors[0].encap.vni: ", 22),
+	      "mirrors: vxlan vni as a string refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{" VXLAN_OUTER ",\"udp_port\":0}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.udp_port: 0 out of range 1..65535"),
+	      "mirrors: vxlan udp_port 0 refused, the field named (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{" VXLAN_OUTER ",\"udp_port\":65536}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.udp_port: 65536 out of range 1..65535"),
+	      "mirrors: vxlan udp_port 65536 refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"vxlan\",\"src_ip\":\"10.0.0.1\","
+			    "\"dst_mac\":\"00:00:00:00:00:01\"}}]", &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.dst_ip: missing required key"),
+	      "mirrors: vxlan without dst_ip refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"erspan2\",\"src_ip\":\"10.0.0.1\","
+			    "\"dst_ip\":\"10.0.0.2\",\"dst_mac\":\"00:00:00:00:00:01\",\"vni\":5}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.vni: only for vxlan"),
+	      "mirrors: vni on erspan2 refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"span\",\"udp_port\":4789}}]", &cfg,
+			    err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].encap.udp_port: only for vxlan"),
+	      "mirrors: udp_port on span refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"encap\":{\"type\":\"vxlan\",\"src_ip\":\"10.0.0.1\","
+			    "\"dst_ip\":\"2001:db8::2\",\"dst_mac\":\"00:00:00:00:00:01\"}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strncmp(err, "mirrors[0].encap.dst_ip: \"2001:db8::2\" is IPv6", 45),
+	      "mirrors: vxlan with mixed address families refused (%s)", err);
+#undef VXLAN_OUTER
 	check(parse_mirrors("[{\"id\":1," SESSION ",\"copy\":{\"threshold\":65536}}]", &cfg, err,
 			    sizeof(err)) == -1 &&
 		      !strcmp(err, "mirrors[0].copy.threshold: 65536 out of range 0..65535"),

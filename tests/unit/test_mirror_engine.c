@@ -6,7 +6,7 @@
  * on every CPU, its own file prefix. A real pktmbuf pool, real rte_rings as destination queues (a pcap file port's
  * mirror TX ring), and an engine set up by sbx_mirror_setup() from a hand-made struct sbx_shm and
  * struct sbx_tables (calloc'd, not a memzone). Checks copy vs share, the bytes of SPAN, RSPAN and
- * ERSPAN II copies, snaplen truncation, 1-in-N sampling, commit_tx trimming, GRE sequence numbers
+ * ERSPAN II and VXLAN (IPv4 and IPv6 outer, chains) copies, snaplen truncation, 1-in-N sampling, commit_tx trimming, GRE sequence numbers
  * at send time across bursts and two workers, drop_txfull and the replay wait, and that every
  * mbuf is back in the pool after each part.
  * usage: test_mirror_engine [repo-root]   (the argument is unused)
@@ -27,6 +27,7 @@
 #include <rte_ring.h>
 
 #include "spanbox/erspan.h"
+#include "spanbox/flowhash.h"
 #include "spanbox/shm.h"
 #include "../../secondary/mirror.h"
 #include "tap.h"
@@ -387,6 +388,163 @@ static void test_erspan2(struct sbx_mirror_engine *e)
 	end(e, "ERSPAN II and snaplen", f, 3);
 }
 
+/* VXLAN (issue 13): what make_copy must write for a copy of @p f (@p cap bytes of it; linearised in
+ * @p fb): sbx_vxlan_write() (tested on its own by test_vxlan) with the flow hash's source port and
+ * the IPv6 checksum over the copied bytes, then the frame. @return length. */
+static uint32_t vxlan_expect(const struct sbx_mirror_cfg *mc, const struct rte_mbuf *f, const uint8_t *fb,
+			     uint32_t cap, uint16_t ip_id, uint8_t *out)
+{
+	static const uint8_t mac[6] = DST_MAC_PORT;
+	uint16_t sport = sbx_vxlan_src_port(sbx_flow_hash(rte_pktmbuf_mtod(f, const uint8_t *), f->data_len,
+							  SBX_FLOW_HASH_5TUPLE, SBX_FLOW_HASH_SEED));
+	uint32_t h = (uint32_t)sbx_vxlan_write(out, mc, mac, cap, sport, ip_id, sbx_csum16(fb, cap, 0));
+
+	memcpy(out + h, fb, cap);
+	return h + cap;
+}
+
+/* The UDP datagram of an IPv6 VXLAN copy @p a verifies (pseudo-header + datagram sum to 0xffff). */
+static bool udp6_verifies(const uint8_t *a, uint32_t len)
+{
+	uint32_t ulen = (uint32_t)(a[18] << 8 | a[19]);
+	uint8_t ph[8] = { 0, 0, (uint8_t)(ulen >> 8), (uint8_t)ulen, 0, 0, 0, 17 };
+	uint16_t s;
+
+	if (len != 54 + ulen || a[20] != 17)
+		return false;
+	s = sbx_csum16(a + 22, 32, 0);
+	s = sbx_csum16(ph, 8, s);
+	return sbx_csum16(a + 54, ulen, s) == 0xffff;
+}
+
+/* A chain of three segments of @p l0, @p l1, @p l2 bytes (odd lengths put segments at odd offsets):
+ * one Ethernet/IPv4/UDP frame. */
+static struct rte_mbuf *chain3(uint32_t l0, uint32_t l1, uint32_t l2, uint8_t seed)
+{
+	struct rte_mbuf *m = frame(l0, seed), *b = frame(l1, (uint8_t)(seed + 1)), *c = frame(l2, (uint8_t)(seed + 2));
+
+	if (m == NULL || b == NULL || c == NULL || rte_pktmbuf_chain(m, b) || rte_pktmbuf_chain(m, c))
+		return NULL;
+	rte_pktmbuf_mtod(m, uint8_t *)[23] = 17; /* UDP: the flow hash sees ports */
+	return m;
+}
+
+static void test_vxlan(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *f[4], *out[8];
+	uint8_t a[2048], x[2048], fb[2048];
+	struct sbx_mirror_cfg *mc;
+	unsigned int n, i, good = 0, ok6 = 0;
+	uint32_t la, lx;
+
+	/* IPv4 outer, adaptive 512: a 100 B frame copied, a 1500 B one shared; VNI and port of the session */
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_VXLAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "VXLAN over IPv4") == NULL)
+		return;
+	mc = &tab->cfg.mirrors[0];
+	mc->vni = 0x123456;
+	mc->udp_port = 4789;
+	sbx_mirror_teardown(e);
+	setup(e, 0);
+	f[0] = frame(100, 1);
+	f[1] = frame(1500, 2);
+	n = mirror_rx(e, f, 2, ring_w0, out, 8);
+	for (i = 0; i < n && i < 2; i++) {
+		bytes(f[i], fb, sizeof(fb));
+		la = bytes(out[i], a, sizeof(a));
+		lx = vxlan_expect(mc, f[i], fb, f[i]->pkt_len, (uint16_t)i, x);
+		good += la == lx && memcmp(a, x, la) == 0;
+	}
+	check(n == 2 && good == 2 && ctr(0)->copied == 1 && ctr(0)->shared == 1 && !RTE_MBUF_CLONED(out[0]) &&
+		      out[1]->nb_segs == 2,
+	      "VXLAN/IPv4: a copied 100 B and a shared 1500 B copy, 50 B header + frame byte for byte (%u of %u)", good, n);
+	if (n == 2)
+		check(a[23] == 17 && (a[36] << 8 | a[37]) == 4789 && (a[34] << 8 | a[35]) >= 49152 && a[40] == 0 &&
+			      a[41] == 0 && a[42] == 0x08 && a[46] == 0x12 && a[47] == 0x34 && a[48] == 0x56,
+		      "VXLAN/IPv4 by hand: UDP, port 4789, source port %u >= 49152, checksum 0, flags I, VNI 0x123456 "
+		      "(no GRE sequence number written into it)", a[34] << 8 | a[35]);
+	free_all(out, n);
+	sbx_mirror_teardown(e);
+	free_all(f, 2);
+
+	/* IPv6 outer, port 8472: copy strategy, share strategy, snaplen, and chains with segments at
+	 * odd offsets (the UDP checksum adds them up) */
+	for (i = 0; i < 2; i++) {
+		static const char *const what[2] = { "VXLAN over IPv6, copy, snaplen 1000", "VXLAN over IPv6, share, snaplen 1000" };
+		unsigned int k;
+
+		if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_VXLAN, i ? SBX_COPY_SHARE : SBX_COPY_COPY, 512, 1000, 1,
+			  what[i]) == NULL)
+			return;
+		mc = &tab->cfg.mirrors[0];
+		mc->ip_version = 6;
+		memcpy(mc->src_ip, (uint8_t[]){ 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, 16);
+		memcpy(mc->dst_ip, (uint8_t[]){ 0x20, 0x01, 0x0d, 0xb8, [15] = 2 }, 16);
+		mc->vni = 7777;
+		mc->udp_port = 8472;
+		sbx_mirror_teardown(e);
+		setup(e, 0);
+		f[0] = frame(61, 3);
+		f[1] = chain3(101, 333, 600, 4);  /* 1034 B: cut at 1000 in the third segment */
+		f[2] = chain3(15, 1, 500, 7);     /* 516 B, a 1 B segment at an odd offset */
+		f[3] = frame(1500, 9);
+		good = ok6 = 0;
+		n = mirror_rx(e, f, 4, ring_w0, out, 8);
+		for (k = 0; k < n && k < 4; k++) {
+			uint32_t cap = RTE_MIN(f[k]->pkt_len, 1000u);
+
+			bytes(f[k], fb, sizeof(fb));
+			la = bytes(out[k], a, sizeof(a));
+			lx = vxlan_expect(mc, f[k], fb, cap, (uint16_t)k, x);
+			good += la == lx && memcmp(a, x, la) == 0;
+			ok6 += udp6_verifies(a, la) && (a[56] << 8 | a[57]) == 8472 && a[62] == 0x08 &&
+			       (a[66] << 16 | a[67] << 8 | a[68]) == 7777;
+		}
+		check(n == 4 && good == 4 && ok6 == 4 && ctr(0)->truncated == 2 &&
+			      (i ? ctr(0)->shared : ctr(0)->copied) == 4,
+		      "%s: 4 copies (61 B, chains of 101+333+600 and 15+1+500 B, 1500 B), 70 B header + frame, "
+		      "UDP checksum verifies, port 8472, VNI 7777 (%u equal, %u verify)", what[i], good, ok6);
+		free_all(out, n);
+		end(e, what[i], f, 4);
+	}
+
+	/* filter and sampling come before the encapsulation, as for ERSPAN: "ip" drops 2 ARP frames,
+	 * 1 in 2 of the 4 IPv4 ones is mirrored */
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_VXLAN, SBX_COPY_ADAPTIVE, 512, 0, 2, "VXLAN, filter ip, sample 2") ==
+	    NULL)
+		return;
+	mc = &tab->cfg.mirrors[0];
+	snprintf(mc->filter, sizeof(mc->filter), "ip");
+	mc->vni = 5;
+	mc->udp_port = 4789;
+	sbx_mirror_teardown(e);
+	setup(e, 0);
+	frames(f, 4, 80, 20);
+	rte_pktmbuf_mtod(f[1], uint8_t *)[12] = 0x08;
+	rte_pktmbuf_mtod(f[1], uint8_t *)[13] = 0x06;
+	rte_pktmbuf_mtod(f[2], uint8_t *)[13] = 0x06;
+	{
+		struct rte_mbuf *g[2] = { frame(90, 30), frame(91, 31) };
+
+		n = mirror_rx(e, f, 4, ring_w0, out, 8);
+		n += mirror_rx(e, g, 2, ring_w0, out + n, 8 - n);
+		good = 0;
+		for (i = 0; i < n && i < 2; i++) {
+			const struct rte_mbuf *src = i == 0 ? f[0] : g[0];
+
+			bytes(src, fb, sizeof(fb));
+			la = bytes(out[i], a, sizeof(a));
+			lx = vxlan_expect(mc, src, fb, src->pkt_len, (uint16_t)i, x);
+			good += la == lx && memcmp(a, x, la) == 0;
+		}
+		check(n == 2 && good == 2 && ctr(0)->filtered_out == 2 && ctr(0)->sampled_out == 2,
+		      "VXLAN, filter \"ip\", sample 2: 2 ARP frames filtered out, 2 of 4 IPv4 frames sampled out, the 1st "
+		      "and 3rd IPv4 frames mirrored (%u copies, %u right)", n, good);
+		free_all(out, n);
+		free_all(g, 2);
+	}
+	end(e, "VXLAN, filter and sample", f, 4);
+}
+
 static void test_sampling(struct sbx_mirror_engine *e)
 {
 	struct rte_mbuf *f[10], *out[64];
@@ -623,6 +781,7 @@ int main(int argc, char **argv)
 	test_copy_or_share(e0);
 	test_rspan(e0);
 	test_erspan2(e0);
+	test_vxlan(e0);
 	test_sampling(e0);
 	test_commit_tx(e0);
 	test_sequence(e0, e1);
