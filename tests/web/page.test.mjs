@@ -196,6 +196,7 @@ try {
 			down.status === 200 && drawnDown && /link down/.test(text) && upAgain.status === 200 && drawnUp,
 			`PUT down ${down.status} ${down.text}; node text "${text}"; PUT up ${upAgain.status}; ` +
 			`node class down: ${drawnDown && drawnDown.nodes['port:mirror']}, up: ${drawnUp && drawnUp.nodes['port:mirror']}`);
+		await page.locator('#topology').screenshot({ path: path.join(OUT, 'topology.png') }).catch((err) => note(`topology screenshot: ${err.message}`));
 	}
 
 	// cycles per packet over a window: at ping rates (10 a second) too few frames to mean anything
