@@ -1,8 +1,9 @@
-// spanbox status page: polls the REST API every second, renders health, ports, workers, mirrors,
-// pools, warnings, events and the last hour of throughput, and sends the few actions
+// spanbox status page: polls the REST API every second, renders health, ports, the topology,
+// workers, mirrors, tool groups, pools, warnings, events and the last hour of throughput, and sends the few actions
 // (restart a worker, add / delete a mirror session) with the tab's bearer token.
 import { api, ApiError, getToken, setToken } from './api.js';
 import { lineChart } from './chart.js';
+import { buildTopology, drawTopology, mirrorGroup } from './topology.js';
 import { count, si, bps, pps, duration, ms, DASH } from './format.js';
 
 const PERIOD_MS = 1000;        // status refresh
@@ -14,7 +15,7 @@ const REPROBE_MS = 30000;      // ask again for a route that answered 404
 const $ = (id) => document.getElementById(id);
 
 const st = {
-	prev: null,                // last successful read: {t, ports, workers, mirrors} for the deltas
+	prev: null,                // last successful read: {t, ports, workers, mirrors, groups, edges} for the deltas
 	offsetMs: 0,               // appliance clock - browser clock (from the Date header)
 	mirrorsRoute: { ok: null, at: 0 }, // does GET /api/v1/mirrors exist (null: not asked yet)
 	historyAt: 0, systemAt: 0, eventsAt: 0,
@@ -287,7 +288,7 @@ function renderMirrors(mirrors, prev, dt) {
 			String(m.id),
 			m.name || DASH,
 			(m.sources || []).map((s) => `${s.port} (${s.direction || 'both'})`).join(', ') || DASH,
-			m.destination ? m.destination.port : DASH,
+			mirrorGroup(m) ? `group ${mirrorGroup(m)}` : m.destination ? m.destination.port : DASH,
 			encapText(m.encap),
 			m.filter || 'all frames',
 			{ text: pps(rate(c.mirrored_packets, prev && prev.mirrors[m.id], dt)), cls: 'num mirrored-pps' },
@@ -298,6 +299,73 @@ function renderMirrors(mirrors, prev, dt) {
 			{ button: { label: 'Delete', aria: `Delete mirror session ${m.id}`, onClick: (ev) => deleteMirror(m.id, ev.currentTarget) } },
 		];
 	});
+}
+
+/** Drops of a tool group (no member up, rate limits) or of a member (rate limit, TX queue full). */
+const groupDrops = (g) => (g.no_member || 0) + (g.drop_rate_limit || 0);
+const memberDrops = (m) => (m.drop_rate_limit || 0) + (m.drop_txfull || 0);
+
+/**
+ * The tool groups of /status (tool_groups): a row per group, then a row per member. The section is
+ * hidden while /status carries no tool_groups at all (an appliance without them); "none" when the
+ * list is empty.
+ */
+function renderGroups(groups, prev, dt) {
+	$('groups-section').hidden = !Array.isArray(groups);
+	const rows = [];
+	for (const g of groups || []) {
+		rows.push({ g });
+		for (const m of g.members || [])
+			rows.push({ g, m });
+	}
+	syncTable($('groups').tBodies[0], rows, (r) => (r.m ? `m:${r.g.name}:${r.m.port}` : `g:${r.g.name}`), (r) => {
+		const { g, m } = r;
+		if (!m) {
+			const q = prev && prev.groups[`g:${g.name}`];
+			const n = (g.members || []).length;
+			const up = Number.isFinite(g.members_up) ? g.members_up : (g.members || []).filter((x) => x.state === 'up').length;
+			return [
+				`group ${g.name}`,
+				{ text: `${up} of ${n} up`, cls: `state ${up === n ? 'ok' : up === 0 ? 'bad' : 'warn'}` },
+				'',
+				g.hash || DASH,
+				{ text: count(g.buckets), cls: 'num buckets' },
+				{ text: '', cls: 'num share' },
+				{ text: count(g.packets), cls: 'num packets' },
+				{ text: pps(rate(g.packets, q && q.packets, dt)), cls: 'num pps' },
+				{ text: bps(rate(g.bytes, q && q.bytes, dt) * 8), cls: 'num bps' },
+				{ text: count(groupDrops(g)), cls: 'num drops',
+					title: `no member up ${count(g.no_member)}, rate limit ${count(g.drop_rate_limit)}` },
+			];
+		}
+		const q = prev && prev.groups[`m:${g.name}:${m.port}`];
+		const state = m.state || DASH;
+		return [
+			`${g.name} / ${m.port}`,
+			{ text: state, cls: `state ${state === 'up' ? 'ok' : state === 'holddown' ? 'warn' : 'bad'}` },
+			{ text: m.reason || '', cls: 'reason' },
+			'',
+			{ text: count(m.buckets), cls: 'num buckets' },
+			{ text: Number.isFinite(m.share) ? `${(m.share * 100).toFixed(1)} %` : DASH, cls: 'num share' },
+			{ text: count(m.packets), cls: 'num packets' },
+			{ text: pps(rate(m.packets, q && q.packets, dt)), cls: 'num pps' },
+			{ text: bps(rate(m.bytes, q && q.bytes, dt) * 8), cls: 'num bps' },
+			{ text: count(memberDrops(m)), cls: 'num drops',
+				title: `rate limit ${count(m.drop_rate_limit)}, TX queue full ${count(m.drop_txfull)}` },
+		];
+	});
+}
+
+/** The topology drawing, with each edge's rate from the previous read; returns its counters for the next. */
+function renderTopology(status, mirrors, prev, dt) {
+	const topo = buildTopology(status, mirrors);
+	const rates = {};
+	for (const e of topo.edges) {
+		const q = prev && prev.edges[e.key];
+		rates[e.key] = { pps: rate(e.packets, q && q.packets, dt), bps: rate(e.bytes, q && q.bytes, dt) * 8 };
+	}
+	drawTopology($('topology'), topo, rates);
+	return Object.fromEntries(topo.edges.map((e) => [e.key, { packets: e.packets, bytes: e.bytes }]));
 }
 
 function renderPools(pools) {
@@ -493,6 +561,8 @@ async function refresh() {
 	renderIngress(status.ports || []);
 	renderWorkers(status.workers || [], prev, dt, nowMs);
 	renderMirrors(mirrors, prev, dt);
+	renderGroups(status.tool_groups, prev, dt);
+	const edges = renderTopology(status, mirrors, prev, dt);
 	renderPools(status.pools || []);
 	const names = (status.ports || []).map((p) => p.name);
 	updatePortChoices(names);
@@ -502,6 +572,10 @@ async function refresh() {
 		ports: Object.fromEntries((status.ports || []).map((p) => [p.name, p.stats || {}])),
 		workers: Object.fromEntries((status.workers || []).map((w) => [w.id, workerRx(w)])),
 		mirrors: Object.fromEntries(mirrors.map((m) => [m.id, (m.counters || {}).mirrored_packets])),
+		groups: Object.fromEntries((status.tool_groups || []).flatMap((g) => [[`g:${g.name}`, g],
+			...(g.members || []).map((m) => [`m:${g.name}:${m.port}`, m])])
+			.map(([k, x]) => [k, { packets: x.packets, bytes: x.bytes }])),
+		edges,
 	};
 
 	const now = Date.now();

@@ -2,7 +2,9 @@
 # The web status page (issue 6) in headless Chromium (Debian's /usr/bin/chromium, driven by
 # playwright-core from tests/web/node_modules): against an instance of its own with ping traffic
 # between two namespaces, tests/web/page.test.mjs loads the page, reads the port counters twice,
-# restarts worker 0 and adds / deletes a mirror session through the page, provokes API errors,
+# draws the topology (ports, cross-connect, session 7, p0's vxlan rule, live rates, port "mirror"
+# set link-down through the API drawn down), restarts worker 0 and adds / deletes a mirror session
+# through the page, provokes API errors,
 # writes screenshots to out/tests/web/, stops mgmt (the page must say "appliance unreachable")
 # and starts it again, then stops the primary ("appliance down") and starts it again: the page
 # must recover by itself each time.
@@ -11,6 +13,7 @@
 # taps sbxD-p0/sbxD-p1/sbxD-m, database under $TMP.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
+source "$ROOT/tests/lib/web.sh"
 
 PFX=sbxd PORT=18240 NSA=sbxD-a NSB=sbxD-b
 API=http://127.0.0.1:$PORT/api/v1
@@ -26,14 +29,7 @@ trap cleanup EXIT
 up() { curl -fsS --max-time 2 "$API/health" 2>/dev/null | grep -q '"appliance":"up"'; }
 
 # the browser and its driver
-if ! [ -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
-	not_ok "chromium (/usr/bin/chromium) and node are installed (./spanbox setup installs them)"
-	exit 1
-fi
-if [ ! -d "$ROOT/tests/web/node_modules/playwright-core" ]; then
-	(cd "$ROOT/tests/web" && npm ci --no-audit --no-fund) >"$TMP/npm.log" 2>&1 ||
-		{ not_ok "npm ci in tests/web (playwright-core from the lockfile)"; cat "$TMP/npm.log"; exit 1; }
-fi
+web_deps || exit 1
 
 # 1. the instance: primary, demo network, mgmt
 jq --arg db "$TMP/web.db" --arg tok "$TOKEN" --arg pfx "$PFX" --argjson port "$PORT" \

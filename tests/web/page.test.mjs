@@ -13,11 +13,11 @@
 // If mgmt does not serve the page itself at GET / yet, a small local server serves SBX_WEB and
 // passes /api/ through to mgmt (closing the connection when mgmt does not answer, as mgmt down would).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { check, failed, launchChromium, note, readTopology, serveStatic, sleep, until } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '../..');
@@ -31,35 +31,6 @@ if (!MGMT || !TOKEN) {
 }
 mkdirSync(OUT, { recursive: true });
 
-let failed = 0;
-function check(desc, cond, detail) {
-	if (cond) {
-		console.log(`ok - ${desc}`);
-	} else {
-		failed++;
-		console.log(`not ok - ${desc}`);
-	}
-	if (detail)
-		console.log(`# ${String(detail).replace(/\n/g, '\n# ')}`);
-	return !!cond;
-}
-const note = (s) => console.log(`# ${s}`);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-/** Poll fn() every 200 ms until it returns a truthy value or @p ms pass; returns the last value. */
-async function until(fn, ms) {
-	const end = Date.now() + ms;
-	let v;
-	for (;;) {
-		try {
-			v = await fn();
-		} catch {
-			v = undefined;
-		}
-		if (v || Date.now() >= end)
-			return v;
-		await sleep(200);
-	}
-}
 /** The API, from the test itself: {status, body} (body parsed when JSON). */
 async function rest(method, p, body, token = TOKEN) {
 	const headers = { Authorization: `Bearer ${token}` };
@@ -93,9 +64,6 @@ async function mgmtServesPage() {
 	}
 }
 
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
-	'.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml', '.png': 'image/png' };
-
 function localServer() {
 	const up = new URL(MGMT);
 	const srv = http.createServer((req, res) => {
@@ -109,20 +77,7 @@ function localServer() {
 			req.pipe(p);
 			return;
 		}
-		const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-		const file = path.join(WEB, rel === '/' ? 'index.html' : rel);
-		if (!file.startsWith(WEB + path.sep)) {
-			res.writeHead(403).end();
-			return;
-		}
-		try {
-			const data = readFileSync(file);
-			res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream',
-				'Cache-Control': 'no-store' });
-			res.end(data);
-		} catch {
-			res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
-		}
+		serveStatic(WEB, req, res);
 	});
 	return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
 }
@@ -144,12 +99,7 @@ if (await mgmtServesPage()) {
 	note(`mgmt does not serve the page at GET / yet: serving ${WEB} from ${base} with /api/ passed to ${MGMT}`);
 }
 
-const browser = await chromium.launch({
-	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-	headless: true,
-	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-		'--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium();
 const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
 page.on('pageerror', (e) => pageErrors.push(`${phase}: ${e.message}`));
 page.on('console', (m) => {
@@ -203,6 +153,51 @@ try {
 	check('ingress table: p0 shows its decap rule and the pings counted as "not a tunnel", as /status says',
 		ntShown > 0 && /decap vxlan/.test(stagesText) && ntApi.non_tunnel_passed >= ntShown,
 		`shown ${ntShown}, row "${stagesText.trim()}", API non_tunnel_passed ${ntApi.non_tunnel_passed}`);
+
+	// topology: the demo appliance's ports, cross-connect, session 7 (p1 rx -> mirror), p0's vxlan rule
+	{
+		const topo = await until(async () => {
+			const t = await readTopology(page);
+			return t.nodes['session:7'] && t.edges['xc:p0>p1'] ? t : null;
+		}, 5000) || { nodes: {}, edges: {} };
+		const e = topo.edges;
+		const want = [['xc:p0>p1', 'port:p0', 'port:p1'], ['xc:p1>p0', 'port:p1', 'port:p0'],
+			['src:7:p1', 'port:p1', 'session:7'], ['dst:7', 'session:7', 'port:mirror'], ['decap:p0:0', 'decap:p0:0', 'port:p0']];
+		const missing = want.filter(([k, from, to]) => !e[k] || e[k].from !== from || e[k].to !== to).map(([k]) => k);
+		check('topology: nodes of ports p0, p1, mirror, session 7 and p0\'s vxlan decap rule; edges p0<->p1, p1 -> session 7 -> mirror, decap -> p0',
+			['port:p0', 'port:p1', 'port:mirror', 'session:7', 'decap:p0:0'].every((n) => topo.nodes[n]) && missing.length === 0,
+			`nodes ${JSON.stringify(topo.nodes)}\nedges ${JSON.stringify(e)}\nmissing or wrong: ${missing.join(', ')}`);
+
+		// the cross-connect's rate while the ping runs: a rate in pkt/s, above 0, that changes between reads
+		const seen = [];
+		await until(async () => {
+			seen.push(((await readTopology(page)).edges['xc:p0>p1'] || {}).rate);
+			await sleep(900);
+			return new Set(seen).size >= 2 && seen.length >= 3;
+		}, 10000);
+		const live = seen.slice(-3);
+		const pktRate = (s) => Number((/([\d.]+) (k?)pkt\/s/.exec(s || '') || [])[1]);
+		check('topology: the p0 -> p1 edge shows a live rate that changes between reads while the ping runs',
+			new Set(seen).size >= 2 && live.every((s) => pktRate(s) > 0 && /bit\/s/.test(s)), `labels read: ${JSON.stringify(seen)}`);
+
+		// port "mirror" set link-down through the API: drawn down, and up again
+		const down = await rest('PUT', '/api/v1/ports/mirror/link', { up: false });
+		const drawnDown = await until(async () => {
+			const t = await readTopology(page);
+			return /\bdown\b/.test(t.nodes['port:mirror'] || '') && /\bdown\b/.test((t.edges['dst:7'] || {}).cls || '') ? t : null;
+		}, 5000);
+		const text = await page.locator('#topology g.node[data-id="port:mirror"]').textContent().catch(() => '');
+		const upAgain = await rest('PUT', '/api/v1/ports/mirror/link', { up: true });
+		const drawnUp = await until(async () => {
+			const t = await readTopology(page);
+			return t.nodes['port:mirror'] && !/\bdown\b/.test(t.nodes['port:mirror']) ? t : null;
+		}, 5000);
+		check('topology: port mirror set link-down by PUT /api/v1/ports/mirror/link is drawn down (node and session 7\'s edge), and up again after',
+			down.status === 200 && drawnDown && /link down/.test(text) && upAgain.status === 200 && drawnUp,
+			`PUT down ${down.status} ${down.text}; node text "${text}"; PUT up ${upAgain.status}; ` +
+			`node class down: ${drawnDown && drawnDown.nodes['port:mirror']}, up: ${drawnUp && drawnUp.nodes['port:mirror']}`);
+		await page.locator('#topology').screenshot({ path: path.join(OUT, 'topology.png') }).catch((err) => note(`topology screenshot: ${err.message}`));
+	}
 
 	// cycles per packet over a window: at ping rates (10 a second) too few frames to mean anything
 	const cpp = async () => {
@@ -402,4 +397,4 @@ try {
 	if (server)
 		server.close();
 }
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);
