@@ -4,10 +4,11 @@
  * by sharing, for frame sizes from 64 B to 9000 B, and recommend copy.threshold: the largest size
  * at which the deep copy is still not dearer than sharing.
  *
- * Both paths are the worker's own code, not a model of it: sbx_mirror_copy_one() (make_copy in
- * mirror.c) of an ERSPAN II session with copy strategy "copy" (header + frame written into one
- * new mbuf, or rte_pktmbuf_copy + header prepend for frames bigger than one mbuf) and "share"
- * (header mbuf + rte_pktmbuf_clone + chain, whose refcount updates are atomic read-modify-writes),
+ * Both paths are the worker's own code, not a model of it: sbx_mirror_copy_burst() (make_copy in
+ * mirror.c, in bursts of 32 as the worker makes them) of an ERSPAN II session with copy strategy
+ * "copy" (header + frame written into one new mbuf, or rte_pktmbuf_copy + header prepend for
+ * frames bigger than one mbuf) and "share" (header mbuf + an indirect mbuf attached to the frame,
+ * whose refcount updates are atomic read-modify-writes),
  * each followed by the free the destination's TX completion does. Runs as its own small EAL
  * instance (in memory, no hugepages, --no-pci), so it needs no running appliance. Sizes are
  * frame bytes, costs TSC cycles.
@@ -46,10 +47,14 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
+#define CAL_BURST 32 /* copies per sbx_mirror_copy_burst() call: the default workers.burst */
+
 /*
  * Cycles per copy of frame m by one strategy (SBX_COPY_COPY or SBX_COPY_SHARE), averaged over
- * iters, median of 5 rounds: the worker's own sbx_mirror_copy_one() for an ERSPAN II session over
- * IPv4 (a 50 B header: 14 + 20 + 8 + 8), then free, as the destination's TX completes it.
+ * iters (rounded up to bursts), median of 5 rounds: the worker's own sbx_mirror_copy_burst() of
+ * CAL_BURST frames for an ERSPAN II session over IPv4 (a 50 B header: 14 + 20 + 8 + 8), one bulk
+ * allocation and one header template per burst as in the worker, then free, as the destination's
+ * TX completes it.
  */
 static double measure(struct sbx_mirror_engine *e, struct rte_mbuf *m, uint8_t strategy, unsigned int iters)
 {
@@ -62,16 +67,22 @@ static double measure(struct sbx_mirror_engine *e, struct rte_mbuf *m, uint8_t s
 	struct sbx_mirror_counters st = { 0 };
 	uint64_t seq = 0;
 	struct sbx_mirror_rt *rt = &e->s[0];
+	struct rte_mbuf *burst[CAL_BURST], *out[CAL_BURST];
+	uint16_t idx[CAL_BURST];
+	unsigned int i;
 	double r[5];
 	int round;
 
+	for (i = 0; i < CAL_BURST; i++)
+		burst[i] = m;
+	iters = (iters + CAL_BURST - 1) / CAL_BURST * CAL_BURST;
 	sbx_mirror_session_init(rt, &mc, port_mac, &st, &seq);
 	for (round = 0; round < 5; round++) {
 		uint64_t t0 = rte_rdtsc_precise();
-		unsigned int i;
 
-		for (i = 0; i < iters; i++)
-			rte_pktmbuf_free(sbx_mirror_copy_one(e, rt, m, 0, SBX_DIR_RX, 0));
+		for (i = 0; i < iters; i += CAL_BURST)
+			rte_pktmbuf_free_bulk(out, sbx_mirror_copy_burst(e, rt, burst, NULL, CAL_BURST, 0, SBX_DIR_RX,
+									  0, out, idx));
 		r[round] = (double)(rte_rdtsc_precise() - t0) / iters;
 	}
 	rt->cfg = NULL; /* mc lives on this stack only */

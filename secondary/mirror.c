@@ -176,7 +176,6 @@ static void burst_hdr_init(struct burst_hdr *bh, const struct sbx_mirror_engine 
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
 	struct sbx_erspan_fields ef;
-	uint64_t ts;
 
 	bh->room = (uint32_t)rte_pktmbuf_data_room_size(e->mp) - RTE_PKTMBUF_HEADROOM;
 	bh->word0 = 0;
@@ -192,24 +191,7 @@ static void burst_hdr_init(struct burst_hdr *bh, const struct sbx_mirror_engine 
 		return;
 	}
 	memset(&ef, 0, sizeof(ef));
-	ef.version = c->encap == SBX_ENCAP_ERSPAN2 ? 1 : 2;
-	ef.session_id = c->id;
-	ef.seq_present = true;
-	ef.seq = 0; /* numbered when sent (number_copies) */
-	if (c->encap == SBX_ENCAP_ERSPAN2) {
-		ef.index = port;
-	} else {
-		ts = sbx_erspan_timestamp(now_ns, c->gra);
-		ef.timestamp = (uint32_t)ts;
-		ef.sgt = c->sgt;
-		ef.p = true; /* the payload is an Ethernet frame without FCS */
-		ef.hw_id = c->hw_id;
-		ef.dir = dir == SBX_DIR_TX;
-		ef.gra = c->gra;
-		ef.o = c->platform_subheader;
-		ef.port_id = port;
-		ef.ts_upper = (uint32_t)(ts >> 32);
-	}
+	sbx_erspan_fields_session(&ef, c, port, dir == SBX_DIR_TX, now_ns);
 	memcpy(bh->tmpl, rt->outer_tmpl, rt->outer_len);
 	bh->len = rt->outer_len + (uint32_t)sbx_gre_erspan_write(bh->tmpl + rt->outer_len, &ef);
 	bh->word0 = ((uint32_t)(ef.version & 0xf) << 28) | (ef.session_id & 0x3ffu);
@@ -442,23 +424,6 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 	return cp;
 }
 
-struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
-				     uint16_t port, uint8_t dir, uint64_t now_ns)
-{
-	struct rte_mbuf *mb[2];
-	struct burst_hdr bh;
-	enum copy_kind kind;
-	unsigned int nmb;
-
-	burst_hdr_init(&bh, e, rt, port, dir, now_ns);
-	kind = classify(rt, &bh, m, &nmb);
-	if (nmb && rte_pktmbuf_alloc_bulk(e->mp, mb, nmb) != 0) {
-		rt->st->drop_nombuf++;
-		return NULL;
-	}
-	return make_copy(e, rt, &bh, m, kind, mb);
-}
-
 /*
  * Give the @p n copies of @p rt their GRE sequence numbers (RFC 2890), in the order they are
  * sent: one atomic fetch-add for the burst (struct sbx_mirror_shm). The number sits right after
@@ -517,27 +482,74 @@ static unsigned int alloc_copies(struct rte_mempool *mp, struct rte_mbuf **mb, u
 	return i;
 }
 
+uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts,
+			       const uint16_t *sel, uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns,
+			       struct rte_mbuf **out, uint16_t *out_idx)
+{
+	struct rte_mbuf *mb[2 * SBX_MAX_BURST];
+	uint8_t kind[SBX_MAX_BURST];
+	unsigned int need = 0, got, used = 0, nmb;
+	struct burst_hdr bh;
+	uint16_t i, nc = 0;
+
+	burst_hdr_init(&bh, e, rt, port, dir, now_ns);
+	/* how each copy is made: then one allocation for the burst's copies */
+	for (i = 0; i < n; i++) {
+		kind[i] = (uint8_t)classify(rt, &bh, pkts[sel ? sel[i] : i], &nmb);
+		need += nmb;
+	}
+	got = alloc_copies(e->mp, mb, need);
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[sel ? sel[i] : i], *cp;
+
+		if (unlikely(kind[i] == COPY_NONE))
+			continue; /* counted by classify */
+		if (i + 1 < n) /* the next frame's first line, read while this copy is written */
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[sel ? sel[i + 1] : i + 1], void *));
+		nmb = kind[i] == COPY_ONE ? 1 : kind[i] == SHARE_ONE ? (bh.len ? 2 : 1) : 0;
+		if (unlikely(used + nmb > got)) { /* the pool ran dry within the burst */
+			rt->st->drop_nombuf++;
+			continue;
+		}
+		cp = make_copy(e, rt, &bh, m, (enum copy_kind)kind[i], mb + used);
+		used += nmb;
+		if (unlikely(cp == NULL))
+			continue; /* counted by make_copy */
+		out[nc] = cp;
+		out_idx[nc++] = sel ? sel[i] : i;
+	}
+	if (unlikely(used < got)) /* a share that needed two when one was left */
+		rte_pktmbuf_free_bulk(mb + used, got - used);
+	return nc;
+}
+
+struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
+				     uint16_t port, uint8_t dir, uint64_t now_ns)
+{
+	struct rte_mbuf *cp = NULL;
+	uint16_t idx;
+
+	sbx_mirror_copy_burst(e, rt, &m, NULL, 1, port, dir, now_ns, &cp, &idx);
+	return cp;
+}
+
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
 {
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
 	uint8_t nb = dir == SBX_DIR_RX ? e->nb_rx[port] : e->nb_tx[port];
 	uint64_t now_ns = sbx_mirror_now_ns(e, rte_rdtsc());
-	struct rte_mbuf *mb[2 * SBX_MAX_BURST];
 	uint16_t sel[SBX_MAX_BURST];
-	uint8_t kind[SBX_MAX_BURST];
-	struct burst_hdr bh;
 	uint8_t k;
 	uint16_t i;
 
 	for (k = 0; k < nb; k++) {
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
-		unsigned int ns = 0, need = 0, got, used = 0, nmb;
+		uint16_t ns = 0;
 
 		if (rt->ntx + n > SBX_MIRROR_TXBUF)
 			flush_session(e, rt);
 		rt->burst_start = rt->ntx;
-		burst_hdr_init(&bh, e, rt, port, dir, now_ns);
-		/* which frames get a copy, and how: then one allocation for the burst's copies */
+		/* which frames get a copy: filter, then sampling */
 		for (i = 0; i < n; i++) {
 			if (rt->bpf != NULL &&
 			    (rt->jit ? rt->jit(pkts[i]) : rte_bpf_exec(rt->bpf, pkts[i])) == 0) {
@@ -550,34 +562,11 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 				continue;
 			}
 			rt->sample_left = rt->cfg->sample - 1;
-			kind[ns] = (uint8_t)classify(rt, &bh, pkts[i], &nmb);
-			if (unlikely(kind[ns] == COPY_NONE))
-				continue; /* counted by classify */
 			sel[ns++] = i;
-			need += nmb;
 		}
-		if (ns == 0)
-			continue;
-		got = alloc_copies(e->mp, mb, need);
-		for (i = 0; i < ns; i++) {
-			struct rte_mbuf *m = pkts[sel[i]], *cp;
-
-			if ((unsigned int)i + 1 < ns) /* the next frame's first line, read while this copy is written */
-				rte_prefetch0(rte_pktmbuf_mtod(pkts[sel[i + 1]], void *));
-			nmb = kind[i] == COPY_ONE ? 1 : kind[i] == SHARE_ONE ? (bh.len ? 2 : 1) : 0;
-			if (unlikely(used + nmb > got)) { /* the pool ran dry within the burst */
-				rt->st->drop_nombuf++;
-				continue;
-			}
-			cp = make_copy(e, rt, &bh, m, (enum copy_kind)kind[i], mb + used);
-			used += nmb;
-			if (unlikely(cp == NULL))
-				continue; /* counted by make_copy */
-			rt->txbuf[rt->ntx] = cp;
-			rt->src_idx[rt->ntx++] = sel[i];
-		}
-		if (unlikely(used < got)) /* a share that needed two when one was left */
-			rte_pktmbuf_free_bulk(mb + used, got - used);
+		if (ns)
+			rt->ntx += sbx_mirror_copy_burst(e, rt, pkts, sel, ns, port, dir, now_ns, rt->txbuf + rt->ntx,
+							 rt->src_idx + rt->ntx);
 	}
 }
 

@@ -84,11 +84,28 @@ void sbx_mirror_session_init(struct sbx_mirror_rt *rt, const struct sbx_mirror_c
  * GRE sequence 0: numbered when sent), frame cut at the snaplen, deep copy or shared (indirect
  * mbuf behind a header mbuf) by size and copy strategy; counts copied/shared/truncated in rt->st.
  * @p now_ns is CLOCK_REALTIME ns for the ERSPAN III timestamp. Needs e->mp (copies come from it)
- * and e->ip_id; no filter, sampling or queue. Exposed for spanbox-worker --calibrate and the tests.
+ * and e->ip_id; no filter, sampling or queue. sbx_mirror_copy_burst() of one frame. Exposed for
+ * spanbox-worker --calibrate --cross-core and the tests.
  * @return the copy (the caller owns it), or NULL counted in drop_nombuf or drop_malformed.
  */
 struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
 				     uint16_t port, uint8_t dir, uint64_t now_ns);
+
+/**
+ * Make the mirror copies of session @p rt of @p n frames seen on @p dir of port @p port, the way
+ * sbx_mirror_prepare() makes a burst's copies once filter and sampling chose the frames: the frames
+ * are pkts[sel[0..n-1]] (@p sel NULL: pkts[0..n-1]; n <= SBX_MAX_BURST), only read. Each copy is
+ * made as sbx_mirror_copy_one() says; the mbufs of all one-mbuf copies and one-segment shares come
+ * from one rte_pktmbuf_alloc_bulk(), or, when the pool cannot give them all, one at a time for as
+ * many as it has (the copies of the first frames are made, the others counted in drop_nombuf;
+ * nothing is kept back). The ERSPAN header is built once for the call (@p now_ns: CLOCK_REALTIME ns
+ * of the ERSPAN III timestamp).
+ * @return number of copies, in @p out (the caller owns them; room for @p n), with in @p out_idx
+ * the index into @p pkts of the frame each copy is of. Exposed for spanbox-worker --calibrate.
+ */
+uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts,
+			       const uint16_t *sel, uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns,
+			       struct rte_mbuf **out, uint16_t *out_idx);
 
 /** Release filters and free buffered copies; the engine then has no session. */
 void sbx_mirror_teardown(struct sbx_mirror_engine *e);

@@ -594,8 +594,9 @@ static void test_copy_one(struct sbx_mirror_engine *e)
 }
 
 /* What the engine must write for an ERSPAN copy (II or III, as @p mc says) of frame @p f cut to
- * @p cap bytes, built field by field with erspan.c as the engine did before its per-burst header
- * template: the reference for the template's bytes. @return length. */
+ * @p cap bytes, built with erspan.c for this one frame (fields, sbx_gre_erspan_write, the outer
+ * header with its checksum from scratch) as the engine did before its per-burst header template:
+ * the reference for the template's per-frame word and incremental checksum. @return length. */
 static uint32_t erspan_expect(const struct sbx_mirror_cfg *mc, const struct rte_mbuf *f, uint32_t cap,
 			      uint16_t ip_id, uint16_t port, uint8_t dir, uint64_t now_ns, uint8_t *out)
 {
@@ -604,25 +605,10 @@ static uint32_t erspan_expect(const struct sbx_mirror_cfg *mc, const struct rte_
 	uint8_t lin[2048];
 	const uint8_t *fd = rte_pktmbuf_read(f, 0, RTE_MIN(f->pkt_len, (uint32_t)sizeof(lin)), lin);
 	uint32_t ge, outer = mc->ip_version == 6 ? 54 : 34;
-	uint64_t ts = sbx_erspan_timestamp(now_ns, mc->gra);
 
 	sbx_erspan_fields_from_frame(&ef, fd, RTE_MIN(f->pkt_len, 64u), 0);
-	ef.session_id = mc->id;
+	sbx_erspan_fields_session(&ef, mc, port, dir == SBX_DIR_TX, now_ns);
 	ef.truncated = cap < f->pkt_len;
-	ef.seq_present = true;
-	if (ef.version == 1) {
-		ef.index = port;
-	} else {
-		ef.timestamp = (uint32_t)ts;
-		ef.sgt = mc->sgt;
-		ef.p = true;
-		ef.hw_id = mc->hw_id;
-		ef.dir = dir == SBX_DIR_TX;
-		ef.gra = mc->gra;
-		ef.o = mc->platform_subheader;
-		ef.port_id = port;
-		ef.ts_upper = (uint32_t)(ts >> 32);
-	}
 	ge = (uint32_t)sbx_gre_erspan_write(out + outer, &ef);
 	sbx_outer_write(out, mc, mac, ge + cap, ip_id);
 	memcpy(out + outer + ge, fd, cap);
