@@ -81,8 +81,8 @@ static double measure(struct sbx_mirror_engine *e, struct rte_mbuf *m, uint8_t s
 		uint64_t t0 = rte_rdtsc_precise();
 
 		for (i = 0; i < iters; i += CAL_BURST)
-			rte_pktmbuf_free_bulk(out, sbx_mirror_copy_burst(e, rt, burst, NULL, CAL_BURST, 0, SBX_DIR_RX,
-									  0, out, idx));
+			rte_pktmbuf_free_bulk(out, sbx_mirror_copy_burst(e, rt, burst, CAL_BURST, 0, SBX_DIR_RX, 0,
+									  out, idx));
 		r[round] = (double)(rte_rdtsc_precise() - t0) / iters;
 	}
 	rt->cfg = NULL; /* mc lives on this stack only */

@@ -483,8 +483,8 @@ static unsigned int alloc_copies(struct rte_mempool *mp, struct rte_mbuf **mb, u
 }
 
 uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts,
-			       const uint16_t *sel, uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns,
-			       struct rte_mbuf **out, uint16_t *out_idx)
+			       uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out,
+			       uint16_t *out_idx)
 {
 	struct rte_mbuf *mb[2 * SBX_MAX_BURST];
 	uint8_t kind[SBX_MAX_BURST];
@@ -495,17 +495,17 @@ uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt
 	burst_hdr_init(&bh, e, rt, port, dir, now_ns);
 	/* how each copy is made: then one allocation for the burst's copies */
 	for (i = 0; i < n; i++) {
-		kind[i] = (uint8_t)classify(rt, &bh, pkts[sel ? sel[i] : i], &nmb);
+		kind[i] = (uint8_t)classify(rt, &bh, pkts[i], &nmb);
 		need += nmb;
 	}
 	got = alloc_copies(e->mp, mb, need);
 	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[sel ? sel[i] : i], *cp;
+		struct rte_mbuf *m = pkts[i], *cp;
 
 		if (unlikely(kind[i] == COPY_NONE))
 			continue; /* counted by classify */
 		if (i + 1 < n) /* the next frame's first line, read while this copy is written */
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[sel ? sel[i + 1] : i + 1], void *));
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		nmb = kind[i] == COPY_ONE ? 1 : kind[i] == SHARE_ONE ? (bh.len ? 2 : 1) : 0;
 		if (unlikely(used + nmb > got)) { /* the pool ran dry within the burst */
 			rt->st->drop_nombuf++;
@@ -516,7 +516,7 @@ uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt
 		if (unlikely(cp == NULL))
 			continue; /* counted by make_copy */
 		out[nc] = cp;
-		out_idx[nc++] = sel ? sel[i] : i;
+		out_idx[nc++] = i;
 	}
 	if (unlikely(used < got)) /* a share that needed two when one was left */
 		rte_pktmbuf_free_bulk(mb + used, got - used);
@@ -529,7 +529,7 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
 	struct rte_mbuf *cp = NULL;
 	uint16_t idx;
 
-	sbx_mirror_copy_burst(e, rt, &m, NULL, 1, port, dir, now_ns, &cp, &idx);
+	sbx_mirror_copy_burst(e, rt, &m, 1, port, dir, now_ns, &cp, &idx);
 	return cp;
 }
 
@@ -538,17 +538,23 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
 	uint8_t nb = dir == SBX_DIR_RX ? e->nb_rx[port] : e->nb_tx[port];
 	uint64_t now_ns = sbx_mirror_now_ns(e, rte_rdtsc());
+	struct rte_mbuf *sp[SBX_MAX_BURST];
 	uint16_t sel[SBX_MAX_BURST];
 	uint8_t k;
-	uint16_t i;
+	uint16_t i, nc;
 
 	for (k = 0; k < nb; k++) {
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
-		uint16_t ns = 0;
+		uint16_t ns = 0, *idx;
 
 		if (rt->ntx + n > SBX_MIRROR_TXBUF)
 			flush_session(e, rt);
 		rt->burst_start = rt->ntx;
+		idx = rt->src_idx + rt->ntx;
+		if (rt->bpf == NULL && rt->cfg->sample == 1) { /* every frame (the common case) */
+			rt->ntx += sbx_mirror_copy_burst(e, rt, pkts, n, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
+			continue;
+		}
 		/* which frames get a copy: filter, then sampling */
 		for (i = 0; i < n; i++) {
 			if (rt->bpf != NULL &&
@@ -562,11 +568,15 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 				continue;
 			}
 			rt->sample_left = rt->cfg->sample - 1;
-			sel[ns++] = i;
+			sel[ns] = i;
+			sp[ns++] = pkts[i];
 		}
-		if (ns)
-			rt->ntx += sbx_mirror_copy_burst(e, rt, pkts, sel, ns, port, dir, now_ns, rt->txbuf + rt->ntx,
-							 rt->src_idx + rt->ntx);
+		if (ns == 0)
+			continue;
+		nc = sbx_mirror_copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
+		for (i = 0; i < nc; i++) /* index in the selection -> index in the burst */
+			idx[i] = sel[idx[i]];
+		rt->ntx += nc;
 	}
 }
 

@@ -93,19 +93,19 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
 
 /**
  * Make the mirror copies of session @p rt of @p n frames seen on @p dir of port @p port, the way
- * sbx_mirror_prepare() makes a burst's copies once filter and sampling chose the frames: the frames
- * are pkts[sel[0..n-1]] (@p sel NULL: pkts[0..n-1]; n <= SBX_MAX_BURST), only read. Each copy is
+ * sbx_mirror_prepare() makes a burst's copies once filter and sampling chose the frames
+ * @p pkts[0..n-1] (n <= SBX_MAX_BURST; only read). Each copy is
  * made as sbx_mirror_copy_one() says; the mbufs of all one-mbuf copies and one-segment shares come
  * from one rte_pktmbuf_alloc_bulk(), or, when the pool cannot give them all, one at a time for as
  * many as it has (the copies of the first frames are made, the others counted in drop_nombuf;
  * nothing is kept back). The ERSPAN header is built once for the call (@p now_ns: CLOCK_REALTIME ns
  * of the ERSPAN III timestamp).
  * @return number of copies, in @p out (the caller owns them; room for @p n), with in @p out_idx
- * the index into @p pkts of the frame each copy is of. Exposed for spanbox-worker --calibrate.
+ * (room for @p n) the index into @p pkts of the frame each copy is of. Exposed for spanbox-worker --calibrate.
  */
 uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts,
-			       const uint16_t *sel, uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns,
-			       struct rte_mbuf **out, uint16_t *out_idx);
+			       uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out,
+			       uint16_t *out_idx);
 
 /** Release filters and free buffered copies; the engine then has no session. */
 void sbx_mirror_teardown(struct sbx_mirror_engine *e);

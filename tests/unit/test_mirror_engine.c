@@ -804,6 +804,29 @@ static void test_now_ns(void)
 	free(e);
 }
 
+/* Sampled TX copies remember which frame of the burst they are of (the selection is mapped back
+ * to burst indexes): commit_tx keeps exactly the copies of frames the PMD took. */
+static void test_sampled_commit(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *tx[8], *out[8];
+	unsigned int n, i, seeds = 0;
+
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 2, "sampled commit_tx") ==
+	    NULL)
+		return;
+	frames(tx, 8, 64, 0);
+	sbx_mirror_prepare(e, 0, SBX_DIR_TX, tx, 8); /* 1 in 2: copies of frames 0, 2, 4, 6 */
+	sbx_mirror_commit_tx(e, 0, 5);              /* the PMD took frames 0-4 */
+	sbx_mirror_flush(e);
+	n = drain(ring_w0, out, 8);
+	for (i = 0; i < n && i < 3; i++)
+		seeds += rte_pktmbuf_mtod(out[i], uint8_t *)[20] == i * 2;
+	check(n == 3 && seeds == 3, "1 in 2 of 8 TX frames, 5 sent: the copies of frames 0, 2, 4 stay (%u copies, %u right)",
+	      n, seeds);
+	free_all(out, n);
+	end(e, "sampled commit_tx", tx, 8);
+}
+
 int main(int argc, char **argv)
 {
 	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "256", "--lcores", "100@(0-1)",
@@ -846,6 +869,7 @@ int main(int argc, char **argv)
 	test_nombuf(e0);
 	test_share_clone(e0);
 	test_now_ns();
+	test_sampled_commit(e0);
 
 	free(e0);
 	free(e1);
