@@ -137,14 +137,10 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	int16_t out = wk->peer[in];
 	struct rte_mbuf *ig_out[SBX_MAX_BURST], *ig_drop[SBX_MAX_BURST];
 
-	/* one pass, no branch per frame: a frame that is not one consistent segment of a valid
-	 * length sends the burst to the exact check below (chains, runts, giants: rare) */
 	for (i = 0; i < n; i++) {
-		const struct rte_mbuf *m = pkts[i];
-
-		bytes += m->pkt_len;
-		nb |= (uint16_t)((m->nb_segs != 1) | (m->data_len != m->pkt_len) |
-				 (m->pkt_len - (uint32_t)SBX_FRAME_MIN > span));
+		bytes += pkts[i]->pkt_len;
+		if (unlikely(!frame_ok(pkts[i], span)))
+			nb++;
 	}
 	if (unlikely(nb)) { /* rare: split the burst (no copy of pointers on the common path) */
 		good = sorted;
