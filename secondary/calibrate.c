@@ -13,6 +13,7 @@
  * instance (in memory, no hugepages, --no-pci), so it needs no running appliance. Sizes are
  * frame bytes, costs TSC cycles.
  */
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,21 +70,20 @@ static double measure(struct sbx_mirror_engine *e, struct rte_mbuf *m, uint8_t s
 	struct sbx_mirror_rt *rt = &e->s[0];
 	struct rte_mbuf *burst[CAL_BURST], *out[CAL_BURST];
 	uint16_t idx[CAL_BURST];
-	unsigned int i;
+	uint64_t total = ((uint64_t)iters + CAL_BURST - 1) / CAL_BURST * CAL_BURST, i;
 	double r[5];
 	int round;
 
 	for (i = 0; i < CAL_BURST; i++)
 		burst[i] = m;
-	iters = (iters + CAL_BURST - 1) / CAL_BURST * CAL_BURST;
 	sbx_mirror_session_init(rt, &mc, port_mac, &st, &seq);
 	for (round = 0; round < 5; round++) {
 		uint64_t t0 = rte_rdtsc_precise();
 
-		for (i = 0; i < iters; i += CAL_BURST)
+		for (i = 0; i < total; i += CAL_BURST)
 			rte_pktmbuf_free_bulk(out, sbx_mirror_copy_burst(e, rt, burst, CAL_BURST, 0, SBX_DIR_RX, 0,
 									  out, idx));
-		r[round] = (double)(rte_rdtsc_precise() - t0) / iters;
+		r[round] = (double)(rte_rdtsc_precise() - t0) / (double)total;
 	}
 	rt->cfg = NULL; /* mc lives on this stack only */
 	return median(r, 5);
@@ -284,7 +284,8 @@ int sbx_calibrate_cross_core(const char *prog, unsigned int frames)
 	cpu_set_t set;
 	unsigned int k, i;
 
-	frames = (frames + XC_BURST - 1) / XC_BURST * XC_BURST;
+	frames = frames > UINT_MAX - XC_BURST ? UINT_MAX / XC_BURST * XC_BURST
+					      : (frames + XC_BURST - 1) / XC_BURST * XC_BURST;
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		for (c = 0; c < CPU_SETSIZE && nc < 2; c++)
 			if (CPU_ISSET(c, &set))

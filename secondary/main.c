@@ -239,9 +239,9 @@ int main(int argc, char **argv)
 			errno = 0;
 			iters = strtoul(argv[a], &end, 10);
 			if (end == argv[a] || *end != '\0' || errno != 0 || argv[a][0] == '-' || iters == 0 ||
-			    iters > UINT_MAX - 32) {
+			    iters > UINT_MAX) {
 				fprintf(stderr, "spanbox-worker: --calibrate %s: expected a count of %s 1..%u\n",
-					argv[a], cross ? "frames" : "copies", UINT_MAX - 32);
+					argv[a], cross ? "frames" : "copies", UINT_MAX);
 				return 2;
 			}
 		}
