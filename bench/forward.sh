@@ -34,7 +34,7 @@
 #   BUILD [repo/build]   spanbox build directory
 #   TESTPMD [/usr/bin/dpdk-testpmd]
 #   KEEP_TMP [0]         1: keep the temp dir with configs and logs
-#   TARGET [0.9]         minimum spanbox/testpmd ratio
+#   TARGET [0.95]        minimum spanbox/testpmd ratio (issue 15)
 set -u
 
 DURATION=${DURATION:-10}
@@ -54,7 +54,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 TESTPMD=${TESTPMD:-/usr/bin/dpdk-testpmd}
 KEEP_TMP=${KEEP_TMP:-0}
-TARGET=${TARGET:-0.9}
+TARGET=${TARGET:-0.95}
 
 SBX_PREFIX=sbxbench
 PMD_PREFIX=sbxbenchpmd

@@ -47,8 +47,10 @@
 # Output: a detail table of every run and worker, then per worker count a markdown table
 # size x {none, copy, share, adaptive-T, adaptive-Tcal} cycles/pkt, and the checks:
 #   - adaptive (both thresholds) within 5 % of the better of copy and share, at every size;
-#   - mirroring 64 B frames (adaptive, the default strategy) costs at most 2 x the cycles per
-#     packet of plain forwarding.
+#     (judged only with RUNS >= 3: on medians; with fewer runs the figures are printed as info);
+#   - mirroring 64 B frames (adaptive, the default strategy) costs at most $COPY_RATIO (2.5) x the
+#     cycles per packet of plain forwarding;
+#   - the share strategy costs at most $SHARE_MAX (130) cycles per packet at every size >= 1024 B.
 # A miss prints "TARGET MISSED: ..."; the exit status is 0 anyway. It is 1 only when the benchmark
 # cannot run (not root, no hugepages, binaries missing, a config refused, no run succeeded).
 #
@@ -70,6 +72,10 @@
 #   CAL_THRESHOLD [from spanbox-worker --calibrate]  copy.threshold of "adaptive-cal"
 #   CAL_RERUN [0]        1: run adaptive-cal also where it decides like adaptive
 #   CAL_RUNS [3]         runs of --calibrate; adaptive-cal takes the median recommendation
+#   CROSS_CORE [1]       1: print the spanbox-worker --calibrate --cross-core table first (~20 s,
+#                        CPUs 0 and 1)
+#   COPY_RATIO [2.5]     target: 64 B adaptive / plain forwarding, cycles per packet
+#   SHARE_MAX [130]      target: share cycles per packet at sizes >= 1024 B
 #   BURST [32]           workers.burst
 #   CPU1 [1]             CPU of everything with one worker
 #   MEM_MB [auto]        eal.socket_mem_mb (auto: 256, or 640 for frames over 1518 B)
@@ -89,6 +95,9 @@ CAL_THRESHOLD=${CAL_THRESHOLD:-}
 CAL_RERUN=${CAL_RERUN:-0}
 CAL_RUNS=${CAL_RUNS:-3}
 BURST=${BURST:-32}
+COPY_RATIO=${COPY_RATIO:-2.5}
+CROSS_CORE=${CROSS_CORE:-1}
+SHARE_MAX=${SHARE_MAX:-130}
 CPU1=${CPU1:-1}
 MEM_MB=${MEM_MB:-auto}
 MGMT_PORT=${MGMT_PORT:-18091}
@@ -236,6 +245,16 @@ for (( i = 1; i <= CAL_RUNS; i++ )); do
 	[ -n "$c" ] || die "no 'recommended copy.threshold' in the --calibrate output ($TMP/calibrate.$i.txt)"
 	cals+=("$c")
 done
+# the evidence for the design (docs/MIRRORING.md): a share released on another core than the one
+# that made it, against one core, and the copy beside it (uses CPUs 0 and 1 for ~20 s)
+if [ "$CROSS_CORE" = 1 ]; then
+	log "spanbox-worker --calibrate --cross-core (refcount line moving between the two CPUs):"
+	if "$WORKER" --calibrate --cross-core >"$TMP/crosscore.txt" 2>&1; then
+		sed 's/^/#   /' "$TMP/crosscore.txt"
+	else
+		log "WARNING: spanbox-worker --calibrate --cross-core failed: $(tail -1 "$TMP/crosscore.txt")"
+	fi
+fi
 cal=$(printf '%s\n' "${cals[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 if [ -z "$CAL_THRESHOLD" ]; then
 	CAL_THRESHOLD=$cal
@@ -508,7 +527,10 @@ for nw in $WORKERS; do
 				msg+=" (at this size it takes the $(decision "$a" "$size") path)"
 			fi
 			case "${R_FLAG[$ak]:-}${R_FLAG[$nw,$size,$bname]:-}" in *"*"*) msg+=" [disturbed runs]" ;; esac
-			if is_true "$d <= 5"; then met+=("$msg"); else missed+=("$msg > 5 %"); fi
+			if [ "$RUNS" -lt 3 ]; then
+				# one or two runs per cell: the check would judge run-to-run noise
+				met+=("(info, not judged: RUNS=$RUNS, the 5 % check needs medians of 3 or more) $msg")
+			elif is_true "$d <= 5"; then met+=("$msg"); else missed+=("$msg > 5 %"); fi
 		done
 	done
 	n=${R_CPP[$nw,64,none]:-}
@@ -521,12 +543,21 @@ for nw in $WORKERS; do
 			msg="$nw worker(s), 64 B: $(label "$a") $v cycles/pkt = ${r} x plain forwarding ($n)"
 			case "${R_FLAG[$nw,64,$a]:-}${R_FLAG[$nw,64,none]:-}" in *"*"*) msg+=" [disturbed runs]" ;; esac
 			if [ "$a" = adaptive ]; then
-				if is_true "$r <= 2"; then met+=("$msg (target <= 2 x)"); else missed+=("$msg > 2 x"); fi
+				if is_true "$r <= $COPY_RATIO"; then met+=("$msg (target <= $COPY_RATIO x)"); else missed+=("$msg > $COPY_RATIO x"); fi
 			else
 				met+=("(info) $msg")
 			fi
 		done
 	fi
+	# the share path costs about the same at every size (nothing is copied): at most SHARE_MAX
+	for size in $SIZES; do
+		[ "$size" -ge 1024 ] || continue
+		v=${R_CPP[$nw,$size,share]:-}
+		[ -n "$v" ] || continue
+		msg="$nw worker(s), $size B: share $v$(spread "$nw,$size,share") cycles/pkt"
+		case "${R_FLAG[$nw,$size,share]:-}" in *"*"*) msg+=" [disturbed runs]" ;; esac
+		if is_true "$v <= $SHARE_MAX"; then met+=("$msg (target <= $SHARE_MAX)"); else missed+=("$msg > $SHARE_MAX"); fi
+	done
 done
 echo
 echo "\"*\": a worker had less than $FLAG_CPU % of its CPU during the window (something else ran there), in brackets the cycles/pkt by the CPU time it got;"

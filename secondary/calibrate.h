@@ -10,4 +10,15 @@
  */
 int sbx_calibrate(const char *prog, unsigned int iters);
 
+/**
+ * spanbox-worker --calibrate --cross-core: cycles per 64 B frame of a refcount update, an attached
+ * indirect mbuf, the worker's share and its copy, each released on the same lcore or on a second
+ * lcore on another CPU (the refcount cache line then moves between the two cores); prints a table.
+ * Starts its own EAL on the first two CPUs of the process's affinity (lcores 0 and 1, --no-huge
+ * --no-shconf); call instead of the worker's rte_eal_init().
+ * @param frames frames per measurement round (rounded up to bursts of 32). @return process exit
+ * code (1 with fewer than two CPUs).
+ */
+int sbx_calibrate_cross_core(const char *prog, unsigned int frames);
+
 #endif

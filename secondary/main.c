@@ -4,6 +4,7 @@
  * ports the primary created, finds its queues in the memzone and forwards until asked to stop.
  * usage: spanbox-worker <EAL args> -- --id N --nonce HEX   (as the primary starts it: workers.c)
  *        spanbox-worker --calibrate [ITERATIONS]   (copy vs share cost, recommended copy.threshold)
+ *        spanbox-worker --calibrate --cross-core [FRAMES]   (a share released on another core)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -224,21 +225,28 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 2 && strcmp(argv[1], "--calibrate") == 0) {
-		unsigned long iters = 20000;
+		bool cross = argc >= 3 && strcmp(argv[2], "--cross-core") == 0;
+		int a = cross ? 3 : 2;
+		unsigned long iters = cross ? 2000000 : 20000;
 
-		if (argc >= 3) {
+		if (argc > a + 1) {
+			fprintf(stderr, "spanbox-worker: --calibrate [--cross-core] [COUNT]: too many arguments\n");
+			return 2;
+		}
+		if (argc == a + 1) {
 			char *end;
 
 			errno = 0;
-			iters = strtoul(argv[2], &end, 10);
-			if (end == argv[2] || *end != '\0' || errno != 0 || argv[2][0] == '-' || iters == 0 ||
+			iters = strtoul(argv[a], &end, 10);
+			if (end == argv[a] || *end != '\0' || errno != 0 || argv[a][0] == '-' || iters == 0 ||
 			    iters > UINT_MAX) {
-				fprintf(stderr, "spanbox-worker: --calibrate %s: expected a count of copies 1..%u\n",
-					argv[2], UINT_MAX);
+				fprintf(stderr, "spanbox-worker: --calibrate %s: expected a count of %s 1..%u\n",
+					argv[a], cross ? "frames" : "copies", UINT_MAX);
 				return 2;
 			}
 		}
-		return sbx_calibrate(argv[0], (unsigned int)iters);
+		return cross ? sbx_calibrate_cross_core(argv[0], (unsigned int)iters)
+			     : sbx_calibrate(argv[0], (unsigned int)iters);
 	}
 	app_args(argc, argv, &id, &nonce);
 	if (id < 0) {

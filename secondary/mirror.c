@@ -15,6 +15,7 @@
 #include <rte_malloc.h>
 #include <rte_memcpy.h>
 #include <rte_mempool.h>
+#include <rte_prefetch.h>
 
 #include "spanbox/bpf_filter.h"
 #include "spanbox/erspan.h"
@@ -82,6 +83,7 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 	memset(e, 0, sizeof(*e));
 	e->worker = worker;
 	e->tsc_hz = rte_get_tsc_hz();
+	e->ns_mult = sbx_mirror_ns_mult(e->tsc_hz);
 	e->tsc0 = rte_rdtsc();
 	e->ns0 = sbx_realtime_ns();
 	e->mp = shm->nb_pools ? rte_mempool_lookup(shm->pools[0].name) : NULL;
@@ -188,80 +190,141 @@ static void chain_trim(struct rte_mbuf *m, uint32_t len)
 }
 
 /*
- * Write the encapsulation header of one copy into hdr. @p strip receives how many bytes of the
- * frame the header replaces (RSPAN re-writes the two MAC addresses in front of its tag).
- * @return header length.
+ * The part of every copy's header that a burst shares, built once per burst and session
+ * (burst_hdr_init): for ERSPAN the outer Ethernet + IP template, GRE with sequence 0 (numbered
+ * when sent) and the ERSPAN header with the port index (II) or the timestamp, direction and port
+ * (III) of the burst, its per-frame fields (VLAN, COS, En, T) zero; each copy then gets them with
+ * one 32-bit word and the outer IP header with an incremental checksum update (RFC 1624).
  */
-static uint32_t build_header(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct rte_mbuf *m,
-			     uint16_t port, uint8_t dir, uint32_t cap, bool truncated, uint64_t now_ns,
-			     uint8_t *hdr, uint32_t *strip)
+struct burst_hdr {
+	uint8_t tmpl[SBX_ENCAP_MAX_LEN]; /* ERSPAN: the header of a copy, per-frame fields zero */
+	uint32_t len;                    /* header bytes of every copy: 0 SPAN, 16 RSPAN, ERSPAN */
+	uint32_t room;                   /* data room of a copy mbuf after its headroom, bytes */
+	uint32_t word0;                  /* ERSPAN: first ERSPAN word (version, session id), host order */
+	uint32_t csum0;                  /* ERSPAN over IPv4: ~checksum + ~total length + ~identification
+					    of the template, 16-bit words summed (RFC 1624 eqn. 3) */
+};
+
+/* How one copy is made (classify): a deep copy into one new mbuf, a one-segment frame shared
+ * through one indirect mbuf (behind a header mbuf when there is a header), both from mbufs of the
+ * burst's bulk allocation; or the general code (chains, big frames) with its own allocations. */
+enum copy_kind { COPY_ONE, SHARE_ONE, COPY_SLOW, SHARE_SLOW, COPY_NONE };
+
+static void burst_hdr_init(struct burst_hdr *bh, const struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
+			   uint16_t port, uint8_t dir, uint64_t now_ns)
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
-	uint8_t tmp[64];
-	const uint8_t *f;
 	struct sbx_erspan_fields ef;
-	uint32_t outer, ge;
-	uint64_t ts;
 
-	*strip = 0;
+	bh->room = (uint32_t)rte_pktmbuf_data_room_size(e->mp) - RTE_PKTMBUF_HEADROOM;
+	bh->word0 = 0;
 	switch (c->encap) {
 	case SBX_ENCAP_RSPAN:
+		bh->len = 16;
+		return;
+	case SBX_ENCAP_ERSPAN2:
+	case SBX_ENCAP_ERSPAN3:
+		break;
+	case SBX_ENCAP_VXLAN:
+		/* written whole per copy (its UDP source port and IPv6 checksum are per frame) */
+		bh->len = 14 + (c->ip_version == 6 ? 40 : 20) + SBX_UDP_HLEN + SBX_VXLAN_HLEN;
+		return;
+	default:
+		bh->len = 0;
+		return;
+	}
+	memset(&ef, 0, sizeof(ef));
+	sbx_erspan_fields_session(&ef, c, port, dir == SBX_DIR_TX, now_ns);
+	memcpy(bh->tmpl, rt->outer_tmpl, rt->outer_len);
+	bh->len = rt->outer_len + (uint32_t)sbx_gre_erspan_write(bh->tmpl + rt->outer_len, &ef);
+	bh->word0 = ((uint32_t)(ef.version & 0xf) << 28) | (ef.session_id & 0x3ffu);
+	if (c->ip_version != 6) {
+		const uint8_t *ip = bh->tmpl + 14;
+
+		bh->csum0 = (uint32_t)(uint16_t)~(ip[10] << 8 | ip[11]) + (uint16_t)~(ip[2] << 8 | ip[3]) +
+			    (uint16_t)~(ip[4] << 8 | ip[5]);
+	}
+}
+
+/* Outer IP header of one copy at @p hdr (a copy of bh->tmpl) for a GRE payload of @p gre_len
+ * bytes: what sbx_outer_patch() does, with the template's part of the checksum sum precomputed. */
+static inline void outer_patch(const struct burst_hdr *bh, uint8_t ip_version, uint8_t *hdr, uint32_t gre_len,
+			       uint16_t ip_id)
+{
+	uint8_t *ip = hdr + 14;
+	uint16_t len;
+	uint32_t sum;
+
+	if (ip_version == 6) {
+		ip[4] = (uint8_t)(gre_len >> 8);
+		ip[5] = (uint8_t)gre_len;
+		return;
+	}
+	len = (uint16_t)(20 + gre_len);
+	sum = bh->csum0 + len + ip_id;
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	ip[2] = (uint8_t)(len >> 8);
+	ip[3] = (uint8_t)len;
+	ip[4] = (uint8_t)(ip_id >> 8);
+	ip[5] = (uint8_t)ip_id;
+	ip[10] = (uint8_t)(~sum >> 8);
+	ip[11] = (uint8_t)~sum;
+}
+
+/*
+ * Write the header of one copy of @p m (cut to @p cap bytes) at @p hdr: bh->len bytes. RSPAN
+ * re-writes the two MAC addresses in front of its tag (the caller skips them in the frame).
+ */
+static inline void write_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
+				const struct burst_hdr *bh, const struct rte_mbuf *m, uint32_t cap, uint8_t *hdr)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	struct sbx_erspan_fields ef;
+	uint8_t tmp[64];
+	const uint8_t *f;
+	uint32_t fl, w;
+
+	if (bh->len == 0)
+		return;
+	if (c->encap == SBX_ENCAP_RSPAN) {
 		/* IEEE 802.1Q: the new tag goes right after the MACs, in front of any existing tag;
-		 * a frame shorter than the two MACs has no place for it (the caller checked) */
+		 * a frame shorter than the two MACs has no place for it (classify checked) */
 		f = rte_pktmbuf_read(m, 0, 12, tmp);
 		memcpy(hdr, f, 12);
 		hdr[12] = 0x81;
 		hdr[13] = 0x00;
 		hdr[14] = (uint8_t)(c->vlan >> 8);
 		hdr[15] = (uint8_t)c->vlan;
-		*strip = 12;
-		return 16;
-	case SBX_ENCAP_ERSPAN2:
-	case SBX_ENCAP_ERSPAN3:
-		break;
-	case SBX_ENCAP_VXLAN:
-		return vxlan_header(e, rt, m, cap, hdr);
-	default:
-		return 0;
+		return;
 	}
-	memset(&ef, 0, sizeof(ef));
-	ef.version = c->encap == SBX_ENCAP_ERSPAN2 ? 1 : 2;
-	f = rte_pktmbuf_read(m, 0, RTE_MIN(m->pkt_len, (uint32_t)sizeof(tmp)), tmp);
-	sbx_erspan_fields_from_frame(&ef, f, RTE_MIN(m->pkt_len, (uint32_t)sizeof(tmp)), 0);
-	ef.session_id = c->id;
-	ef.truncated = truncated;
-	ef.seq_present = true;
-	ef.seq = 0; /* numbered when sent (number_copies) */
-	if (c->encap == SBX_ENCAP_ERSPAN2) {
-		ef.index = port;
+	if (c->encap == SBX_ENCAP_VXLAN) {
+		vxlan_header(e, rt, m, cap, hdr);
+		return;
+	}
+	fl = RTE_MIN(m->pkt_len, (uint32_t)sizeof(tmp));
+	f = rte_pktmbuf_read(m, 0, fl, tmp);
+	if (likely(fl >= 16 && f[12] == 0x08 && f[13] == 0x00)) {
+		/* untagged IPv4, the common frame: VLAN 0, En 0, COS = IP precedence, as
+		 * sbx_erspan_fields_from_frame() gives it, without the call */
+		w = (uint32_t)(f[15] >> 5) << 13;
 	} else {
-		ts = sbx_erspan_timestamp(now_ns, c->gra);
-		ef.timestamp = (uint32_t)ts;
-		ef.sgt = c->sgt;
-		ef.p = true; /* the payload is an Ethernet frame without FCS */
-		ef.hw_id = c->hw_id;
-		ef.dir = dir == SBX_DIR_TX;
-		ef.gra = c->gra;
-		ef.o = c->platform_subheader;
-		ef.port_id = port;
-		ef.ts_upper = (uint32_t)(ts >> 32);
+		ef.version = c->encap == SBX_ENCAP_ERSPAN2 ? 1 : 2;
+		sbx_erspan_fields_from_frame(&ef, f, fl, 0);
+		w = ((uint32_t)(ef.vlan & 0xfff) << 16) | ((uint32_t)(ef.cos & 0x7) << 13) |
+		    ((uint32_t)(ef.en & 0x3) << 11);
 	}
-	outer = rt->outer_len;
-	ge = (uint32_t)sbx_gre_erspan_write(hdr + outer, &ef);
-	memcpy(hdr, rt->outer_tmpl, outer);
-	sbx_outer_patch(hdr, c->ip_version, ge + cap, e->ip_id++);
-	return outer + ge;
+	w |= bh->word0 | (cap < m->pkt_len ? 1u << 10 : 0);
+	rte_memcpy(hdr, bh->tmpl, bh->len);
+	w = rte_cpu_to_be_32(w);
+	memcpy(hdr + rt->outer_len + SBX_GRE_SEQ_OFFSET + 4, &w, 4);
+	outer_patch(bh, c->ip_version, hdr, bh->len - rt->outer_len + cap, e->ip_id++);
 }
 
-/* One mirror copy of @p m, or NULL (counted: drop_nombuf or drop_malformed). */
-static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
-				  uint16_t port, uint8_t dir, uint64_t now_ns)
+/* Bytes of @p m a copy carries: the whole frame, or the snaplen, or what ERSPAN can carry. */
+static inline uint32_t copy_cap(const struct sbx_mirror_cfg *c, const struct rte_mbuf *m)
 {
-	const struct sbx_mirror_cfg *c = rt->cfg;
-	uint8_t hdr[SBX_ENCAP_MAX_LEN];
-	uint32_t len = m->pkt_len, cap = len, hlen, strip;
-	struct rte_mbuf *cp, *h;
-	bool share;
+	uint32_t cap = m->pkt_len;
 
 	if (c->snaplen && c->snaplen < cap)
 		cap = c->snaplen;
@@ -269,32 +332,93 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 		cap = SBX_ERSPAN_MAX_INNER;
 	if (c->encap == SBX_ENCAP_VXLAN && cap > SBX_VXLAN_MAX_INNER)
 		cap = SBX_VXLAN_MAX_INNER;
-	if (c->encap == SBX_ENCAP_RSPAN && len < 12) {
+	return cap;
+}
+
+/*
+ * How the copy of @p m is made (enum copy_kind), and in @p nmb how many mbufs of the burst's bulk
+ * allocation it takes (0 for the general code); COPY_NONE when the frame cannot be mirrored
+ * (counted: drop_malformed).
+ */
+static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
+				      const struct rte_mbuf *m, unsigned int *nmb)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	uint32_t cap = copy_cap(c, m), strip = c->encap == SBX_ENCAP_RSPAN ? 12 : 0;
+	bool share;
+
+	*nmb = 0;
+	if (c->encap == SBX_ENCAP_RSPAN && m->pkt_len < 12) {
 		rt->st->drop_malformed++; /* no MAC addresses to put the tag behind */
-		return NULL;
+		return COPY_NONE;
 	}
-	hlen = build_header(e, rt, m, port, dir, cap, cap < len, now_ns, hdr, &strip);
 	share = c->copy_strategy == SBX_COPY_SHARE ||
 		(c->copy_strategy == SBX_COPY_ADAPTIVE && cap > c->copy_threshold);
 	/* RSPAN re-writes the MACs: sharing needs them in the first segment to skip them */
 	if (share && strip > m->data_len)
 		share = false;
+	if (m->nb_segs != 1)
+		return share ? SHARE_SLOW : COPY_SLOW;
+	if (share) {
+		*nmb = bh->len ? 2 : 1;
+		return SHARE_ONE;
+	}
+	if (bh->len + cap - strip > bh->room)
+		return COPY_SLOW;
+	*nmb = 1;
+	return COPY_ONE;
+}
 
-	if (!share && m->nb_segs == 1 && hlen + cap - strip <= (uint32_t)rte_pktmbuf_data_room_size(e->mp) -
-							     RTE_PKTMBUF_HEADROOM) {
-		/* the common case, a small one-segment frame: header and frame in one write each */
-		uint8_t *d;
+/*
+ * One mirror copy of @p m made as @p kind says, from the mbufs @p mb (as many as classify said,
+ * taken over by the copy) or, for the general code, its own allocations. @return the copy, or NULL
+ * (counted: drop_nombuf or drop_malformed).
+ */
+static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
+				  struct rte_mbuf *m, enum copy_kind kind, struct rte_mbuf **mb)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	uint32_t len = m->pkt_len, cap = copy_cap(c, m), hlen = bh->len;
+	uint32_t strip = c->encap == SBX_ENCAP_RSPAN ? 12 : 0;
+	struct rte_mbuf *cp, *h;
+	uint8_t *d;
 
-		cp = rte_pktmbuf_alloc(e->mp);
-		if (cp == NULL) {
-			rt->st->drop_nombuf++;
-			return NULL;
-		}
-		d = (uint8_t *)rte_pktmbuf_append(cp, (uint16_t)(hlen + cap - strip));
-		memcpy(d, hdr, hlen);
+	switch (kind) {
+	case COPY_ONE:
+		/* the common case, a small one-segment frame: header and frame in one write each,
+		 * straight into the new mbuf */
+		cp = mb[0];
+		d = rte_pktmbuf_mtod(cp, uint8_t *);
+		cp->data_len = (uint16_t)(hlen + cap - strip);
+		cp->pkt_len = hlen + cap - strip;
+		write_header(e, rt, bh, m, cap, d);
 		rte_memcpy(d + hlen, rte_pktmbuf_mtod_offset(m, const uint8_t *, strip), cap - strip);
 		rt->st->copied++;
-	} else if (!share) {
+		break;
+	case SHARE_ONE:
+		/* a one-segment frame: what rte_pktmbuf_clone() does, inline, with a preallocated mbuf;
+		 * the frame's buffer is never written (only its refcount) */
+		cp = mb[0];
+		rte_pktmbuf_attach(cp, m);
+		if (cap < len) {
+			cp->data_len = (uint16_t)cap;
+			cp->pkt_len = cap;
+		}
+		if (strip)
+			rte_pktmbuf_adj(cp, (uint16_t)strip);
+		if (hlen) {
+			h = mb[1];
+			d = rte_pktmbuf_mtod(h, uint8_t *);
+			h->data_len = (uint16_t)hlen;
+			write_header(e, rt, bh, m, cap, d);
+			h->next = cp;
+			h->nb_segs = 2;
+			h->pkt_len = hlen + cp->pkt_len;
+			cp = h;
+		}
+		rt->st->shared++;
+		break;
+	case COPY_SLOW:
 		/* rte_pktmbuf_copy() refuses an offset at the very end of the frame: a 12 B frame under
 		 * RSPAN keeps nothing but its MACs, which the header already holds */
 		cp = cap > strip ? rte_pktmbuf_copy(m, e->mp, strip, cap - strip) : rte_pktmbuf_alloc(e->mp);
@@ -303,17 +427,17 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 			return NULL;
 		}
 		if (hlen) {
-			char *d = rte_pktmbuf_prepend(cp, (uint16_t)hlen);
-
+			d = (uint8_t *)rte_pktmbuf_prepend(cp, (uint16_t)hlen);
 			if (d == NULL) { /* headroom too small: cannot happen with RTE_PKTMBUF_HEADROOM >= 96 */
 				rte_pktmbuf_free(cp);
 				rt->st->drop_nombuf++;
 				return NULL;
 			}
-			memcpy(d, hdr, hlen);
+			write_header(e, rt, bh, m, cap, d);
 		}
 		rt->st->copied++;
-	} else {
+		break;
+	case SHARE_SLOW:
 		cp = rte_pktmbuf_clone(m, e->mp);
 		if (cp == NULL) {
 			rt->st->drop_nombuf++;
@@ -330,7 +454,7 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 				rt->st->drop_nombuf++;
 				return NULL;
 			}
-			memcpy(rte_pktmbuf_append(h, (uint16_t)hlen), hdr, hlen);
+			write_header(e, rt, bh, m, cap, (uint8_t *)rte_pktmbuf_append(h, (uint16_t)hlen));
 			if (rte_pktmbuf_chain(h, cp) != 0) { /* more than RTE_MBUF_MAX_NB_SEGS segments */
 				rte_pktmbuf_free(h);
 				rte_pktmbuf_free(cp);
@@ -340,16 +464,13 @@ static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror
 			cp = h;
 		}
 		rt->st->shared++;
+		break;
+	default:
+		return NULL;
 	}
 	if (cap < len)
 		rt->st->truncated++;
 	return cp;
-}
-
-struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
-				     uint16_t port, uint8_t dir, uint64_t now_ns)
-{
-	return make_copy(e, rt, m, port, dir, now_ns);
 }
 
 /*
@@ -392,23 +513,99 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 	rt->ntx = 0;
 }
 
+/*
+ * Allocate @p n mbufs into @p mb: one bulk get from the pool, or, when the pool cannot give them
+ * all at once, one at a time for as many as it has. @return how many @p mb holds.
+ */
+static unsigned int alloc_copies(struct rte_mempool *mp, struct rte_mbuf **mb, unsigned int n)
+{
+	unsigned int i;
+
+	if (n == 0 || likely(rte_pktmbuf_alloc_bulk(mp, mb, n) == 0))
+		return n;
+	for (i = 0; i < n; i++) {
+		mb[i] = rte_pktmbuf_alloc(mp);
+		if (mb[i] == NULL)
+			break;
+	}
+	return i;
+}
+
+uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts,
+			       uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out,
+			       uint16_t *out_idx)
+{
+	struct rte_mbuf *mb[2 * SBX_MAX_BURST];
+	uint8_t kind[SBX_MAX_BURST];
+	unsigned int need = 0, got, used = 0, nmb;
+	struct burst_hdr bh;
+	uint16_t i, nc = 0;
+
+	burst_hdr_init(&bh, e, rt, port, dir, now_ns);
+	/* how each copy is made: then one allocation for the burst's copies */
+	for (i = 0; i < n; i++) {
+		kind[i] = (uint8_t)classify(rt, &bh, pkts[i], &nmb);
+		need += nmb;
+	}
+	got = alloc_copies(e->mp, mb, need);
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i], *cp;
+
+		if (unlikely(kind[i] == COPY_NONE))
+			continue; /* counted by classify */
+		if (i + 1 < n) /* the next frame's first line, read while this copy is written */
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		nmb = kind[i] == COPY_ONE ? 1 : kind[i] == SHARE_ONE ? (bh.len ? 2 : 1) : 0;
+		if (unlikely(used + nmb > got)) { /* the pool ran dry within the burst */
+			rt->st->drop_nombuf++;
+			continue;
+		}
+		cp = make_copy(e, rt, &bh, m, (enum copy_kind)kind[i], mb + used);
+		used += nmb;
+		if (unlikely(cp == NULL))
+			continue; /* counted by make_copy */
+		out[nc] = cp;
+		out_idx[nc++] = i;
+	}
+	if (unlikely(used < got)) /* a share that needed two when one was left */
+		rte_pktmbuf_free_bulk(mb + used, got - used);
+	return nc;
+}
+
+struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
+				     uint16_t port, uint8_t dir, uint64_t now_ns)
+{
+	struct rte_mbuf *cp = NULL;
+	uint16_t idx;
+
+	sbx_mirror_copy_burst(e, rt, &m, 1, port, dir, now_ns, &cp, &idx);
+	return cp;
+}
+
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
 {
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
 	uint8_t nb = dir == SBX_DIR_RX ? e->nb_rx[port] : e->nb_tx[port];
-	uint64_t now_ns = e->ns0 + (uint64_t)((double)(rte_rdtsc() - e->tsc0) * 1e9 / (double)e->tsc_hz);
+	uint64_t now_ns = sbx_mirror_now_ns(e, rte_rdtsc());
+	struct rte_mbuf *sp[SBX_MAX_BURST];
+	uint16_t sel[SBX_MAX_BURST];
 	uint8_t k;
-	uint16_t i;
+	uint16_t i, nc;
 
 	for (k = 0; k < nb; k++) {
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
+		uint16_t ns = 0, *idx;
 
 		if (rt->ntx + n > SBX_MIRROR_TXBUF)
 			flush_session(e, rt);
 		rt->burst_start = rt->ntx;
+		idx = rt->src_idx + rt->ntx;
+		if (rt->bpf == NULL && rt->cfg->sample == 1) { /* every frame (the common case) */
+			rt->ntx += sbx_mirror_copy_burst(e, rt, pkts, n, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
+			continue;
+		}
+		/* which frames get a copy: filter, then sampling */
 		for (i = 0; i < n; i++) {
-			struct rte_mbuf *cp;
-
 			if (rt->bpf != NULL &&
 			    (rt->jit ? rt->jit(pkts[i]) : rte_bpf_exec(rt->bpf, pkts[i])) == 0) {
 				rt->st->filtered_out++;
@@ -420,12 +617,15 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 				continue;
 			}
 			rt->sample_left = rt->cfg->sample - 1;
-			cp = make_copy(e, rt, pkts[i], port, dir, now_ns);
-			if (unlikely(cp == NULL))
-				continue; /* counted by make_copy */
-			rt->txbuf[rt->ntx] = cp;
-			rt->src_idx[rt->ntx++] = i;
+			sel[ns] = i;
+			sp[ns++] = pkts[i];
 		}
+		if (ns == 0)
+			continue;
+		nc = sbx_mirror_copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
+		for (i = 0; i < nc; i++) /* index in the selection -> index in the burst */
+			idx[i] = sel[idx[i]];
+		rt->ntx += nc;
 	}
 }
 

@@ -21,6 +21,8 @@
 #define SBX_MIRROR_TXBUF (2 * SBX_MAX_BURST) /**< mirror copies a session buffers: two bursts of the
 						largest size (a TX-mirrored burst may follow an RX one) */
 
+#define SBX_MIRROR_NS_SHIFT 48 /**< fixed-point shift of sbx_mirror_engine.ns_mult */
+
 /** One session as this worker runs it. */
 struct sbx_mirror_rt {
 	const struct sbx_mirror_cfg *cfg;
@@ -48,6 +50,7 @@ struct sbx_mirror_engine {
 	uint8_t tx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring TX of a port */
 	struct rte_mempool *mp;          /**< pool for copies, clones and header mbufs */
 	uint64_t tsc0, ns0, tsc_hz;      /**< realtime clock from the TSC for ERSPAN III timestamps */
+	uint64_t ns_mult;                /**< ns per TSC cycle << SBX_MIRROR_NS_SHIFT (sbx_mirror_now_ns) */
 	uint64_t dst_wait_cycles;        /**< TSC cycles a copy may wait for room in a pcap
 					      destination's ring: 1 s in a replay (every port a pcap
 					      file), else 0 (never delay forwarding) */
@@ -81,11 +84,28 @@ void sbx_mirror_session_init(struct sbx_mirror_rt *rt, const struct sbx_mirror_c
  * GRE sequence 0: numbered when sent), frame cut at the snaplen, deep copy or shared (indirect
  * mbuf behind a header mbuf) by size and copy strategy; counts copied/shared/truncated in rt->st.
  * @p now_ns is CLOCK_REALTIME ns for the ERSPAN III timestamp. Needs e->mp (copies come from it)
- * and e->ip_id; no filter, sampling or queue. Exposed for spanbox-worker --calibrate and the tests.
+ * and e->ip_id; no filter, sampling or queue. sbx_mirror_copy_burst() of one frame. Exposed for
+ * spanbox-worker --calibrate --cross-core and the tests.
  * @return the copy (the caller owns it), or NULL counted in drop_nombuf or drop_malformed.
  */
 struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
 				     uint16_t port, uint8_t dir, uint64_t now_ns);
+
+/**
+ * Make the mirror copies of session @p rt of @p n frames seen on @p dir of port @p port, the way
+ * sbx_mirror_prepare() makes a burst's copies once filter and sampling chose the frames
+ * @p pkts[0..n-1] (n <= SBX_MAX_BURST; only read). Each copy is
+ * made as sbx_mirror_copy_one() says; the mbufs of all one-mbuf copies and one-segment shares come
+ * from one rte_pktmbuf_alloc_bulk(), or, when the pool cannot give them all, one at a time for as
+ * many as it has (the copies of the first frames are made, the others counted in drop_nombuf;
+ * nothing is kept back). The ERSPAN header is built once for the call (@p now_ns: CLOCK_REALTIME ns
+ * of the ERSPAN III timestamp).
+ * @return number of copies, in @p out (the caller owns them; room for @p n), with in @p out_idx
+ * (room for @p n) the index into @p pkts of the frame each copy is of. Exposed for spanbox-worker --calibrate.
+ */
+uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts,
+			       uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out,
+			       uint16_t *out_idx);
 
 /** Release filters and free buffered copies; the engine then has no session. */
 void sbx_mirror_teardown(struct sbx_mirror_engine *e);
@@ -109,6 +129,36 @@ void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t s
  * replay a pcap destination's full ring is waited for (dst_wait_cycles) instead.
  */
 void sbx_mirror_flush(struct sbx_mirror_engine *e);
+
+/**
+ * Fixed-point multiplier of TSC cycles to ns at @p tsc_hz (Hz, > 0): (1e9 << SBX_MIRROR_NS_SHIFT) /
+ * tsc_hz, one 128-bit division, done once by sbx_mirror_setup().
+ */
+static inline uint64_t sbx_mirror_ns_mult(uint64_t tsc_hz)
+{
+	return (uint64_t)(((unsigned __int128)1000000000u << SBX_MIRROR_NS_SHIFT) / tsc_hz);
+}
+
+/**
+ * CLOCK_REALTIME ns at TSC value @p tsc (not before e->tsc0), from the clock pair (tsc0, ns0) the
+ * engine took at setup: a 64 x 64 -> 128-bit multiplication and a shift, no floating point (the
+ * per-burst path of sbx_mirror_prepare). Once the pair is a second or more old it is moved on by
+ * whole seconds (one integer division, exact: no drift), so the multiplied part stays under one
+ * second of cycles and the result within 1 ns of (tsc - tsc0) * 1e9 / tsc_hz (tsc_hz >= 15.3 MHz).
+ */
+static inline uint64_t sbx_mirror_now_ns(struct sbx_mirror_engine *e, uint64_t tsc)
+{
+	uint64_t d = tsc - e->tsc0;
+
+	if (unlikely(d >= e->tsc_hz)) {
+		uint64_t s = d / e->tsc_hz;
+
+		e->tsc0 += s * e->tsc_hz;
+		e->ns0 += s * 1000000000u;
+		d -= s * e->tsc_hz;
+	}
+	return e->ns0 + (uint64_t)(((unsigned __int128)d * e->ns_mult) >> SBX_MIRROR_NS_SHIFT);
+}
 
 /** @return true when any session watches @p dir of @p port. */
 static inline bool sbx_mirror_watches(const struct sbx_mirror_engine *e, uint16_t port, uint8_t dir)

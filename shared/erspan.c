@@ -89,6 +89,31 @@ void sbx_erspan_fields_from_frame(struct sbx_erspan_fields *f, const uint8_t *fr
 		f->cos = (uint8_t)((((frame[off] & 0x0f) << 4) | (frame[off + 1] >> 4)) >> 5); /* TC >> 5 */
 }
 
+void sbx_erspan_fields_session(struct sbx_erspan_fields *f, const struct sbx_mirror_cfg *s, uint16_t port, bool tx,
+			       uint64_t now_ns)
+{
+	uint64_t ts;
+
+	f->version = s->encap == SBX_ENCAP_ERSPAN3 ? 2 : 1;
+	f->session_id = s->id;
+	f->seq_present = true;
+	f->seq = 0;
+	if (f->version == 1) {
+		f->index = port;
+		return;
+	}
+	ts = sbx_erspan_timestamp(now_ns, s->gra);
+	f->timestamp = (uint32_t)ts;
+	f->sgt = s->sgt;
+	f->p = true; /* the payload is an Ethernet frame without FCS */
+	f->hw_id = s->hw_id;
+	f->dir = tx;
+	f->gra = s->gra;
+	f->o = s->platform_subheader;
+	f->port_id = port;
+	f->ts_upper = (uint32_t)(ts >> 32);
+}
+
 /* RFC 1071 checksum of an IPv4 header of 20 bytes. */
 static uint16_t ipv4_cksum(const uint8_t *h)
 {

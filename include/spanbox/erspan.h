@@ -82,6 +82,17 @@ void sbx_erspan_fields_from_frame(struct sbx_erspan_fields *f, const uint8_t *fr
 				  uint16_t untagged_vlan);
 
 /**
+ * Set the fields of @p f that come from mirror session @p s and the copy's context, not from the
+ * frame, the documented way (docs/MIRRORING.md "Field rules"): version (type II or III from
+ * s->encap), session id, GRE S bit with sequence 0 (numbered when sent); type II: index = @p port;
+ * type III: timestamp of @p now_ns (CLOCK_REALTIME ns) at s->gra, SGT, P = 1, hardware id, D (1 when
+ * @p tx), granularity, the platform subheader (s->platform_subheader) with port id = @p port and
+ * the timestamp's upper 32 bits. Leaves vlan, en, cos and truncated as they are (per frame).
+ */
+void sbx_erspan_fields_session(struct sbx_erspan_fields *f, const struct sbx_mirror_cfg *s, uint16_t port, bool tx,
+			       uint64_t now_ns);
+
+/**
  * Write Ethernet + IPv4 (checksum computed) or IPv6 outer headers for a GRE payload of
  * @p gre_len bytes (GRE header through the end of the mirrored frame), protocol 47.
  * Addresses, TTL, DSCP and DF come from the session; @p src_mac is the source MAC to use.

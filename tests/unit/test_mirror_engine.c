@@ -6,9 +6,12 @@
  * on every CPU, its own file prefix. A real pktmbuf pool, real rte_rings as destination queues (a pcap file port's
  * mirror TX ring), and an engine set up by sbx_mirror_setup() from a hand-made struct sbx_shm and
  * struct sbx_tables (calloc'd, not a memzone). Checks copy vs share, the bytes of SPAN, RSPAN and
- * ERSPAN II and VXLAN (IPv4 and IPv6 outer, chains) copies, snaplen truncation, 1-in-N sampling, commit_tx trimming, GRE sequence numbers
- * at send time across bursts and two workers, drop_txfull and the replay wait, and that every
- * mbuf is back in the pool after each part.
+ * ERSPAN II and VXLAN (IPv4 and IPv6 outer, chains) copies, snaplen truncation, 1-in-N sampling,
+ * commit_tx trimming, GRE sequence numbers at send time across bursts and two workers, drop_txfull
+ * and the replay wait, the fast path (per-burst ERSPAN header template against erspan.c's
+ * field-by-field bytes, II and III, IPv4 and IPv6; the pool running dry halfway through a burst's
+ * bulk allocation; the share of a clone; the TSC-to-ns fixed point), and that every mbuf is back in
+ * the pool after each part.
  * usage: test_mirror_engine [repo-root]   (the argument is unused)
  */
 #include <inttypes.h>
@@ -749,6 +752,240 @@ static void test_copy_one(struct sbx_mirror_engine *e)
 	pool_full("sbx_mirror_copy_one");
 }
 
+/* What the engine must write for an ERSPAN copy (II or III, as @p mc says) of frame @p f cut to
+ * @p cap bytes, built with erspan.c for this one frame (fields, sbx_gre_erspan_write, the outer
+ * header with its checksum from scratch) as the engine did before its per-burst header template:
+ * the reference for the template's per-frame word and incremental checksum. @return length. */
+static uint32_t erspan_expect(const struct sbx_mirror_cfg *mc, const struct rte_mbuf *f, uint32_t cap,
+			      uint16_t ip_id, uint16_t port, uint8_t dir, uint64_t now_ns, uint8_t *out)
+{
+	static const uint8_t mac[6] = DST_MAC_PORT;
+	struct sbx_erspan_fields ef = { .version = mc->encap == SBX_ENCAP_ERSPAN2 ? 1 : 2 };
+	uint8_t lin[2048];
+	const uint8_t *fd = rte_pktmbuf_read(f, 0, RTE_MIN(f->pkt_len, (uint32_t)sizeof(lin)), lin);
+	uint32_t ge, outer = mc->ip_version == 6 ? 54 : 34;
+
+	sbx_erspan_fields_from_frame(&ef, fd, RTE_MIN(f->pkt_len, 64u), 0);
+	sbx_erspan_fields_session(&ef, mc, port, dir == SBX_DIR_TX, now_ns);
+	ef.truncated = cap < f->pkt_len;
+	ge = (uint32_t)sbx_gre_erspan_write(out + outer, &ef);
+	sbx_outer_write(out, mc, mac, ge + cap, ip_id);
+	memcpy(out + outer + ge, fd, cap);
+	return outer + ge + cap;
+}
+
+/* Frame @p f with an 802.1Q tag (VLAN @p vid, PCP 5) after its MACs and IPv4 TOS @p tos. */
+static struct rte_mbuf *tagged(uint32_t len, uint8_t seed, uint16_t vid, uint8_t tos)
+{
+	struct rte_mbuf *m = frame(len, seed);
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+
+	memcpy(d + 12, (uint8_t[]){ 0x81, 0x00, (uint8_t)(0xa0 | vid >> 8), (uint8_t)vid, 0x08, 0x00, 0x45, tos }, 8);
+	return m;
+}
+
+/* The per-burst header template: every copy of one burst gets its own per-frame fields (VLAN,
+ * COS, En, T bit), IPv4 length, identification and checksum, byte for byte what erspan.c writes
+ * field by field; copied and shared ones alike. */
+static void test_burst_header(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *f[6], *out[8];
+	uint8_t a[2048], x[2048];
+	const struct sbx_mirror_cfg *mc;
+	unsigned int n, i, same = 0;
+
+	mc = begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 512, 1000, 1,
+		   "ERSPAN II burst template");
+	if (mc == NULL)
+		return;
+	f[0] = frame(100, 1);               /* untagged IPv4, TOS 0 */
+	f[1] = frame(200, 2);
+	rte_pktmbuf_mtod(f[1], uint8_t *)[15] = 0xe0; /* TOS: precedence 7 */
+	f[2] = tagged(300, 3, 0x123, 0x40); /* tagged: VLAN 0x123, En 3, COS 2 */
+	f[3] = tagged(1400, 4, 0x456, 0xa0); /* shared (over 512), cut at 1000: T bit */
+	f[4] = frame(1300, 5);              /* shared, cut */
+	f[5] = frame(60, 6);
+	rte_pktmbuf_mtod(f[5], uint8_t *)[12] = 0x86; /* not IPv4: the general field code */
+	rte_pktmbuf_mtod(f[5], uint8_t *)[13] = 0xdd;
+	n = mirror_rx(e, f, 6, ring_w0, out, 8);
+	for (i = 0; i < n && i < 6; i++) {
+		uint32_t la = bytes(out[i], a, sizeof(a));
+		uint32_t lx = erspan_expect(mc, f[i], RTE_MIN(f[i]->pkt_len, 1000u), (uint16_t)i, 0, SBX_DIR_RX, 0, x);
+
+		x[34 + 4 + 3] = (uint8_t)i; /* the GRE sequence number given at send time */
+		same += la == lx && memcmp(a, x, la) == 0;
+		if (la != lx || memcmp(a, x, la) != 0)
+			printf("# copy %u differs (%u vs %u B)\n", i, la, lx);
+	}
+	check(n == 6 && same == 6, "6 frames in one burst: each copy's header as erspan.c writes it (%u of %u)", same, n);
+	check(ctr(0)->copied == 4 && ctr(0)->shared == 2 && ctr(0)->truncated == 2,
+	      "4 copied, 2 shared (bigger than 512), both cut at snaplen 1000");
+	check(n == 6 && (bytes(out[2], a, sizeof(a)), ((a[42] & 0x0f) << 8 | a[43]) == 0x123 && (a[44] >> 3 & 3) == 3 &&
+			  a[44] >> 5 == 2),
+	      "by hand: the tagged frame's copy says VLAN 0x123, En 3, COS 2");
+	free_all(out, n);
+	sbx_mirror_teardown(e);
+	free_all(f, 6);
+
+	/* IPv6 outer, ERSPAN III with subheader, TX direction: through sbx_mirror_copy_one, whose
+	 * header comes from the same template code, at a given time */
+	{
+		struct sbx_mirror_cfg m3 = { .id = 77, .sample = 1, .encap = SBX_ENCAP_ERSPAN3, .ip_version = 6,
+					     .ttl = 9, .dscp = 10, .gra = SBX_GRA_IEEE1588, .hw_id = 5, .sgt = 0xbeef,
+					     .platform_subheader = true, .copy_strategy = SBX_COPY_ADAPTIVE,
+					     .copy_threshold = 512, .dst_mac = { 0x02, 0, 0, 0, 0, 0x33 } };
+		static const uint8_t mac[6] = DST_MAC_PORT;
+		struct sbx_mirror_counters st = { 0 };
+		uint64_t seq = 0, now = 1764590000123456789ull;
+		struct rte_mbuf *g[2] = { tagged(400, 7, 0x9, 0x20), frame(1500, 8) }, *c;
+		unsigned int ok = 0;
+
+		memset(m3.src_ip, 0x20, 16);
+		memset(m3.dst_ip, 0x30, 16);
+		memset(e, 0, sizeof(*e));
+		e->mp = mp;
+		sbx_mirror_session_init(&e->s[0], &m3, mac, &st, &seq);
+		for (i = 0; i < 2; i++) {
+			c = sbx_mirror_copy_one(e, &e->s[0], g[i], 3, SBX_DIR_TX, now);
+			if (c == NULL)
+				continue;
+			ok += bytes(c, a, sizeof(a)) == erspan_expect(&m3, g[i], g[i]->pkt_len, 0, 3, SBX_DIR_TX, now, x) &&
+			      memcmp(a, x, c->pkt_len) == 0;
+			rte_pktmbuf_free(c);
+		}
+		check(ok == 2 && st.copied == 1 && st.shared == 1,
+		      "ERSPAN III over IPv6, subheader, IEEE 1588 time, TX: copied and shared copies as erspan.c writes them");
+		free_all(g, 2);
+	}
+	pool_full("the burst template");
+}
+
+/* The pool runs dry halfway through a burst: the bulk allocation of the burst's copies fails, the
+ * engine takes what is left one at a time; the copies it cannot make are counted drop_nombuf, the
+ * ones it makes are the first frames', and nothing leaks (a share needing two mbufs when one is
+ * left gives that one back). */
+static void test_nombuf(struct sbx_mirror_engine *e)
+{
+	static const struct { uint8_t strategy; unsigned int left, made; const char *what; } c[] = {
+		{ SBX_COPY_COPY, 10, 10, "copy, 10 mbufs left" },
+		{ SBX_COPY_SHARE, 11, 5, "share (header + indirect mbuf), 11 left" },
+		{ SBX_COPY_COPY, 0, 0, "copy, pool empty" },
+	};
+	struct rte_mbuf *f[32], *out[64], **hold = calloc(POOL_N, sizeof(*hold));
+	unsigned int k, nh, n, i, inorder;
+
+	if (!check(hold != NULL, "drop_nombuf: room to hold the pool"))
+		return;
+	for (k = 0; k < RTE_DIM(c); k++) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "pool dry mid-burst, %s", c[k].what);
+		if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_ERSPAN2, c[k].strategy, 512, 0, 1, what) == NULL)
+			break;
+		frames(f, 32, 64, 0);
+		nh = 0;
+		while (rte_mempool_avail_count(mp) > c[k].left && (hold[nh] = rte_pktmbuf_alloc(mp)) != NULL)
+			nh++;
+		n = mirror_rx(e, f, 32, ring_w0, out, 64);
+		for (i = 0, inorder = 0; i < n; i++) { /* byte 20 of frame i is i: byte 70 of its copy */
+			uint8_t b;
+			const uint8_t *p = rte_pktmbuf_read(out[i], 50 + 20, 1, &b);
+
+			inorder += p != NULL && *p == i;
+		}
+		check(n == c[k].made && ctr(0)->mirrored_pkts == c[k].made && ctr(0)->drop_nombuf == 32 - c[k].made &&
+			      inorder == n,
+		      "%s: %u copies of the first frames, drop_nombuf %" PRIu64 " (%u sent, %u in order)", what,
+		      c[k].made, ctr(0)->drop_nombuf, n, inorder);
+		check(rte_mempool_avail_count(mp) == c[k].left - (c[k].strategy == SBX_COPY_SHARE ? 2 : 1) * n,
+		      "%s: no mbuf lost in the engine (%u free with %u copies out)", what,
+		      rte_mempool_avail_count(mp), n);
+		free_all(out, n);
+		free_all(hold, nh);
+		end(e, what, f, 32);
+	}
+	free(hold);
+}
+
+/* A frame that is itself an indirect mbuf (a clone) is shared through its direct buffer. */
+static void test_share_clone(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *d, *f[1], *out[2];
+	unsigned int n;
+
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_SPAN, SBX_COPY_SHARE, 512, 0, 1, "share of a clone") == NULL)
+		return;
+	d = frame(700, 9);
+	f[0] = rte_pktmbuf_clone(d, mp);
+	n = mirror_rx(e, f, 1, ring_w0, out, 2);
+	check(n == 1 && rte_mbuf_refcnt_read(d) == 3 && out[0]->buf_addr == d->buf_addr && out[0]->pkt_len == 700,
+	      "the copy of a clone points at the direct buffer, which counts 3 references (%u)",
+	      rte_mbuf_refcnt_read(d));
+	free_all(out, n);
+	check(rte_mbuf_refcnt_read(d) == 2, "freeing the copy gives its reference back");
+	rte_pktmbuf_free(d);
+	end(e, "share of a clone", f, 1);
+}
+
+/* TSC to ns without floating point (sbx_mirror_now_ns): within 1 ns of the exact integer
+ * conversion, also past the whole-second rebase and far from the setup time. */
+static void test_now_ns(void)
+{
+	static const uint64_t hz[] = { 2994374000ull, 1000000000ull, 3700000001ull, 25000000ull };
+	static const uint64_t d[] = { 0, 1, 12345, 2994373999ull, 2994374000ull, 86400ull * 3000000000ull + 17,
+				      (1ull << 52) + 99 };
+	struct sbx_mirror_engine *e = calloc(1, sizeof(*e));
+	unsigned int h, i, ok = 0, total = 0;
+	uint64_t worst = 0;
+
+	if (e == NULL)
+		return;
+	for (h = 0; h < RTE_DIM(hz); h++) {
+		uint64_t prev = 0;
+
+		e->tsc_hz = hz[h];
+		e->ns_mult = sbx_mirror_ns_mult(hz[h]);
+		e->tsc0 = 1000;
+		e->ns0 = 1764590000000000000ull;
+		for (i = 0; i < RTE_DIM(d); i++) { /* increasing: the engine's clock only moves forward */
+			uint64_t want = 1764590000000000000ull + (uint64_t)((unsigned __int128)d[i] * 1000000000u / hz[h]);
+			uint64_t got = sbx_mirror_now_ns(e, 1000 + d[i]);
+			uint64_t err = got > want ? got - want : want - got;
+
+			worst = RTE_MAX(worst, err);
+			ok += err <= 1 && got >= prev;
+			prev = got;
+			total++;
+		}
+	}
+	check(ok == total, "TSC to ns by fixed point: %u of %u within 1 ns of the exact value (worst %" PRIu64 " ns)",
+	      ok, total, worst);
+	free(e);
+}
+
+/* Sampled TX copies remember which frame of the burst they are of (the selection is mapped back
+ * to burst indexes): commit_tx keeps exactly the copies of frames the PMD took. */
+static void test_sampled_commit(struct sbx_mirror_engine *e)
+{
+	struct rte_mbuf *tx[8], *out[8];
+	unsigned int n, i, seeds = 0;
+
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 2, "sampled commit_tx") ==
+	    NULL)
+		return;
+	frames(tx, 8, 64, 0);
+	sbx_mirror_prepare(e, 0, SBX_DIR_TX, tx, 8); /* 1 in 2: copies of frames 0, 2, 4, 6 */
+	sbx_mirror_commit_tx(e, 0, 5);              /* the PMD took frames 0-4 */
+	sbx_mirror_flush(e);
+	n = drain(ring_w0, out, 8);
+	for (i = 0; i < n && i < 3; i++)
+		seeds += rte_pktmbuf_mtod(out[i], uint8_t *)[20] == i * 2;
+	check(n == 3 && seeds == 3, "1 in 2 of 8 TX frames, 5 sent: the copies of frames 0, 2, 4 stay (%u copies, %u right)",
+	      n, seeds);
+	free_all(out, n);
+	end(e, "sampled commit_tx", tx, 8);
+}
+
 int main(int argc, char **argv)
 {
 	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "256", "--lcores", "100@(0-1)",
@@ -788,6 +1025,11 @@ int main(int argc, char **argv)
 	test_txfull(e0);
 	test_replay_wait(e0);
 	test_copy_one(e0);
+	test_burst_header(e0);
+	test_nombuf(e0);
+	test_share_clone(e0);
+	test_now_ns();
+	test_sampled_commit(e0);
 
 	free(e0);
 	free(e1);
