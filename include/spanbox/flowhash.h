@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Symmetric flow hash of an Ethernet frame: both directions of a flow give the same value, so that a
+ * tool group (docs/CONFIG.md "tool_groups") sends a whole conversation to one member, and the VXLAN
+ * mirror encapsulation gets a UDP source port with ECMP entropy that does not depend on the
+ * direction (RFC 7348 section 5). Pure byte parsing (no EAL, no mbuf): unit tests and fuzzers call it
+ * on byte arrays.
+ *
+ * What is hashed (this comment is the reference the docs point to):
+ *   - the headers are found through any number (at most 8) of 802.1Q / 802.1ad (0x8100, 0x88a8, 0x9100)
+ *     tags and of MPLS labels (0x8847, 0x8848; the payload after the bottom of stack is IPv4 or IPv6 by
+ *     its first nibble, anything else is non-IP);
+ *   - IPv4 (RFC 791) and IPv6 (RFC 8200, through hop-by-hop, routing, destination options, fragment and
+ *     AH (RFC 4302) extension headers, at most 8): SBX_FLOW_HASH_5TUPLE hashes (sorted address pair,
+ *     protocol, sorted port pair) for TCP (6), UDP (17) and SCTP (132, RFC 9260: its ports sit where
+ *     TCP's do); a fragment (IPv4 MF set or offset != 0; IPv6 fragment header with M set or offset
+ *     != 0), another protocol or a transport header cut short hashes the sorted address pair only, so
+ *     that every fragment of a datagram gives the same value; SBX_FLOW_HASH_2TUPLE always hashes the
+ *     sorted address pair only;
+ *   - anything else (ARP, LLDP, a malformed or truncated IP header, an MPLS payload that is not IP)
+ *     hashes the sorted MAC address pair.
+ * The pair is sorted as bytes (memcmp), the ports as numbers, independently: (a, b, pa, pb) and
+ * (b, a, pb, pa) give the same key. The key is hashed with Bob Jenkins' lookup3 (DPDK rte_jhash.h,
+ * rte_jhash) and the seed; the key carries a kind byte (mac / ipv4 / ipv6), so an IPv4 and an IPv6
+ * flow never share a key.
+ */
+#ifndef SPANBOX_FLOWHASH_H
+#define SPANBOX_FLOWHASH_H
+
+#include <stdint.h>
+
+/** The fields a flow hash covers (config "hash": "5tuple" / "2tuple"). */
+enum sbx_flow_hash_fields {
+	SBX_FLOW_HASH_5TUPLE = 0, /**< addresses, protocol, ports (addresses only for fragments and others) */
+	SBX_FLOW_HASH_2TUPLE = 1, /**< the address pair only */
+};
+
+/** The seed spanbox uses everywhere (tool groups, VXLAN source ports): fixed, so that a restart, a
+ *  second worker or a second appliance maps a flow to the same value. */
+#define SBX_FLOW_HASH_SEED 0x5b0c5eedu
+
+/**
+ * Symmetric hash of one frame.
+ * @param frame  the frame from its Ethernet header (decapsulated frames: the inner frame)
+ * @param len    bytes readable at @p frame (for an mbuf: the first segment's data_len); nothing past
+ *               it is read, however the headers claim more
+ * @param fields what to hash (enum sbx_flow_hash_fields; an unknown value is taken as 5-tuple)
+ * @param seed   lookup3 initial value (SBX_FLOW_HASH_SEED)
+ * @return the hash; a frame shorter than 12 bytes hashes the bytes it has (never fails)
+ */
+uint32_t sbx_flow_hash(const uint8_t *frame, uint32_t len, enum sbx_flow_hash_fields fields, uint32_t seed);
+
+/** "5tuple" / "2tuple" (the config's and the API's names); NULL for an unknown value. */
+const char *sbx_flow_hash_fields_name(enum sbx_flow_hash_fields fields);
+
+/** Parse a config/API name: 0 and *out set, or -1 for an unknown name. */
+int sbx_flow_hash_fields_parse(const char *name, enum sbx_flow_hash_fields *out);
+
+#endif
