@@ -80,6 +80,12 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 				return -1;
 			}
 		}
+		if (mc->dst_is_group) { /* the copies go to its members (toolgroup.c) */
+			if (sbx_toolgroup_setup(&e->grp[i], shm, t, mc->dst_group, worker, e->dst_wait_cycles, err,
+						errlen) != 0)
+				return -1;
+			rt->grp = &e->grp[i];
+		}
 		if (mc->filter[0] != '\0') {
 			char ferr[512];
 
@@ -337,6 +343,16 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 		bytes += rt->txbuf[i]->pkt_len;
 	if (rt->outer_len)
 		number_copies(rt, rt->txbuf, rt->ntx);
+	if (rt->grp != NULL) { /* a tool group: each copy to its flow's member */
+		uint64_t ok, ok_bytes, refused;
+
+		sbx_toolgroup_send(rt->grp, rt->txbuf, rt->ntx, &ok, &ok_bytes, &refused);
+		rt->st->mirrored_pkts += ok;
+		rt->st->mirrored_bytes += ok_bytes;
+		rt->st->drop_txfull += refused;
+		rt->ntx = 0;
+		return;
+	}
 	sent = sbx_q_tx_wait(&rt->dst, rt->txbuf, rt->ntx, e->dst_wait_cycles);
 	if (unlikely(sent < rt->ntx)) {
 		for (i = sent; i < rt->ntx; i++)
@@ -380,6 +396,8 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 			cp = make_copy(e, rt, pkts[i], port, dir, now_ns);
 			if (unlikely(cp == NULL))
 				continue; /* counted by make_copy */
+			if (rt->grp != NULL)
+				sbx_toolgroup_tag(rt->grp, pkts[i], cp);
 			rt->txbuf[rt->ntx] = cp;
 			rt->src_idx[rt->ntx++] = i;
 		}
