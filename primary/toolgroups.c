@@ -13,6 +13,13 @@
  * no other bucket moves, and a member that comes back (healthy for hold_down_ms) takes exactly its
  * home buckets back: the same buckets it had before it failed.
  *
+ * States (enum sbx_member_state): up -> down when its link is down ("link down") or when its TX
+ * queues refused more than tx_refused_percent of its copies in a tx_refused_window_ms window (at
+ * least 32 copies: "tx refused"). Down for link -> holddown once the link is up, holddown -> up
+ * after hold_down_ms with the link up throughout (a link down in between: down again). Down for
+ * refusals -> up after hold_down_ms: only sending shows whether the tool reads again, so it is
+ * tried again, and a window that refuses too much takes it down again.
+ *
  * Threads: the main loop runs the health check (sbx_groups_tick, every SBX_GROUP_TICK_NS); the
  * tables thread sets up the slots of a change (sbx_groups_assign) and publishes it under the same
  * lock, so the health check never looks at a slot being set up or at tables being rewritten.
@@ -168,10 +175,11 @@ static void member_set(struct sbx_primary *p, const struct sbx_tool_group_cfg *g
 	if (was == SBX_MEMBER_UP || state == SBX_MEMBER_UP)
 		rebalance(gs, g->nb_members);
 	if (state == SBX_MEMBER_UP) {
-		m->reason = SBX_MEMBER_REASON_NONE;
-		sbx_event(p, "group_member_up", -1, 0, "tool group %s: member %s up after %u ms healthy: %u buckets "
+		sbx_event(p, "group_member_up", -1, 0, "tool group %s: member %s up after %u ms %s: %u buckets "
 			  "back, %u of %u members up", g->name, p->cfg->ports[g->members[k]].name, g->hold_down_ms,
-			  m->buckets, gs->members_up, g->nb_members);
+			  was == SBX_MEMBER_DOWN ? "down (tried again after tx refused)" : "healthy", m->buckets,
+			  gs->members_up, g->nb_members);
+		m->reason = SBX_MEMBER_REASON_NONE;
 	} else if (state == SBX_MEMBER_DOWN) {
 		sbx_event(p, "group_member_down", -1, 0, "tool group %s: member %s down (%s): %u buckets moved to %u "
 			  "members up", g->name, p->cfg->ports[g->members[k]].name, sbx_member_reason_name(reason),
@@ -203,8 +211,13 @@ static void member_check(struct sbx_primary *p, const struct sbx_tool_group_cfg 
 		dr = refused - m->win_refused;
 		if (ds + dr >= SBX_GROUP_MIN_COPIES && dr * 100 > (uint64_t)g->tx_refused_percent * (ds + dr))
 			member_set(p, g, gs, k, SBX_MEMBER_DOWN, SBX_MEMBER_REASON_TX_REFUSED, now);
-	} else if (m->state == SBX_MEMBER_DOWN && link) {
+	} else if (m->state == SBX_MEMBER_DOWN && link && m->reason == SBX_MEMBER_REASON_LINK) {
 		member_set(p, g, gs, k, SBX_MEMBER_HOLDDOWN, SBX_MEMBER_REASON_NONE, now);
+	} else if (m->state == SBX_MEMBER_DOWN && link && m->reason == SBX_MEMBER_REASON_TX_REFUSED &&
+		   now - m->since_ns >= (uint64_t)g->hold_down_ms * 1000000ULL) {
+		/* refused copies: nothing shows it is well again but sending to it, so it is tried again
+		 * after hold_down_ms (and goes down again at the end of a window that refuses too much) */
+		member_set(p, g, gs, k, SBX_MEMBER_UP, SBX_MEMBER_REASON_NONE, now);
 	} else if (m->state == SBX_MEMBER_HOLDDOWN && now - m->since_ns >= (uint64_t)g->hold_down_ms * 1000000ULL) {
 		member_set(p, g, gs, k, SBX_MEMBER_UP, SBX_MEMBER_REASON_NONE, now);
 	}

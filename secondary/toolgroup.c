@@ -53,7 +53,7 @@ static void bucket_init(struct sbx_token_bucket *b, uint64_t per_s, unsigned int
 	double r = (double)per_s / share;
 
 	b->rate = r / (double)rte_get_tsc_hz();
-	b->cap = r / 50 > min_cap ? r / 50 : min_cap; /* 20 ms of the rate, at least min_cap */
+	b->cap = r / 10 > min_cap ? r / 10 : min_cap; /* 100 ms of the rate (a worker off its CPU that long loses nothing), at least min_cap */
 	b->tokens = b->cap;
 }
 
