@@ -646,7 +646,7 @@ static unsigned int get_config(struct req *r, cJSON **body)
 	return code;
 }
 
-/* PUT /config: replace the whole document; only forwarding, mirrors and ports[].ingress may differ. */
+/* PUT /config: replace the whole document; only forwarding, mirrors, tool_groups and ports[].ingress may differ. */
 static unsigned int put_config(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;

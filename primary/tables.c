@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Runtime tables (docs/RUNTIME_TABLES.md): cross-connects and mirror sessions change while the
- * workers forward, without a stop.
+ * Runtime tables (docs/RUNTIME_TABLES.md): cross-connects, mirror sessions, tool groups and the
+ * ports' ingress stages change while the workers forward, without a stop.
  *
  * Scheme: a versioned double buffer in the memzone plus DPDK's rte_rcu_qsbr.
  *   - shm->tables[tables_gen & 1] is active. Only the primary writes, and only the inactive buffer.
@@ -196,8 +196,8 @@ static int apply_staged(void)
 	}
 	diff = sbx_config_static_diff(n, &tp->shm->cfg); /* the config as parsed at start */
 	if (diff != NULL) {
-		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding, mirrors and the "
-			    "ports' ingress can): "
+		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding, mirrors, tool_groups and "
+			    "the ports' ingress can): "
 			    "restart it with the new config file", diff);
 		goto out;
 	}
