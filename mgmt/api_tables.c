@@ -802,6 +802,32 @@ static unsigned int get_group(struct req *r, cJSON **body)
 	return MHD_HTTP_NOT_FOUND;
 }
 
+/* The request body and the running document of a tool group PUT: 0, or the HTTP status with
+ * *body set (nothing to free). */
+static unsigned int group_inputs(struct req *r, cJSON **body, cJSON **in, cJSON **doc)
+{
+	unsigned int code = MHD_HTTP_OK;
+
+	*in = mgmt_parse_body(r, body, &code);
+	if (*in == NULL)
+		return code;
+	*doc = running_doc(r, body, &code);
+	if (*doc == NULL) {
+		cJSON_Delete(*in);
+		return code;
+	}
+	return 0;
+}
+
+/* A refusal of validate.c of a tool group PUT: its error body; @p in and @p doc freed. */
+static unsigned int group_refused(cJSON **body, const struct mgmt_verdict *v, cJSON *in, cJSON *doc)
+{
+	*body = verdict_error(v);
+	cJSON_Delete(in);
+	cJSON_Delete(doc);
+	return v->code;
+}
+
 /* PUT /tool_groups: every group replaced ({"tool_groups": [...]}). */
 static unsigned int put_groups(struct req *r, cJSON **body)
 {
@@ -811,20 +837,10 @@ static unsigned int put_groups(struct req *r, cJSON **body)
 
 	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
 		return 0;
-	in = mgmt_parse_body(r, body, &code);
-	if (in == NULL)
+	if ((code = group_inputs(r, body, &in, &doc)) != 0)
 		return code;
-	doc = running_doc(r, body, &code);
-	if (doc == NULL) {
-		cJSON_Delete(in);
-		return code;
-	}
-	if (mgmt_merge_put_groups(in, doc, &v) != 0) {
-		*body = verdict_error(&v);
-		cJSON_Delete(in);
-		cJSON_Delete(doc);
-		return v.code;
-	}
+	if (mgmt_merge_put_groups(in, doc, &v) != 0)
+		return group_refused(body, &v, in, doc);
 	ok = cJSON_CreateObject();
 	cJSON_AddItemToObject(ok, "tool_groups", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(doc, "tool_groups"), true));
 	cJSON_Delete(in);
@@ -843,20 +859,10 @@ static unsigned int put_group(struct req *r, cJSON **body)
 
 	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
 		return 0;
-	in = mgmt_parse_body(r, body, &code);
-	if (in == NULL)
+	if ((code = group_inputs(r, body, &in, &doc)) != 0)
 		return code;
-	doc = running_doc(r, body, &code);
-	if (doc == NULL) {
-		cJSON_Delete(in);
-		return code;
-	}
-	if (mgmt_merge_put_group(in, doc, r->params[0], &created, prefix, sizeof(prefix), &v) != 0) {
-		*body = verdict_error(&v);
-		cJSON_Delete(in);
-		cJSON_Delete(doc);
-		return v.code;
-	}
+	if (mgmt_merge_put_group(in, doc, r->params[0], &created, prefix, sizeof(prefix), &v) != 0)
+		return group_refused(body, &v, in, doc);
 	snprintf(detail, sizeof(detail), "PUT /api/v1/tool_groups/%.64s: tool group %s", r->params[0],
 		 created ? "added" : "replaced");
 	return change(r, body, doc, "config_change", detail, created ? MHD_HTTP_CREATED : MHD_HTTP_OK, in, prefix);

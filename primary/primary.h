@@ -225,7 +225,7 @@ int sbx_groups_assign(struct sbx_primary *p, const struct sbx_tables *old, const
 /**
  * Main loop, every loop (runs every 5 ms): the health of every member of the active tables' groups
  * (link state, read anew for ethdev members; TX refusal share per tx_refused_window_ms), state
- * changes with their events (group_member_down/holddown/up) and the bucket moves they cause.
+ * changes with their events (member_down, member_holddown, member_up) and the bucket moves they cause.
  * @param now  CLOCK_MONOTONIC ns.
  */
 void sbx_groups_tick(struct sbx_primary *p, uint64_t now);

@@ -175,17 +175,18 @@ static void member_set(struct sbx_primary *p, const struct sbx_tool_group_cfg *g
 	if (was == SBX_MEMBER_UP || state == SBX_MEMBER_UP)
 		rebalance(gs, g->nb_members);
 	if (state == SBX_MEMBER_UP) {
-		sbx_event(p, "group_member_up", -1, 0, "tool group %s: member %s up after %u ms %s: %u buckets "
-			  "back, %u of %u members up", g->name, p->cfg->ports[g->members[k]].name, g->hold_down_ms,
-			  was == SBX_MEMBER_DOWN ? "down (tried again after tx refused)" : "healthy", m->buckets,
-			  gs->members_up, g->nb_members);
+		/* the detail holds 103 characters: short */
+		sbx_event(p, "member_up", -1, 0, "tool group %s: member %s up after %u ms %s: %u buckets, %u/%u up",
+			  g->name, p->cfg->ports[g->members[k]].name, g->hold_down_ms,
+			  was == SBX_MEMBER_DOWN ? "(retry after tx refused)" : "healthy", m->buckets, gs->members_up,
+			  g->nb_members);
 		m->reason = SBX_MEMBER_REASON_NONE;
 	} else if (state == SBX_MEMBER_DOWN) {
-		sbx_event(p, "group_member_down", -1, 0, "tool group %s: member %s down (%s): %u buckets moved to %u "
+		sbx_event(p, "member_down", -1, 0, "tool group %s: member %s down (%s): %u buckets moved to %u "
 			  "members up", g->name, p->cfg->ports[g->members[k]].name, sbx_member_reason_name(reason),
 			  before, gs->members_up);
 	} else {
-		sbx_event(p, "group_member_holddown", -1, 0, "tool group %s: member %s healthy again (was %s): back "
+		sbx_event(p, "member_holddown", -1, 0, "tool group %s: member %s healthy again (was %s): back "
 			  "in %u ms unless it fails", g->name, p->cfg->ports[g->members[k]].name,
 			  sbx_member_reason_name(m->reason), g->hold_down_ms);
 	}

@@ -280,7 +280,8 @@ struct sbx_event {
 	int32_t worker;          /**< worker id, -1 for the appliance */
 	int32_t pid;
 	char kind[16];           /**< "worker_start", "worker_exit", "worker_crash", "worker_hang",
-				      "worker_restart", "worker_failed", "appliance_start", "appliance_stop" */
+				      "worker_restart", "worker_failed", "appliance_start", "appliance_stop",
+				      "tables_applied", "member_down", "member_holddown", "member_up" (at most 15) */
 	char detail[104];
 };
 

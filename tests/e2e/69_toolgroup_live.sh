@@ -96,7 +96,8 @@ sleep 0.5
 echo "# $(wc -l <"$TMP/sent.log") frames sent, $(wc -l <"$TMP/recv.log") received on the members"
 python3 "$TT" failover "$TMP/sent.log" "$TMP/recv.log" "$T_DOWN" "$T_UP" 1000 1
 ev=$(get '/events?limit=200')
-check "events: t1 down (link down), hold-down, up" bash -c '
+check "events: t1 down (link down), hold-down, up; kinds member_down, member_holddown, member_up" bash -c '
+	grep -q "\"member_down\"" <<<"$1" && grep -q "\"member_holddown\"" <<<"$1" && grep -q "\"member_up\"" <<<"$1" &&
 	grep -q "tool group ids: member t1 down (link down)" <<<"$1" && grep -q "member t1 healthy again" <<<"$1" &&
 	grep -q "tool group ids: member t1 up after 1000 ms" <<<"$1"' _ "$ev"
 check "no copy without a member in ids ($(get /status | jq '.tool_groups[0].no_member'))" [ "$(get /status | jq '.tool_groups[0].no_member')" = 0 ]
