@@ -476,6 +476,17 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 	case MGMT_W_PUT_INGRESS:
 		code = mgmt_merge_put_ingress(in, doc, (int)id, prefix, sizeof(prefix), v);
 		break;
+	case MGMT_W_PUT_GROUPS:
+		code = mgmt_merge_put_groups(in, doc, v);
+		break;
+	case MGMT_W_PUT_GROUP: {
+		char name[24];
+		bool created;
+
+		snprintf(name, sizeof(name), id % 2 == 0 ? "ids" : "g%ld", id);
+		code = mgmt_merge_put_group(in, doc, name, &created, prefix, sizeof(prefix), v);
+		break;
+	}
 	default:
 		break;
 	}

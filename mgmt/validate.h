@@ -138,6 +138,8 @@ enum mgmt_write_route {
 	MGMT_W_PUT_CONFIG,    /**< PUT /api/v1/config */
 	MGMT_W_MEMPROBE,      /**< POST /system/memprobe */
 	MGMT_W_PUT_INGRESS,   /**< PUT /api/v1/ports/{name}/ingress ({id}: the port's index) */
+	MGMT_W_PUT_GROUPS,    /**< PUT /api/v1/tool_groups */
+	MGMT_W_PUT_GROUP,     /**< PUT /api/v1/tool_groups/{name} ({name}: "ids" for an even {id}, "g<id>" else) */
 	MGMT_W_COUNT
 };
 
