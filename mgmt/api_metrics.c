@@ -381,6 +381,88 @@ static void mirror_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	}
 }
 
+#define GROUP_MEMBER_FAM(field, json, prom, reason, unit, help)                                        \
+	{ { prom, "counter", help, offsetof(struct sbx_group_member_counters, field) }, reason },
+
+static const struct mirror_fam group_member_fams[] = { SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_MEMBER_FAM) };
+
+/* Per tool group and member families (as /status tool_groups[]): member counters summed over
+ * workers (labels group, port; the drop_* ones as reason of one family), buckets and up gauges,
+ * and the group's no_member counter. */
+static void group_metrics(struct pbuf *b, const struct sbx_shm *shm)
+{
+	const struct sbx_config *cfg = sbx_shm_cfg(shm);
+	uint16_t nb_g = mgmt_nb_tool_groups(shm), nb_w = mgmt_nb_workers(shm), g, k;
+	struct sbx_group_member_counters sum[SBX_MAX_TOOL_GROUPS][SBX_MAX_GROUP_MEMBERS];
+	char gl[SBX_MAX_TOOL_GROUPS][LBL], ml[SBX_MAX_TOOL_GROUPS][SBX_MAX_GROUP_MEMBERS][2 * LBL];
+	uint8_t nbm[SBX_MAX_TOOL_GROUPS];
+	bool shared_done = false;
+	size_t f;
+
+	if (nb_g == 0)
+		return;
+	for (g = 0; g < nb_g; g++) {
+		const struct sbx_tool_group_cfg *gc = &cfg->tool_groups[g];
+
+		gl[g][0] = '\0';
+		label(gl[g], LBL, "group", gc->name, sizeof(gc->name));
+		nbm[g] = gc->nb_members < SBX_MAX_GROUP_MEMBERS ? gc->nb_members : SBX_MAX_GROUP_MEMBERS;
+		for (k = 0; k < nbm[g]; k++) {
+			labels_join(ml[g][k], sizeof(ml[g][k]), gl[g], "");
+			label(ml[g][k], sizeof(ml[g][k]), "port", shm->cfg.ports[gc->members[k] % SBX_MAX_PORTS].name,
+			      SBX_NAME_LEN);
+			mgmt_group_member_sum(shm, mgmt_group_slot(shm, g), k, nb_w, &sum[g][k]);
+		}
+	}
+	for (f = 0; f < RTE_DIM(group_member_fams); f++) {
+		const struct fam *mf = &group_member_fams[f].f;
+
+		if (group_member_fams[f].reason != NULL && shared_done)
+			continue;
+		family(b, mf->name, mf->type, group_member_fams[f].reason ? SBX_GROUP_MEMBER_DROPPED_HELP : mf->help);
+		for (g = 0; g < nb_g; g++) {
+			for (k = 0; k < nbm[g]; k++) {
+				size_t r;
+
+				if (group_member_fams[f].reason == NULL) {
+					sample_u(b, mf->name, ml[g][k], U64_AT(&sum[g][k], mf->off));
+					continue;
+				}
+				for (r = f; r < RTE_DIM(group_member_fams); r++) {
+					char l[3 * LBL];
+
+					if (group_member_fams[r].reason == NULL)
+						continue;
+					labels_join(l, sizeof(l), ml[g][k], "");
+					label_s(l, sizeof(l), "reason", group_member_fams[r].reason);
+					sample_u(b, mf->name, l, U64_AT(&sum[g][k], group_member_fams[r].f.off));
+				}
+			}
+		}
+		if (group_member_fams[f].reason != NULL)
+			shared_done = true;
+	}
+	family(b, "spanbox_tool_group_member_buckets", "gauge", "Buckets of the group (of 4096) the member holds now.");
+	for (g = 0; g < nb_g; g++)
+		for (k = 0; k < nbm[g]; k++)
+			sample_u(b, "spanbox_tool_group_member_buckets", ml[g][k],
+				 shm->groups[mgmt_group_slot(shm, g)].m[k].buckets);
+	family(b, "spanbox_tool_group_member_up", "gauge", "1 while the member is up (holds its buckets), else 0.");
+	for (g = 0; g < nb_g; g++)
+		for (k = 0; k < nbm[g]; k++)
+			sample_u(b, "spanbox_tool_group_member_up", ml[g][k],
+				 shm->groups[mgmt_group_slot(shm, g)].m[k].state == SBX_MEMBER_UP);
+#define GROUP_FAM_(field, json, prom, unit, help)                                                          \
+	family(b, prom, "counter", help);                                                                  \
+	for (g = 0; g < nb_g; g++) {                                                                       \
+		struct sbx_group_counters gs;                                                              \
+		mgmt_group_sum(shm, mgmt_group_slot(shm, g), nb_w, &gs);                                   \
+		sample_u(b, prom, gl[g], gs.field);                                                        \
+	}
+	SBX_FOREACH_GROUP_COUNTER(GROUP_FAM_)
+#undef GROUP_FAM_
+}
+
 /* Per pool families. */
 static void pool_metrics(struct pbuf *b, const struct sbx_shm *shm)
 {
@@ -521,6 +603,7 @@ static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct
 		port_metrics(b, shm, plbl);
 		worker_metrics(b, shm, plbl);
 		mirror_metrics(b, shm);
+		group_metrics(b, shm);
 		ingress_metrics(b, shm, plbl);
 		pool_metrics(b, shm);
 	}

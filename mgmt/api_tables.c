@@ -646,7 +646,7 @@ static unsigned int get_config(struct req *r, cJSON **body)
 	return code;
 }
 
-/* PUT /config: replace the whole document; only forwarding, mirrors and ports[].ingress may differ. */
+/* PUT /config: replace the whole document; only forwarding, mirrors, tool_groups and ports[].ingress may differ. */
 static unsigned int put_config(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
@@ -767,7 +767,161 @@ static unsigned int delete_ingress(struct req *r, cJSON **body)
 	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok, NULL);
 }
 
+/* GET /tool_groups: {"tool_groups": [every group as /status shows it, with its config keys]}. */
+static unsigned int get_groups(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	cJSON *a;
+	uint16_t i;
+
+	if (shm == NULL)
+		return code;
+	*body = cJSON_CreateObject();
+	a = cJSON_AddArrayToObject(*body, "tool_groups");
+	for (i = 0; i < mgmt_nb_tool_groups(shm); i++)
+		cJSON_AddItemToArray(a, mgmt_tool_group_json(shm, i, true));
+	return code;
+}
+
+static unsigned int get_group(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	uint16_t i;
+
+	if (shm == NULL)
+		return code;
+	for (i = 0; i < mgmt_nb_tool_groups(shm); i++) {
+		if (strncmp(sbx_shm_cfg(shm)->tool_groups[i].name, r->params[0], SBX_NAME_LEN) == 0) {
+			*body = mgmt_tool_group_json(shm, i, true);
+			return code;
+		}
+	}
+	*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no tool group %s", r->params[0]);
+	return MHD_HTTP_NOT_FOUND;
+}
+
+/* The request body and the running document of a tool group PUT: 0, or the HTTP status with
+ * *body set (nothing to free). */
+static unsigned int group_inputs(struct req *r, cJSON **body, cJSON **in, cJSON **doc)
+{
+	unsigned int code = MHD_HTTP_OK;
+
+	*in = mgmt_parse_body(r, body, &code);
+	if (*in == NULL)
+		return code;
+	*doc = running_doc(r, body, &code);
+	if (*doc == NULL) {
+		cJSON_Delete(*in);
+		return code;
+	}
+	return 0;
+}
+
+/* A refusal of validate.c of a tool group PUT: its error body; @p in and @p doc freed. */
+static unsigned int group_refused(cJSON **body, const struct mgmt_verdict *v, cJSON *in, cJSON *doc)
+{
+	*body = verdict_error(v);
+	cJSON_Delete(in);
+	cJSON_Delete(doc);
+	return v->code;
+}
+
+/* PUT /tool_groups: every group replaced ({"tool_groups": [...]}). */
+static unsigned int put_groups(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	struct mgmt_verdict v;
+	cJSON *in, *doc, *ok;
+
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	if ((code = group_inputs(r, body, &in, &doc)) != 0)
+		return code;
+	if (mgmt_merge_put_groups(in, doc, &v) != 0)
+		return group_refused(body, &v, in, doc);
+	ok = cJSON_CreateObject();
+	cJSON_AddItemToObject(ok, "tool_groups", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(doc, "tool_groups"), true));
+	cJSON_Delete(in);
+	return change(r, body, doc, "config_change", "PUT /api/v1/tool_groups: every tool group replaced", MHD_HTTP_OK,
+		      ok, NULL);
+}
+
+/* PUT /tool_groups/{name}: one group created (201) or replaced (200). */
+static unsigned int put_group(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	char detail[160], prefix[32];
+	struct mgmt_verdict v;
+	bool created = false;
+	cJSON *in, *doc;
+
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	if ((code = group_inputs(r, body, &in, &doc)) != 0)
+		return code;
+	if (mgmt_merge_put_group(in, doc, r->params[0], &created, prefix, sizeof(prefix), &v) != 0)
+		return group_refused(body, &v, in, doc);
+	snprintf(detail, sizeof(detail), "PUT /api/v1/tool_groups/%.64s: tool group %s", r->params[0],
+		 created ? "added" : "replaced");
+	return change(r, body, doc, "config_change", detail, created ? MHD_HTTP_CREATED : MHD_HTTP_OK, in, prefix);
+}
+
+/* DELETE /tool_groups/{name} (@p one) or every group: refused (422) while a session sends to it. */
+static unsigned int delete_groups_(struct req *r, cJSON **body, bool one)
+{
+	unsigned int code = MHD_HTTP_OK;
+	struct mgmt_verdict v;
+	char detail[160];
+	cJSON *doc, *ok;
+	int idx = -1;
+
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	doc = running_doc(r, body, &code);
+	if (doc == NULL)
+		return code;
+	if (one && mgmt_find_group(doc, r->params[0], &idx) == NULL) {
+		cJSON_Delete(doc);
+		*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no tool group %s", r->params[0]);
+		return MHD_HTTP_NOT_FOUND;
+	}
+	if (mgmt_check_group_unused(doc, one ? r->params[0] : NULL, &v) != 0) {
+		cJSON_Delete(doc);
+		*body = verdict_error(&v);
+		return v.code;
+	}
+	ok = cJSON_CreateObject();
+	if (one) {
+		cJSON_DeleteItemFromArray(doc_array(doc, "tool_groups"), idx);
+		snprintf(detail, sizeof(detail), "DELETE /api/v1/tool_groups/%.64s: tool group deleted", r->params[0]);
+		cJSON_AddStringToObject(ok, "deleted", r->params[0]);
+	} else {
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, "tool_groups");
+		snprintf(detail, sizeof(detail), "DELETE /api/v1/tool_groups: every tool group deleted");
+		cJSON_AddArrayToObject(ok, "tool_groups");
+	}
+	return change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok, NULL);
+}
+
+static unsigned int delete_group(struct req *r, cJSON **body)
+{
+	return delete_groups_(r, body, true);
+}
+
+static unsigned int delete_groups(struct req *r, cJSON **body)
+{
+	return delete_groups_(r, body, false);
+}
+
 const struct mgmt_route mgmt_routes_tables[] = {
+	{ "GET", "/api/v1/tool_groups", get_groups },
+	{ "PUT", "/api/v1/tool_groups", put_groups },
+	{ "DELETE", "/api/v1/tool_groups", delete_groups },
+	{ "GET", "/api/v1/tool_groups/{name}", get_group },
+	{ "PUT", "/api/v1/tool_groups/{name}", put_group },
+	{ "DELETE", "/api/v1/tool_groups/{name}", delete_group },
 	{ "GET", "/api/v1/mirrors", get_mirrors },
 	{ "POST", "/api/v1/mirrors", post_mirror },
 	{ "GET", "/api/v1/mirrors/{id}", get_mirror },

@@ -71,6 +71,36 @@ void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struc
 		sbx_mirror_counters_add(sum, &shm->workers[k].stats.mirror[mgmt_mirror_cset(shm, i)]);
 }
 
+uint16_t mgmt_nb_tool_groups(const struct sbx_shm *shm)
+{
+	return MIN(sbx_shm_cfg(shm)->nb_tool_groups, SBX_MAX_TOOL_GROUPS);
+}
+
+uint8_t mgmt_group_slot(const struct sbx_shm *shm, uint16_t i)
+{
+	return sbx_shm_tables(shm)->gslot[i % SBX_MAX_TOOL_GROUPS] % SBX_GROUP_SLOTS;
+}
+
+void mgmt_group_member_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t k, uint16_t nb_w,
+			   struct sbx_group_member_counters *sum)
+{
+	uint16_t w;
+
+	memset(sum, 0, sizeof(*sum));
+	for (w = 0; w < nb_w; w++)
+		sbx_group_member_counters_add(sum, &shm->workers[w].stats.group_member[slot % SBX_GROUP_SLOTS]
+									       [k % SBX_MAX_GROUP_MEMBERS]);
+}
+
+void mgmt_group_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t nb_w, struct sbx_group_counters *sum)
+{
+	uint16_t w;
+
+	memset(sum, 0, sizeof(*sum));
+	for (w = 0; w < nb_w; w++)
+		sum->no_member += shm->workers[w].stats.group[slot % SBX_GROUP_SLOTS].no_member;
+}
+
 bool mgmt_cycles_per_packet(const struct sbx_worker_shm *ws, double *cpp)
 {
 	uint64_t cycles = ws->stats.busy_cycles, pkts = ws->stats.busy_pkts;
@@ -91,6 +121,13 @@ void mgmt_port_counters_json(cJSON *o, const struct sbx_port_counters *c)
 void mgmt_mirror_counters_json(cJSON *o, const struct sbx_mirror_counters *c)
 {
 	SBX_FOREACH_MIRROR_COUNTER(JSON_NUM)
+}
+
+void mgmt_group_member_counters_json(cJSON *o, const struct sbx_group_member_counters *c)
+{
+#define GROUP_NUM(field, json, ...) cJSON_AddNumberToObject(o, json, (double)c->field);
+	SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_NUM)
+#undef GROUP_NUM
 }
 
 void mgmt_worker_counters_json(cJSON *o, const struct sbx_worker_stats *c)

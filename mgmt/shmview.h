@@ -38,6 +38,22 @@ void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, 
 /** Sum the counters of mirror session @p i (index into cfg.mirrors) over workers 0..@p nb_w-1. */
 void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_mirror_counters *sum);
 
+/** Tool groups of the running config (active tables), bounded by SBX_MAX_TOOL_GROUPS. */
+uint16_t mgmt_nb_tool_groups(const struct sbx_shm *shm);
+
+/** Slot of tool group @p i of the active tables (shm->groups[slot]), always < SBX_GROUP_SLOTS. */
+uint8_t mgmt_group_slot(const struct sbx_shm *shm, uint16_t i);
+
+/** Sum the counters of member @p k of group slot @p slot over workers 0..@p nb_w-1 (overwrites @p sum). */
+void mgmt_group_member_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t k, uint16_t nb_w,
+			   struct sbx_group_member_counters *sum);
+
+/** Sum the group counters (no_member) of slot @p slot over workers 0..@p nb_w-1 (overwrites @p sum). */
+void mgmt_group_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t nb_w, struct sbx_group_counters *sum);
+
+/** Add every counter of SBX_FOREACH_GROUP_MEMBER_COUNTER to object @p o (json keys). */
+void mgmt_group_member_counters_json(cJSON *o, const struct sbx_group_member_counters *c);
+
 /**
  * A worker's TSC cycles per packet, busy_cycles / busy_pkts (unrounded).
  * @return false (and @p cpp untouched) before its first packet.

@@ -194,7 +194,16 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		cJSON_AddStringToObject(src, "direction", dirs[m->sources[k].direction & 3]);
 		cJSON_AddItemToArray(a, src);
 	}
-	FIXED_STR(cJSON_AddObjectToObject(o, "destination"), "port", shm->cfg.ports[m->dst_port % SBX_MAX_PORTS].name);
+	if (m->dst_is_group && m->dst_group < sbx_shm_cfg(shm)->nb_tool_groups) {
+		const char *g = sbx_shm_cfg(shm)->tool_groups[m->dst_group % SBX_MAX_TOOL_GROUPS].name;
+
+		FIXED_STR(cJSON_AddObjectToObject(o, "destination"), "group", g);
+		FIXED_STR(o, "destination_group", g);
+	} else {
+		FIXED_STR(cJSON_AddObjectToObject(o, "destination"), "port",
+			  shm->cfg.ports[m->dst_port % SBX_MAX_PORTS].name);
+		cJSON_AddNullToObject(o, "destination_group");
+	}
 	FIXED_STR(o, "filter", m->filter);
 	num(o, "snaplen", m->snaplen);
 	num(o, "sample", m->sample);
@@ -220,6 +229,53 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	mgmt_mirror_sum(shm, i, nb_w, &sum);
 	mgmt_mirror_counters_json(cJSON_AddObjectToObject(o, "counters"), &sum);
 	cJSON_AddItemToObject(o, "workers", per);
+	return o;
+}
+
+cJSON *mgmt_tool_group_json(const struct sbx_shm *shm, uint16_t i, bool with_config)
+{
+	const struct sbx_config *cfg = sbx_shm_cfg(shm);
+	const struct sbx_tool_group_cfg *g = &cfg->tool_groups[i % SBX_MAX_TOOL_GROUPS];
+	uint8_t slot = mgmt_group_slot(shm, i);
+	const struct sbx_group_shm *gs = &shm->groups[slot];
+	uint16_t nb_w = MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS), k;
+	struct sbx_group_member_counters tot = { 0 }, c;
+	struct sbx_group_counters gc;
+	cJSON *o = cJSON_CreateObject(), *a, *f;
+
+	FIXED_STR(o, "name", g->name);
+	cJSON_AddStringToObject(o, "hash", g->hash == SBX_GROUP_HASH_2TUPLE ? "2tuple" : "5tuple");
+	num(o, "buckets", SBX_GROUP_BUCKETS);
+	num(o, "members_up", gs->members_up);
+	a = cJSON_CreateArray();
+	for (k = 0; k < MIN(g->nb_members, SBX_MAX_GROUP_MEMBERS); k++) {
+		const struct sbx_group_member_shm *m = &gs->m[k];
+		cJSON *mo = cJSON_CreateObject();
+
+		FIXED_STR(mo, "port", shm->cfg.ports[g->members[k] % SBX_MAX_PORTS].name);
+		cJSON_AddStringToObject(mo, "state", sbx_member_state_name(m->state));
+		cJSON_AddStringToObject(mo, "reason", m->state == SBX_MEMBER_UP ? "" : sbx_member_reason_name(m->reason));
+		num(mo, "buckets", m->buckets);
+		num(mo, "share", (double)m->buckets / SBX_GROUP_BUCKETS);
+		num(mo, "transitions", m->transitions);
+		mgmt_group_member_sum(shm, slot, k, nb_w, &c);
+		sbx_group_member_counters_add(&tot, &c);
+		mgmt_group_member_counters_json(mo, &c);
+		cJSON_AddItemToArray(a, mo);
+	}
+	mgmt_group_sum(shm, slot, nb_w, &gc);
+	mgmt_group_member_counters_json(o, &tot); /* packets, bytes, drop_rate_limit, drop_txfull */
+	num(o, "no_member", (double)gc.no_member);
+	cJSON_AddItemToObject(o, "members", a);
+	if (with_config) {
+		f = cJSON_AddObjectToObject(o, "failover");
+		num(f, "hold_down_ms", g->hold_down_ms);
+		num(f, "tx_refused_percent", g->tx_refused_percent);
+		num(f, "tx_refused_window_ms", g->tx_refused_window_ms);
+		f = cJSON_AddObjectToObject(o, "member_rate_limit");
+		num(f, "pps", (double)g->rate_pps);
+		num(f, "bps", (double)g->rate_bps);
+	}
 	return o;
 }
 
@@ -296,6 +352,10 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	arr = cJSON_AddArrayToObject(o, "mirrors");
 	for (i = 0; i < mgmt_nb_mirrors(shm); i++)
 		cJSON_AddItemToArray(arr, mirror_json(shm, (uint16_t)i, nb_w));
+
+	arr = cJSON_AddArrayToObject(o, "tool_groups");
+	for (i = 0; i < mgmt_nb_tool_groups(shm); i++)
+		cJSON_AddItemToArray(arr, mgmt_tool_group_json(shm, (uint16_t)i, false));
 
 	arr = cJSON_AddArrayToObject(o, "pools");
 	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++)

@@ -61,6 +61,14 @@ cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i);
  */
 cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i);
 
+/**
+ * Tool group @p i of the active runtime tables (/status tool_groups[i]): name, hash, buckets,
+ * members_up, counters summed over workers and members, and per member its port, state, reason,
+ * buckets, share and counters; with @p with_config also failover and member_rate_limit (GET
+ * /api/v1/tool_groups). @return a new object the caller frees.
+ */
+cJSON *mgmt_tool_group_json(const struct sbx_shm *shm, uint16_t i, bool with_config);
+
 /** Session @p i of the active runtime tables: its config and counters (summed and per worker). */
 cJSON *mgmt_mirror_json(const struct sbx_shm *shm, uint16_t i);
 

@@ -158,6 +158,81 @@ unsigned int mgmt_merge_put_mirror(cJSON *in, cJSON *doc, long id, int idx, char
 	return 0;
 }
 
+cJSON *mgmt_find_group(cJSON *doc, const char *name, int *idx)
+{
+	cJSON *g, *a = cJSON_GetObjectItemCaseSensitive(doc, "tool_groups");
+	int i = 0;
+
+	cJSON_ArrayForEach(g, a) {
+		cJSON *n = cJSON_GetObjectItemCaseSensitive(g, "name");
+
+		if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0) {
+			if (idx)
+				*idx = i;
+			return g;
+		}
+		i++;
+	}
+	return NULL;
+}
+
+unsigned int mgmt_merge_put_groups(const cJSON *in, cJSON *doc, struct mgmt_verdict *v)
+{
+	const cJSON *a = cJSON_IsArray(in) ? in : cJSON_GetObjectItemCaseSensitive(in, "tool_groups");
+
+	if (cJSON_IsObject(in) && cJSON_GetArraySize(in) != 1)
+		return refuse(v, 422, NULL, "expected {\"tool_groups\": [...]} and no other key");
+	if (!cJSON_IsArray(a))
+		return refuse(v, 422, "tool_groups", "tool_groups: expected an array of tool groups");
+	cJSON_DeleteItemFromObjectCaseSensitive(doc, "tool_groups");
+	cJSON_AddItemToObject(doc, "tool_groups", cJSON_Duplicate(a, true));
+	return 0;
+}
+
+unsigned int mgmt_merge_put_group(cJSON *in, cJSON *doc, const char *name, bool *created, char *prefix,
+				  size_t prefix_len, struct mgmt_verdict *v)
+{
+	cJSON *n = cJSON_GetObjectItemCaseSensitive(in, "name");
+	int idx = -1;
+
+	if (!cJSON_IsObject(in))
+		return refuse(v, 422, NULL, "expected a tool group object (group %s)", name);
+	if (n != NULL && !(cJSON_IsString(n) && strcmp(n->valuestring, name) == 0))
+		return refuse(v, 422, "name", "name: must be \"%s\" (the group in the path)", name);
+	if (n == NULL)
+		cJSON_AddStringToObject(in, "name", name);
+	*created = mgmt_find_group(doc, name, &idx) == NULL;
+	if (*created) {
+		cJSON_AddItemToArray(mgmt_doc_array(doc, "tool_groups"), cJSON_Duplicate(in, true));
+		idx = cJSON_GetArraySize(mgmt_doc_array(doc, "tool_groups")) - 1;
+	} else {
+		cJSON_ReplaceItemInArray(mgmt_doc_array(doc, "tool_groups"), idx, cJSON_Duplicate(in, true));
+	}
+	snprintf(prefix, prefix_len, "tool_groups[%d].", idx);
+	return 0;
+}
+
+unsigned int mgmt_check_group_unused(const cJSON *doc, const char *name, struct mgmt_verdict *v)
+{
+	const cJSON *m, *a = cJSON_GetObjectItemCaseSensitive(doc, "mirrors");
+	int i = 0;
+
+	cJSON_ArrayForEach(m, a) {
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(m, "destination");
+		const cJSON *g = cJSON_GetObjectItemCaseSensitive(d, "group");
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+
+		if (cJSON_IsString(g) && (name == NULL || strcmp(g->valuestring, name) == 0)) {
+			snprintf(v->scratch, sizeof(v->scratch), "mirrors[%d].destination.group", i);
+			return refuse(v, 422, v->scratch, "%s: mirror session %.0f sends to tool group %s: delete the "
+				      "session or change its destination first", v->scratch,
+				      cJSON_IsNumber(id) ? id->valuedouble : 0.0, g->valuestring);
+		}
+		i++;
+	}
+	return 0;
+}
+
 const cJSON *mgmt_check_xconnect_body(const cJSON *in, struct mgmt_verdict *v)
 {
 	const cJSON *ports = cJSON_IsObject(in) ? cJSON_GetObjectItemCaseSensitive(in, "ports") : NULL;
@@ -401,6 +476,17 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 	case MGMT_W_PUT_INGRESS:
 		code = mgmt_merge_put_ingress(in, doc, (int)id, prefix, sizeof(prefix), v);
 		break;
+	case MGMT_W_PUT_GROUPS:
+		code = mgmt_merge_put_groups(in, doc, v);
+		break;
+	case MGMT_W_PUT_GROUP: {
+		char name[24];
+		bool created;
+
+		snprintf(name, sizeof(name), id % 2 == 0 ? "ids" : "g%ld", id);
+		code = mgmt_merge_put_group(in, doc, name, &created, prefix, sizeof(prefix), v);
+		break;
+	}
 	default:
 		break;
 	}

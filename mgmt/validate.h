@@ -80,6 +80,30 @@ const cJSON *mgmt_check_xconnect_body(const cJSON *in, struct mgmt_verdict *v);
 unsigned int mgmt_merge_put_ingress(const cJSON *in, cJSON *doc, int idx, char *prefix, size_t prefix_len,
 				    struct mgmt_verdict *v);
 
+/** The group whose "name" is @p name in @p doc's tool_groups (its index in *@p idx when not NULL), or NULL. */
+cJSON *mgmt_find_group(cJSON *doc, const char *name, int *idx);
+
+/**
+ * PUT /tool_groups: the body {"tool_groups": [...]} (or the bare array) replaces @p doc's tool_groups.
+ * @return 0 (doc changed) or 422 with @p v set.
+ */
+unsigned int mgmt_merge_put_groups(const cJSON *in, cJSON *doc, struct mgmt_verdict *v);
+
+/**
+ * PUT /tool_groups/{name}: @p in must be an object whose "name", when given, is @p name; the name
+ * is added when absent, and a copy replaces the group of that name in @p doc's tool_groups, or is
+ * appended (*@p created true). @p prefix receives "tool_groups[i]." for mgmt_validation_verdict().
+ * @return 0 (doc changed) or 422 with @p v set.
+ */
+unsigned int mgmt_merge_put_group(cJSON *in, cJSON *doc, const char *name, bool *created, char *prefix,
+				  size_t prefix_len, struct mgmt_verdict *v);
+
+/**
+ * DELETE /tool_groups[/{name}]: refuse (422, field "mirrors[i].destination.group", in v->scratch)
+ * when a session of @p doc sends to group @p name (NULL: to any group). @return 0 or 422.
+ */
+unsigned int mgmt_check_group_unused(const cJSON *doc, const char *name, struct mgmt_verdict *v);
+
 /** The index of port @p name in @p doc's ports, -1 when there is none. */
 int mgmt_doc_port(const cJSON *doc, const char *name);
 
@@ -114,6 +138,8 @@ enum mgmt_write_route {
 	MGMT_W_PUT_CONFIG,    /**< PUT /api/v1/config */
 	MGMT_W_MEMPROBE,      /**< POST /system/memprobe */
 	MGMT_W_PUT_INGRESS,   /**< PUT /api/v1/ports/{name}/ingress ({id}: the port's index) */
+	MGMT_W_PUT_GROUPS,    /**< PUT /api/v1/tool_groups */
+	MGMT_W_PUT_GROUP,     /**< PUT /api/v1/tool_groups/{name} ({name}: "ids" for an even {id}, "g<id>" else) */
 	MGMT_W_COUNT
 };
 

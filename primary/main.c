@@ -409,6 +409,7 @@ static int primary_run(const struct primary_run *r, struct sbx_primary *p)
 		/* every loop (about 1 ms): a dead worker is replaced without waiting for a refresh */
 		sbx_workers_supervise(p, true);
 		sbx_control_poll(p); /* a link request of mgmt (control.c) */
+		sbx_groups_tick(p, now); /* tool group members' health (toolgroups.c) */
 		if (now - t_refresh >= SBX_REFRESH_NS) {
 			t_refresh = now;
 			refresh(p);

@@ -229,6 +229,11 @@ static void link_refresh(struct sbx_primary *p, uint16_t i)
 	}
 }
 
+void sbx_ports_link_refresh(struct sbx_primary *p, uint16_t i)
+{
+	link_refresh(p, i);
+}
+
 int sbx_ports_set_link(struct sbx_primary *p, uint16_t i, bool up, char *answer, size_t len)
 {
 	const struct sbx_port_cfg *pc = &p->cfg->ports[i];

@@ -160,6 +160,8 @@ int sbx_ports_lookup(struct sbx_primary *p);
 int sbx_ports_start(struct sbx_primary *p);
 /** Refresh link and basic stats of every port in shm. */
 void sbx_ports_refresh(struct sbx_primary *p);
+/** Refresh the link state and speed of ethdev port @p i in shm (main thread). */
+void sbx_ports_link_refresh(struct sbx_primary *p, uint16_t i);
 /**
  * Set the link of port @p i up or down (main thread), then read it back into shm at once.
  * ethdev ports: rte_eth_dev_set_link_up/down; a tap moved into a network namespace
@@ -209,6 +211,28 @@ void sbx_print_counters(struct sbx_primary *p);
  * @return how many; a replay with any exits 1 (its input was not replayed whole).
  */
 unsigned int sbx_replay_inputs_failed(struct sbx_primary *p);
+
+/* toolgroups.c: tool group slots, bucket tables and member health */
+/**
+ * The slot of each tool group of @p n, into @p gslot: the slot of the group of @p old (the active
+ * tables, NULL at start) with the same name, members and hash, else a slot no group of @p old
+ * uses, set up afresh (every member up, buckets at home, the workers' counters of the slot
+ * zeroed). Tables thread (or start), with sbx_groups_lock() held until the tables are published.
+ * @return 0, or -1 when no slot is free (never, by SBX_GROUP_SLOTS; checked: indexes shared memory).
+ */
+int sbx_groups_assign(struct sbx_primary *p, const struct sbx_tables *old, const struct sbx_config *n,
+		      uint8_t *gslot);
+/**
+ * Main loop, every loop (runs every 5 ms): the health of every member of the active tables' groups
+ * (link state, read anew for ethdev members; TX refusal share per tx_refused_window_ms), state
+ * changes with their events (member_down, member_holddown, member_up) and the bucket moves they cause.
+ * @param now  CLOCK_MONOTONIC ns.
+ */
+void sbx_groups_tick(struct sbx_primary *p, uint64_t now);
+/** Serialise slot set-up and publication (tables thread) with the health check (main loop). */
+void sbx_groups_lock(void);
+/** Release sbx_groups_lock(). */
+void sbx_groups_unlock(void);
 
 /* tables.c: runtime tables (docs/RUNTIME_TABLES.md) */
 

@@ -94,6 +94,49 @@ static void print_tunnels(struct sbx_primary *p)
 	}
 }
 
+#define GROUP_HEAD(field, json, ...) printf(" %*s", col_width(json), json);
+#define GROUP_HEAD_DASH(field, json, ...) printf(" %*s", col_width(json), "-");
+#define GROUP_VAL(field, json, ...) printf(" %*" PRIu64, col_width(json), sum.field);
+
+/* The tool groups' members (summed over workers): one line "GROUP/MEMBER" each, and one
+ * "GROUP/-" line with the copies no member took (no_member). */
+static void print_groups(struct sbx_primary *p)
+{
+	const struct sbx_tables *t = sbx_shm_tables(p->shm);
+	unsigned int w;
+	uint16_t i, k;
+
+	if (t->cfg.nb_tool_groups == 0)
+		return;
+	printf("%-24s %8s %8s", "tool_group/member", "buckets", "state");
+	SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_HEAD)
+	printf(" %12s\n", "no_member");
+	for (i = 0; i < t->cfg.nb_tool_groups && i < SBX_MAX_TOOL_GROUPS; i++) {
+		const struct sbx_tool_group_cfg *g = &t->cfg.tool_groups[i];
+		unsigned int slot = t->gslot[i] % SBX_GROUP_SLOTS;
+		const struct sbx_group_shm *gs = &p->shm->groups[slot];
+		uint64_t none = 0;
+		char name[2 * SBX_NAME_LEN + 2];
+
+		for (k = 0; k < g->nb_members && k < SBX_MAX_GROUP_MEMBERS; k++) {
+			struct sbx_group_member_counters sum = { 0 };
+
+			for (w = 0; w < p->cfg->nb_workers; w++)
+				sbx_group_member_counters_add(&sum, &p->shm->workers[w].stats.group_member[slot][k]);
+			snprintf(name, sizeof(name), "%s/%s", g->name, p->cfg->ports[g->members[k]].name);
+			printf("%-24s %8u %8s", name, gs->m[k].buckets, sbx_member_state_name(gs->m[k].state));
+			SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_VAL)
+			printf(" %12s\n", "-");
+		}
+		for (w = 0; w < p->cfg->nb_workers; w++)
+			none += p->shm->workers[w].stats.group[slot].no_member;
+		snprintf(name, sizeof(name), "%s/-", g->name);
+		printf("%-24s %8s %8s", name, "-", "-");
+		SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_HEAD_DASH)
+		printf(" %12" PRIu64 "\n", none);
+	}
+}
+
 void sbx_print_counters(struct sbx_primary *p)
 {
 	uint16_t i;
@@ -117,6 +160,7 @@ void sbx_print_counters(struct sbx_primary *p)
 	print_tunnels(p);
 	if (p->cfg->nb_mirrors == 0)
 		return;
+	print_groups(p);
 	printf("%-16s %6s", "session", "worker");
 	SBX_FOREACH_MIRROR_COUNTER(MIRROR_HEAD)
 	printf("\n");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Runtime tables (docs/RUNTIME_TABLES.md): cross-connects and mirror sessions change while the
- * workers forward, without a stop.
+ * Runtime tables (docs/RUNTIME_TABLES.md): cross-connects, mirror sessions, tool groups and the
+ * ports' ingress stages change while the workers forward, without a stop.
  *
  * Scheme: a versioned double buffer in the memzone plus DPDK's rte_rcu_qsbr.
  *   - shm->tables[tables_gen & 1] is active. Only the primary writes, and only the inactive buffer.
@@ -177,6 +177,7 @@ static int apply_staged(void)
 	const char *diff;
 	uint64_t gen, token;
 	unsigned int i;
+	bool locked = false;
 	int rc = -1;
 
 	if (n == NULL)
@@ -195,8 +196,8 @@ static int apply_staged(void)
 	}
 	diff = sbx_config_static_diff(n, &tp->shm->cfg); /* the config as parsed at start */
 	if (diff != NULL) {
-		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding, mirrors and the "
-			    "ports' ingress can): "
+		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding, mirrors, tool_groups and "
+			    "the ports' ingress can): "
 			    "restart it with the new config file", diff);
 		goto out;
 	}
@@ -218,6 +219,10 @@ static int apply_staged(void)
 		}
 		open_token = 0;
 	}
+	/* the health check (main loop) keeps a pointer to the active tables while it runs: no buffer
+	 * is rewritten meanwhile (new group slots are ones the active tables do not use) */
+	sbx_groups_lock();
+	locked = true;
 	gen = __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE);
 	cur = &tp->shm->tables[gen & 1];
 	next = &tp->shm->tables[(gen + 1) & 1];
@@ -229,9 +234,16 @@ static int apply_staged(void)
 	memcpy(next->cfg.mirrors, n->mirrors, sizeof(n->mirrors));
 	for (i = 0; i < SBX_MAX_PORTS; i++) /* ports are static but for their ingress stages */
 		next->cfg.ports[i].ingress = n->ports[i].ingress;
+	next->cfg.nb_tool_groups = n->nb_tool_groups;
+	memcpy(next->cfg.tool_groups, n->tool_groups, sizeof(n->tool_groups));
 	if (assign_counter_sets(cur, n, next->cset) != 0) {
 		rc = refuse("mirrors", "mirrors: no free counter set (at most %d sessions, %d counter sets)",
 			    SBX_MAX_MIRRORS, SBX_MIRROR_COUNTER_SETS);
+		goto out;
+	}
+	if (sbx_groups_assign(tp, cur, n, next->gslot) != 0) {
+		rc = refuse("tool_groups", "tool_groups: no free tool group slot (at most %d groups, %d slots)",
+			    SBX_MAX_TOOL_GROUPS, SBX_GROUP_SLOTS);
 		goto out;
 	}
 	memcpy(next->json, st->json, st->len + 1);
@@ -239,6 +251,8 @@ static int apply_staged(void)
 	next->gen = gen + 1;
 	next->request_id = st->request_id;
 	snprintf(client, sizeof(client), "%s", st->client);
+	sbx_groups_unlock();
+	locked = false;
 	test_delay(0);
 	/* the decision: from here on the change will be live, unless mgmt gave up on it already */
 	if (!staging_cas(st, SBX_STAGING_WORKING, SBX_STAGING_APPLYING)) {
@@ -258,6 +272,8 @@ static int apply_staged(void)
 		  (unsigned long long)(gen + 1), n->nb_xconnects, n->nb_mirrors, client,
 		  open_token ? "; a worker is late" : "");
 out:
+	if (locked)
+		sbx_groups_unlock();
 	free(n);
 	return rc;
 }
@@ -386,6 +402,10 @@ int sbx_tables_init(struct sbx_primary *p, const char *json)
 	t->cfg = p->shm->cfg;
 	for (i = 0; i < SBX_MAX_MIRRORS; i++)
 		t->cset[i] = (uint8_t)i;
+	if (sbx_groups_assign(p, NULL, &t->cfg, t->gslot) != 0) {
+		fprintf(stderr, "spanbox-primary: tool_groups: no slot\n");
+		return -1;
+	}
 	t->request_id = 0;
 	p->shm->staging.state = SBX_STAGING_FREE;
 	memcpy(t->json, json, len + 1);

@@ -121,6 +121,12 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 				return -1;
 			}
 		}
+		if (mc->dst_is_group) { /* the copies go to its members (toolgroup.c) */
+			if (sbx_toolgroup_setup(&e->grp[i], shm, t, mc->dst_group, worker, e->dst_wait_cycles, err,
+						errlen) != 0)
+				return -1;
+			rt->grp = &e->grp[i];
+		}
 		if (mc->filter[0] != '\0') {
 			char ferr[512];
 
@@ -501,6 +507,16 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 		bytes += rt->txbuf[i]->pkt_len;
 	if (rt->outer_len)
 		number_copies(rt, rt->txbuf, rt->ntx);
+	if (rt->grp != NULL) { /* a tool group: each copy to its flow's member */
+		uint64_t ok, ok_bytes, refused;
+
+		sbx_toolgroup_send(rt->grp, rt->txbuf, rt->ntx, &ok, &ok_bytes, &refused);
+		rt->st->mirrored_pkts += ok;
+		rt->st->mirrored_bytes += ok_bytes;
+		rt->st->drop_txfull += refused;
+		rt->ntx = 0;
+		return;
+	}
 	sent = sbx_q_tx_wait(&rt->dst, rt->txbuf, rt->ntx, e->dst_wait_cycles);
 	if (unlikely(sent < rt->ntx)) {
 		for (i = sent; i < rt->ntx; i++)
@@ -601,8 +617,8 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 		rt->burst_start = rt->ntx;
 		idx = rt->src_idx + rt->ntx;
 		if (rt->bpf == NULL && rt->cfg->sample == 1) { /* every frame (the common case) */
-			rt->ntx += sbx_mirror_copy_burst(e, rt, pkts, n, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
-			continue;
+			nc = sbx_mirror_copy_burst(e, rt, pkts, n, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
+			goto copied;
 		}
 		/* which frames get a copy: filter, then sampling */
 		for (i = 0; i < n; i++) {
@@ -625,6 +641,10 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 		nc = sbx_mirror_copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
 		for (i = 0; i < nc; i++) /* index in the selection -> index in the burst */
 			idx[i] = sel[idx[i]];
+copied:
+		if (rt->grp != NULL) /* a tool group: each copy tagged with its flow's bucket (toolgroup.c) */
+			for (i = 0; i < nc; i++)
+				sbx_toolgroup_tag(rt->grp, pkts[idx[i]], rt->txbuf[rt->ntx + i]);
 		rt->ntx += nc;
 	}
 }

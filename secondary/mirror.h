@@ -17,6 +17,7 @@
 
 #include "spanbox/shm.h"
 #include "queue.h"
+#include "toolgroup.h"
 
 #define SBX_MIRROR_TXBUF (2 * SBX_MAX_BURST) /**< mirror copies a session buffers: two bursts of the
 						largest size (a TX-mirrored burst may follow an RX one) */
@@ -31,6 +32,7 @@ struct sbx_mirror_rt {
 	struct rte_bpf *bpf;             /**< compiled filter, NULL = every frame */
 	uint64_t (*jit)(void *);         /**< its JIT-compiled code, NULL when only interpretable */
 	struct sbx_queue dst;            /**< this worker's mirror TX queue on the destination port */
+	struct sbx_toolgroup_rt *grp;    /**< destination {"group"}: its members (e->grp[i]), else NULL */
 	uint8_t src_mac[6];              /**< outer source MAC */
 	uint8_t outer_tmpl[64];          /**< Ethernet + IP header of every copy (ERSPAN), patched per copy */
 	uint8_t outer_len;               /**< 34 (IPv4) or 54 (IPv6) */
@@ -45,6 +47,7 @@ struct sbx_mirror_rt {
 struct sbx_mirror_engine {
 	uint16_t nb;
 	struct sbx_mirror_rt s[SBX_MAX_MIRRORS];
+	struct sbx_toolgroup_rt grp[SBX_MAX_MIRRORS]; /**< the tool group of session i, when it has one */
 	uint8_t nb_rx[SBX_MAX_PORTS], nb_tx[SBX_MAX_PORTS];
 	uint8_t rx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring RX of a port */
 	uint8_t tx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring TX of a port */

@@ -29,7 +29,7 @@ static const char TOKEN_CHARS[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=";
 
 static const char *const root_keys[] = {
-	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", NULL};
+	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", "tool_groups", NULL};
 static const char *const eal_keys[] = {
 	"file_prefix", "socket_mem_mb", "primary_lcore", "mgmt_lcore", "cpus", "extra_args", NULL};
 static const char *const pool_keys[] = {"mbufs", "cache", "headroom", "force", "measure_memset", NULL};
@@ -51,7 +51,10 @@ static const char *const mgmt_tls_keys[] = {"cert", "key", NULL};
 static const char *const mirror_keys[] = {
 	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", NULL};
 static const char *const source_keys[] = {"port", "direction", NULL};
-static const char *const dest_keys[] = {"port", "allow_forwarding", NULL};
+static const char *const dest_keys[] = {"port", "group", "allow_forwarding", NULL};
+static const char *const group_keys[] = {"name", "members", "hash", "failover", "member_rate_limit", NULL};
+static const char *const failover_keys[] = {"hold_down_ms", "tx_refused_percent", "tx_refused_window_ms", NULL};
+static const char *const rate_keys[] = {"pps", "bps", NULL};
 static const char *const encap_keys[] = {
 	"type", "vlan", "src_ip", "dst_ip", "dst_mac", "src_mac", "ttl", "dscp", "df",
 	"granularity", "hw_id", "sgt", "platform_subheader", "vni", "udp_port", NULL};
@@ -90,6 +93,8 @@ static const struct choice strip_choices[] = {
 static const struct choice ignore_choices[] = {
 	{"ttl", SBX_DEDUP_IGNORE_TTL}, {"ip_checksum", SBX_DEDUP_IGNORE_IP_CHECKSUM},
 	{"dscp", SBX_DEDUP_IGNORE_DSCP}, {NULL, 0}};
+static const struct choice group_hash_choices[] = {
+	{"5tuple", SBX_GROUP_HASH_5TUPLE}, {"2tuple", SBX_GROUP_HASH_2TUPLE}, {NULL, 0}};
 static const struct choice strategy_choices[] = {
 	{"adaptive", SBX_COPY_ADAPTIVE}, {"copy", SBX_COPY_COPY}, {"share", SBX_COPY_SHARE},
 	{NULL, 0}};
@@ -1207,6 +1212,139 @@ static int parse_ingress(struct ctx *c, const cJSON *port, const char *path, str
 	return 0;
 }
 
+/* Parse the optional "copy" of session @m at @path. */
+static int parse_copy(struct ctx *c, const cJSON *obj, const char *path, struct sbx_mirror_cfg *m)
+{
+	char dpath[64];
+	const cJSON *o;
+
+	snprintf(dpath, sizeof(dpath), "%s.copy", path);
+	return (get_object(c, obj, path, "copy", dpath, copy_keys, &o) ||
+		get_choice(c, o, dpath, "strategy", strategy_choices, SBX_COPY_ADAPTIVE,
+			   &m->copy_strategy) ||
+		get_u32(c, o, dpath, "threshold", 0, 65535, 512, &m->copy_threshold))
+		       ? -1 : 0;
+}
+
+/*
+ * A destination {"group": NAME} at @dpath (object @o) of session @m: a group of tool_groups (parsed
+ * before the mirrors), not together with "port"; no source of the session may be a member (a
+ * mirror loop). dst_port becomes the group's first member (the copies' source MAC).
+ */
+static int parse_group_destination(struct ctx *c, const struct sbx_config *cfg, const cJSON *o, const char *dpath,
+				   struct sbx_mirror_cfg *m)
+{
+	char name[SBX_NAME_LEN];
+	const struct sbx_tool_group_cfg *g;
+	int gi, j, k;
+
+	if (member(o, "port") != NULL)
+		return fail(c, dpath, "group", "give either port or group, not both");
+	if (member(o, "allow_forwarding") != NULL)
+		return fail(c, dpath, "allow_forwarding", "applies to a port destination only (no tool group member "
+			    "may forward)");
+	if (get_string(c, o, dpath, "group", name, sizeof(name), true, NULL, ""))
+		return -1;
+	gi = sbx_config_group_index(cfg, name);
+	if (gi < 0)
+		return fail(c, dpath, "group", "unknown tool group \"%s\" (not in tool_groups)", name);
+	g = &cfg->tool_groups[gi];
+	for (j = 0; j < m->nb_sources; j++)
+		for (k = 0; k < g->nb_members; k++)
+			if (m->sources[j].port == g->members[k])
+				return fail(c, dpath, "group", "%s is a member of tool group %s and a source of this "
+					    "session (mirror loop)", cfg->ports[g->members[k]].name, g->name);
+	m->dst_is_group = true;
+	m->dst_group = (uint8_t)gi;
+	m->dst_port = g->members[0];
+	return 0;
+}
+
+int sbx_config_group_index(const struct sbx_config *cfg, const char *name)
+{
+	for (uint16_t i = 0; i < cfg->nb_tool_groups && i < SBX_MAX_TOOL_GROUPS; i++)
+		if (strcmp(cfg->tool_groups[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* Parse tool_groups[@i] (object @obj): name, members, hash, failover, member_rate_limit. */
+static int parse_tool_group(struct ctx *c, const cJSON *obj, int i, struct sbx_config *cfg)
+{
+	struct sbx_tool_group_cfg *g = &cfg->tool_groups[i];
+	char path[32], mpath[48], opath[64], name[SBX_NAME_LEN];
+	const cJSON *arr, *it, *o;
+	long long v;
+	int j, k = 0, p;
+
+	snprintf(path, sizeof(path), "tool_groups[%d]", i);
+	if (!cJSON_IsObject(obj))
+		return fail(c, path, NULL, "expected an object");
+	if (check_keys(c, obj, path, group_keys) || need(c, obj, path, "name") ||
+	    get_string(c, obj, path, "name", g->name, sizeof(g->name), true, NAME_CHARS, ""))
+		return -1;
+	for (j = 0; j < i; j++)
+		if (strcmp(cfg->tool_groups[j].name, g->name) == 0)
+			return fail(c, path, "name", "duplicate tool group name \"%s\" (see tool_groups[%d])", g->name,
+				    j);
+	if (need(c, obj, path, "members") ||
+	    get_array(c, obj, path, "members", SBX_MAX_GROUP_MEMBERS, &arr))
+		return -1;
+	if (cJSON_GetArraySize(arr) == 0)
+		return fail(c, path, "members", "at least one member port is required");
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(mpath, sizeof(mpath), "%s.members[%d]", path, k);
+		if (to_string(c, it, mpath, NULL, name, sizeof(name), true, NULL))
+			return -1;
+		p = sbx_config_port_index(cfg, name);
+		if (p < 0)
+			return fail(c, mpath, NULL, "unknown port \"%s\"", name);
+		for (j = 0; j < k; j++)
+			if (g->members[j] == p)
+				return fail(c, mpath, NULL, "%s is already %s.members[%d] (a member once)", name, path, j);
+		for (j = 0; j < cfg->nb_xconnects; j++)
+			if (cfg->xconnects[j].a == p || cfg->xconnects[j].b == p)
+				return fail(c, mpath, NULL, "%s forwards traffic (forwarding.xconnects[%d]): a tool "
+					    "group member only receives mirror copies", name, j);
+		g->members[k++] = (uint16_t)p;
+	}
+	g->nb_members = (uint8_t)k;
+	if (get_choice(c, obj, path, "hash", group_hash_choices, SBX_GROUP_HASH_5TUPLE, &g->hash))
+		return -1;
+	snprintf(opath, sizeof(opath), "%s.failover", path);
+	if (get_object(c, obj, path, "failover", opath, failover_keys, &o) ||
+	    get_u32(c, o, opath, "hold_down_ms", 0, 3600000, 2000, &g->hold_down_ms) ||
+	    get_u32(c, o, opath, "tx_refused_percent", 1, 100, 50, &g->tx_refused_percent) ||
+	    get_u32(c, o, opath, "tx_refused_window_ms", 100, 60000, 1000, &g->tx_refused_window_ms))
+		return -1;
+	snprintf(opath, sizeof(opath), "%s.member_rate_limit", path);
+	if (get_object(c, obj, path, "member_rate_limit", opath, rate_keys, &o) ||
+	    get_int(c, o, opath, "pps", 0, 1000000000LL, 0, &v))
+		return -1;
+	g->rate_pps = (uint64_t)v;
+	if (get_int(c, o, opath, "bps", 0, 10000000000000LL, 0, &v))
+		return -1;
+	g->rate_bps = (uint64_t)v;
+	return 0;
+}
+
+/* Parse the optional "tool_groups" array (needs ports and forwarding; before mirrors). */
+static int parse_tool_groups(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	const cJSON *arr, *it;
+	int i = 0;
+
+	if (get_array(c, root, "", "tool_groups", SBX_MAX_TOOL_GROUPS, &arr))
+		return -1;
+	cJSON_ArrayForEach(it, arr) {
+		if (parse_tool_group(c, it, i, cfg))
+			return -1;
+		i++;
+	}
+	cfg->nb_tool_groups = (uint16_t)i;
+	return 0;
+}
+
 /* Parse one session object @obj, mirrors[@i]; sessions 0..i-1 are already parsed. */
 static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_config *cfg)
 {
@@ -1244,8 +1382,12 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 			    m->snaplen);
 	snprintf(dpath, sizeof(dpath), "%s.destination", path);
 	if (need(c, obj, path, "destination") ||
-	    get_object(c, obj, path, "destination", dpath, dest_keys, &o) ||
-	    get_port(c, cfg, o, dpath, &p))
+	    get_object(c, obj, path, "destination", dpath, dest_keys, &o))
+		return -1;
+	if (member(o, "group") != NULL)
+		return parse_group_destination(c, cfg, o, dpath, m) || parse_encap(c, obj, path, m) ||
+		       parse_copy(c, obj, path, m);
+	if (get_port(c, cfg, o, dpath, &p))
 		return -1;
 	for (j = 0; j < m->nb_sources; j++)
 		if (m->sources[j].port == p)
@@ -1261,14 +1403,7 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 				    "it; set destination.allow_forwarding to true to do that anyway",
 				    cfg->ports[p].name, j);
 	m->dst_port = (uint16_t)p;
-	if (parse_encap(c, obj, path, m))
-		return -1;
-	snprintf(dpath, sizeof(dpath), "%s.copy", path);
-	return (get_object(c, obj, path, "copy", dpath, copy_keys, &o) ||
-		get_choice(c, o, dpath, "strategy", strategy_choices, SBX_COPY_ADAPTIVE,
-			   &m->copy_strategy) ||
-		get_u32(c, o, dpath, "threshold", 0, 65535, 512, &m->copy_threshold))
-		       ? -1 : 0;
+	return parse_encap(c, obj, path, m) || parse_copy(c, obj, path, m) ? -1 : 0;
 }
 
 /* Parse the optional "mirrors" array: at most 16 sessions, ids and names unique (needs ports). */
@@ -1526,7 +1661,7 @@ static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_
 		rc = (check_keys(&c, root, "", root_keys) || parse_eal(&c, root, cfg) ||
 		      parse_pool(&c, root, cfg) || parse_ports(&c, root, cfg) ||
 		      parse_workers(&c, root, cfg) || parse_forwarding(&c, root, cfg) ||
-		      parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg) ||
+		      parse_tool_groups(&c, root, cfg) || parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg) ||
 		      check_files(&c, cfg, config_path))
 			     ? -1 : 0;
 	}

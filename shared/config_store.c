@@ -114,7 +114,7 @@ char *sbx_live_extract(const cJSON *doc)
 {
 	cJSON *o = cJSON_CreateObject();
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "forwarding");
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mirrors");
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(doc, "mirrors"), *g;
 	char *s;
 
 	if (o == NULL)
@@ -123,6 +123,8 @@ char *sbx_live_extract(const cJSON *doc)
 		cJSON_AddItemToObject(o, "forwarding", cJSON_Duplicate(f, true));
 	cJSON_AddItemToObject(o, "mirrors", m ? cJSON_Duplicate(m, true) : cJSON_CreateArray());
 	cJSON_AddItemToObject(o, "ingress", ingress_extract(doc));
+	g = cJSON_GetObjectItemCaseSensitive(doc, "tool_groups");
+	cJSON_AddItemToObject(o, "tool_groups", g ? cJSON_Duplicate(g, true) : cJSON_CreateArray());
 	s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;
@@ -136,6 +138,11 @@ void sbx_live_merge(cJSON *doc, cJSON *live)
 	 * existed has no such key and leaves the file's ingress objects as they are */
 	if (cJSON_GetObjectItemCaseSensitive(live, "ingress") != NULL)
 		ingress_merge(doc, cJSON_GetObjectItemCaseSensitive(live, "ingress"));
+	/* tool_groups likewise: a row stored before tool groups existed keeps the file's */
+	if (cJSON_GetObjectItemCaseSensitive(live, "tool_groups") != NULL) {
+		cJSON_DeleteItemFromObjectCaseSensitive(doc, "tool_groups");
+		cJSON_AddItemToObject(doc, "tool_groups", cJSON_DetachItemFromObjectCaseSensitive(live, "tool_groups"));
+	}
 	for (i = 0; i < sizeof(live_sections) / sizeof(live_sections[0]); i++) {
 		cJSON_DeleteItemFromObjectCaseSensitive(doc, live_sections[i]);
 		if (cJSON_GetObjectItemCaseSensitive(live, live_sections[i]))

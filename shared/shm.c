@@ -20,6 +20,19 @@ const char *sbx_worker_state_name(uint32_t s)
 	return s < RTE_DIM(names) ? names[s] : "unknown";
 }
 
+const char *sbx_member_state_name(uint32_t s)
+{
+	static const char *const names[] = {
+		[SBX_MEMBER_UP] = "up", [SBX_MEMBER_DOWN] = "down", [SBX_MEMBER_HOLDDOWN] = "holddown",
+	};
+	return s < RTE_DIM(names) ? names[s] : "unknown";
+}
+
+const char *sbx_member_reason_name(uint32_t r)
+{
+	return r == SBX_MEMBER_REASON_LINK ? "link down" : r == SBX_MEMBER_REASON_TX_REFUSED ? "tx refused" : "";
+}
+
 struct sbx_shm *sbx_shm_attach(char *err, size_t errlen)
 {
 	const struct rte_memzone *mz = rte_memzone_lookup(SBX_MEMZONE_NAME);

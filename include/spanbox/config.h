@@ -177,7 +177,11 @@ struct sbx_mirror_cfg {
 	char filter[SBX_FILTER_LEN];  /**< tcpdump syntax, "" = every frame */
 	uint32_t snaplen;             /**< bytes of the frame kept, 0 = whole frame */
 	uint32_t sample;              /**< mirror 1 frame in N (per worker), 1 = every frame */
-	uint16_t dst_port;            /**< index into sbx_config.ports */
+	uint16_t dst_port;            /**< index into sbx_config.ports (a group destination: its first
+					   member, for the copies' source MAC) */
+	bool dst_is_group;            /**< destination {"group": NAME}: the copies go to tool group
+					   dst_group (one member per flow), not to dst_port */
+	uint8_t dst_group;            /**< index into sbx_config.tool_groups when dst_is_group */
 	/* encap */
 	uint8_t encap;                /**< enum sbx_encap */
 	uint16_t vlan;                /**< RSPAN VLAN id 1..4094 */
@@ -198,6 +202,38 @@ struct sbx_mirror_cfg {
 	/* copy */
 	uint8_t copy_strategy;        /**< enum sbx_copy_strategy */
 	uint32_t copy_threshold;      /**< bytes; adaptive copies frames <= threshold (default 512) */
+};
+
+#define SBX_MAX_TOOL_GROUPS 8       /**< tool groups in one config */
+#define SBX_MAX_GROUP_MEMBERS 8     /**< member ports of one tool group */
+
+/** Which header fields the flow hash of a tool group takes (include/spanbox/flowhash.h). */
+enum sbx_group_hash {
+	SBX_GROUP_HASH_5TUPLE = 0, /**< sorted IP pair, protocol, sorted port pair (SBX_FLOW_HASH_5TUPLE) */
+	SBX_GROUP_HASH_2TUPLE = 1, /**< sorted IP pair only (SBX_FLOW_HASH_2TUPLE) */
+};
+
+/**
+ * One tool group (docs/CONFIG.md "tool_groups"): mirror copies sent to it are spread over its
+ * member ports by a symmetric flow hash, each flow (both directions) to one member; a member that
+ * fails loses its share to the others until it is healthy again for hold_down_ms.
+ */
+struct sbx_tool_group_cfg {
+	char name[SBX_NAME_LEN];                 /**< unique among the groups */
+	uint8_t nb_members;                      /**< 1..SBX_MAX_GROUP_MEMBERS */
+	uint16_t members[SBX_MAX_GROUP_MEMBERS]; /**< indexes into sbx_config.ports, distinct */
+	uint8_t hash;                            /**< enum sbx_group_hash (default 5tuple) */
+	uint32_t hold_down_ms;                   /**< failover.hold_down_ms: healthy this long before a
+						      failed member gets its buckets back (default 2000) */
+	uint32_t tx_refused_percent;             /**< failover.tx_refused_percent: a member whose TX
+						      queue refused more than this share of its copies
+						      in one window goes down (1..100, default 50) */
+	uint32_t tx_refused_window_ms;           /**< failover.tx_refused_window_ms: that window
+						      (100..60000, default 1000) */
+	uint64_t rate_pps;                       /**< member_rate_limit.pps: copies/s each member may
+						      get, 0 = no limit */
+	uint64_t rate_bps;                       /**< member_rate_limit.bps: bits/s (frame bytes x 8)
+						      each member may get, 0 = no limit */
 };
 
 /** The whole configuration. */
@@ -235,6 +271,9 @@ struct sbx_config {
 	/* mirroring */
 	uint16_t nb_mirrors;
 	struct sbx_mirror_cfg mirrors[SBX_MAX_MIRRORS];
+	/* tool groups (live, like mirrors: between mirrors and mgmt, see sbx_config_static_diff) */
+	uint16_t nb_tool_groups;
+	struct sbx_tool_group_cfg tool_groups[SBX_MAX_TOOL_GROUPS];
 	/* mgmt */
 	char mgmt_listen[48];           /**< IPv4 or IPv6 literal */
 	uint16_t mgmt_port;             /**< TCP port */
@@ -280,12 +319,23 @@ int sbx_config_port_index(const struct sbx_config *cfg, const char *name);
 /** @return number of RX queues the primary sets up on port @p port (max queue id polled + 1, >= 1). */
 uint16_t sbx_config_port_nb_rxq(const struct sbx_config *cfg, uint16_t port);
 
-/** @return true when port @p port is the destination of a mirror session. */
+/** @return index of the tool group called @p name, or -1. */
+int sbx_config_group_index(const struct sbx_config *cfg, const char *name);
+
+/** @return true when port @p port is the destination of a mirror session (its port, or a member of
+ *  its tool group). */
 static inline bool sbx_config_is_mirror_dst(const struct sbx_config *cfg, uint16_t port)
 {
-	for (uint16_t i = 0; i < cfg->nb_mirrors; i++)
-		if (cfg->mirrors[i].dst_port == port)
+	for (uint16_t i = 0; i < cfg->nb_mirrors; i++) {
+		const struct sbx_mirror_cfg *m = &cfg->mirrors[i];
+
+		if (!m->dst_is_group && m->dst_port == port)
 			return true;
+		if (m->dst_is_group && m->dst_group < cfg->nb_tool_groups)
+			for (uint8_t k = 0; k < cfg->tool_groups[m->dst_group].nb_members; k++)
+				if (cfg->tool_groups[m->dst_group].members[k] == port)
+					return true;
+	}
 	return false;
 }
 

@@ -45,13 +45,14 @@ char *sbx_store_get(const char *db_path, const char *config_path, char *when, si
 int sbx_store_forget(const char *db_path, const char *config_path, char *err, size_t errlen);
 
 /** The live sections of config document @p doc as stored: {"forwarding":..,"mirrors":[..],
- *  "ingress":{"<port name>":{..}}} (mirrors and ingress always present; ingress holds the
- *  ports[].ingress objects by port name), printed unformatted. @return malloc'd JSON, NULL when
- *  out of memory. */
+ *  "ingress":{"<port name>":{..}},"tool_groups":[..]} (mirrors, ingress and tool_groups always
+ *  present; ingress holds the ports[].ingress objects by port name), printed unformatted.
+ *  @return malloc'd JSON, NULL when out of memory. */
 char *sbx_live_extract(const cJSON *doc);
 
 /** Replace the live sections of @p doc by those of @p live (a section absent from @p live is
- *  removed from @p doc; the ports' ingress objects are replaced only when @p live has "ingress");
+ *  removed from @p doc; the ports' ingress objects and tool_groups are replaced only when @p live
+ *  has "ingress" / "tool_groups": rows stored before they existed keep the file's);
  *  @p live is emptied. */
 void sbx_live_merge(cJSON *doc, cJSON *live);
 

@@ -135,6 +135,32 @@
 	_(mirrored_bytes, "mirrored_bytes", "mirrored_bytes", "spanbox_mirror_bytes_total", NULL, "bytes",     \
 	  SERIES, "Bytes of those mirror frames, encapsulation included.")
 
+/**
+ * Per worker, per tool group member counters (docs/CONFIG.md "tool_groups"):
+ * _(field, json, prom, reason, unit, help). The two drop_* counters are one Prometheus family,
+ * spanbox_tool_group_member_dropped_packets_total, with label reason.
+ */
+#define SBX_FOREACH_GROUP_MEMBER_COUNTER(_)                                                                 \
+	_(packets, "packets", "spanbox_tool_group_member_packets_total", NULL, "packets",                      \
+	  "Mirror copies the member's TX queue accepted.")                                                   \
+	_(bytes, "bytes", "spanbox_tool_group_member_bytes_total", NULL, "bytes",                              \
+	  "Bytes of those copies, encapsulation included.")                                                  \
+	_(drop_rate_limit, "drop_rate_limit", "spanbox_tool_group_member_dropped_packets_total", "rate_limit", \
+	  "packets", "Copies for the member dropped by its rate limit (member_rate_limit).")                \
+	_(drop_txfull, "drop_txfull", "spanbox_tool_group_member_dropped_packets_total", "txfull", "packets",  \
+	  "Copies the member's TX queue refused (freed).")
+
+/**
+ * Per worker, per tool group counters beyond the sums of its members: _(field, json, prom, unit, help).
+ */
+#define SBX_FOREACH_GROUP_COUNTER(_)                                                                        \
+	_(no_member, "no_member", "spanbox_tool_group_no_member_packets_total", "packets",                     \
+	  "Copies for the group dropped because no member was up.")
+
+/** # HELP of spanbox_tool_group_member_dropped_packets_total. */
+#define SBX_GROUP_MEMBER_DROPPED_HELP                                                                       \
+	"Tool group member copies lost, by reason: rate_limit (member_rate_limit), txfull (TX queue refused it)."
+
 /** # HELP of spanbox_mirror_dropped_packets_total, the family the mirror counters with a reason share. */
 #define SBX_MIRROR_DROPPED_HELP                                                                             \
 	"Mirror copies lost, by reason: txfull (destination TX queue refused it), nombuf (pool empty), "     \
@@ -205,7 +231,25 @@ struct sbx_mirror_counters {
 	SBX_FOREACH_MIRROR_COUNTER(SBX_CTR_FIELD_)
 };
 
+/** Per worker, per tool group member counters: one uint64_t per line of SBX_FOREACH_GROUP_MEMBER_COUNTER. */
+struct sbx_group_member_counters {
+	SBX_FOREACH_GROUP_MEMBER_COUNTER(SBX_CTR_FIELD_)
+};
+
+/** Per worker, per tool group counters: one uint64_t per line of SBX_FOREACH_GROUP_COUNTER. */
+struct sbx_group_counters {
+	SBX_FOREACH_GROUP_COUNTER(SBX_CTR_FIELD_)
+};
+
 #define SBX_CTR_ADD_(field, ...) sum->field += c->field;
+
+/** Add every counter of @p c to @p sum (the caller zeroes @p sum first). */
+static inline void sbx_group_member_counters_add(struct sbx_group_member_counters *sum,
+						 const struct sbx_group_member_counters *c)
+{
+	SBX_FOREACH_GROUP_MEMBER_COUNTER(SBX_CTR_ADD_)
+}
+
 
 /** Add every counter of @p c to @p sum (the caller zeroes @p sum first). */
 static inline void sbx_port_counters_add(struct sbx_port_counters *sum, const struct sbx_port_counters *c)

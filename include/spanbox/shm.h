@@ -38,7 +38,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 15
+#define SBX_SHM_VERSION 16
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -53,6 +53,63 @@
  * suffice.
  */
 #define SBX_MIRROR_COUNTER_SETS (2 * SBX_MAX_MIRRORS)
+
+/**
+ * Tool group slots: like counter sets, one index into workers[w].stats.group_member[] /
+ * stats.group[] and groups[] (the bucket table and the members' health). A group keeps its slot
+ * while its name, members and hash stay the same (its limits and failover may change); a slot
+ * of a group a change removed or changed is reused only by a later change. Twice the groups a
+ * config holds always suffice (struct sbx_tables.gslot).
+ */
+#define SBX_GROUP_SLOTS (2 * SBX_MAX_TOOL_GROUPS)
+#define SBX_GROUP_BUCKETS 4096   /**< buckets of a tool group: a flow's hash picks one, the bucket a member */
+#define SBX_GROUP_NO_MEMBER 0xFF /**< a bucket no member holds (every member down) */
+
+/** Health of a tool group member (struct sbx_group_member_shm.state). */
+enum sbx_member_state {
+	SBX_MEMBER_UP = 0,       /**< holds its buckets */
+	SBX_MEMBER_DOWN = 1,     /**< failed (reason): its buckets are spread over the members up */
+	SBX_MEMBER_HOLDDOWN = 2, /**< healthy again, waiting hold_down_ms before its buckets return */
+};
+
+/** Why a member is down (struct sbx_group_member_shm.reason). */
+enum sbx_member_reason {
+	SBX_MEMBER_REASON_NONE = 0,
+	SBX_MEMBER_REASON_LINK = 1,       /**< "link down" */
+	SBX_MEMBER_REASON_TX_REFUSED = 2, /**< "tx refused": over tx_refused_percent in a window */
+};
+
+/** @return "up", "down" or "holddown". */
+const char *sbx_member_state_name(uint32_t s);
+/** @return "link down", "tx refused" or "". */
+const char *sbx_member_reason_name(uint32_t r);
+
+/** One member of a tool group slot, as the primary's health check keeps it (primary/toolgroups.c). */
+struct sbx_group_member_shm {
+	uint32_t state;          /**< enum sbx_member_state */
+	uint32_t reason;         /**< enum sbx_member_reason of the last failure (kept in holddown) */
+	uint32_t buckets;        /**< buckets it holds now */
+	uint32_t transitions;    /**< state changes since the slot was set up */
+	uint64_t since_ns;       /**< CLOCK_MONOTONIC of the last state change */
+	uint64_t win_start_ns;   /**< start of the current TX refusal window (CLOCK_MONOTONIC) */
+	uint64_t win_sent;       /**< sum over workers of packets at the window's start */
+	uint64_t win_refused;    /**< sum over workers of drop_txfull at the window's start */
+};
+
+/**
+ * The bucket table and member health of one tool group slot. buckets[] is written by the primary
+ * only (one byte store per bucket that moves, relaxed: a worker sees each bucket either at its old
+ * or its new member, never anything else) and read by every worker sending to the group, once per
+ * copy. The home of bucket b is member b % nb_members: a member up holds exactly its home buckets
+ * plus its share of those of failed members, so a member that comes back takes exactly its home
+ * buckets back.
+ */
+struct sbx_group_shm {
+	uint8_t buckets[SBX_GROUP_BUCKETS]; /**< member index, or SBX_GROUP_NO_MEMBER */
+	uint32_t nb_members;                /**< members of the group the slot was set up for */
+	uint32_t members_up;                /**< members in state up */
+	struct sbx_group_member_shm m[SBX_MAX_GROUP_MEMBERS];
+} __rte_cache_aligned;
 
 /** Life cycle of a worker, as the primary and the worker itself record it. */
 enum sbx_worker_state {
@@ -145,6 +202,9 @@ struct sbx_worker_stats {
 	/** indexed by the session's counter set (struct sbx_tables.cset) */
 	struct sbx_mirror_counters mirror[SBX_MIRROR_COUNTER_SETS];
 	struct sbx_ingress_stats ingress; /**< decap rules and tunnel senders (secondary/ingress.c) */
+	/** indexed by tool group slot (struct sbx_tables.gslot) and member index */
+	struct sbx_group_member_counters group_member[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS];
+	struct sbx_group_counters group[SBX_GROUP_SLOTS]; /**< indexed by tool group slot */
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
@@ -220,7 +280,8 @@ struct sbx_event {
 	int32_t worker;          /**< worker id, -1 for the appliance */
 	int32_t pid;
 	char kind[16];           /**< "worker_start", "worker_exit", "worker_crash", "worker_hang",
-				      "worker_restart", "worker_failed", "appliance_start", "appliance_stop" */
+				      "worker_restart", "worker_failed", "appliance_start", "appliance_stop",
+				      "tables_applied", "member_down", "member_holddown", "member_up" (at most 15) */
 	char detail[104];
 };
 
@@ -329,6 +390,8 @@ struct sbx_tables {
 	uint8_t cset[SBX_MAX_MIRRORS]; /**< counter set (< SBX_MIRROR_COUNTER_SETS) of cfg.mirrors[i]:
 					    workers[w].stats.mirror[cset] and mirrors[cset]; a session
 					    keeps its counter set while it exists */
+	uint8_t gslot[SBX_MAX_TOOL_GROUPS]; /**< slot (< SBX_GROUP_SLOTS) of cfg.tool_groups[i]:
+					       groups[slot] and the workers' group counters */
 	uint64_t request_id;          /**< the mgmt request that published it (staging), 0 = the start */
 	uint32_t json_len;            /**< bytes of json, NUL excluded */
 	char json[SBX_TABLES_JSON_MAX]; /**< the config document cfg was parsed from */
@@ -378,6 +441,7 @@ struct sbx_shm {
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
 	struct sbx_mirror_shm mirrors[SBX_MIRROR_COUNTER_SETS]; /**< indexed by counter set */
+	struct sbx_group_shm groups[SBX_GROUP_SLOTS]; /**< indexed by tool group slot (primary/toolgroups.c) */
 	uint64_t event_seq;      /**< events written so far */
 	struct sbx_event events[SBX_EVENTS];
 	/* read by every worker every loop, written by the primary at a change or at start/stop:
@@ -412,6 +476,8 @@ _Static_assert(sizeof(struct sbx_mirror_shm) == RTE_CACHE_LINE_SIZE, "one sequen
 _Static_assert(sizeof(((struct sbx_worker_stats *)0)->burst) / sizeof(struct rte_mbuf *) == SBX_MAX_BURST,
 	       "the burst array holds the largest workers.burst");
 _Static_assert(SBX_MIRROR_COUNTER_SETS <= UINT8_MAX, "counter sets fit struct sbx_tables.cset");
+_Static_assert(SBX_GROUP_SLOTS < UINT8_MAX && SBX_MAX_GROUP_MEMBERS < SBX_GROUP_NO_MEMBER,
+	       "slots fit struct sbx_tables.gslot, member indexes a bucket");
 
 /**
  * The active runtime tables. A worker reads them only when tables_gen changed (and reports

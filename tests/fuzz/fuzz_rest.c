@@ -4,7 +4,8 @@
  * mgmt_validate_write(): the same functions the routes call, then sbx_config_parse() of the
  * resulting document as change() does), against the running config SBX_FUZZ_RUNNING
  * (tests/configs/good/mirrors.json).
- * Input: byte 0 = the route (enum mgmt_write_route, modulo MGMT_W_COUNT), byte 1 = the {id} of
+ * Input: byte 0 = the route (enum mgmt_write_route, modulo MGMT_W_COUNT; PUT /tool_groups/{name}: the
+ * {name} comes from byte 1, validate.h), byte 1 = the {id} of
  * PUT /mirrors/{id} (an index into the running sessions, else the byte's value; for PUT
  * /ports/{name}/ingress the port's index, modulo 8), then the body.
  * A refusal must be one of the statuses the routes document and say why.

@@ -6,7 +6,8 @@
 fuzz_config: every tests/configs/{good,bad}/*.json. fuzz_rest: byte 0 = route, byte 1 = session
 index (fuzz_rest.c), then a body: each mirror session of the good configs (POST and PUT), each
 cross-connect as {"ports": [...]}, each whole config (PUT /config), two memprobe bodies, each
-port's ingress object (PUT /ports/{name}/ingress, byte 1 = the port's index).
+port's ingress object (PUT /ports/{name}/ingress, byte 1 = the port's index), each config's
+tool_groups (PUT /tool_groups) and each group (PUT /tool_groups/{name}).
 fuzz_erspan: the first 16 frames of every capture in ../shared/captures (pcap or pcapng), cut to
 128 bytes (the decoder reads at most 58). fuzz_pcie: tests/fixtures/pcie/*.bin. fuzz_ingress: byte 0 =
 strip and dedup-ignore bits, bytes 1-2 = segment cuts (fuzz_ingress.c), then the first 8 frames of
@@ -18,7 +19,8 @@ import glob, json, os, struct, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = sys.argv[1]
-ROUTES = {"post_mirror": 0, "put_mirror": 1, "post_xconnect": 2, "put_config": 3, "memprobe": 4, "put_ingress": 5}
+ROUTES = {"post_mirror": 0, "put_mirror": 1, "post_xconnect": 2, "put_config": 3, "memprobe": 4, "put_ingress": 5,
+          "put_groups": 6, "put_group": 7}
 
 
 def put(harness, name, data):
@@ -70,6 +72,11 @@ for p in sorted(glob.glob(os.path.join(ROOT, "tests/configs/good/*.json"))):
     for i, x in enumerate(doc.get("forwarding", {}).get("xconnects", [])):
         put("fuzz_rest", "post_xconnect_%s_%d" % (name, i),
             bytes([ROUTES["post_xconnect"], 0]) + json.dumps({"ports": x}).encode())
+    if "tool_groups" in doc:
+        put("fuzz_rest", "put_groups_" + name,
+            bytes([ROUTES["put_groups"], 0]) + json.dumps({"tool_groups": doc["tool_groups"]}).encode())
+        for i, g in enumerate(doc["tool_groups"]):
+            put("fuzz_rest", "put_group_%s_%d" % (name, i), bytes([ROUTES["put_group"], i]) + json.dumps(g).encode())
 put("fuzz_rest", "memprobe_empty", bytes([ROUTES["memprobe"], 0]))
 put("fuzz_rest", "memprobe_body", bytes([ROUTES["memprobe"], 0]) + b'{"size_mb": 64, "runs": 3}')
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit test: every counter is declared once (include/spanbox/counters.h). Walks the four X-macro
- * lists, gives every counter of a fake memzone a value of its own, and checks that each one
+ * Unit test: every counter is declared once (include/spanbox/counters.h). Walks the X-macro
+ * lists (port, mirror, worker, ethdev, tool group member), gives every counter of a fake memzone a value of its own, and checks that each one
  * appears, with that value, under its JSON key in the real /status encoder (mgmt_status_json:
- * ports[].stats, ports[].workers, workers[].ports, workers[], mirrors[].counters, mirrors[].workers[]) and under
+ * ports[].stats, ports[].workers, workers[].ports, workers[], mirrors[].counters, mirrors[].workers[], tool_groups[].members[]) and under
  * its Prometheus name in the real /metrics encoder (mgmt_metrics_text). A counter added to a list
  * is checked without this file changing. Also: the JSON keys and Prometheus names users and tests
  * rely on are all still there (never renamed), and no name is listed twice. No EAL needed.
@@ -25,6 +25,8 @@
 #define WORKER_BASE 3000
 #define ETHDEV_BASE 4000
 #define CSET 3 /* the session's counter set: not 0, so a reader that ignores it reads zeros */
+#define GROUP_BASE 5000
+#define GSLOT 5 /* the tool group's slot: not 0, for the same reason */
 
 /* One counter of a list, as the test walks it. */
 struct ctr {
@@ -37,6 +39,8 @@ struct ctr {
 static const struct ctr port_ctrs[] = { SBX_FOREACH_PORT_COUNTER(PORT_CTR) };
 static const struct ctr worker_ctrs[] = { SBX_FOREACH_WORKER_COUNTER(WORKER_CTR) };
 static const struct ctr mirror_ctrs[] = { SBX_FOREACH_MIRROR_COUNTER(MIRROR_CTR) };
+#define GROUP_CTR(field, json, prom, reason, unit, help) { json, prom, reason, help },
+static const struct ctr group_ctrs[] = { SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_CTR) };
 /* the ethdev list: /status ports[].stats names them by field */
 #define ETHDEV_CTR(field, key, prom, unit, hist, help) { #field, prom, NULL, help },
 static const struct ctr ethdev_ctrs[] = { SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_CTR) };
@@ -156,6 +160,13 @@ int main(void)
 	tc->mirrors[0].id = 9;
 	snprintf(tc->mirrors[0].name, sizeof(tc->mirrors[0].name), "m9");
 	shm->tables[0].cset[0] = CSET;
+	/* one tool group "g" of one member, p0, in slot GSLOT */
+	tc->nb_tool_groups = 1;
+	snprintf(tc->tool_groups[0].name, sizeof(tc->tool_groups[0].name), "g");
+	tc->tool_groups[0].nb_members = 1;
+	tc->tool_groups[0].members[0] = 0;
+	shm->tables[0].gslot[0] = GSLOT;
+	shm->workers[0].stats.group[GSLOT].no_member = 77;
 	/* every counter a value of its own, by walking the lists */
 	k = 0;
 #define SET_PORT(field, ...) shm->workers[0].stats.port[0].field = PORT_BASE + k++;
@@ -163,6 +174,9 @@ int main(void)
 	k = 0;
 #define SET_MIRROR(field, ...) shm->workers[0].stats.mirror[CSET].field = MIRROR_BASE + k++;
 	SBX_FOREACH_MIRROR_COUNTER(SET_MIRROR)
+	k = 0;
+#define SET_GROUP(field, ...) shm->workers[0].stats.group_member[GSLOT][0].field = GROUP_BASE + k++;
+	SBX_FOREACH_GROUP_MEMBER_COUNTER(SET_GROUP)
 	k = 0;
 #define SET_WORKER(field, ...) shm->workers[0].stats.field = WORKER_BASE + k++;
 	SBX_FOREACH_WORKER_COUNTER(SET_WORKER)
@@ -179,6 +193,8 @@ int main(void)
 	      "the port and mirror counter structs hold exactly the listed counters");
 	check_unique("port counters", port_ctrs, N(port_ctrs));
 	check_unique("mirror counters", mirror_ctrs, N(mirror_ctrs));
+	check(sizeof(struct sbx_group_member_counters) == N(group_ctrs) * sizeof(uint64_t),
+	      "the tool group member counter struct holds exactly the listed counters");
 	check_unique("worker counters", worker_ctrs, N(worker_ctrs));
 	check_unique("ethdev counters", ethdev_ctrs, N(ethdev_ctrs));
 	check_kept("JSON key", kept_json, N(kept_json), false);
@@ -210,6 +226,13 @@ int main(void)
 		      "/status mirrors[0].counters.%s and mirrors[0].workers[0].%s = %zu (counter set %d)",
 		      mirror_ctrs[k].json, mirror_ctrs[k].json, MIRROR_BASE + k, CSET);
 	}
+	x = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(st, "tool_groups"), 0);
+	for (k = 0; k < N(group_ctrs); k++)
+		check(has_num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(x, "members"), 0), group_ctrs[k].json,
+			      GROUP_BASE + k) && has_num(x, group_ctrs[k].json, GROUP_BASE + k),
+		      "/status tool_groups[0].members[0].%s and tool_groups[0].%s = %zu (slot %d)", group_ctrs[k].json,
+		      group_ctrs[k].json, GROUP_BASE + k, GSLOT);
+	check(has_num(x, "no_member", 77), "/status tool_groups[0].no_member = 77 (slot %d)", GSLOT);
 	cJSON_Delete(st);
 
 	/* /metrics */
@@ -241,6 +264,20 @@ int main(void)
 		      has_sample(text, mirror_ctrs[k].prom, l, MIRROR_BASE + k),
 		      "/metrics %s{%s} %zu with its help", mirror_ctrs[k].prom, l, MIRROR_BASE + k);
 	}
+	for (k = 0; k < N(group_ctrs); k++) {
+		char l[128];
+
+		if (group_ctrs[k].reason != NULL)
+			snprintf(l, sizeof(l), "group=\"g\",port=\"p0\",reason=\"%s\"", group_ctrs[k].reason);
+		else
+			snprintf(l, sizeof(l), "group=\"g\",port=\"p0\"");
+		check(has_family(text, group_ctrs[k].prom,
+				 group_ctrs[k].reason != NULL ? SBX_GROUP_MEMBER_DROPPED_HELP : group_ctrs[k].help) &&
+		      has_sample(text, group_ctrs[k].prom, l, GROUP_BASE + k),
+		      "/metrics %s{%s} %zu with its help", group_ctrs[k].prom, l, GROUP_BASE + k);
+	}
+	check(has_sample(text, "spanbox_tool_group_no_member_packets_total", "group=\"g\"", 77),
+	      "/metrics spanbox_tool_group_no_member_packets_total{group=\"g\"} 77");
 	free(text);
 	free(shm);
 	printf("1..%d\n", tests);

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Tool groups in the primary (docs/CONFIG.md "tool_groups", docs/RUNTIME_TABLES.md "Tool groups"):
+ * the slots of the groups of each runtime tables generation, the bucket tables, and the members'
+ * health (link state, TX refusals) with its failover.
+ *
+ * Buckets: bucket b's home is member b % nb_members. rebalance() keeps the one invariant
+ *   - a bucket whose home is up is held by its home;
+ *   - a bucket whose home is not up is held by some member up (it stays where it is while that
+ *     member stays up), or by nobody when no member is up;
+ * and places each bucket it has to move on the member up holding the fewest buckets. So a failing
+ * member's buckets (its home ones and those it had taken over) spread evenly over the members up,
+ * no other bucket moves, and a member that comes back (healthy for hold_down_ms) takes exactly its
+ * home buckets back: the same buckets it had before it failed.
+ *
+ * States (enum sbx_member_state): up -> down when its link is down ("link down") or when its TX
+ * queues refused more than tx_refused_percent of its copies in a tx_refused_window_ms window (at
+ * least 32 copies: "tx refused"). Down for link -> holddown once the link is up, holddown -> up
+ * after hold_down_ms with the link up throughout (a link down in between: down again). Down for
+ * refusals -> up after hold_down_ms: only sending shows whether the tool reads again, so it is
+ * tried again, and a window that refuses too much takes it down again.
+ *
+ * Threads: the main loop runs the health check (sbx_groups_tick, every SBX_GROUP_TICK_NS); the
+ * tables thread sets up the slots of a change (sbx_groups_assign) and publishes it under the same
+ * lock, so the health check never looks at a slot being set up or at tables being rewritten.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "primary.h"
+
+#define SBX_GROUP_TICK_NS (5ULL * 1000 * 1000) /* health check period: a link down is seen within 10 ms */
+#define SBX_GROUP_MIN_COPIES 32                /* copies a refusal window needs before it can judge */
+
+static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void sbx_groups_lock(void)
+{
+	pthread_mutex_lock(&groups_lock);
+}
+
+void sbx_groups_unlock(void)
+{
+	pthread_mutex_unlock(&groups_lock);
+}
+
+/* Re-establish the invariant of the file comment on slot @p gs of a group of @p n members. */
+static void rebalance(struct sbx_group_shm *gs, uint32_t n)
+{
+	uint32_t count[SBX_MAX_GROUP_MEMBERS] = { 0 }, b, k, up = 0;
+	bool is_up[SBX_MAX_GROUP_MEMBERS] = { false };
+
+	for (k = 0; k < n; k++) {
+		is_up[k] = gs->m[k].state == SBX_MEMBER_UP;
+		up += is_up[k];
+	}
+	/* home buckets of members up go home; buckets still on a member up stay */
+	for (b = 0; b < SBX_GROUP_BUCKETS; b++) {
+		uint32_t home = b % n, cur = gs->buckets[b];
+
+		if (is_up[home] && cur != home)
+			__atomic_store_n(&gs->buckets[b], (uint8_t)home, __ATOMIC_RELAXED);
+		if (is_up[home])
+			count[home]++;
+		else if (cur < n && is_up[cur])
+			count[cur]++;
+	}
+	/* orphans (home not up, holder not up): to the member up with the fewest buckets */
+	for (b = 0; b < SBX_GROUP_BUCKETS; b++) {
+		uint32_t home = b % n, cur = gs->buckets[b], best = SBX_GROUP_NO_MEMBER;
+
+		if (is_up[home] || (cur < n && is_up[cur]))
+			continue;
+		for (k = 0; k < n; k++)
+			if (is_up[k] && (best == SBX_GROUP_NO_MEMBER || count[k] < count[best]))
+				best = k;
+		if (best != SBX_GROUP_NO_MEMBER)
+			count[best]++;
+		__atomic_store_n(&gs->buckets[b], (uint8_t)best, __ATOMIC_RELAXED);
+	}
+	for (k = 0; k < n; k++)
+		gs->m[k].buckets = count[k];
+	gs->members_up = up;
+}
+
+/* Set up slot @p slot for group @p g: every member up, buckets at home, counters zeroed. No
+ * worker uses the slot (the caller's invariant: see sbx_groups_assign). */
+static void slot_init(struct sbx_primary *p, unsigned int slot, const struct sbx_tool_group_cfg *g)
+{
+	struct sbx_group_shm *gs = &p->shm->groups[slot];
+	uint64_t now = sbx_now_ns();
+	unsigned int w, k;
+
+	memset(gs, 0, sizeof(*gs));
+	gs->nb_members = g->nb_members;
+	for (k = 0; k < g->nb_members; k++) {
+		gs->m[k].state = SBX_MEMBER_UP;
+		gs->m[k].since_ns = now;
+		gs->m[k].win_start_ns = now;
+	}
+	for (w = 0; w < SBX_MAX_WORKERS; w++) {
+		memset(p->shm->workers[w].stats.group_member[slot], 0, sizeof(p->shm->workers[w].stats.group_member[slot]));
+		memset(&p->shm->workers[w].stats.group[slot], 0, sizeof(p->shm->workers[w].stats.group[slot]));
+	}
+	rebalance(gs, g->nb_members);
+}
+
+/* true when groups @p a and @p b keep one slot: same name, members and hash. */
+static bool same_slot(const struct sbx_tool_group_cfg *a, const struct sbx_tool_group_cfg *b)
+{
+	return strcmp(a->name, b->name) == 0 && a->nb_members == b->nb_members && a->hash == b->hash &&
+	       memcmp(a->members, b->members, a->nb_members * sizeof(a->members[0])) == 0;
+}
+
+int sbx_groups_assign(struct sbx_primary *p, const struct sbx_tables *old, const struct sbx_config *n,
+		      uint8_t *gslot)
+{
+	bool used[SBX_GROUP_SLOTS] = { false };
+	uint16_t i, j;
+
+	if (n->nb_tool_groups > SBX_MAX_TOOL_GROUPS || (old && old->cfg.nb_tool_groups > SBX_MAX_TOOL_GROUPS))
+		return -1;
+	for (j = 0; old != NULL && j < old->cfg.nb_tool_groups; j++) {
+		if (old->gslot[j] >= SBX_GROUP_SLOTS)
+			return -1;
+		used[old->gslot[j]] = true; /* kept, or dropped: free only at the next change */
+	}
+	for (i = 0; i < n->nb_tool_groups; i++) {
+		gslot[i] = UINT8_MAX;
+		for (j = 0; old != NULL && j < old->cfg.nb_tool_groups; j++)
+			if (same_slot(&old->cfg.tool_groups[j], &n->tool_groups[i]))
+				gslot[i] = old->gslot[j];
+	}
+	for (i = 0; i < n->nb_tool_groups; i++) {
+		if (gslot[i] != UINT8_MAX)
+			continue;
+		for (j = 0; j < SBX_GROUP_SLOTS && used[j]; j++)
+			;
+		if (j >= SBX_GROUP_SLOTS)
+			return -1;
+		used[j] = true;
+		gslot[i] = (uint8_t)j;
+		slot_init(p, j, &n->tool_groups[i]);
+	}
+	return 0;
+}
+
+/* Sums over workers of member @p k of slot @p slot: copies sent and refused. */
+static void member_sums(const struct sbx_primary *p, unsigned int slot, unsigned int k, uint64_t *sent,
+			uint64_t *refused)
+{
+	unsigned int w;
+
+	*sent = *refused = 0;
+	for (w = 0; w < p->cfg->nb_workers; w++) {
+		const struct sbx_group_member_counters *c = &p->shm->workers[w].stats.group_member[slot][k];
+
+		*sent += __atomic_load_n(&c->packets, __ATOMIC_RELAXED);
+		*refused += __atomic_load_n(&c->drop_txfull, __ATOMIC_RELAXED);
+	}
+}
+
+/* Member @p k of group @p g (slot @p gs) goes to @p state for @p reason: rebalance, event. */
+static void member_set(struct sbx_primary *p, const struct sbx_tool_group_cfg *g, struct sbx_group_shm *gs,
+		       unsigned int k, uint32_t state, uint32_t reason, uint64_t now)
+{
+	struct sbx_group_member_shm *m = &gs->m[k];
+	uint32_t before = m->buckets, was = m->state;
+
+	m->state = state;
+	if (reason != SBX_MEMBER_REASON_NONE)
+		m->reason = reason;
+	m->since_ns = now;
+	m->transitions++;
+	if (was == SBX_MEMBER_UP || state == SBX_MEMBER_UP)
+		rebalance(gs, g->nb_members);
+	if (state == SBX_MEMBER_UP) {
+		/* the detail holds 103 characters: short */
+		sbx_event(p, "member_up", -1, 0, "tool group %s: member %s up after %u ms %s: %u buckets, %u/%u up",
+			  g->name, p->cfg->ports[g->members[k]].name, g->hold_down_ms,
+			  was == SBX_MEMBER_DOWN ? "(retry after tx refused)" : "healthy", m->buckets, gs->members_up,
+			  g->nb_members);
+		m->reason = SBX_MEMBER_REASON_NONE;
+	} else if (state == SBX_MEMBER_DOWN) {
+		sbx_event(p, "member_down", -1, 0, "tool group %s: member %s down (%s): %u buckets moved to %u "
+			  "members up", g->name, p->cfg->ports[g->members[k]].name, sbx_member_reason_name(reason),
+			  before, gs->members_up);
+	} else {
+		sbx_event(p, "member_holddown", -1, 0, "tool group %s: member %s healthy again (was %s): back "
+			  "in %u ms unless it fails", g->name, p->cfg->ports[g->members[k]].name,
+			  sbx_member_reason_name(m->reason), g->hold_down_ms);
+	}
+}
+
+/* One health check of member @p k of group @p g in slot @p slot. */
+static void member_check(struct sbx_primary *p, const struct sbx_tool_group_cfg *g, unsigned int slot,
+			 unsigned int k, uint64_t now)
+{
+	struct sbx_group_shm *gs = &p->shm->groups[slot];
+	struct sbx_group_member_shm *m = &gs->m[k];
+	uint16_t port = g->members[k];
+	bool link = p->cfg->ports[port].kind == SBX_PORT_PCAP_FILE || p->shm->ports[port].link_up;
+	uint64_t sent, refused, ds, dr;
+
+	member_sums(p, slot, k, &sent, &refused);
+	if (!link && m->state != SBX_MEMBER_DOWN) {
+		member_set(p, g, gs, k, SBX_MEMBER_DOWN, SBX_MEMBER_REASON_LINK, now);
+	} else if (m->state == SBX_MEMBER_UP) {
+		if (now - m->win_start_ns < (uint64_t)g->tx_refused_window_ms * 1000000ULL)
+			return;
+		ds = sent - m->win_sent;
+		dr = refused - m->win_refused;
+		if (ds + dr >= SBX_GROUP_MIN_COPIES && dr * 100 > (uint64_t)g->tx_refused_percent * (ds + dr))
+			member_set(p, g, gs, k, SBX_MEMBER_DOWN, SBX_MEMBER_REASON_TX_REFUSED, now);
+	} else if (m->state == SBX_MEMBER_DOWN && link && m->reason == SBX_MEMBER_REASON_LINK) {
+		member_set(p, g, gs, k, SBX_MEMBER_HOLDDOWN, SBX_MEMBER_REASON_NONE, now);
+	} else if (m->state == SBX_MEMBER_DOWN && link && m->reason == SBX_MEMBER_REASON_TX_REFUSED &&
+		   now - m->since_ns >= (uint64_t)g->hold_down_ms * 1000000ULL) {
+		/* refused copies: nothing shows it is well again but sending to it, so it is tried again
+		 * after hold_down_ms (and goes down again at the end of a window that refuses too much) */
+		member_set(p, g, gs, k, SBX_MEMBER_UP, SBX_MEMBER_REASON_NONE, now);
+	} else if (m->state == SBX_MEMBER_HOLDDOWN && now - m->since_ns >= (uint64_t)g->hold_down_ms * 1000000ULL) {
+		member_set(p, g, gs, k, SBX_MEMBER_UP, SBX_MEMBER_REASON_NONE, now);
+	}
+	if (m->state != SBX_MEMBER_UP ||
+	    now - m->win_start_ns >= (uint64_t)g->tx_refused_window_ms * 1000000ULL || m->since_ns == now) {
+		m->win_start_ns = now; /* a new window: at each end, and from the moment it is up again */
+		m->win_sent = sent;
+		m->win_refused = refused;
+	}
+}
+
+void sbx_groups_tick(struct sbx_primary *p, uint64_t now)
+{
+	static uint64_t last;
+	bool refreshed[SBX_MAX_PORTS] = { false };
+	const struct sbx_tables *t;
+	uint16_t i, k;
+
+	if (now - last < SBX_GROUP_TICK_NS)
+		return;
+	last = now;
+	sbx_groups_lock();
+	t = sbx_shm_tables(p->shm);
+	for (i = 0; i < t->cfg.nb_tool_groups && i < SBX_MAX_TOOL_GROUPS; i++) {
+		const struct sbx_tool_group_cfg *g = &t->cfg.tool_groups[i];
+
+		if (t->gslot[i] >= SBX_GROUP_SLOTS || p->shm->groups[t->gslot[i]].nb_members != g->nb_members)
+			continue;
+		for (k = 0; k < g->nb_members; k++) {
+			uint16_t port = g->members[k];
+
+			if (!refreshed[port] && p->cfg->ports[port].kind != SBX_PORT_PCAP_FILE)
+				sbx_ports_link_refresh(p, port); /* the 100 ms refresh is too slow for failover */
+			refreshed[port] = true;
+			member_check(p, g, t->gslot[i], k, now);
+		}
+	}
+	sbx_groups_unlock();
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The data plane of tool groups in a worker (toolgroup.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ring.h>
+
+#include "toolgroup.h"
+
+/* true when worker @p w polls port @p port (its placement). */
+static bool polls(const struct sbx_shm *shm, unsigned int w, uint16_t port)
+{
+	const struct sbx_worker_rxqs *r = &shm->placement[w];
+
+	for (uint16_t i = 0; i < r->nb_rxq && i < SBX_MAX_RXQ_PER_WORKER; i++)
+		if (r->rxq[i].port == port)
+			return true;
+	return false;
+}
+
+/* Workers that can make copies for group @p group of @p cfg: they poll an RX source of a session
+ * to it, or the cross-connect peer of a TX source (the frames they send there). At least 1. */
+static unsigned int senders(const struct sbx_shm *shm, const struct sbx_config *cfg, unsigned int group)
+{
+	unsigned int w, n = 0;
+	uint16_t i, k;
+
+	for (w = 0; w < cfg->nb_workers; w++) {
+		bool yes = false;
+
+		for (i = 0; i < cfg->nb_mirrors && !yes; i++) {
+			const struct sbx_mirror_cfg *m = &cfg->mirrors[i];
+
+			if (!m->dst_is_group || m->dst_group != group)
+				continue;
+			for (k = 0; k < m->nb_sources && !yes; k++) {
+				int16_t peer = sbx_config_peer(cfg, m->sources[k].port);
+
+				yes = ((m->sources[k].direction & SBX_DIR_RX) && polls(shm, w, m->sources[k].port)) ||
+				      ((m->sources[k].direction & SBX_DIR_TX) && peer >= 0 &&
+				       polls(shm, w, (uint16_t)peer));
+			}
+		}
+		n += yes;
+	}
+	return n ? n : 1;
+}
+
+/* A token bucket of @p per_s tokens a second (0: none), shared by @p share workers. */
+static void bucket_init(struct sbx_token_bucket *b, uint64_t per_s, unsigned int share, double min_cap)
+{
+	double r = (double)per_s / share;
+
+	b->rate = r / (double)rte_get_tsc_hz();
+	b->cap = r / 10 > min_cap ? r / 10 : min_cap; /* 100 ms of the rate (a worker off its CPU that long loses nothing), at least min_cap */
+	b->tokens = b->cap;
+}
+
+int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const struct sbx_tables *t,
+			unsigned int group, unsigned int worker, uint64_t wait_cycles, char *err, size_t errlen)
+{
+	const struct sbx_config *cfg = &t->cfg;
+	const struct sbx_tool_group_cfg *gc;
+	unsigned int slot, share;
+	uint16_t q = sbx_mirror_txq(cfg, worker);
+	uint8_t k;
+
+	memset(g, 0, sizeof(*g));
+	if (group >= cfg->nb_tool_groups || t->gslot[group] >= SBX_GROUP_SLOTS) {
+		snprintf(err, errlen, "tool_groups[%u]: no such group or slot", group);
+		return -1;
+	}
+	gc = &cfg->tool_groups[group];
+	slot = t->gslot[group];
+	share = senders(shm, cfg, group);
+	g->buckets = shm->groups[slot].buckets;
+	g->gc = &shm->workers[worker].stats.group[slot];
+	g->nb = gc->nb_members;
+	g->fields = gc->hash == SBX_GROUP_HASH_2TUPLE ? SBX_FLOW_HASH_2TUPLE : SBX_FLOW_HASH_5TUPLE;
+	g->limited = gc->rate_pps != 0 || gc->rate_bps != 0;
+	g->last_tsc = rte_rdtsc();
+	g->wait_cycles = wait_cycles;
+	for (k = 0; k < g->nb; k++) {
+		struct sbx_toolgroup_member *m = &g->m[k];
+		uint16_t port = gc->members[k];
+		const struct sbx_port_shm *dp = &shm->ports[port];
+
+		m->q = (struct sbx_queue){ .port = port, .port_id = dp->port_id, .queue = q };
+		if (cfg->ports[port].kind == SBX_PORT_PCAP_FILE) {
+			m->q.ring = rte_ring_lookup(dp->tx_ring[q]);
+			if (m->q.ring == NULL) {
+				snprintf(err, errlen, "tool_groups[%u].members[%u]: ring %s not found", group, k,
+					 dp->tx_ring[q]);
+				return -1;
+			}
+		}
+		m->c = &shm->workers[worker].stats.group_member[slot][k];
+		bucket_init(&m->pps, gc->rate_pps, share, 8);
+		bucket_init(&m->bps, gc->rate_bps, share, 8.0 * 9600 * 2);
+	}
+	return 0;
+}
+
+/* Refill every member's buckets for the time since the last refill. */
+static void refill(struct sbx_toolgroup_rt *g)
+{
+	uint64_t now = rte_rdtsc();
+	double dt = (double)(now - g->last_tsc);
+
+	g->last_tsc = now;
+	for (uint8_t k = 0; k < g->nb; k++) {
+		struct sbx_token_bucket *b[2] = { &g->m[k].pps, &g->m[k].bps };
+
+		for (int j = 0; j < 2; j++) {
+			b[j]->tokens += dt * b[j]->rate;
+			if (b[j]->tokens > b[j]->cap)
+				b[j]->tokens = b[j]->cap;
+		}
+	}
+}
+
+/* true when member @p m may take one more copy of @p len bytes (tokens taken). */
+static inline bool admit(struct sbx_toolgroup_member *m, uint32_t len)
+{
+	double bits = 8.0 * len;
+
+	if ((m->pps.rate != 0 && m->pps.tokens < 1.0) || (m->bps.rate != 0 && m->bps.tokens < bits))
+		return false;
+	m->pps.tokens -= m->pps.rate != 0 ? 1.0 : 0.0;
+	m->bps.tokens -= m->bps.rate != 0 ? bits : 0.0;
+	return true;
+}
+
+void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_t n, uint64_t *sent,
+			uint64_t *bytes, uint64_t *refused)
+{
+	uint8_t member[n > 0 ? n : 1];
+	struct rte_mbuf *sel[n > 0 ? n : 1];
+	uint16_t i, ns, ok;
+	uint8_t k;
+
+	*sent = *bytes = *refused = 0;
+	if (g->limited)
+		refill(g);
+	for (i = 0; i < n; i++) {
+		member[i] = __atomic_load_n(&g->buckets[cp[i]->hash.usr % SBX_GROUP_BUCKETS], __ATOMIC_RELAXED);
+		if (unlikely(member[i] >= g->nb)) { /* nobody up (or a bucket of a group being set up) */
+			g->gc->no_member++;
+			rte_pktmbuf_free(cp[i]);
+		}
+	}
+	for (k = 0; k < g->nb; k++) {
+		struct sbx_toolgroup_member *m = &g->m[k];
+		uint64_t b = 0, lost = 0;
+
+		ns = 0;
+		for (i = 0; i < n; i++) {
+			if (member[i] != k)
+				continue;
+			if (g->limited && !admit(m, cp[i]->pkt_len)) {
+				m->c->drop_rate_limit++;
+				rte_pktmbuf_free(cp[i]);
+				continue;
+			}
+			b += cp[i]->pkt_len;
+			sel[ns++] = cp[i];
+		}
+		if (ns == 0)
+			continue;
+		ok = sbx_q_tx_wait(&m->q, sel, ns, g->wait_cycles);
+		for (i = ok; i < ns; i++)
+			lost += sel[i]->pkt_len;
+		if (unlikely(ok < ns))
+			rte_pktmbuf_free_bulk(sel + ok, ns - ok);
+		m->c->packets += ok;
+		m->c->bytes += b - lost;
+		m->c->drop_txfull += ns - ok;
+		*sent += ok;
+		*bytes += b - lost;
+		*refused += ns - ok;
+	}
+}

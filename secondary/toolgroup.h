@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file toolgroup.h
+ * The data plane of a tool group in a worker (docs/CONFIG.md "tool_groups"): which member each
+ * mirror copy of a session with a group destination goes to (symmetric flow hash of the frame as
+ * the worker holds it after its ingress stages, one of SBX_GROUP_BUCKETS buckets, the bucket's
+ * member in the primary's bucket table), the members' token-bucket rate limits (this worker's
+ * share), and the per-member counters in the worker's slot. The mirror engine (mirror.c) tags each
+ * copy when it makes it and hands the session's buffered copies to sbx_toolgroup_send() where it
+ * would send them to one destination port.
+ */
+#ifndef SPANBOX_TOOLGROUP_H
+#define SPANBOX_TOOLGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "spanbox/flowhash.h"
+#include "spanbox/shm.h"
+#include "queue.h"
+
+/** A token bucket: tokens (packets or bits) refilled at rate per TSC cycle, at most cap. */
+struct sbx_token_bucket {
+	double rate;   /**< tokens per TSC cycle; 0 = no limit */
+	double cap;    /**< most tokens it holds (a burst) */
+	double tokens; /**< tokens now */
+};
+
+/** One member as this worker sends to it. */
+struct sbx_toolgroup_member {
+	struct sbx_queue q;                     /**< this worker's mirror TX queue on the member port */
+	struct sbx_group_member_counters *c;    /**< this worker's counters of the member (in shm) */
+	struct sbx_token_bucket pps, bps;       /**< this worker's share of member_rate_limit */
+};
+
+/** One group as a session of this worker sends to it. */
+struct sbx_toolgroup_rt {
+	const uint8_t *buckets;                 /**< shm->groups[slot].buckets (read once per copy) */
+	struct sbx_group_counters *gc;          /**< this worker's group counters (no_member) */
+	uint8_t nb;                             /**< members */
+	uint8_t fields;                         /**< enum sbx_flow_hash_fields */
+	bool limited;                           /**< any rate limit */
+	uint64_t last_tsc;                      /**< last refill of the token buckets */
+	uint64_t wait_cycles;                   /**< sbx_q_tx_wait() bound (a replay waits, else 0) */
+	struct sbx_toolgroup_member m[SBX_MAX_GROUP_MEMBERS];
+};
+
+/**
+ * Set up @p g for tool group @p group of tables @p t as worker @p worker sends to it: member
+ * queues (mirror TX queue of the worker, or its ring for a pcap member), counters of the group's
+ * slot t->gslot[group], and member_rate_limit divided by the workers that can send copies to the
+ * group (workers polling a source port of a session to it, or the cross-connect peer of a TX
+ * source), at least 1. Keeps pointers into @p shm. @p wait_cycles: see struct sbx_toolgroup_rt.
+ * @return 0, or -1 with "tool_groups[i]...: why" in @p err.
+ */
+int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const struct sbx_tables *t,
+			unsigned int group, unsigned int worker, uint64_t wait_cycles, char *err, size_t errlen);
+
+/**
+ * Tag mirror copy @p copy of frame @p frame with its bucket (the symmetric flow hash of the
+ * frame's first segment, modulo SBX_GROUP_BUCKETS), kept in copy->hash.usr until it is sent.
+ */
+static inline void sbx_toolgroup_tag(const struct sbx_toolgroup_rt *g, const struct rte_mbuf *frame,
+				     struct rte_mbuf *copy)
+{
+	copy->hash.usr = sbx_flow_hash(rte_pktmbuf_mtod(frame, const uint8_t *), frame->data_len,
+				       (enum sbx_flow_hash_fields)g->fields, SBX_FLOW_HASH_SEED) %
+			 SBX_GROUP_BUCKETS;
+}
+
+/**
+ * Send the @p n tagged copies @p cp (ownership passes: each is sent or freed) to the members their
+ * buckets name: copies of a bucket no member holds are freed (no_member), copies over a member's
+ * rate limit freed (drop_rate_limit), copies its TX queue refuses freed (drop_txfull); each counted
+ * per member. @p sent / @p bytes / @p refused receive what the session counts (copies and bytes
+ * accepted, copies refused by a TX queue).
+ */
+void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_t n, uint64_t *sent,
+			uint64_t *bytes, uint64_t *refused);
+
+#endif
