@@ -3,11 +3,14 @@
  * Every read is preceded by a bound check against len. */
 #include <string.h>
 
-#include <rte_jhash.h>
+#ifdef __SSE4_2__
+#include <nmmintrin.h>
+#else
+#include <rte_crc_sw.h>
+#endif
 
 #include "spanbox/flowhash.h"
 
-#define ETH_ALEN_ 6
 #define ET_IPV4 0x0800
 #define ET_IPV6 0x86dd
 #define ET_VLAN 0x8100
@@ -27,127 +30,157 @@
 #define IP6_AH 51
 #define IP6_DSTOPTS 60
 
-/* The hashed key: kind, sorted address pair, protocol and sorted port pair (zero when not used). */
+/*
+ * The key, hashed as it is found: kind (mac / ipv4 / ipv6) and protocol in one word with the
+ * sorted port pair, the sorted address pair in 64-bit words, all into CRC32-C (the SSE4.2 crc32
+ * instruction; DPDK's table-driven rte_crc_sw.h where the compiler targets a CPU without it), then
+ * murmur3's fmix32 finalizer so that every output bit depends on every key bit (bucket = the low
+ * bits). No key buffer is built: the words go straight from the frame into the CRC.
+ */
 enum key_kind { KEY_MAC = 1, KEY_IPV4 = 4, KEY_IPV6 = 6 };
-struct flow_key {
-	uint8_t kind;
-	uint8_t proto;
-	uint16_t port_lo, port_hi;
-	uint8_t pad[2];
-	uint8_t addr_lo[16], addr_hi[16];
-};
+
+static inline uint32_t crc64(uint32_t h, uint64_t w)
+{
+#ifdef __SSE4_2__
+	return (uint32_t)_mm_crc32_u64(h, w);
+#else
+	return crc32c_2words(w, h);
+#endif
+}
+
+static inline uint32_t fmix32(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
 
 static inline uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-/* Sorted copy of two @p n byte addresses into the key. */
-static void put_pair(struct flow_key *k, const uint8_t *a, const uint8_t *b, size_t n)
+static inline uint32_t load32(const uint8_t *p)
 {
-	if (memcmp(a, b, n) > 0) {
-		const uint8_t *t = a;
+	uint32_t v;
 
-		a = b;
-		b = t;
-	}
-	memcpy(k->addr_lo, a, n);
-	memcpy(k->addr_hi, b, n);
+	memcpy(&v, p, 4);
+	return v;
 }
 
-/* Sorted port pair of a TCP, UDP or SCTP header at @p l4 (4 bytes checked by the caller). */
-static void put_ports(struct flow_key *k, uint8_t proto, const uint8_t *l4)
+static inline uint64_t load64(const uint8_t *p)
 {
-	uint16_t s = get16(l4), d = get16(l4 + 2);
+	uint64_t v;
 
-	k->proto = proto;
-	k->port_lo = s < d ? s : d;
-	k->port_hi = s < d ? d : s;
+	memcpy(&v, p, 8);
+	return v;
 }
 
-static int has_ports(uint8_t proto)
+/* The last key word: kind, protocol and the sorted port pair of a TCP, UDP or SCTP header at
+ * @p l4 (NULL: no ports, protocol 0). */
+static inline uint64_t tail_word(enum key_kind kind, uint8_t proto, const uint8_t *l4)
+{
+	uint16_t s, d;
+
+	if (l4 == NULL)
+		return kind;
+	s = get16(l4);
+	d = get16(l4 + 2);
+	return (uint64_t)(s < d ? s : d) << 48 | (uint64_t)(s < d ? d : s) << 32 | (uint32_t)proto << 8 | kind;
+}
+
+static inline int has_ports(uint8_t proto)
 {
 	return proto == PROTO_TCP || proto == PROTO_UDP || proto == PROTO_SCTP;
 }
 
-/* IPv4 at @p off: 0 and the key filled, -1 when the header is not whole (the caller falls back). */
-static int ipv4_key(struct flow_key *k, const uint8_t *f, uint32_t off, uint32_t len, int five)
+/* IPv4 at @p off: 0 and *h the hash, -1 when the header is not whole (the caller falls back). */
+static int ipv4_hash(uint32_t *h, const uint8_t *f, uint32_t off, uint32_t len, int five)
 {
-	uint32_t ihl;
-	uint16_t frag;
+	const uint8_t *ip = f + off, *l4 = NULL;
+	uint32_t ihl, a, b;
 
-	if (len < off + 20 || (f[off] >> 4) != 4)
+	if (len < off + 20 || (ip[0] >> 4) != 4)
 		return -1;
-	ihl = (uint32_t)(f[off] & 0x0f) * 4;
+	ihl = (uint32_t)(ip[0] & 0x0f) * 4;
 	if (ihl < 20 || len < off + ihl)
 		return -1;
-	k->kind = KEY_IPV4;
-	put_pair(k, f + off + 12, f + off + 16, 4);
-	frag = get16(f + off + 6);
-	if (five && (frag & 0x3fff) == 0 && has_ports(f[off + 9]) && len >= off + ihl + 4)
-		put_ports(k, f[off + 9], f + off + ihl);
+	a = load32(ip + 12);
+	b = load32(ip + 16);
+	if (five && (get16(ip + 6) & 0x3fff) == 0 && has_ports(ip[9]) && len >= off + ihl + 4)
+		l4 = ip + ihl; /* not a fragment, ports in the first segment */
+	*h = crc64(crc64(*h, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a),
+		   tail_word(KEY_IPV4, ip[9], l4));
 	return 0;
 }
 
-/* IPv6 at @p off (extension headers walked): as ipv4_key. */
-static int ipv6_key(struct flow_key *k, const uint8_t *f, uint32_t off, uint32_t len, int five)
+/* IPv6 at @p off (extension headers walked): as ipv4_hash. */
+static int ipv6_hash(uint32_t *h, const uint8_t *f, uint32_t off, uint32_t len, int five)
 {
+	const uint8_t *ip = f + off, *lo, *hi, *l4 = NULL;
 	uint8_t nh;
 	uint32_t p;
 	int i;
 
-	if (len < off + 40 || (f[off] >> 4) != 6)
+	if (len < off + 40 || (ip[0] >> 4) != 6)
 		return -1;
-	k->kind = KEY_IPV6;
-	put_pair(k, f + off + 8, f + off + 24, 16);
-	if (!five)
-		return 0;
-	nh = f[off + 6];
+	lo = memcmp(ip + 8, ip + 24, 16) <= 0 ? ip + 8 : ip + 24;
+	hi = lo == ip + 8 ? ip + 24 : ip + 8;
+	nh = ip[6];
 	p = off + 40;
-	for (i = 0; i < MAX_EXT_HDRS; i++) {
+	for (i = 0; five && i < MAX_EXT_HDRS; i++) {
 		if (nh == IP6_HOPOPTS || nh == IP6_ROUTING || nh == IP6_DSTOPTS) {
 			if (len < p + 2)
-				return 0;
+				goto addresses;
 			nh = f[p];
 			p += ((uint32_t)f[p + 1] + 1) * 8;
 		} else if (nh == IP6_AH) {
 			if (len < p + 2)
-				return 0;
+				goto addresses;
 			nh = f[p];
 			p += ((uint32_t)f[p + 1] + 2) * 4;
 		} else if (nh == IP6_FRAG) {
 			if (len < p + 8 || (get16(f + p + 2) & 0xfff9) != 0)
-				return 0; /* a fragment (offset or M set; reserved bits ignored): addresses only */
+				goto addresses; /* a fragment (offset or M set; reserved bits ignored) */
 			nh = f[p];
 			p += 8;
 		} else {
 			break;
 		}
 	}
-	if (has_ports(nh) && len >= p + 4)
-		put_ports(k, nh, f + p);
+	if (five && has_ports(nh) && len >= p + 4)
+		l4 = f + p;
+addresses:
+	*h = crc64(crc64(crc64(crc64(*h, load64(lo)), load64(lo + 8)), load64(hi)), load64(hi + 8));
+	*h = crc64(*h, tail_word(KEY_IPV6, nh, l4));
 	return 0;
 }
 
 uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields fields, uint32_t seed)
 {
-	struct flow_key k;
-	uint32_t off = 12;
+	uint32_t off = 12, h = seed;
+	uint64_t a, b;
 	uint16_t et;
 	int five = fields != SBX_FLOW_HASH_2TUPLE, i, r = -1;
 
 	if (len < 12) {
-		uint8_t tail[12] = {0}; /* rte_jhash reads whole words: never past the frame */
+		uint8_t tail[16] = {0}; /* never a read past the frame */
 
 		memcpy(tail, f, len);
-		return rte_jhash(tail, sizeof(tail), seed ^ len);
+		return fmix32(crc64(crc64(seed ^ len, load64(tail)), load64(tail + 8)));
 	}
-	memset(&k, 0, sizeof(k));
 	for (i = 0; i <= MAX_TAGS && len >= off + 2; i++) {
 		et = get16(f + off);
 		if (et != ET_VLAN && et != ET_QINQ && et != ET_QINQ_OLD) {
 			off += 2;
-			if (et == ET_MPLS || et == ET_MPLS_MC) {
+			if (et == ET_IPV4) {
+				r = ipv4_hash(&h, f, off, len, five);
+			} else if (et == ET_IPV6) {
+				r = ipv6_hash(&h, f, off, len, five);
+			} else if (et == ET_MPLS || et == ET_MPLS_MC) {
 				int l;
 
 				for (l = 0; l < MAX_LABELS && len >= off + 4; l++) {
@@ -156,24 +189,21 @@ uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields
 						break;
 				}
 				if (len > off && (f[off] >> 4) == 4)
-					r = ipv4_key(&k, f, off, len, five);
+					r = ipv4_hash(&h, f, off, len, five);
 				else if (len > off && (f[off] >> 4) == 6)
-					r = ipv6_key(&k, f, off, len, five);
-			} else if (et == ET_IPV4) {
-				r = ipv4_key(&k, f, off, len, five);
-			} else if (et == ET_IPV6) {
-				r = ipv6_key(&k, f, off, len, five);
+					r = ipv6_hash(&h, f, off, len, five);
 			}
 			break;
 		}
 		off += 4;
 	}
-	if (r != 0) {
-		memset(&k, 0, sizeof(k));
-		k.kind = KEY_MAC;
-		put_pair(&k, f, f + ETH_ALEN_, ETH_ALEN_);
+	if (r != 0) { /* non-IP: the sorted MAC pair */
+		a = load64(f) & 0xffffffffffffull;
+		memcpy(&b, f + 4, 8);
+		b >>= 16;
+		h = crc64(crc64(seed, a < b ? a : b), (a < b ? b : a) << 8 | KEY_MAC);
 	}
-	return rte_jhash(&k, sizeof(k), seed);
+	return fmix32(h);
 }
 
 const char *sbx_flow_hash_fields_name(enum sbx_flow_hash_fields fields)

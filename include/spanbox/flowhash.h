@@ -19,10 +19,13 @@
  *     sorted address pair only;
  *   - anything else (ARP, LLDP, a malformed or truncated IP header, an MPLS payload that is not IP)
  *     hashes the sorted MAC address pair.
- * The pair is sorted as bytes (memcmp), the ports as numbers, independently: (a, b, pa, pb) and
- * (b, a, pb, pa) give the same key. The key is hashed with Bob Jenkins' lookup3 (DPDK rte_jhash.h,
- * rte_jhash) and the seed; the key carries a kind byte (mac / ipv4 / ipv6), so an IPv4 and an IPv6
- * flow never share a key.
+ * The pair is sorted (IPv4 and MAC addresses as the numbers their bytes load as, IPv6 ones by
+ * memcmp), the ports as numbers, independently: (a, b, pa, pb) and (b, a, pb, pa) give the same key.
+ * The key words (addresses, then kind, protocol and ports in one 64-bit word; the kind byte keeps an
+ * IPv4, an IPv6 and a MAC key apart) go into CRC32-C seeded with @p seed (the SSE4.2 crc32
+ * instruction, which DPDK's -march=corei7 guarantees; DPDK's rte_crc_sw.h tables otherwise), then
+ * through murmur3's fmix32 finalizer. Values are the same on every x86-64 host (little-endian loads).
+ * Cost on the machine of docs/BENCHMARKS.md: see "Tool groups" there.
  */
 #ifndef SPANBOX_FLOWHASH_H
 #define SPANBOX_FLOWHASH_H
@@ -45,7 +48,7 @@ enum sbx_flow_hash_fields {
  * @param len    bytes readable at @p frame (for an mbuf: the first segment's data_len); nothing past
  *               it is read, however the headers claim more
  * @param fields what to hash (enum sbx_flow_hash_fields; an unknown value is taken as 5-tuple)
- * @param seed   lookup3 initial value (SBX_FLOW_HASH_SEED)
+ * @param seed   CRC32-C initial value (SBX_FLOW_HASH_SEED)
  * @return the hash; a frame shorter than 12 bytes hashes the bytes it has (never fails)
  */
 uint32_t sbx_flow_hash(const uint8_t *frame, uint32_t len, enum sbx_flow_hash_fields fields, uint32_t seed);
