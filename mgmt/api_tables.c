@@ -783,3 +783,14 @@ const struct mgmt_route mgmt_routes_tables[] = {
 	{ "PUT", "/api/v1/config", put_config },
 	{ NULL, NULL, NULL },
 };
+
+cJSON *mgmt_running_doc(struct req *r, cJSON **body, unsigned int *code)
+{
+	return running_doc(r, body, code);
+}
+
+unsigned int mgmt_tables_change(struct req *r, cJSON **body, cJSON *doc, const char *kind, const char *detail,
+				unsigned int ok_code, cJSON *ok_body, const char *field_prefix)
+{
+	return change(r, body, doc, kind, detail, ok_code, ok_body, field_prefix);
+}

@@ -194,7 +194,11 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		cJSON_AddStringToObject(src, "direction", dirs[m->sources[k].direction & 3]);
 		cJSON_AddItemToArray(a, src);
 	}
-	FIXED_STR(cJSON_AddObjectToObject(o, "destination"), "port", shm->cfg.ports[m->dst_port % SBX_MAX_PORTS].name);
+	if (m->dst_kind == SBX_DST_RECORDER) /* a capture: GET /api/v1/captures/{id} */
+		cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "destination"), "recorder");
+	else
+		FIXED_STR(cJSON_AddObjectToObject(o, "destination"), "port",
+			  shm->cfg.ports[m->dst_port % SBX_MAX_PORTS].name);
 	FIXED_STR(o, "filter", m->filter);
 	num(o, "snaplen", m->snaplen);
 	num(o, "sample", m->sample);

@@ -17,6 +17,7 @@
 
 #include "spanbox/bpf_filter.h"
 #include "spanbox/erspan.h"
+#include "capture.h"
 #include "mirror.h"
 
 /* Largest mirrored frame an ERSPAN packet can carry: 65535 B of IP minus IPv4 + GRE + ERSPAN III
@@ -73,7 +74,9 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 		sbx_mirror_session_init(rt, mc, dp->mac, &shm->workers[worker].stats.mirror[t->cset[i]],
 					&shm->mirrors[t->cset[i]].seq_next);
 		rt->dst = (struct sbx_queue){ .port = mc->dst_port, .port_id = dp->port_id, .queue = q };
-		if (cfg->ports[mc->dst_port].kind == SBX_PORT_PCAP_FILE) {
+		if (mc->dst_kind == SBX_DST_RECORDER) {
+			sbx_capture_setup(rt, shm, mc);
+		} else if (cfg->ports[mc->dst_port].kind == SBX_PORT_PCAP_FILE) {
 			rt->dst.ring = rte_ring_lookup(dp->tx_ring[q]);
 			if (rt->dst.ring == NULL) {
 				snprintf(err, errlen, "mirrors[%u]: ring %s not found", i, dp->tx_ring[q]);
@@ -349,11 +352,14 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 	rt->ntx = 0;
 }
 
+static void sbx_mirror_flush_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt);
+
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
 {
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
 	uint8_t nb = dir == SBX_DIR_RX ? e->nb_rx[port] : e->nb_tx[port];
-	uint64_t now_ns = e->ns0 + (uint64_t)((double)(rte_rdtsc() - e->tsc0) * 1e9 / (double)e->tsc_hz);
+	uint64_t tsc = rte_rdtsc();
+	uint64_t now_ns = e->ns0 + (uint64_t)((double)(tsc - e->tsc0) * 1e9 / (double)e->tsc_hz);
 	uint8_t k;
 	uint16_t i;
 
@@ -361,7 +367,9 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
 
 		if (rt->ntx + n > SBX_MIRROR_TXBUF)
-			flush_session(e, rt);
+			sbx_mirror_flush_one(e, rt);
+		if (unlikely(rt->rec_ended != NULL) && *rt->rec_ended)
+			continue; /* a capture that ended: nothing more to take */
 		rt->burst_start = rt->ntx;
 		for (i = 0; i < n; i++) {
 			struct rte_mbuf *cp;
@@ -377,7 +385,8 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 				continue;
 			}
 			rt->sample_left = rt->cfg->sample - 1;
-			cp = make_copy(e, rt, pkts[i], port, dir, now_ns);
+			cp = rt->rec_ring != NULL ? sbx_capture_copy(rt, pkts[i], port, dir, tsc)
+						  : make_copy(e, rt, pkts[i], port, dir, now_ns);
 			if (unlikely(cp == NULL))
 				continue; /* counted by make_copy */
 			rt->txbuf[rt->ntx] = cp;
@@ -403,11 +412,20 @@ void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t s
 	}
 }
 
+/* Send the buffered copies of one session: to its capture's ring, or to its destination port. */
+static void sbx_mirror_flush_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
+{
+	if (rt->rec_ring != NULL)
+		sbx_capture_flush(rt);
+	else
+		flush_session(e, rt);
+}
+
 void sbx_mirror_flush(struct sbx_mirror_engine *e)
 {
 	uint16_t i;
 
 	for (i = 0; i < e->nb; i++)
 		if (e->s[i].ntx)
-			flush_session(e, &e->s[i]);
+			sbx_mirror_flush_one(e, &e->s[i]);
 }
