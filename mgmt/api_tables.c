@@ -412,6 +412,9 @@ static unsigned int get_mirrors(struct req *r, cJSON **body)
 	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "mirrors")) {
 		cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
 
+		if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "destination"), "recorder"))
+			continue; /* a capture: GET /api/v1/captures */
+
 		cJSON_AddItemToArray(*body, mirror_out(shm, m, cJSON_IsNumber(v) ? (long)v->valuedouble : -1));
 	}
 	cJSON_Delete(doc);
