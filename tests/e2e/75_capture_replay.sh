@@ -23,22 +23,9 @@ trap cleanup EXIT
 [ -r "$IN" ] || { ok "plain_tcpreplay_test.pcap not readable in $CAPTURES # SKIP"; exit 0; }
 N=$(tshark -r "$IN" -T fields -e frame.number 2>/dev/null | wc -l)
 
-cat >"$CFG" <<JSON
-{
-  "eal": {"file_prefix": "rc75", "socket_mem_mb": 256, "primary_lcore": 73, "mgmt_lcore": 78},
-  "ports": [ {"name": "in0", "devargs": "net_pcap0,rx_pcap=$IN,pps=2000"},
-             {"name": "out1", "devargs": "net_pcap1,tx_pcap=$TMP/out.pcap"} ],
-  "workers": {"count": 1, "lcores": [74]},
-  "forwarding": {"xconnects": [["in0", "out1"]]},
-  "mgmt": {"port": $PORT, "database": "$TMP/rc75.db", "token": "$TOKEN",
-           "captures": {"directory": "$TMP/captures", "quota_mb": 64}}
-}
-JSON
-touch "$PAUSE"
-SBX_TEST_BRIDGE_PAUSE_FILE="$PAUSE" inst_start_primary rc75 "$CFG"
-check "primary ready" [ -f "$TMP/rc75.ready" ] || { tail -20 "$TMP/rc75-primary.log" | sed 's/^/# /'; exit 0; }
-inst_start_mgmt rc75 "$CFG" "$API"
-check "mgmt up" [ $? -eq 0 ] || exit 0
+cap_config rc75 "73 74 78" 64 "[{\"name\": \"in0\", \"devargs\": \"net_pcap0,rx_pcap=$IN,pps=2000\"},
+                              {\"name\": \"out1\", \"devargs\": \"net_pcap1,tx_pcap=$TMP/out.pcap\"}]"
+cap_start rc75 "$PAUSE" || exit 0
 
 code=$(cap_post "{\"sources\": [{\"port\": \"in0\", \"direction\": \"rx\"}, {\"port\": \"out1\", \"direction\": \"tx\"}],
                   \"stop\": {\"packets\": $((2 * N))}}")

@@ -29,22 +29,9 @@ with open(sys.argv[1], 'wb') as f:
         fr = (bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0]) + ip)[:1000]
         f.write(struct.pack('<IIII', 1 + i // 10000, (i % 10000) * 100, len(fr), len(fr)) + fr)
 PY
-cat >"$CFG" <<JSON
-{
-  "eal": {"file_prefix": "rc76", "socket_mem_mb": 256, "primary_lcore": 79, "mgmt_lcore": 85},
-  "ports": [ {"name": "in0", "devargs": "net_pcap0,rx_pcap=$TMP/in.pcap,pps=20000"},
-             {"name": "null1", "devargs": "net_null1,no-rx=1"} ],
-  "workers": {"count": 1, "lcores": [84]},
-  "forwarding": {"xconnects": [["in0", "null1"]]},
-  "mgmt": {"port": $PORT, "database": "$TMP/rc76.db", "token": "$TOKEN",
-           "captures": {"directory": "$TMP/captures", "quota_mb": 16}}
-}
-JSON
-touch "$PAUSE"
-SBX_TEST_BRIDGE_PAUSE_FILE="$PAUSE" inst_start_primary rc76 "$CFG"
-check "primary ready" [ -f "$TMP/rc76.ready" ] || { tail -20 "$TMP/rc76-primary.log" | sed 's/^/# /'; exit 0; }
-inst_start_mgmt rc76 "$CFG" "$API"
-check "mgmt up" [ $? -eq 0 ] || exit 0
+cap_config rc76 "79 84 85" 16 "[{\"name\": \"in0\", \"devargs\": \"net_pcap0,rx_pcap=$TMP/in.pcap,pps=20000\"},
+                              {\"name\": \"null1\", \"devargs\": \"net_null1,no-rx=1\"}]"
+cap_start rc76 "$PAUSE" || exit 0
 
 code=$(cap_post "{\"sources\": [{\"port\": \"in0\", \"direction\": \"rx\"}], \"files\": {\"count\": 3, \"mb\": 1},
                   \"stop\": {\"bytes\": $((10 * MIB))}}")

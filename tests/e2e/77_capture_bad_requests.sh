@@ -4,7 +4,8 @@
 # directory: an unknown port, a filter that does not compile, a snaplen out of range, an unknown
 # key, a capture the quota (2 MiB) cannot hold, the download of a file or a capture that does not
 # exist, ids and file numbers that are not numbers, paths with "..". Then one good capture is
-# started and deleted: its files go with it.
+# started and deleted: its files go with it. Then captures survive nothing: one ends with a mgmt
+# restart, another with a primary restart, and GET says so for both.
 # Own instance: file prefix rc77, lcores 89 (primary), 95 (worker), 96 (mgmt), API port 18372.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
@@ -22,22 +23,9 @@ trap cleanup EXIT
 mkdir -p "$TMP/captures" "$TMP/out"
 echo SECRET-OUTSIDE >"$TMP/secret.pcapng"
 echo SECRET-OUTSIDE >"$TMP/1.pcapng"
-cat >"$CFG" <<JSON
-{
-  "eal": {"file_prefix": "rc77", "socket_mem_mb": 256, "primary_lcore": 89, "mgmt_lcore": 96},
-  "ports": [ {"name": "in0", "devargs": "net_pcap0,rx_pcap=$IN,pps=100"},
-             {"name": "null1", "devargs": "net_null1,no-rx=1"} ],
-  "workers": {"count": 1, "lcores": [95]},
-  "forwarding": {"xconnects": [["in0", "null1"]]},
-  "mgmt": {"port": $PORT, "database": "$TMP/rc77.db", "token": "$TOKEN",
-           "captures": {"directory": "$TMP/captures", "quota_mb": 2}}
-}
-JSON
-touch "$TMP/pause" # the input waits for the good capture at the end
-SBX_TEST_BRIDGE_PAUSE_FILE="$TMP/pause" inst_start_primary rc77 "$CFG"
-check "primary ready" [ -f "$TMP/rc77.ready" ] || { tail -20 "$TMP/rc77-primary.log" | sed 's/^/# /'; exit 0; }
-inst_start_mgmt rc77 "$CFG" "$API"
-check "mgmt up" [ $? -eq 0 ] || exit 0
+cap_config rc77 "89 95 96" 2 "[{\"name\": \"in0\", \"devargs\": \"net_pcap0,rx_pcap=$IN,pps=100\"},
+                             {\"name\": \"null1\", \"devargs\": \"net_null1,no-rx=1\"}]"
+cap_start rc77 "$TMP/pause" || exit 0 # the input waits for the good capture at the end
 find "$TMP" -type f ! -name '*.log' ! -name 'rc77.db*' ! -name post.json ! -name pause | sort >"$TMP/out/files.before"
 
 # bad DESC EXPECTED_CODE EXPECTED_FIELD BODY
@@ -101,3 +89,23 @@ check "its files are gone" [ ! -e "$TMP/captures/$ID" ]
 code=$(curl -sS --max-time 5 -o /dev/null -w '%{http_code}' "$API/captures/$ID")
 check "GET /captures/$ID after DELETE: 404 ($code)" [ "$code" = 404 ]
 check "GET /mirrors never lists a capture" [ "$(cap_get /mirrors | jq 'length')" = 0 ]
+
+# captures survive nothing: a mgmt restart ends one, a primary restart another; both say so
+code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"packets": 1000}}')
+C=$(jq -r .id "$TMP/post.json")
+check "capture $C started ($code): $(cap_state "$C")" [ "$code" = 201 -a "$(cap_state "$C")" = running ]
+inst_stop_pid "$INST_MGMT"
+inst_start_mgmt rc77 "$CFG" "$API"
+st=$(cap_state "$C")
+check "after a mgmt restart capture $C says it ended ($st)" [ "$st" = "ended: mgmt stopped" -o "$st" = "ended: mgmt restarted" ]
+check "its file stays downloadable" [ "$(cap_download "$C" 1 "$TMP/out/c.pcapng")" = 200 ]
+code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"packets": 1000}}')
+D=$(jq -r .id "$TMP/post.json")
+check "capture $D started by the new mgmt ($code): $(cap_state "$D")" [ "$code" = 201 -a "$(cap_state "$D")" = running ]
+inst_stop_pid "$INST_PRIMARY" # mgmt stays: it re-attaches to the next primary
+inst_start_primary rc77 "$CFG"
+wait_for 150 cond '[ "$(cap_get /health | jq -r .appliance)" = up ]'
+st=$(cap_state "$D")
+check "after a primary restart capture $D is listed as ended ($st)" [ "$st" = "ended: primary stopped" ]
+check "and capture $C still says why it ended ($(cap_state "$C"))" [ "$(cap_state "$C" | cut -c1-11)" = "ended: mgmt" ]
+check "nothing of them runs in the new primary: GET /status has no session" [ "$(cap_get /status | jq '.mirrors | length')" = 0 ]
