@@ -80,10 +80,11 @@ JSON
 		--arg s "$s" --arg k "$kind" '
 		def tx(x): [x.workers[0].ports[] | .tx_packets] | add;
 		($dt | tonumber) as $dt | ((tx($b) - tx($a)) / $dt) as $fwd |
-		(($cb.counters.captured // 0) - ($ca.counters.captured // 0)) / $dt as $rec |
-		(($cb.counters.dropped // 0) - ($ca.counters.dropped // 0)) / $dt as $lost |
-		(($cb.counters.bytes // 0) - ($ca.counters.bytes // 0)) / $dt as $by |
-		"| \($s) | \($k) | \($fwd / 1e6 * 1000 | round / 1000) | \($b.appliance.tsc_hz // 0 | . / $fwd | round) | \($rec / 1e6 * 1000 | round / 1000) | \($lost / 1e6 * 1000 | round / 1000) | \($by / 1e6 | round) |"'
+		((($cb.counters.captured // 0) - ($ca.counters.captured // 0)) / $dt) as $rec |
+		((($cb.counters.dropped // 0) - ($ca.counters.dropped // 0)) / $dt) as $lost |
+		((($cb.counters.bytes // 0) - ($ca.counters.bytes // 0)) / $dt) as $by |
+		(($b.appliance.tsc_hz // 0) / $fwd | round) as $cpp |
+		"| \($s) | \($k) | \($fwd / 1000 | round / 1000) | \($cpp) | \($rec / 1000 | round / 1000) | \($lost / 1000 | round / 1000) | \($by / 1e6 | round) |"'
 }
 log "spanbox $(spanbox_rev); $(machine_line); DIR $DIR ($(df -h --output=fstype "$(dirname "$DIR")" | tail -1))"
 echo "| frame B | run | forwarded Mpps | cycles/pkt | recorded Mpps | lost Mpps | MB/s written |"
