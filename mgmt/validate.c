@@ -312,6 +312,14 @@ static unsigned int config_check(const cJSON *doc, const char *prefix, char *err
 	return code;
 }
 
+/* mgmt_validate_write() of POST /captures: no capture directory, every id is free */
+static bool any_id_free(const void *ctx, long id)
+{
+	(void)ctx;
+	(void)id;
+	return true;
+}
+
 unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, size_t len, const char *running,
 				 long id, const char *redacted, struct mgmt_verdict *v)
 {
@@ -401,6 +409,12 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 	case MGMT_W_PUT_INGRESS:
 		code = mgmt_merge_put_ingress(in, doc, (int)id, prefix, sizeof(prefix), v);
 		break;
+	case MGMT_W_POST_CAPTURE: {
+		const struct mgmt_capture_room room = { .quota = 1ULL << 30, .pid = 1, .max_frame = 1522 };
+
+		code = mgmt_merge_post_capture(in, doc, &room, any_id_free, NULL, &got, prefix, sizeof(prefix), v);
+		break;
+	}
 	default:
 		break;
 	}
@@ -412,15 +426,17 @@ out:
 	return code;
 }
 
-/* The number member @p key of object @p o (0 when absent), -1 when not a whole number >= 0. */
+/* The number member @p key of object @p o (0 when absent), -1 when not a whole number 0..10^15
+ * (checked before the cast: a cast of a larger double is undefined behaviour). */
 static double capture_num(const cJSON *o, const char *key)
 {
 	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
 
 	if (it == NULL)
 		return 0;
-	return cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble == (double)(long long)it->valuedouble
-		       ? it->valuedouble : -1;
+	if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= 1e15))
+		return -1;
+	return it->valuedouble == (double)(long long)it->valuedouble ? it->valuedouble : -1;
 }
 
 unsigned int mgmt_merge_post_capture(const cJSON *in, cJSON *doc, const struct mgmt_capture_room *room,
@@ -456,10 +472,9 @@ unsigned int mgmt_merge_post_capture(const cJSON *in, cJSON *doc, const struct m
 	snap = capture_num(in, "snaplen"); /* its range: sbx_config_parse */
 	if (count < 0 || mb < 0 || sbytes < 0 || spkts < 0)
 		return refuse(v, 422, count < 0 ? "files.count" : mb < 0 ? "files.mb" : sbytes < 0 ? "stop.bytes" : "stop.packets",
-			      "expected a whole number >= 0");
-	if (count > 1e6 || mb > 1e6 || sbytes > 1e15 || spkts > 1e15)
-		return refuse(v, 422, count > 1e6 ? "files.count" : mb > 1e6 ? "files.mb" : sbytes > 1e15 ? "stop.bytes"
-			      : "stop.packets", "out of range");
+			      "expected a whole number 0..10^15");
+	if (count > 1e6 || mb > 1e6)
+		return refuse(v, 422, count > 1e6 ? "files.count" : "files.mb", "out of range");
 	/* the bound of what the capture keeps on disk: its ring, or stop.bytes; else all that is left */
 	if (count > 0 && mb > 0)
 		need = (uint64_t)count * (uint64_t)mb * 1024 * 1024 + MGMT_CAPTURE_SLACK;

@@ -141,6 +141,7 @@ enum mgmt_write_route {
 	MGMT_W_PUT_CONFIG,    /**< PUT /api/v1/config */
 	MGMT_W_MEMPROBE,      /**< POST /system/memprobe */
 	MGMT_W_PUT_INGRESS,   /**< PUT /api/v1/ports/{name}/ingress ({id}: the port's index) */
+	MGMT_W_POST_CAPTURE,  /**< POST /api/v1/captures (a quota of 1 GiB, nothing kept, every id free) */
 	MGMT_W_COUNT
 };
 
