@@ -67,6 +67,11 @@ struct req {
 	unsigned int rerun_lane; /**< set by mgmt_run_on(): run the handler again on this lane */
 	char retry_after[16];   /**< set by a handler: Retry-After header value */
 	const char *content_type; /**< set by a handler for a non-JSON answer (then *body is a cJSON string) */
+	int file_fd;            /**< set by a handler on the HTTP thread (with file_set): answer 200 with
+				     the file_size bytes of this open file (http.c closes it) */
+	bool file_set;          /**< file_fd / file_size / file_name hold the answer */
+	uint64_t file_size;     /**< bytes of file_fd to send */
+	char file_name[64];     /**< Content-Disposition file name of the download */
 };
 
 /** A route handler: returns the HTTP status and sets *body (NULL when out of memory). */
@@ -104,6 +109,22 @@ extern const struct mgmt_route mgmt_routes_tables[];  /* api_tables.c: mirrors, 
 extern const struct mgmt_route mgmt_routes_history[]; /* api_history.c: stats history */
 extern const struct mgmt_route mgmt_routes_metrics[]; /* api_metrics.c: /metrics */
 extern const struct mgmt_route mgmt_routes_ports[];   /* api_ports.c: port stats and link */
+extern const struct mgmt_route mgmt_routes_captures[]; /* api_captures.c: captures into pcapng files */
+
+/**
+ * The running config document (the active tables' json), or NULL with a 503/500 in *body and
+ * *code (api_tables.c). The caller frees it.
+ */
+cJSON *mgmt_running_doc(struct req *r, cJSON **body, unsigned int *code);
+
+/**
+ * Validate, store and apply the whole config document @p doc (consumed) as every runtime-table
+ * change is (api_tables.c, docs/RUNTIME_TABLES.md), on the changes lane: audit event @p kind with
+ * @p detail; on success *body = @p ok_body (consumed) and the answer is @p ok_code, on failure the
+ * error (a validation error's field said without @p field_prefix, e.g. "mirrors[3].").
+ */
+unsigned int mgmt_tables_change(struct req *r, cJSON **body, cJSON *doc, const char *kind, const char *detail,
+				unsigned int ok_code, cJSON *ok_body, const char *field_prefix);
 
 /**
  * The body of GET /metrics (api_metrics.c): the Prometheus text of @p shm (NULL when the appliance

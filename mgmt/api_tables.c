@@ -412,6 +412,9 @@ static unsigned int get_mirrors(struct req *r, cJSON **body)
 	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "mirrors")) {
 		cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
 
+		if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "destination"), "recorder"))
+			continue; /* a capture: GET /api/v1/captures */
+
 		cJSON_AddItemToArray(*body, mirror_out(shm, m, cJSON_IsNumber(v) ? (long)v->valuedouble : -1));
 	}
 	cJSON_Delete(doc);
@@ -937,3 +940,14 @@ const struct mgmt_route mgmt_routes_tables[] = {
 	{ "PUT", "/api/v1/config", put_config },
 	{ NULL, NULL, NULL },
 };
+
+cJSON *mgmt_running_doc(struct req *r, cJSON **body, unsigned int *code)
+{
+	return running_doc(r, body, code);
+}
+
+unsigned int mgmt_tables_change(struct req *r, cJSON **body, cJSON *doc, const char *kind, const char *detail,
+				unsigned int ok_code, cJSON *ok_body, const char *field_prefix)
+{
+	return change(r, body, doc, kind, detail, ok_code, ok_body, field_prefix);
+}

@@ -69,6 +69,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -665,6 +666,7 @@ bool mgmt_run_on(struct req *r, enum mgmt_lane lane)
 /* every route table, searched in this order */
 static const struct mgmt_route *const tables[] = {
 	mgmt_routes_core, mgmt_routes_tables, mgmt_routes_history, mgmt_routes_metrics, mgmt_routes_ports,
+	mgmt_routes_captures,
 };
 
 void mgmt_http_print_routes(FILE *f)
@@ -811,6 +813,28 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, cJSON 
 	if (hname != NULL && hvalue != NULL && hvalue[0])
 		MHD_add_response_header(r, hname, hvalue);
 	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Answer 200 with the file a handler opened (req.file_set: a capture's download); closes it. */
+static enum MHD_Result reply_file(struct MHD_Connection *c, const struct req *rq)
+{
+	struct MHD_Response *r = MHD_create_response_from_fd64(rq->file_size, rq->file_fd); /* owns the fd */
+	char disp[128];
+	enum MHD_Result ret;
+
+	if (r == NULL) {
+		close(rq->file_fd);
+		return reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			     mgmt_error(MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "out of memory"), NULL, NULL, NULL);
+	}
+	snprintf(disp, sizeof(disp), "attachment; filename=\"%s\"", rq->file_name);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
+	MHD_add_response_header(r, "Content-Disposition", disp);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
 	MHD_destroy_response(r);
 	return ret;
 }
@@ -1085,6 +1109,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 				if (r.work != NULL) {
 					cJSON_Delete(body);
 					return defer_start(c, st, &r);
+				}
+				if (r.file_set) {
+					cJSON_Delete(body);
+					return reply_file(c, &r);
 				}
 				return reply(c, code, body, r.content_type, MHD_HTTP_HEADER_RETRY_AFTER, r.retry_after);
 			}

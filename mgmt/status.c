@@ -194,11 +194,14 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		cJSON_AddStringToObject(src, "direction", dirs[m->sources[k].direction & 3]);
 		cJSON_AddItemToArray(a, src);
 	}
-	if (m->dst_is_group && m->dst_group < sbx_shm_cfg(shm)->nb_tool_groups) {
+	if (m->dst_kind == SBX_DST_GROUP && m->dst_group < sbx_shm_cfg(shm)->nb_tool_groups) {
 		const char *g = sbx_shm_cfg(shm)->tool_groups[m->dst_group % SBX_MAX_TOOL_GROUPS].name;
 
 		FIXED_STR(cJSON_AddObjectToObject(o, "destination"), "group", g);
 		FIXED_STR(o, "destination_group", g);
+	} else if (m->dst_kind == SBX_DST_RECORDER) { /* a capture: GET /api/v1/captures/{id} */
+		cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "destination"), "recorder");
+		cJSON_AddNullToObject(o, "destination_group");
 	} else {
 		FIXED_STR(cJSON_AddObjectToObject(o, "destination"), "port",
 			  shm->cfg.ports[m->dst_port % SBX_MAX_PORTS].name);

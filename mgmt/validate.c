@@ -387,6 +387,14 @@ static unsigned int config_check(const cJSON *doc, const char *prefix, char *err
 	return code;
 }
 
+/* mgmt_validate_write() of POST /captures: no capture directory, every id is free */
+static bool any_id_free(const void *ctx, long id)
+{
+	(void)ctx;
+	(void)id;
+	return true;
+}
+
 unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, size_t len, const char *running,
 				 long id, const char *redacted, struct mgmt_verdict *v)
 {
@@ -487,6 +495,12 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 		code = mgmt_merge_put_group(in, doc, name, &created, prefix, sizeof(prefix), v);
 		break;
 	}
+	case MGMT_W_POST_CAPTURE: {
+		const struct mgmt_capture_room room = { .quota = 1ULL << 30, .pid = 1, .max_frame = 1522 };
+
+		code = mgmt_merge_post_capture(in, doc, &room, any_id_free, NULL, &got, prefix, sizeof(prefix), v);
+		break;
+	}
 	default:
 		break;
 	}
@@ -496,4 +510,103 @@ out:
 	cJSON_Delete(in);
 	cJSON_Delete(doc);
 	return code;
+}
+
+/* The number member @p key of object @p o (0 when absent), -1 when not a whole number 0..10^15
+ * (checked before the cast: a cast of a larger double is undefined behaviour). */
+static double capture_num(const cJSON *o, const char *key)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (it == NULL)
+		return 0;
+	if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= 1e15))
+		return -1;
+	return it->valuedouble == (double)(long long)it->valuedouble ? it->valuedouble : -1;
+}
+
+unsigned int mgmt_merge_post_capture(const cJSON *in, cJSON *doc, const struct mgmt_capture_room *room,
+				     bool (*id_free)(const void *ctx, long id), const void *ctx, long *id, char *prefix, size_t prefix_len,
+				     struct mgmt_verdict *v)
+{
+	static const char *const keys[] = { "id", "name", "sources", "filter", "snaplen", "files", "stop", NULL };
+	const cJSON *it, *files, *stop, *idv;
+	cJSON *s, *rec;
+	double count, mb, sbytes, spkts, snap;
+	uint64_t need = 0, left;
+	size_t k;
+
+	if (!cJSON_IsObject(in))
+		return refuse(v, 422, NULL, "expected a capture object");
+	cJSON_ArrayForEach(it, in) {
+		for (k = 0; keys[k] != NULL && strcmp(keys[k], it->string) != 0; k++)
+			;
+		if (keys[k] == NULL)
+			return refuse(v, 422, keys[0], "unknown key \"%.64s\" (a capture takes id, name, sources, filter, "
+				      "snaplen, files, stop)", it->string);
+	}
+	if (cJSON_GetObjectItemCaseSensitive(in, "sources") == NULL)
+		return refuse(v, 422, "sources", "sources: missing required key (the ports to capture)");
+	files = cJSON_GetObjectItemCaseSensitive(in, "files");
+	stop = cJSON_GetObjectItemCaseSensitive(in, "stop");
+	if ((files != NULL && !cJSON_IsObject(files)) || (stop != NULL && !cJSON_IsObject(stop)))
+		return refuse(v, 422, files != NULL && !cJSON_IsObject(files) ? "files" : "stop", "expected an object");
+	count = capture_num(files, "count");
+	mb = capture_num(files, "mb");
+	sbytes = capture_num(stop, "bytes");
+	spkts = capture_num(stop, "packets");
+	snap = capture_num(in, "snaplen"); /* its range: sbx_config_parse */
+	if (count < 0 || mb < 0 || sbytes < 0 || spkts < 0)
+		return refuse(v, 422, count < 0 ? "files.count" : mb < 0 ? "files.mb" : sbytes < 0 ? "stop.bytes" : "stop.packets",
+			      "expected a whole number 0..10^15");
+	if (count > 1e6 || mb > 1e6)
+		return refuse(v, 422, count > 1e6 ? "files.count" : "files.mb", "out of range");
+	/* the bound of what the capture keeps on disk: its ring, or stop.bytes; else all that is left */
+	if (count > 0 && mb > 0)
+		need = (uint64_t)count * (uint64_t)mb * 1024 * 1024 + MGMT_CAPTURE_SLACK;
+	if (sbytes > 0 && (need == 0 || (uint64_t)sbytes + MGMT_CAPTURE_SLACK < need))
+		need = (uint64_t)sbytes + MGMT_CAPTURE_SLACK;
+	if (spkts > 0 && snap >= 0) {
+		uint64_t per = (snap > 0 && (uint64_t)snap < room->max_frame ? (uint64_t)snap : room->max_frame) + 64;
+		uint64_t b = (uint64_t)spkts * per + MGMT_CAPTURE_SLACK;
+
+		if (need == 0 || b < need)
+			need = b;
+	}
+	left = room->quota > room->used + room->reserved ? room->quota - room->used - room->reserved : 0;
+	if (need > left || (need == 0 && left < MGMT_CAPTURE_SLACK))
+		return refuse(v, 422, "quota_mb",
+			      "quota_mb: the capture may take %.1f MiB, mgmt.captures.quota_mb leaves %.1f MiB (%.1f MiB "
+			      "of files kept, %.1f MiB held by running captures)",
+			      need ? (double)need / 1048576.0 : 0.0, (double)left / 1048576.0,
+			      (double)room->used / 1048576.0, (double)room->reserved / 1048576.0);
+	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+	if (idv == NULL) {
+		for (*id = SBX_MIRROR_ID_MIN; *id <= SBX_MIRROR_ID_MAX &&
+					      (mgmt_find_mirror(doc, *id, NULL) != NULL || !id_free(ctx, *id));
+		     (*id)++)
+			;
+	} else if (!cJSON_IsNumber(idv) || !is_long(idv->valuedouble) || idv->valuedouble < SBX_MIRROR_ID_MIN ||
+		   idv->valuedouble > SBX_MIRROR_ID_MAX) {
+		return refuse(v, 422, "id", "id: a whole number %d..%d", SBX_MIRROR_ID_MIN, SBX_MIRROR_ID_MAX);
+	} else {
+		*id = (long)idv->valuedouble;
+		if (mgmt_find_mirror(doc, *id, NULL) != NULL)
+			return refuse(v, 409, "id", "id: session %ld exists (a mirror session or a capture)", *id);
+	}
+	s = cJSON_CreateObject();
+	cJSON_AddNumberToObject(s, "id", (double)*id);
+	cJSON_ArrayForEach(it, in)
+		if (strcmp(it->string, "id") != 0 && strcmp(it->string, "files") != 0 && strcmp(it->string, "stop") != 0)
+			cJSON_AddItemToObject(s, it->string, cJSON_Duplicate(it, true));
+	rec = cJSON_AddObjectToObject(cJSON_AddObjectToObject(s, "destination"), "recorder");
+	if (files != NULL)
+		cJSON_AddItemToObject(rec, "files", cJSON_Duplicate(files, true));
+	if (stop != NULL)
+		cJSON_AddItemToObject(rec, "stop", cJSON_Duplicate(stop, true));
+	cJSON_AddNumberToObject(rec, "max_bytes", (double)(need ? need : left));
+	cJSON_AddNumberToObject(rec, "owner_pid", (double)room->pid);
+	cJSON_AddItemToArray(mgmt_doc_array(doc, "mirrors"), s);
+	snprintf(prefix, prefix_len, "mirrors[%d].", cJSON_GetArraySize(mgmt_doc_array(doc, "mirrors")) - 1);
+	return 0;
 }

@@ -47,6 +47,33 @@ cJSON *mgmt_find_mirror(cJSON *doc, long id, int *idx);
 /** POST /mirrors, before the running document is read: the body must be an object. @return 0 or 422. */
 unsigned int mgmt_check_post_mirror_body(const cJSON *in, struct mgmt_verdict *v);
 
+/** What POST /captures needs to know of the capture directory (api_captures.c measures it). */
+struct mgmt_capture_room {
+	uint64_t quota;    /**< mgmt.captures.quota_mb, bytes */
+	uint64_t used;     /**< bytes the files under the capture directory take */
+	uint64_t reserved; /**< bytes running captures may still write (their share minus what they hold) */
+	long pid;          /**< this mgmt's pid: the capture's owner (it ends when mgmt goes) */
+	uint64_t max_frame; /**< bytes of the longest frame a port takes (its mtu + 22) */
+};
+
+/** Bytes a capture may exceed its files' sizes by: headers, the next file's header before a ring
+ *  deletes its oldest file, the statistics blocks. */
+#define MGMT_CAPTURE_SLACK (64 * 1024)
+
+/**
+ * POST /captures: turn the capture @p in ({"sources", "filter", "snaplen", "files", "stop",
+ * "id", "name"}) into a mirror session whose destination is the recorder, with its share of the
+ * quota (@p room: the least of its bounds: the ring's count x mb, stop.bytes, stop.packets x the
+ * longest block (snaplen or max_frame, + 64 B); with none, all that is left) and the owner pid, and
+ * append it to @p doc's mirrors. Its id (when absent): the lowest free session id for which
+ * @p id_free(@p ctx, id) says yes (no files of an older capture of that id on disk).
+ * @return 0 (doc changed; *@p id, @p prefix "mirrors[N]."), or 422 (an unknown or mistyped key,
+ *         named; the quota: field "quota_mb"), 409 (the id exists) with @p v set.
+ */
+unsigned int mgmt_merge_post_capture(const cJSON *in, cJSON *doc, const struct mgmt_capture_room *room,
+				     bool (*id_free)(const void *ctx, long id), const void *ctx, long *id, char *prefix, size_t prefix_len,
+				     struct mgmt_verdict *v);
+
 /**
  * POST /mirrors: give the session @p in (an object) the lowest free id when it has none (added
  * to @p in), refuse an id that exists (409), then append a copy to @p doc's mirrors.
@@ -140,6 +167,7 @@ enum mgmt_write_route {
 	MGMT_W_PUT_INGRESS,   /**< PUT /api/v1/ports/{name}/ingress ({id}: the port's index) */
 	MGMT_W_PUT_GROUPS,    /**< PUT /api/v1/tool_groups */
 	MGMT_W_PUT_GROUP,     /**< PUT /api/v1/tool_groups/{name} ({name}: "ids" for an even {id}, "g<id>" else) */
+	MGMT_W_POST_CAPTURE,  /**< POST /api/v1/captures (a quota of 1 GiB, nothing kept, every id free) */
 	MGMT_W_COUNT
 };
 

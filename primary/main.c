@@ -452,6 +452,7 @@ static int primary_fini(struct primary_run *r, struct sbx_primary *p, int rc)
 	if (p->shm != NULL) {
 		sbx_event(p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : rc ? "error" : "replay done");
 		sbx_workers_stop(p, 3000);
+		sbx_recorder_fini(); /* after the workers: nothing enqueues to a capture's ring any more */
 		refresh(p);
 		sbx_marker_remove(r->cfg.file_prefix); /* no new secondary attaches to what is being torn down */
 		__atomic_store_n(&p->shm->running, 0, __ATOMIC_RELEASE);

@@ -218,6 +218,7 @@ static int apply_staged(void)
 			goto out;
 		}
 		open_token = 0;
+		sbx_recorder_prune(sbx_shm_cfg(tp->shm)); /* captures the late change removed */
 	}
 	/* the health check (main loop) keeps a pointer to the active tables while it runs: no buffer
 	 * is rewritten meanwhile (new group slots are ones the active tables do not use) */
@@ -246,6 +247,14 @@ static int apply_staged(void)
 			    SBX_MAX_TOOL_GROUPS, SBX_GROUP_SLOTS);
 		goto out;
 	}
+	if (sbx_recorder_add(&next->cfg, err, sizeof(err)) != 0) { /* the rings of new captures */
+		sbx_recorder_prune(&cur->cfg);
+		colon = strchr(err, ':');
+		if (colon != NULL)
+			*colon = '\0';
+		rc = refuse(err, "%s:%s", err, colon ? colon + 1 : " cannot start the capture");
+		goto out;
+	}
 	memcpy(next->json, st->json, st->len + 1);
 	next->json_len = st->len;
 	next->gen = gen + 1;
@@ -257,6 +266,7 @@ static int apply_staged(void)
 	/* the decision: from here on the change will be live, unless mgmt gave up on it already */
 	if (!staging_cas(st, SBX_STAGING_WORKING, SBX_STAGING_APPLYING)) {
 		rc = -2;
+		sbx_recorder_prune(&cur->cfg);
 		refuse(NULL, "mgmt stopped waiting for this change: nothing was changed");
 		goto out;
 	}
@@ -268,6 +278,8 @@ static int apply_staged(void)
 	token = rte_rcu_qsbr_start(rcu);
 	if (!grace_wait(token))
 		open_token = token; /* published; the next change waits for the late worker */
+	else
+		sbx_recorder_prune(&next->cfg); /* no worker uses a removed capture's ring any more */
 	sbx_event(tp, "tables_applied", -1, 0, "generation %llu: %u xconnects, %u mirrors (%s)%s",
 		  (unsigned long long)(gen + 1), n->nb_xconnects, n->nb_mirrors, client,
 		  open_token ? "; a worker is late" : "");
@@ -386,6 +398,7 @@ int sbx_tables_init(struct sbx_primary *p, const char *json)
 	size_t sz = rte_rcu_qsbr_get_memsize(SBX_MAX_WORKERS), len = strlen(json);
 	const struct rte_memzone *mz;
 	struct sbx_tables *t = &p->shm->tables[0];
+	char err[512] = "";
 	uint16_t i;
 
 	tp = p;
@@ -412,6 +425,10 @@ int sbx_tables_init(struct sbx_primary *p, const char *json)
 	t->json_len = (uint32_t)len;
 	t->gen = 0;
 	p->shm->tables_gen = 0;
+	if (sbx_recorder_init(p) != 0 || sbx_recorder_add(&t->cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spanbox-primary: config: %s\n", err);
+		return -1;
+	}
 	tq.stop = false;
 	if (pthread_create(&tq.tid, NULL, tables_thread, NULL) != 0) {
 		fprintf(stderr, "spanbox-primary: cannot start the tables thread\n");

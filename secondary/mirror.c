@@ -20,6 +20,7 @@
 #include "spanbox/bpf_filter.h"
 #include "spanbox/erspan.h"
 #include "spanbox/flowhash.h"
+#include "capture.h"
 #include "mirror.h"
 
 /* Largest mirrored frame an ERSPAN packet can carry: 65535 B of IP minus IPv4 + GRE + ERSPAN III
@@ -114,14 +115,16 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 		sbx_mirror_session_init(rt, mc, dp->mac, &shm->workers[worker].stats.mirror[t->cset[i]],
 					&shm->mirrors[t->cset[i]].seq_next);
 		rt->dst = (struct sbx_queue){ .port = mc->dst_port, .port_id = dp->port_id, .queue = q };
-		if (cfg->ports[mc->dst_port].kind == SBX_PORT_PCAP_FILE) {
+		if (mc->dst_kind == SBX_DST_RECORDER) {
+			sbx_capture_setup(rt, shm, mc);
+		} else if (cfg->ports[mc->dst_port].kind == SBX_PORT_PCAP_FILE) {
 			rt->dst.ring = rte_ring_lookup(dp->tx_ring[q]);
 			if (rt->dst.ring == NULL) {
 				snprintf(err, errlen, "mirrors[%u]: ring %s not found", i, dp->tx_ring[q]);
 				return -1;
 			}
 		}
-		if (mc->dst_is_group) { /* the copies go to its members (toolgroup.c) */
+		if (mc->dst_kind == SBX_DST_GROUP) { /* the copies go to its members (toolgroup.c) */
 			if (sbx_toolgroup_setup(&e->grp[i], shm, t, mc->dst_group, worker, e->dst_wait_cycles, err,
 						errlen) != 0)
 				return -1;
@@ -598,11 +601,14 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
 	return cp;
 }
 
+static void sbx_mirror_flush_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt);
+
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
 {
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
 	uint8_t nb = dir == SBX_DIR_RX ? e->nb_rx[port] : e->nb_tx[port];
-	uint64_t now_ns = sbx_mirror_now_ns(e, rte_rdtsc());
+	uint64_t tsc = rte_rdtsc();
+	uint64_t now_ns = sbx_mirror_now_ns(e, tsc);
 	struct rte_mbuf *sp[SBX_MAX_BURST];
 	uint16_t sel[SBX_MAX_BURST];
 	uint8_t k;
@@ -613,10 +619,12 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 		uint16_t ns = 0, *idx;
 
 		if (rt->ntx + n > SBX_MIRROR_TXBUF)
-			flush_session(e, rt);
+			sbx_mirror_flush_one(e, rt);
+		if (unlikely(rt->rec_ended != NULL) && *rt->rec_ended)
+			continue; /* a capture that ended: nothing more to take */
 		rt->burst_start = rt->ntx;
 		idx = rt->src_idx + rt->ntx;
-		if (rt->bpf == NULL && rt->cfg->sample == 1) { /* every frame (the common case) */
+		if (rt->rec_ring == NULL && rt->bpf == NULL && rt->cfg->sample == 1) { /* every frame (the common case) */
 			nc = sbx_mirror_copy_burst(e, rt, pkts, n, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
 			goto copied;
 		}
@@ -638,6 +646,18 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 		}
 		if (ns == 0)
 			continue;
+		if (unlikely(rt->rec_ring != NULL)) { /* a capture: pcapng copies for the recorder's ring */
+			struct rte_mbuf *cp;
+
+			for (i = 0; i < ns; i++) {
+				cp = sbx_capture_copy(rt, sp[i], port, dir, tsc);
+				if (unlikely(cp == NULL))
+					continue; /* counted by sbx_capture_copy */
+				rt->txbuf[rt->ntx] = cp;
+				rt->src_idx[rt->ntx++] = sel[i];
+			}
+			continue;
+		}
 		nc = sbx_mirror_copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
 		for (i = 0; i < nc; i++) /* index in the selection -> index in the burst */
 			idx[i] = sel[idx[i]];
@@ -666,11 +686,20 @@ void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t s
 	}
 }
 
+/* Send the buffered copies of one session: to its capture's ring, or to its destination port. */
+static void sbx_mirror_flush_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
+{
+	if (rt->rec_ring != NULL)
+		sbx_capture_flush(rt);
+	else
+		flush_session(e, rt);
+}
+
 void sbx_mirror_flush(struct sbx_mirror_engine *e)
 {
 	uint16_t i;
 
 	for (i = 0; i < e->nb; i++)
 		if (e->s[i].ntx)
-			flush_session(e, &e->s[i]);
+			sbx_mirror_flush_one(e, &e->s[i]);
 }

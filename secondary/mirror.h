@@ -41,6 +41,10 @@ struct sbx_mirror_rt {
 	uint16_t burst_start;            /**< first txbuf entry of the burst being prepared */
 	struct rte_mbuf *txbuf[SBX_MIRROR_TXBUF];
 	uint16_t src_idx[SBX_MIRROR_TXBUF]; /**< index of the original frame in its burst */
+	/* a capture (destination recorder, capture.h): NULL rec_ring for a mirror session */
+	struct rte_ring *rec_ring;       /**< the capture's ring to the recorder (NULL: not a capture) */
+	struct rte_mempool *rec_mp;      /**< the capture pool its pcapng copies come from */
+	const volatile uint32_t *rec_ended; /**< its slot's `ended` flag: set, it copies nothing */
 };
 
 /** Every session of one worker, and which sessions watch each port and direction. */

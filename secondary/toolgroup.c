@@ -32,7 +32,7 @@ static unsigned int senders(const struct sbx_shm *shm, const struct sbx_config *
 		for (i = 0; i < cfg->nb_mirrors && !yes; i++) {
 			const struct sbx_mirror_cfg *m = &cfg->mirrors[i];
 
-			if (!m->dst_is_group || m->dst_group != group)
+			if (m->dst_kind != SBX_DST_GROUP || m->dst_group != group)
 				continue;
 			for (k = 0; k < m->nb_sources && !yes; k++) {
 				int16_t peer = sbx_config_peer(cfg, m->sources[k].port);

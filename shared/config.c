@@ -45,16 +45,20 @@ static const char *const worker_keys[] = {
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
 static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "token_file",
-					"history_interval_s", "web_root", "tokens", "tls", "insecure", NULL};
+					"history_interval_s", "web_root", "tokens", "tls", "insecure", "captures", NULL};
 static const char *const mgmt_tokens_keys[] = {"admin", "admin_file", "viewer", "viewer_file", NULL};
 static const char *const mgmt_tls_keys[] = {"cert", "key", NULL};
 static const char *const mirror_keys[] = {
 	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", NULL};
 static const char *const source_keys[] = {"port", "direction", NULL};
-static const char *const dest_keys[] = {"port", "group", "allow_forwarding", NULL};
+static const char *const dest_keys[] = {"port", "group", "allow_forwarding", "recorder", NULL};
 static const char *const group_keys[] = {"name", "members", "hash", "failover", "member_rate_limit", NULL};
 static const char *const failover_keys[] = {"hold_down_ms", "tx_refused_percent", "tx_refused_window_ms", NULL};
 static const char *const rate_keys[] = {"pps", "bps", NULL};
+static const char *const recorder_keys[] = {"files", "stop", "max_bytes", "owner_pid", NULL};
+static const char *const rec_files_keys[] = {"count", "mb", "seconds", NULL};
+static const char *const rec_stop_keys[] = {"packets", "bytes", "seconds", NULL};
+static const char *const captures_keys[] = {"directory", "quota_mb", NULL};
 static const char *const encap_keys[] = {
 	"type", "vlan", "src_ip", "dst_ip", "dst_mac", "src_mac", "ttl", "dscp", "df",
 	"granularity", "hw_id", "sgt", "platform_subheader", "vni", "udp_port", NULL};
@@ -1238,8 +1242,8 @@ static int parse_group_destination(struct ctx *c, const struct sbx_config *cfg, 
 	const struct sbx_tool_group_cfg *g;
 	int gi, j, k;
 
-	if (member(o, "port") != NULL)
-		return fail(c, dpath, "group", "give either port or group, not both");
+	if (member(o, "port") != NULL || member(o, "recorder") != NULL)
+		return fail(c, dpath, "group", "give one of port, group or recorder");
 	if (member(o, "allow_forwarding") != NULL)
 		return fail(c, dpath, "allow_forwarding", "applies to a port destination only (no tool group member "
 			    "may forward)");
@@ -1254,7 +1258,7 @@ static int parse_group_destination(struct ctx *c, const struct sbx_config *cfg, 
 			if (m->sources[j].port == g->members[k])
 				return fail(c, dpath, "group", "%s is a member of tool group %s and a source of this "
 					    "session (mirror loop)", cfg->ports[g->members[k]].name, g->name);
-	m->dst_is_group = true;
+	m->dst_kind = SBX_DST_GROUP;
 	m->dst_group = (uint8_t)gi;
 	m->dst_port = g->members[0];
 	return 0;
@@ -1345,6 +1349,55 @@ static int parse_tool_groups(struct ctx *c, const cJSON *root, struct sbx_config
 	return 0;
 }
 
+/*
+ * Parse destination "recorder" of session @m (object @sess; its destination @dst at @dpath): a capture into pcapng
+ * files (docs/CAPTURE.md). The copy is pcapng's own (no encapsulation): "encap" and "copy" must be
+ * absent, as must "port".
+ */
+static int parse_recorder(struct ctx *c, const cJSON *sess, const cJSON *dst, const char *dpath,
+			  struct sbx_mirror_cfg *m)
+{
+	struct sbx_capture_cfg *r = &m->rec;
+	const cJSON *o, *f, *st;
+	char rpath[96], fpath[112];
+	long long v;
+
+	if (member(dst, "port") || member(dst, "allow_forwarding"))
+		return fail(c, dpath, member(dst, "port") ? "port" : "allow_forwarding",
+			    "not with a recorder destination");
+	snprintf(rpath, sizeof(rpath), "%s.recorder", dpath);
+	if (get_object(c, dst, dpath, "recorder", rpath, recorder_keys, &o))
+		return -1;
+	m->dst_kind = SBX_DST_RECORDER;
+	m->dst_port = 0;
+	snprintf(fpath, sizeof(fpath), "%s.files", rpath);
+	if (get_object(c, o, rpath, "files", fpath, rec_files_keys, &f) ||
+	    get_u32(c, f, fpath, "count", 0, SBX_CAPTURE_FILES_MAX, 0, &r->file_count) ||
+	    get_u32(c, f, fpath, "mb", 0, 4096, 0, &r->file_mb) ||
+	    get_u32(c, f, fpath, "seconds", 0, 86400, 0, &r->file_seconds))
+		return -1;
+	if (r->file_count > 0 && r->file_mb == 0 && r->file_seconds == 0)
+		return fail(c, fpath, "count", "a ring of files needs mb or seconds per file");
+	snprintf(fpath, sizeof(fpath), "%s.stop", rpath);
+	if (get_object(c, o, rpath, "stop", fpath, rec_stop_keys, &st) ||
+	    get_int(c, st, fpath, "packets", 0, 1LL << 50, 0, &v))
+		return -1;
+	r->stop_packets = (uint64_t)v;
+	if (get_int(c, st, fpath, "bytes", 0, 1LL << 50, 0, &v))
+		return -1;
+	r->stop_bytes = (uint64_t)v;
+	if (get_u32(c, st, fpath, "seconds", 0, 30 * 86400, 0, &r->stop_seconds) ||
+	    get_int(c, o, rpath, "max_bytes", 0, 1LL << 50, 0, &v))
+		return -1;
+	r->max_bytes = (uint64_t)v;
+	if (get_int(c, o, rpath, "owner_pid", 0, INT32_MAX, 0, &v))
+		return -1;
+	r->owner_pid = (int32_t)v;
+	if (member(sess, "encap") || member(sess, "copy"))
+		return fail(c, dpath, "recorder", "a capture takes no encap and no copy (pcapng keeps the frame)");
+	return 0;
+}
+
 /* Parse one session object @obj, mirrors[@i]; sessions 0..i-1 are already parsed. */
 static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_config *cfg)
 {
@@ -1387,6 +1440,8 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 	if (member(o, "group") != NULL)
 		return parse_group_destination(c, cfg, o, dpath, m) || parse_encap(c, obj, path, m) ||
 		       parse_copy(c, obj, path, m);
+	if (member(o, "recorder"))
+		return parse_recorder(c, obj, o, dpath, m);
 	if (get_port(c, cfg, o, dpath, &p))
 		return -1;
 	for (j = 0; j < m->nb_sources; j++)
@@ -1473,6 +1528,22 @@ static int parse_mgmt_roles(struct ctx *c, const cJSON *o, struct sbx_config *cf
 	return 0;
 }
 
+/* Parse "mgmt.captures": where capture files go and how much they may take (docs/CONFIG.md). */
+static int parse_mgmt_captures(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
+{
+	const cJSON *cap = NULL;
+
+	if (o != NULL && get_object(c, o, "mgmt", "captures", "mgmt.captures", captures_keys, &cap))
+		return -1;
+	if (get_string(c, cap, "mgmt.captures", "directory", cfg->capture_dir, sizeof(cfg->capture_dir) - 32, true,
+		       NULL, "/var/lib/spanbox/captures") ||
+	    get_u32(c, cap, "mgmt.captures", "quota_mb", 1, 1048576, 1024, &cfg->capture_quota_mb))
+		return -1;
+	if (cfg->capture_dir[0] != '/')
+		return fail(c, "mgmt.captures", "directory", "\"%s\" is not an absolute path", cfg->capture_dir);
+	return 0;
+}
+
 /* Parse "mgmt": listen address, TCP port, SQLite database path, tokens and TLS files. */
 static int parse_mgmt(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
@@ -1493,7 +1564,7 @@ static int parse_mgmt(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		return -1;
 	if (cfg->mgmt_token[0] != '\0' && strlen(cfg->mgmt_token) < 16)
 		return fail(c, "mgmt", "token", "at least 16 characters (got %zu)", strlen(cfg->mgmt_token));
-	if (parse_mgmt_roles(c, o, cfg))
+	if (parse_mgmt_roles(c, o, cfg) || parse_mgmt_captures(c, o, cfg))
 		return -1;
 	if (cfg->mgmt_token_file[0] == '\0' &&
 	    snprintf(cfg->mgmt_token_file, sizeof(cfg->mgmt_token_file), "%s.token", cfg->mgmt_database) >=

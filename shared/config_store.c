@@ -110,6 +110,22 @@ static void ingress_merge(cJSON *doc, const cJSON *ing)
 	}
 }
 
+/* A copy of the mirrors array @m without its captures (destination "recorder"): a capture is
+ * never stored, it ends with the processes that run it (docs/CAPTURE.md). */
+static cJSON *mirrors_without_captures(const cJSON *m)
+{
+	cJSON *out = cJSON_CreateArray();
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, m) {
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(it, "destination");
+
+		if (cJSON_GetObjectItemCaseSensitive(d, "recorder") == NULL)
+			cJSON_AddItemToArray(out, cJSON_Duplicate(it, true));
+	}
+	return out;
+}
+
 char *sbx_live_extract(const cJSON *doc)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -121,7 +137,7 @@ char *sbx_live_extract(const cJSON *doc)
 		return NULL;
 	if (f != NULL)
 		cJSON_AddItemToObject(o, "forwarding", cJSON_Duplicate(f, true));
-	cJSON_AddItemToObject(o, "mirrors", m ? cJSON_Duplicate(m, true) : cJSON_CreateArray());
+	cJSON_AddItemToObject(o, "mirrors", mirrors_without_captures(m));
 	cJSON_AddItemToObject(o, "ingress", ingress_extract(doc));
 	g = cJSON_GetObjectItemCaseSensitive(doc, "tool_groups");
 	cJSON_AddItemToObject(o, "tool_groups", g ? cJSON_Duplicate(g, true) : cJSON_CreateArray());

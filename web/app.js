@@ -5,6 +5,7 @@ import { api, ApiError, getToken, setToken } from './api.js';
 import { lineChart } from './chart.js';
 import { buildTopology, drawTopology, mirrorGroup } from './topology.js';
 import { count, si, bps, pps, duration, ms, DASH } from './format.js';
+import { initCaptures, refreshCaptures } from './captures.js';
 
 const PERIOD_MS = 1000;        // status refresh
 const SYSTEM_EVERY_MS = 10000; // /system (warnings): heavier, changes rarely
@@ -566,6 +567,7 @@ async function refresh() {
 	renderPools(status.pools || []);
 	const names = (status.ports || []).map((p) => p.name);
 	updatePortChoices(names);
+	await refreshCaptures(names);
 
 	st.prev = {
 		t,
@@ -708,6 +710,7 @@ function init() {
 	$('error-close').addEventListener('click', clearError);
 	$('m-encap').addEventListener('change', encapFields);
 	$('mirror-form').addEventListener('submit', addMirror);
+	initCaptures({ refreshSoon, notice: (t) => { clearError(); showNotice(t); }, error: (e) => showError(errorText(e)) });
 	showTokenState();
 	encapFields();
 	loop();

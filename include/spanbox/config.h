@@ -168,6 +168,32 @@ struct sbx_mirror_source {
 #define SBX_MIRROR_ID_MIN 1
 #define SBX_MIRROR_ID_MAX 1023
 
+/** Where a session's copies go (sbx_mirror_cfg.dst_kind). */
+enum sbx_dst_kind {
+	SBX_DST_PORT = 0,     /**< a port's mirror TX queues (dst_port) */
+	SBX_DST_RECORDER = 1, /**< the primary's recorder: a capture into pcapng files (docs/CAPTURE.md) */
+	SBX_DST_GROUP = 2,    /**< a tool group (dst_group): one member per flow (docs/CONFIG.md "tool_groups") */
+};
+
+#define SBX_CAPTURE_FILES_MAX 1000 /**< files in one capture's ring */
+
+/**
+ * What the recorder does with the frames of a capture (destination "recorder" of a session,
+ * docs/CAPTURE.md "Recording through the API"). All limits 0 = none.
+ */
+struct sbx_capture_cfg {
+	uint32_t file_count;   /**< ring of files: keep the last file_count files (0 = one file, no ring) */
+	uint32_t file_mb;      /**< start the next file past this many MiB (1..4096; 0 = no size limit) */
+	uint32_t file_seconds; /**< start the next file after this many seconds (0 = no time limit) */
+	uint32_t stop_seconds; /**< end the capture after this many seconds */
+	uint64_t stop_packets; /**< end it once this many frames are written */
+	uint64_t stop_bytes;   /**< end it once this many bytes of pcapng are written (all files) */
+	uint64_t max_bytes;    /**< bytes its files may take on disk at once (its share of the quota:
+				    mgmt.captures.quota_mb); reached: ended "quota" */
+	int32_t owner_pid;     /**< the mgmt process that started it (0 = the config file): the capture
+				    ends when another mgmt attaches or this one leaves */
+};
+
 /** One mirror session (docs/CONFIG.md "mirrors"). */
 struct sbx_mirror_cfg {
 	uint16_t id;                  /**< session id: SBX_MIRROR_ID_MIN..SBX_MIRROR_ID_MAX; unique */
@@ -177,11 +203,12 @@ struct sbx_mirror_cfg {
 	char filter[SBX_FILTER_LEN];  /**< tcpdump syntax, "" = every frame */
 	uint32_t snaplen;             /**< bytes of the frame kept, 0 = whole frame */
 	uint32_t sample;              /**< mirror 1 frame in N (per worker), 1 = every frame */
-	uint16_t dst_port;            /**< index into sbx_config.ports (a group destination: its first
-					   member, for the copies' source MAC) */
-	bool dst_is_group;            /**< destination {"group": NAME}: the copies go to tool group
-					   dst_group (one member per flow), not to dst_port */
-	uint8_t dst_group;            /**< index into sbx_config.tool_groups when dst_is_group */
+	uint16_t dst_port;            /**< index into sbx_config.ports (dst_kind SBX_DST_PORT; a group
+					   destination: its first member, for the copies' source MAC) */
+	uint8_t dst_kind;             /**< enum sbx_dst_kind */
+	uint8_t dst_group;            /**< dst_kind SBX_DST_GROUP: index into sbx_config.tool_groups (the
+					   copies go to one member per flow, not to dst_port) */
+	struct sbx_capture_cfg rec;   /**< dst_kind SBX_DST_RECORDER: files and stop conditions */
 	/* encap */
 	uint8_t encap;                /**< enum sbx_encap */
 	uint16_t vlan;                /**< RSPAN VLAN id 1..4094 */
@@ -288,6 +315,8 @@ struct sbx_config {
 						     file (0600, generated when missing); "" = none */
 	char mgmt_tls_cert[SBX_PATH_LEN]; /**< mgmt.tls.cert: PEM certificate (chain) file; "" = plain HTTP */
 	char mgmt_tls_key[SBX_PATH_LEN];  /**< mgmt.tls.key: PEM private key file ("" iff no cert) */
+	char capture_dir[SBX_PATH_LEN]; /**< mgmt.captures.directory: capture files (<dir>/<id>/<n>.pcapng) */
+	uint32_t capture_quota_mb;      /**< mgmt.captures.quota_mb: MiB all capture files may take */
 	bool mgmt_insecure;             /**< mgmt.insecure: serve a non-127.0.0.1 address without TLS
 					     (logged, and a /status warning) */
 };
@@ -329,9 +358,9 @@ static inline bool sbx_config_is_mirror_dst(const struct sbx_config *cfg, uint16
 	for (uint16_t i = 0; i < cfg->nb_mirrors; i++) {
 		const struct sbx_mirror_cfg *m = &cfg->mirrors[i];
 
-		if (!m->dst_is_group && m->dst_port == port)
+		if (m->dst_kind == SBX_DST_PORT && m->dst_port == port)
 			return true;
-		if (m->dst_is_group && m->dst_group < cfg->nb_tool_groups)
+		if (m->dst_kind == SBX_DST_GROUP && m->dst_group < cfg->nb_tool_groups)
 			for (uint8_t k = 0; k < cfg->tool_groups[m->dst_group].nb_members; k++)
 				if (cfg->tool_groups[m->dst_group].members[k] == port)
 					return true;

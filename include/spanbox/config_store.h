@@ -44,7 +44,8 @@ char *sbx_store_get(const char *db_path, const char *config_path, char *when, si
  */
 int sbx_store_forget(const char *db_path, const char *config_path, char *err, size_t errlen);
 
-/** The live sections of config document @p doc as stored: {"forwarding":..,"mirrors":[..],
+/** The live sections of config document @p doc as stored: {"forwarding":..,"mirrors":[..] (without
+ *  its captures: sessions whose destination is a recorder are never stored),
  *  "ingress":{"<port name>":{..}},"tool_groups":[..]} (mirrors, ingress and tool_groups always
  *  present; ingress holds the ports[].ingress objects by port name), printed unformatted.
  *  @return malloc'd JSON, NULL when out of memory. */

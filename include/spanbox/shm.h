@@ -38,7 +38,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 16
+#define SBX_SHM_VERSION 17
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -417,6 +417,40 @@ struct sbx_tables_staging {
 	char error_field[128];        /**< the field alone */
 };
 
+#define SBX_MAX_CAPTURES 8            /**< captures recording at once (slots of the recorder) */
+#define SBX_CAPTURE_RING_SIZE 8192    /**< entries of a capture's ring (workers -> recorder) */
+#define SBX_CAPTURE_POOL_MBUFS 16383  /**< mbufs of the capture pool (the pcapng copies) */
+#define SBX_CAPTURE_POOL_NAME "sbx_capture_pool" /**< created by the primary at the first capture */
+
+/** Life cycle of a capture slot (struct sbx_capture_shm.state). */
+enum sbx_capture_state {
+	SBX_CAP_FREE = 0,   /**< no capture */
+	SBX_CAP_RUNNING,    /**< workers copy into the ring, the recorder writes files */
+	SBX_CAP_ENDED,      /**< ended (reason says why); its files stay until the session is removed */
+};
+
+/**
+ * One capture as the recorder of the primary runs it (primary/recorder.c, docs/CAPTURE.md). The
+ * primary writes everything but the workers' counters (which are the session's mirror counters,
+ * workers[w].stats.mirror[cset]); mgmt reads it for GET /api/v1/captures. `ended` is read by the
+ * workers once per burst: set, they stop copying (a capture that reached a stop condition).
+ */
+struct sbx_capture_shm {
+	uint32_t state;          /**< enum sbx_capture_state */
+	uint32_t ended;          /**< 1 once the recorder ended it (workers stop copying) */
+	uint16_t id;             /**< the session's id (= the capture's id) */
+	char ring[SBX_NAME_LEN]; /**< the rte_ring the workers enqueue pcapng copies into */
+	uint64_t start_ns;       /**< CLOCK_REALTIME of the start */
+	uint64_t end_ns;         /**< CLOCK_REALTIME of the end, 0 while running */
+	uint64_t frames;         /**< frames written into its files */
+	uint64_t bytes;          /**< bytes written (pcapng blocks, all files) */
+	uint64_t disk_bytes;     /**< bytes its files take now (a ring deletes old files) */
+	uint64_t drop_disk;      /**< frames lost by the recorder: a write failed (disk full, slow) */
+	uint32_t file_first;     /**< number of its oldest file still on disk (files are 1, 2, ...) */
+	uint32_t file_last;      /**< number of the file being written (or the last one), 0 = none */
+	char reason[96];         /**< why it ended: "stop.packets", "quota", "mgmt restarted", ... */
+};
+
 /** The memzone. */
 struct sbx_shm {
 	uint64_t magic;          /**< SBX_SHM_MAGIC */
@@ -460,6 +494,7 @@ struct sbx_shm {
 				      primary frees the memzone only after that, or a timeout) */
 	struct sbx_tables tables[2];
 	struct sbx_tables_staging staging;
+	struct sbx_capture_shm captures[SBX_MAX_CAPTURES]; /**< the recorder's slots (primary/recorder.c) */
 };
 
 /* The layout the comments above promise. */

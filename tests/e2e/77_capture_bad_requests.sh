@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Capture test 5 (issue 14, docs/CAPTURE.md "Recording through the API"): bad requests get the
+# right 4xx naming the field, start nothing, and read or write nothing outside the capture
+# directory: an unknown port, a filter that does not compile, a snaplen out of range, an unknown
+# key, a capture the quota (2 MiB) cannot hold, the download of a file or a capture that does not
+# exist, ids and file numbers that are not numbers, paths with "..". Then one good capture is
+# started and deleted: its files go with it. Then captures survive nothing: one ends with a mgmt
+# restart, another with a primary restart, and GET says so for both.
+# Own instance: file prefix rc77, lcores 89 (primary), 95 (worker), 96 (mgmt), API port 18372.
+source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/instance.sh"
+source "$ROOT/tests/lib/capture.sh"
+
+PORT=18372 API=http://127.0.0.1:18372/api/v1
+CFG="$TMP/rc77.json"
+TOKEN=rc77-token-0123456789abcdef
+AUTH="Authorization: Bearer $TOKEN"
+IN="$CAPTURES/plain_tcpreplay_test.pcap"
+cleanup() { inst_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$TMP"; }
+trap cleanup EXIT
+[ -r "$IN" ] || { ok "plain_tcpreplay_test.pcap not readable in $CAPTURES # SKIP"; exit 0; }
+
+mkdir -p "$TMP/captures" "$TMP/out"
+echo SECRET-OUTSIDE >"$TMP/secret.pcapng"
+echo SECRET-OUTSIDE >"$TMP/1.pcapng"
+cap_config rc77 "89 95 96" 2 "[{\"name\": \"in0\", \"devargs\": \"net_pcap0,rx_pcap=$IN,pps=100\"},
+                             {\"name\": \"null1\", \"devargs\": \"net_null1,no-rx=1\"}]"
+cap_start rc77 "$TMP/pause" || exit 0 # the input waits for the good capture at the end
+find "$TMP" -type f ! -name '*.log' ! -name 'rc77.db*' ! -name post.json ! -name pause | sort >"$TMP/out/files.before"
+
+# bad DESC EXPECTED_CODE EXPECTED_FIELD BODY
+bad() {
+	local code field
+	code=$(cap_post "$4")
+	field=$(jq -r '.error.field // ""' "$TMP/post.json" 2>/dev/null)
+	check "$1: $2 naming $3 (got $code, $(jq -r '.error.field // "no field"' "$TMP/post.json" 2>/dev/null): $(jq -r .error.message "$TMP/post.json" 2>/dev/null | head -c 160))" \
+		[ "$code" = "$2" -a "$field" = "$3" ]
+}
+bad "unknown port" 422 "sources[0].port" '{"sources": [{"port": "nosuch"}]}'
+bad "a filter that does not compile" 422 filter '{"sources": [{"port": "in0"}], "filter": "tcp and and"}'
+bad "snaplen 5" 422 snaplen '{"sources": [{"port": "in0"}], "snaplen": 5}'
+bad "an unknown key" 422 id '{"sources": [{"port": "in0"}], "destination": {"port": "null1"}}'
+bad "no sources" 422 sources '{"filter": "tcp"}'
+bad "a ring of 3 x 1 MiB over a 2 MiB quota" 422 quota_mb '{"sources": [{"port": "in0"}], "files": {"count": 3, "mb": 1}}'
+bad "stop.bytes 5 MiB over a 2 MiB quota" 422 quota_mb '{"sources": [{"port": "in0"}], "stop": {"bytes": 5242880}}'
+bad "a ring without a size or time per file" 422 "destination.recorder.files.count" '{"sources": [{"port": "in0"}], "files": {"count": 3}, "stop": {"packets": 10}}'
+check "nothing started: GET /captures is []" [ "$(cap_get /captures | jq -c .)" = "[]" ]
+check "nothing started: the capture directory is empty ($(ls "$TMP/captures" | tr '\n' ' '))" [ -z "$(ls -A "$TMP/captures")" ]
+
+# get DESC EXPECTED_CODE PATH (sent as is: no normalisation of "..")
+get() {
+	local code
+	code=$(curl -sS --path-as-is --max-time 5 -o "$TMP/out/get" -w '%{http_code}' "$API$3")
+	check "$1 ($3): $2 (got $code), nothing of the file outside" \
+		[ "$code" = "$2" ] && ! grep -q SECRET-OUTSIDE "$TMP/out/get"
+}
+get "a file of a capture that does not exist" 404 /captures/1/files/1
+get "a capture that does not exist" 404 /captures/7
+get "file number 0" 400 /captures/1/files/0
+get "a file number that is a name" 400 /captures/1/files/secret.pcapng
+get "'..' as the file number" 400 /captures/1/files/..
+get "'..' escaped as the file number (no route: more segments once unescaped)" 404 '/captures/1/files/..%2F..%2F1.pcapng'
+get "'..' as the id" 400 '/captures/../files/1'
+get "'%2e%2e' as the id" 400 '/captures/%2e%2e/files/1'
+get "'..' segments through the file route" 404 '/captures/1/files/../../../secret.pcapng'
+get "a capture id out of range" 400 /captures/5000
+code=$(curl -sS --path-as-is --max-time 5 -o "$TMP/out/del" -w '%{http_code}' -H "$AUTH" -X DELETE "$API/captures/..")
+check "DELETE /captures/..: 400 ($code)" [ "$code" = 400 ]
+code=$(curl -sS --max-time 5 -o "$TMP/out/del" -w '%{http_code}' -H "$AUTH" -X DELETE "$API/captures/9")
+check "DELETE of a capture that does not exist: 404 ($code)" [ "$code" = 404 ]
+find "$TMP" -type f ! -name '*.log' ! -name 'rc77.db*' ! -name post.json ! -name pause ! -path "$TMP/out/*" | sort >"$TMP/out/files.after"
+grep -v "^$TMP/out/" "$TMP/out/files.before" >"$TMP/out/files.before2"
+check "no file written outside the capture directory ($(comm -13 "$TMP/out/files.before2" "$TMP/out/files.after" | tr '\n' ' '))" \
+	cmp -s "$TMP/out/files.before2" "$TMP/out/files.after"
+check "the files outside are untouched" [ "$(cat "$TMP/secret.pcapng" "$TMP/1.pcapng")" = "SECRET-OUTSIDE
+SECRET-OUTSIDE" ]
+
+# a good one, then DELETE: ended, its files gone
+code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"packets": 1000}}')
+ID=$(jq -r .id "$TMP/post.json")
+check "a good capture: 201 ($code, id $ID)" [ "$code" = 201 ]
+rm -f "$TMP/pause"
+wait_for 50 cond '[ "$(cap_get /captures/'"$ID"' | jq -r ".counters.captured")" -gt 0 ]'
+check "it records ($(cap_get "/captures/$ID" | jq -c .counters))" [ "$(cap_get "/captures/$ID" | jq -r .counters.captured)" -gt 0 ]
+check "its file is in the capture directory" [ -s "$TMP/captures/$ID/1.pcapng" ]
+code=$(curl -sS --max-time 15 -o "$TMP/out/del" -w '%{http_code}' -H "$AUTH" -X DELETE "$API/captures/$ID")
+check "DELETE /captures/$ID: 200 ($code)" [ "$code" = 200 ]
+check "its files are gone" [ ! -e "$TMP/captures/$ID" ]
+code=$(curl -sS --max-time 5 -o /dev/null -w '%{http_code}' "$API/captures/$ID")
+check "GET /captures/$ID after DELETE: 404 ($code)" [ "$code" = 404 ]
+check "GET /mirrors never lists a capture" [ "$(cap_get /mirrors | jq 'length')" = 0 ]
+
+# captures survive nothing: a mgmt restart ends one, a primary restart another; both say so
+code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"packets": 1000}}')
+C=$(jq -r .id "$TMP/post.json")
+check "capture $C started ($code): $(cap_state "$C")" [ "$code" = 201 -a "$(cap_state "$C")" = running ]
+inst_stop_pid "$INST_MGMT"
+inst_start_mgmt rc77 "$CFG" "$API"
+st=$(cap_state "$C")
+check "after a mgmt restart capture $C says it ended ($st)" [ "$st" = "ended: mgmt stopped" -o "$st" = "ended: mgmt restarted" ]
+check "its file stays downloadable" [ "$(cap_download "$C" 1 "$TMP/out/c.pcapng")" = 200 ]
+code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"packets": 1000}}')
+D=$(jq -r .id "$TMP/post.json")
+check "capture $D started by the new mgmt ($code): $(cap_state "$D")" [ "$code" = 201 -a "$(cap_state "$D")" = running ]
+inst_stop_pid "$INST_PRIMARY" # mgmt stays: it re-attaches to the next primary
+inst_start_primary rc77 "$CFG"
+wait_for 150 cond '[ "$(cap_get /health | jq -r .appliance)" = up ]'
+st=$(cap_state "$D")
+check "after a primary restart capture $D is listed as ended ($st)" [ "$st" = "ended: primary stopped" ]
+check "and capture $C still says why it ended ($(cap_state "$C"))" [ "$(cap_state "$C" | cut -c1-11)" = "ended: mgmt" ]
+check "nothing of them runs in the new primary: GET /status has no session" [ "$(cap_get /status | jq '.mirrors | length')" = 0 ]
