@@ -95,6 +95,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 		return -1;
 	}
 	rte_rcu_qsbr_thread_online(wk->rcu, id);
+	wk->pdump.gen = UINT64_MAX; /* the first loop takes the captures in progress */
 	if (tables_take(wk, err, errlen) != 0)
 		return -1;
 	for (i = 0; i < wk->nb_rxq; i++) {
@@ -247,6 +248,9 @@ int sbx_worker_run(struct sbx_worker *wk)
 		 * offline the buffer our pointers lead into may have been rewritten (two changes) */
 		if (unlikely(__atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE) != wk->gen))
 			tables_retake(wk);
+		/* captures of dpdk-dumpcap / dpdk-pdump (pdump.c): same line, same rule */
+		if (unlikely(__atomic_load_n(&wk->shm->pdump_gen, __ATOMIC_ACQUIRE) != wk->pdump.gen))
+			sbx_pdump_sync(&wk->pdump, wk->shm);
 
 		for (i = 0; i < wk->nb_rxq; i++) {
 			uint16_t n = sbx_q_rx(&wk->rxq[i], pkts, burst);
@@ -279,6 +283,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 			if (t_now >= next_check) {
 				next_check = t_now + check_cycles;
 				if (!primary_alive(wk->shm)) {
+					sbx_pdump_teardown(&wk->pdump);
 					rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 					return 1;
 				}
@@ -302,6 +307,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 	/* draining: RX stopped; forward TX is synchronous, mirror copies are flushed after each burst */
 	wk->slot->state = SBX_W_DRAINING;
 	sbx_mirror_flush(&wk->mirror);
+	sbx_pdump_teardown(&wk->pdump); /* before offline: no capture outlives our last grace period */
 	rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 	return 0;
 }
