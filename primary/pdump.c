@@ -130,6 +130,28 @@ static int port_of(const char *dev, uint16_t *port_id)
 	return -1;
 }
 
+/* librte_pdump's statistics memzone (lib/pdump/rte_pdump.c of 22.11; secondary/pdump.c counts into it) */
+struct pdump_stats_mz {
+	struct rte_pdump_stats rx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
+	struct rte_pdump_stats tx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
+	const struct rte_memzone *mz;
+};
+
+/* A new capture's counters start at 0 (dumpcap prints them at its end as this capture's): no
+ * worker counts into them, the port and direction had no capture (-EEXIST otherwise). */
+static void stats_reset(uint16_t port_id, uint16_t queue, bool rx)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup("rte_pdump_stats");
+	struct pdump_stats_mz *st = mz && mz->len >= sizeof(*st) ? mz->addr : NULL;
+	unsigned int q;
+
+	if (st == NULL || port_id >= RTE_MAX_ETHPORTS)
+		return;
+	for (q = 0; q < RTE_MAX_QUEUES_PER_PORT; q++)
+		if (queue == SBX_PDUMP_ALL_QUEUES || q == queue)
+			memset(rx ? &st->rx[port_id][q] : &st->tx[port_id][q], 0, sizeof(st->rx[0][0]));
+}
+
 static bool queues_overlap(uint16_t a, uint16_t b)
 {
 	return a == SBX_PDUMP_ALL_QUEUES || b == SBX_PDUMP_ALL_QUEUES || a == b;
@@ -202,6 +224,7 @@ static int apply(const struct sbx_pdump_req *r, int32_t client)
 				return -EEXIST; /* as librte_pdump: one capture per queue and direction */
 		if (t.nb >= SBX_PDUMP_MAX)
 			return -ENOSPC;
+		stats_reset(port_id, r->queue, dir == 0);
 		e = &t.e[t.nb++];
 		memset(e, 0, sizeof(*e));
 		e->id = next_id++;

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_memzone.h>
+#include <rte_pdump.h>
 #include <rte_telemetry.h>
 
 #include "spanbox/counters.h"
@@ -44,6 +46,32 @@ static void port_sum(uint16_t i, struct sbx_port_counters *sum)
 	memset(sum, 0, sizeof(*sum));
 	for (w = 0; w < tp->cfg->nb_workers; w++)
 		sbx_port_counters_add(sum, &tp->shm->workers[w].stats.port[i]);
+}
+
+/* librte_pdump's statistics memzone (primary/pdump.c, secondary/pdump.c): one port's sums */
+struct pdump_stats_mz {
+	struct rte_pdump_stats rx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
+	struct rte_pdump_stats tx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
+	const struct rte_memzone *mz;
+};
+
+static void pdump_sum(uint16_t port_id, struct rte_pdump_stats *sum)
+{
+	const struct rte_memzone *mz = rte_memzone_lookup("rte_pdump_stats");
+	const struct pdump_stats_mz *st = mz && mz->len >= sizeof(*st) ? mz->addr : NULL;
+	unsigned int q;
+
+	memset(sum, 0, sizeof(*sum));
+	if (st == NULL || port_id >= RTE_MAX_ETHPORTS)
+		return;
+	for (q = 0; q < RTE_MAX_QUEUES_PER_PORT; q++) {
+		const struct rte_pdump_stats *a = &st->rx[port_id][q], *b = &st->tx[port_id][q];
+
+		sum->accepted += __atomic_load_n(&a->accepted, __ATOMIC_RELAXED) + __atomic_load_n(&b->accepted, __ATOMIC_RELAXED);
+		sum->filtered += __atomic_load_n(&a->filtered, __ATOMIC_RELAXED) + __atomic_load_n(&b->filtered, __ATOMIC_RELAXED);
+		sum->nombuf += __atomic_load_n(&a->nombuf, __ATOMIC_RELAXED) + __atomic_load_n(&b->nombuf, __ATOMIC_RELAXED);
+		sum->ringfull += __atomic_load_n(&a->ringfull, __ATOMIC_RELAXED) + __atomic_load_n(&b->ringfull, __ATOMIC_RELAXED);
+	}
 }
 
 static int cmd_status(const char *cmd, const char *params, struct rte_tel_data *d)
@@ -98,6 +126,15 @@ static int cmd_ports(const char *cmd, const char *params, struct rte_tel_data *d
 #define ETH_(field, json, ...) rte_tel_data_add_dict_u64(c, "port_" #field, ps->field);
 		SBX_FOREACH_ETHDEV_COUNTER(ETH_)
 #undef ETH_
+		if (pc->kind != SBX_PORT_PCAP_FILE) { /* copies for DPDK's capture tools (reset at each enable) */
+			struct rte_pdump_stats ps_sum;
+
+			pdump_sum(ps->port_id, &ps_sum);
+			rte_tel_data_add_dict_u64(c, "pdump_accepted", ps_sum.accepted);
+			rte_tel_data_add_dict_u64(c, "pdump_filtered", ps_sum.filtered);
+			rte_tel_data_add_dict_u64(c, "pdump_nombuf", ps_sum.nombuf);
+			rte_tel_data_add_dict_u64(c, "pdump_ringfull", ps_sum.ringfull);
+		}
 		port_sum(i, &sum);
 #define WRK_(field, json, ...) rte_tel_data_add_dict_u64(c, "workers_" json, sum.field);
 		SBX_FOREACH_PORT_COUNTER(WRK_)
