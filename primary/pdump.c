@@ -41,6 +41,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "spanbox/ipc.h"
+#include "spanbox/pdump_stats.h"
 #include "primary.h"
 
 #define SBX_PDUMP_QUEUE 16           /* requests waiting for the pdump thread */
@@ -130,19 +131,11 @@ static int port_of(const char *dev, uint16_t *port_id)
 	return -1;
 }
 
-/* librte_pdump's statistics memzone (lib/pdump/rte_pdump.c of 22.11; secondary/pdump.c counts into it) */
-struct pdump_stats_mz {
-	struct rte_pdump_stats rx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
-	struct rte_pdump_stats tx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
-	const struct rte_memzone *mz;
-};
-
 /* A new capture's counters start at 0 (dumpcap prints them at its end as this capture's): no
  * worker counts into them, the port and direction had no capture (-EEXIST otherwise). */
 static void stats_reset(uint16_t port_id, uint16_t queue, bool rx)
 {
-	const struct rte_memzone *mz = rte_memzone_lookup("rte_pdump_stats");
-	struct pdump_stats_mz *st = mz && mz->len >= sizeof(*st) ? mz->addr : NULL;
+	struct sbx_pdump_stats_mz *st = sbx_pdump_stats_lookup();
 	unsigned int q;
 
 	if (st == NULL || port_id >= RTE_MAX_ETHPORTS)

@@ -9,11 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <rte_memzone.h>
-#include <rte_pdump.h>
 #include <rte_telemetry.h>
 
 #include "spanbox/counters.h"
+#include "spanbox/pdump_stats.h"
 #include "primary.h"
 
 #ifndef SBX_VERSION
@@ -48,17 +47,10 @@ static void port_sum(uint16_t i, struct sbx_port_counters *sum)
 		sbx_port_counters_add(sum, &tp->shm->workers[w].stats.port[i]);
 }
 
-/* librte_pdump's statistics memzone (primary/pdump.c, secondary/pdump.c): one port's sums */
-struct pdump_stats_mz {
-	struct rte_pdump_stats rx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
-	struct rte_pdump_stats tx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
-	const struct rte_memzone *mz;
-};
-
+/* One port's sums of librte_pdump's statistics memzone (spanbox/pdump_stats.h). */
 static void pdump_sum(uint16_t port_id, struct rte_pdump_stats *sum)
 {
-	const struct rte_memzone *mz = rte_memzone_lookup("rte_pdump_stats");
-	const struct pdump_stats_mz *st = mz && mz->len >= sizeof(*st) ? mz->addr : NULL;
+	const struct sbx_pdump_stats_mz *st = sbx_pdump_stats_lookup();
 	unsigned int q;
 
 	memset(sum, 0, sizeof(*sum));
@@ -236,7 +228,7 @@ static int cmd_pools(const char *cmd, const char *params, struct rte_tel_data *d
 		rte_tel_data_add_dict_int(c, "socket", ps->socket_id);
 		rte_tel_data_add_dict_u64(c, "size", ps->size);
 		rte_tel_data_add_dict_u64(c, "in_use", ps->in_use);
-		rte_tel_data_add_dict_u64(c, "avail", ps->avail);
+		rte_tel_data_add_dict_u64(c, "available", ps->avail);
 		rte_tel_data_add_dict_u64(c, "rx_held", ps->rx_held);
 		rte_tel_data_add_dict_u64(c, "cache_size", ps->cache_size);
 		rte_tel_data_add_dict_u64(c, "data_room", ps->data_room);

@@ -25,15 +25,8 @@
 #include <rte_pdump.h>
 #include <rte_ring.h>
 
+#include "spanbox/pdump_stats.h"
 #include "pdump.h"
-
-/* librte_pdump's statistics memzone (lib/pdump/rte_pdump.c of 22.11): the layout it reserves */
-#define SBX_PDUMP_STATS_MZ "rte_pdump_stats"
-struct pdump_stats_mz {
-	struct rte_pdump_stats rx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
-	struct rte_pdump_stats tx[RTE_MAX_ETHPORTS][RTE_MAX_QUEUES_PER_PORT];
-	const struct rte_memzone *mz;
-};
 
 /* What one callback needs (its user_param). */
 struct qcb {
@@ -134,7 +127,7 @@ static void cap_free(struct sbx_pdump_cap *c)
 
 /* Set up capture @p e: its filter and a callback on each queue (all of the port, or e->queue). */
 static struct sbx_pdump_cap *cap_new(const struct sbx_pdump_entry *e, const struct sbx_shm *shm,
-				     struct pdump_stats_mz *st)
+				     struct sbx_pdump_stats_mz *st)
 {
 	uint16_t nq = e->rx ? shm->ports[e->port].nb_rxq : shm->ports[e->port].nb_txq, q0 = 0, i;
 	struct sbx_pdump_cap *c;
@@ -183,12 +176,8 @@ void sbx_pdump_sync(struct sbx_pdump_worker *pw, const struct sbx_shm *shm)
 	unsigned int i, j, nk = 0;
 	uint32_t nb = RTE_MIN(t->nb, (uint32_t)SBX_PDUMP_MAX);
 
-	if (pw->stats == NULL) {
-		const struct rte_memzone *mz = rte_memzone_lookup(SBX_PDUMP_STATS_MZ);
-
-		if (mz != NULL && mz->len >= sizeof(struct pdump_stats_mz))
-			pw->stats = mz->addr;
-	}
+	if (pw->stats == NULL)
+		pw->stats = sbx_pdump_stats_lookup();
 	/* captures that ended go first: their client frees its ring and mempool after the answer */
 	for (i = 0; i < pw->nb; i++) {
 		bool found = false;

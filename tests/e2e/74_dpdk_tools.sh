@@ -58,12 +58,14 @@ dumpcap() {
 }
 dumpcap_fg() { (dumpcap "$@"); }
 # dumpcap_bg NAME ARGS...: dumpcap in the background (pid in $TMP/dumpcap-NAME.pid, output in
-# $TMP/NAME.out); returns once it says "Capturing on" (10 s at most)
+# $TMP/NAME.out); returns 0 once the primary lists its captures (/spanbox/pdump: its pid), 10 s at
+# most (dumpcap's own "Capturing on" goes to a buffered stdout: seen only at its end)
 dumpcap_bg() {
-	local name=$1; shift
+	local name=$1 pid; shift
 	(dumpcap "$@") >"$TMP/$name.out" 2>&1 &
-	echo $! >"$TMP/dumpcap-$name.pid"
-	wait_for 100 grep -qs "Capturing on" "$TMP/$name.out"
+	pid=$!
+	echo $pid >"$TMP/dumpcap-$name.pid"
+	wait_for 50 telq /spanbox/pdump "any(.\"/spanbox/pdump\"[]; .client_pid == $pid)"
 }
 # dumpcap_stop NAME: SIGINT (Ctrl-C) to dumpcap NAME; 0 when it exits 0 within 10 s
 dumpcap_stop() {
@@ -138,8 +140,8 @@ dumpcap_fg -i net_tap0 -i net_tap1 -w "$TMP/two.pcapng" -a duration:2 -q >"$TMP/
 echo "# -i net_tap0 -i net_tap1: interfaces of the records: $(fields "$TMP/two.pcapng" frame.interface_id | sort | uniq -c | tr '\n' ';') ($(grep Capturing "$TMP/two.out"))"
 dumpcap_bg both0 -i net_tap0 -w "$TMP/both0.pcapng" -q
 dumpcap_bg both1 -i net_tap1 -w "$TMP/both1.pcapng" -q
-check "3: two dumpcaps at once (p0 and p1): four captures in /spanbox/pdump" \
-	telq /spanbox/pdump '[."/spanbox/pdump"[]] | length == 4'
+check "3: two dumpcaps at once (p0 and p1): four captures in /spanbox/pdump, rx and tx of each" \
+	telq /spanbox/pdump '[."/spanbox/pdump"[] | [.port, .direction]] | sort == [["p0", "rx"], ["p0", "tx"], ["p1", "rx"], ["p1", "tx"]]'
 sleep 2
 dumpcap_stop both0; r0=$?
 dumpcap_stop both1; r1=$?
@@ -183,7 +185,7 @@ sleep 1
 bad=0 t0=$SECONDS
 for ((i = 1; i <= CYCLES && SECONDS - t0 < 400; i++)); do
 	rm -f "$TMP/cyc.pcapng"
-	if ! dumpcap_bg cyc -i net_tap0 -w "$TMP/cyc.pcapng" -q; then bad=$((bad + 1)); echo "# cycle $i: no 'Capturing on'"; fi
+	if ! dumpcap_bg cyc -i net_tap0 -w "$TMP/cyc.pcapng" -q; then bad=$((bad + 1)); echo "# cycle $i: its capture never listed"; fi
 	sleep "0.$((RANDOM % 3 + 1))"
 	if ! dumpcap_stop cyc; then bad=$((bad + 1)); echo "# cycle $i: dumpcap did not exit 0"; tail -n 3 "$TMP/cyc.out" | sed 's/^/#   /'; fi
 	capinfos "$TMP/cyc.pcapng" >/dev/null 2>&1 || { bad=$((bad + 1)); echo "# cycle $i: file not readable"; }
@@ -226,7 +228,7 @@ check "6: /spanbox/workers: two running workers on lcores 64 and 65" \
 check "6: /spanbox/mirrors: session 74 to the mirror port, its copies counted" \
 	telq /spanbox/mirrors '."/spanbox/mirrors"."74" | .destination == "mirror" and .mirrored_packets > 0'
 check "6: /spanbox/pools: the socket-0 pool with its size and use" \
-	telq /spanbox/pools '."/spanbox/pools".sbx_pool_s0 | .size > 0 and .in_use >= 0 and .avail > 0'
+	telq /spanbox/pools '."/spanbox/pools".sbx_pool_s0 | .size > 0 and .in_use >= 0 and .available > 0'
 check "6: the spanbox commands are listed by the telemetry socket (/)" \
 	telq / '."/" | any(.[]; . == "/spanbox/status") and any(.[]; . == "/spanbox/pdump")'
 
@@ -267,7 +269,7 @@ check "7: dumpcap on the tap at its default snaplen: truncated records of 2176 B
 	cond "[ $rc1 -eq 0 ] && [ \$(grep -c '^9000	2176	' '$TMP/j-default.txt') -ge 20 ] && ! grep '7400' '$TMP/j-default.txt' | grep -vq '^9000	2176	'"
 check "7: with -s 9100: whole records of 9000 B" \
 	cond "[ $rc2 -eq 0 ] && [ \$(grep -c '^9000	9000	' '$TMP/j-whole.txt') -ge 20 ] && ! grep '7400' '$TMP/j-whole.txt' | grep -vq '^9000	9000	'"
-check "7: the jumbo appliance still runs and forwards (its worker running, frames sent on j)" \
-	cond "kill -0 $INST_PRIMARY && tel $JPFX /spanbox/workers | jq -e '.\"/spanbox/workers\".\"0\".state == \"running\" and .\"/spanbox/workers\".\"0\".crashes == 0' >/dev/null &&
-	      tel $JPFX /spanbox/ports | jq -e '.\"/spanbox/ports\".j.workers_tx_packets > 0' >/dev/null"
+# (the tap refuses frames over its 1500 B MTU after the TX callback saw them: drops on j, expected)
+check "7: the jumbo appliance runs on: its worker running without a crash, still reading its input" \
+	cond "kill -0 $INST_PRIMARY && tel $JPFX /spanbox/workers | jq -e '.\"/spanbox/workers\".\"0\" | .state == \"running\" and .crashes == 0 and .rx_packets >= 60' >/dev/null"
 check "7: the demo appliance ($PFX) still forwards" cond "alive && ip netns exec $NSA ping -c 3 -i 0.2 -W 2 -q 198.18.0.2 >/dev/null"
