@@ -53,8 +53,8 @@ dumpcap() {
 ms() { date +%s%N | cut -c1-13; }
 
 echo "# $(lscpu | awk -F': *' '/^Model name/ {print $2}'), $(nproc) CPUs, kernel $(uname -r), spanbox $(git -C "$ROOT" rev-parse --short HEAD)"
-echo "| size B | run | fwd Mpps, no capture | fwd Mpps, dumpcap | records/s written | offered/s | lost % | cycles/frame no capture | cycles/frame dumpcap |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| size B | run | fwd Mpps, no capture | fwd Mpps, dumpcap | records/s written | offered/s | lost % | cycles/frame no capture | cycles/frame dumpcap | window ms |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for size in $SIZES; do
 	jq --arg pfx "$PFX" --arg cpus "$CPU" --arg db "$TMP/b.db" --argjson size "$size" \
 		'.eal.file_prefix = $pfx | .eal.cpus = $cpus | .eal.socket_mem_mb = 256 | .eal.primary_lcore = 59 | .eal.mgmt_lcore = 63
@@ -74,16 +74,21 @@ for size in $SIZES; do
 		rm -f "$OUTDIR/c.pcapng"
 		dumpcap -i net_null1 -w "$OUTDIR/c.pcapng" -q -a "duration:$DURATION" >"$TMP/dc.out" 2>&1 &
 		dc=$!
-		for ((i = 0; i < 100; i++)); do grep -qs "Capturing on" "$TMP/dc.out" && break; sleep 0.05; done
+		# capturing once the primary lists the capture (dumpcap's "Capturing on" is buffered)
+		for ((i = 0; i < 100; i++)); do
+			tel /spanbox/pdump | jq -e "any(.\"/spanbox/pdump\"[]; .client_pid == $dc)" >/dev/null && break
+			sleep 0.05
+		done
 		read -r t0 a0 f0 n0 c0 k0 <<<"$(out_stats)"; m0=$(ms)
 		wait "$dc"
 		read -r t1 a1 f1 n1 c1 k1 <<<"$(out_stats)"; m1=$(ms)
 		recs=$(capinfos -c -M "$OUTDIR/c.pcapng" 2>/dev/null | awk -F': *' '/Number of packets/ {print $2}')
 		cap=$(awk -v a="$t0" -v b="$t1" -v t=$((m1 - m0)) 'BEGIN { printf "%.2f", (b - a) / t / 1000 }')
 		cyc1=$(awk -v a="$c0" -v b="$c1" -v x="$k0" -v y="$k1" 'BEGIN { printf "%.1f", (b - a) / (y - x) }')
-		# counters are zeroed at dumpcap's enable: a1/f1/n1 are this capture's; the window is DURATION s
-		off=$((a1 + n1)) lost=$((f1 + n1))
-		echo "| $size | $r | $base | $cap | $(awk -v n="${recs:-0}" -v d="$DURATION" 'BEGIN { printf "%.0f", n / d }') | $(awk -v n="$off" -v d="$DURATION" 'BEGIN { printf "%.0f", n / d }') | $(awk -v l="$lost" -v o="$off" 'BEGIN { printf "%.1f", o ? 100 * l / o : 0 }') | $cyc0 | $cyc1 |"
+		# counters are zeroed at dumpcap's enable: a1/f1/n1 are this capture's (its whole life, a
+		# little longer than the window m0..m1 it is divided by); records likewise
+		off=$((a1 + n1)) lost=$((f1 + n1)) win=$((m1 - m0))
+		echo "| $size | $r | $base | $cap | $(awk -v n="${recs:-0}" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v n="$off" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v l="$lost" -v o="$off" 'BEGIN { printf "%.1f", o ? 100 * l / o : 0 }') | $cyc0 | $cyc1 | $win |"
 		rm -f "$OUTDIR/c.pcapng"
 	done
 	sbx_stop_pid "$PID" 10; PID=

@@ -246,11 +246,13 @@ int sbx_worker_run(struct sbx_worker *wk)
 
 		/* runtime tables: one load of a read-mostly line per loop, BEFORE any RX: after a nap
 		 * offline the buffer our pointers lead into may have been rewritten (two changes) */
-		if (unlikely(__atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE) != wk->gen))
-			tables_retake(wk);
-		/* captures of dpdk-dumpcap / dpdk-pdump (pdump.c): same line, same rule */
+		/* captures of dpdk-dumpcap / dpdk-pdump (pdump.c): same line, same rule; first, before
+		 * tables_retake() flushes mirror copies: no TX after our last quiescent state may run a
+		 * callback of a capture whose client was told it ended */
 		if (unlikely(__atomic_load_n(&wk->shm->pdump_gen, __ATOMIC_ACQUIRE) != wk->pdump.gen))
 			sbx_pdump_sync(&wk->pdump, wk->shm);
+		if (unlikely(__atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE) != wk->gen))
+			tables_retake(wk);
 
 		for (i = 0; i < wk->nb_rxq; i++) {
 			uint16_t n = sbx_q_rx(&wk->rxq[i], pkts, burst);
@@ -306,8 +308,10 @@ int sbx_worker_run(struct sbx_worker *wk)
 	st->loops = loops;
 	/* draining: RX stopped; forward TX is synchronous, mirror copies are flushed after each burst */
 	wk->slot->state = SBX_W_DRAINING;
+	/* our last quiescent state is behind us: the last copies are sent uncaptured, so no callback
+	 * runs for a capture the primary may already have answered as ended */
+	sbx_pdump_teardown(&wk->pdump);
 	sbx_mirror_flush(&wk->mirror);
-	sbx_pdump_teardown(&wk->pdump); /* before offline: no capture outlives our last grace period */
 	rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 	return 0;
 }
