@@ -11,10 +11,12 @@
 # second is its drain rate: the highest rate it records without loss (a paced source below it
 # loses nothing; above it the ring overflows: counted as ringfull / nombuf).
 # For each size in SIZES, RUNS times: DURATION s of forwarding without a capture (Mpps), then
-# DURATION s with dumpcap (-a duration:DURATION): records written per second (capinfos),
-# frames offered and lost (the workers' copy counters, /spanbox/ports pdump_*), Mpps forwarded
-# meanwhile (the workers' tx_packets on net_null1, telemetry) and the worker's busy cycles per
-# forwarded frame in both windows.
+# dumpcap started, and once the primary lists its capture (/spanbox/pdump) DURATION s measured
+# before its SIGINT: the workers' copy counters over that window (/spanbox/ports pdump_*: offered
+# = copies made + copies without an mbuf, recorded = copies the ring took, lost = ring full + no
+# mbuf), Mpps forwarded meanwhile (the workers' tx_packets on net_null1, telemetry), the worker's
+# busy cycles per forwarded frame in both windows, and the records in the file against the copies
+# made over the capture's whole life.
 #
 # Run as root: bench/dumpcap.sh   (about SIZES x RUNS x (2 DURATION + 6) s)
 # Environment: SIZES [64 1518], RUNS [3], DURATION [3], CPU [1], DC_CPU [0], OUTDIR [/dev/shm/dc-bench],
@@ -46,15 +48,16 @@ out_stats() {
 	p=$(tel /spanbox/ports) w=$(tel /spanbox/workers)
 	echo "$(jq -r '."/spanbox/ports".out | "\(.workers_tx_packets) \(.pdump_accepted) \(.pdump_ringfull) \(.pdump_nombuf)"' <<<"$p") $(jq -r '."/spanbox/workers"."0" | "\(.busy_cycles) \(.busy_packets)"' <<<"$w")"
 }
+# (exec: the background job's pid is dpdk-dumpcap's own, so its SIGINT reaches it)
 dumpcap() {
-	taskset -c "$DC_CPU" unshare -m sh -c 'mount -t tmpfs none /sys/bus/pci/devices && exec dpdk-dumpcap "$@"' \
+	exec taskset -c "$DC_CPU" unshare -m sh -c 'mount -t tmpfs none /sys/bus/pci/devices && exec dpdk-dumpcap "$@"' \
 		dumpcap --file-prefix "$PFX" "$@"
 }
 ms() { date +%s%N | cut -c1-13; }
 
 echo "# $(lscpu | awk -F': *' '/^Model name/ {print $2}'), $(nproc) CPUs, kernel $(uname -r), spanbox $(git -C "$ROOT" rev-parse --short HEAD)"
-echo "| size B | run | fwd Mpps, no capture | fwd Mpps, dumpcap | records/s written | offered/s | lost % | cycles/frame no capture | cycles/frame dumpcap | window ms |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| size B | run | fwd Mpps, no capture | fwd Mpps, dumpcap | records/s written | offered/s | lost % | cycles/frame no capture | cycles/frame dumpcap | window ms | records in file of copies made |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $SIZES; do
 	jq --arg pfx "$PFX" --arg cpus "$CPU" --arg db "$TMP/b.db" --argjson size "$size" \
 		'.eal.file_prefix = $pfx | .eal.cpus = $cpus | .eal.socket_mem_mb = 256 | .eal.primary_lcore = 59 | .eal.mgmt_lcore = 63
@@ -72,7 +75,8 @@ for size in $SIZES; do
 		base=$(awk -v a="$t0" -v b="$t1" -v t=$((m1 - m0)) 'BEGIN { printf "%.2f", (b - a) / t / 1000 }')
 		cyc0=$(awk -v a="$c0" -v b="$c1" -v x="$k0" -v y="$k1" 'BEGIN { printf "%.1f", (b - a) / (y - x) }')
 		rm -f "$OUTDIR/c.pcapng"
-		dumpcap -i net_null1 -w "$OUTDIR/c.pcapng" -q -a "duration:$DURATION" >"$TMP/dc.out" 2>&1 &
+		# a backstop: 1 GiB of file (tmpfs is memory) or DURATION + 10 s, whatever comes first
+		(dumpcap -i net_null1 -w "$OUTDIR/c.pcapng" -q -a filesize:1048576 -a "duration:$((DURATION + 10))") >"$TMP/dc.out" 2>&1 &
 		dc=$!
 		# capturing once the primary lists the capture (dumpcap's "Capturing on" is buffered)
 		for ((i = 0; i < 100; i++)); do
@@ -80,15 +84,17 @@ for size in $SIZES; do
 			sleep 0.05
 		done
 		read -r t0 a0 f0 n0 c0 k0 <<<"$(out_stats)"; m0=$(ms)
-		wait "$dc"
+		sleep "$DURATION"
 		read -r t1 a1 f1 n1 c1 k1 <<<"$(out_stats)"; m1=$(ms)
+		kill -INT "$dc"; wait "$dc"
 		recs=$(capinfos -c -M "$OUTDIR/c.pcapng" 2>/dev/null | awk -F': *' '/Number of packets/ {print $2}')
+		read -r _ at _ _ _ _ <<<"$(out_stats)" # the capture's whole life (zeroed at its enable)
 		cap=$(awk -v a="$t0" -v b="$t1" -v t=$((m1 - m0)) 'BEGIN { printf "%.2f", (b - a) / t / 1000 }')
 		cyc1=$(awk -v a="$c0" -v b="$c1" -v x="$k0" -v y="$k1" 'BEGIN { printf "%.1f", (b - a) / (y - x) }')
-		# counters are zeroed at dumpcap's enable: a1/f1/n1 are this capture's (its whole life, a
-		# little longer than the window m0..m1 it is divided by); records likewise
-		off=$((a1 + n1)) lost=$((f1 + n1)) win=$((m1 - m0))
-		echo "| $size | $r | $base | $cap | $(awk -v n="${recs:-0}" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v n="$off" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v l="$lost" -v o="$off" 'BEGIN { printf "%.1f", o ? 100 * l / o : 0 }') | $cyc0 | $cyc1 | $win |"
+		# over the window: offered = copies made + copies that found no mbuf; recorded = copies
+		# the ring took (dumpcap writes each); lost = ring full + no mbuf
+		win=$((m1 - m0)) off=$(((a1 - a0) + (n1 - n0))) rec=$(((a1 - a0) - (f1 - f0))) lost=$(((f1 - f0) + (n1 - n0)))
+		echo "| $size | $r | $base | $cap | $(awk -v n="$rec" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v n="$off" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v l="$lost" -v o="$off" 'BEGIN { printf "%.1f", o ? 100 * l / o : 0 }') | $cyc0 | $cyc1 | $win | ${recs:-?} of $at |"
 		rm -f "$OUTDIR/c.pcapng"
 	done
 	sbx_stop_pid "$PID" 10; PID=
