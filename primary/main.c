@@ -365,7 +365,8 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	sbx_pools_refresh(p);
 	for (w = 0; w < p->shm->nb_pools; w++)
 		p->shm->pools[w].rx_held = p->shm->pools[w].in_use;
-	if (sbx_control_init(p) != 0 || sbx_tables_init(p, r->json) != 0)
+	if (sbx_control_init(p) != 0 || sbx_tables_init(p, r->json) != 0 || sbx_pdump_init(p) != 0 ||
+	    sbx_telemetry_init(p) != 0)
 		return 1;
 	__atomic_store_n(&p->shm->running, 1, __ATOMIC_RELEASE); /* after everything it publishes */
 	sbx_marker_write(cfg->file_prefix);
@@ -447,6 +448,7 @@ static int primary_run(const struct primary_run *r, struct sbx_primary *p)
 static int primary_fini(struct primary_run *r, struct sbx_primary *p, int rc)
 {
 	printf("spanbox-primary: shutting down\n");
+	sbx_pdump_fini();
 	sbx_control_fini();
 	sbx_tables_fini();
 	if (p->shm != NULL) {

@@ -253,6 +253,31 @@ int sbx_recorder_add(const struct sbx_config *n, char *err, size_t errlen);
 void sbx_recorder_prune(const struct sbx_config *n);
 /** End every capture ("primary stopped") and stop the thread; after the workers stopped. */
 void sbx_recorder_fini(void);
+/* pdump.c: DPDK's capture tools (docs/CAPTURE.md "DPDK's own tools") */
+
+/**
+ * Serve dpdk-dumpcap and dpdk-pdump: create librte_pdump's statistics memzone (rte_pdump_init)
+ * and replace its rte_mp action SBX_IPC_PDUMP by spanbox's, which publishes each capture in the
+ * memzone's capture table for the workers (shm->pdump, pdump_gen) and answers once they took it;
+ * start the thread that does so. Call after sbx_tables_init() (it uses the tables' QSBR variable).
+ * @return 0, or -1 (message printed).
+ */
+int sbx_pdump_init(struct sbx_primary *p);
+
+/** Unregister the action and stop the thread; requests still queued are answered -EBUSY. */
+void sbx_pdump_fini(void);
+
+/** @return the captures in the active capture table of @p shm. */
+unsigned int sbx_pdump_active(const struct sbx_shm *shm);
+
+/* telemetry.c: spanbox's own DPDK telemetry commands (docs/CAPTURE.md "Telemetry") */
+
+/**
+ * Register /spanbox/status, /spanbox/ports, /spanbox/workers, /spanbox/mirrors, /spanbox/pools
+ * and /spanbox/pdump with rte_telemetry_register_cmd(); they read @p p's memzone from the EAL's
+ * telemetry thread. @return 0, or -1 when a command could not be registered (message printed).
+ */
+int sbx_telemetry_init(struct sbx_primary *p);
 
 /* tables.c: runtime tables (docs/RUNTIME_TABLES.md) */
 

@@ -95,6 +95,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 		return -1;
 	}
 	rte_rcu_qsbr_thread_online(wk->rcu, id);
+	wk->pdump.gen = UINT64_MAX; /* the first loop takes the captures in progress */
 	if (tables_take(wk, err, errlen) != 0)
 		return -1;
 	for (i = 0; i < wk->nb_rxq; i++) {
@@ -245,6 +246,11 @@ int sbx_worker_run(struct sbx_worker *wk)
 
 		/* runtime tables: one load of a read-mostly line per loop, BEFORE any RX: after a nap
 		 * offline the buffer our pointers lead into may have been rewritten (two changes) */
+		/* captures of dpdk-dumpcap / dpdk-pdump (pdump.c): same line, same rule; first, before
+		 * tables_retake() flushes mirror copies: no TX after our last quiescent state may run a
+		 * callback of a capture whose client was told it ended */
+		if (unlikely(__atomic_load_n(&wk->shm->pdump_gen, __ATOMIC_ACQUIRE) != wk->pdump.gen))
+			sbx_pdump_sync(&wk->pdump, wk->shm);
 		if (unlikely(__atomic_load_n(&wk->shm->tables_gen, __ATOMIC_ACQUIRE) != wk->gen))
 			tables_retake(wk);
 
@@ -279,6 +285,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 			if (t_now >= next_check) {
 				next_check = t_now + check_cycles;
 				if (!primary_alive(wk->shm)) {
+					sbx_pdump_teardown(&wk->pdump);
 					rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 					return 1;
 				}
@@ -301,6 +308,9 @@ int sbx_worker_run(struct sbx_worker *wk)
 	st->loops = loops;
 	/* draining: RX stopped; forward TX is synchronous, mirror copies are flushed after each burst */
 	wk->slot->state = SBX_W_DRAINING;
+	/* our last quiescent state is behind us: the last copies are sent uncaptured, so no callback
+	 * runs for a capture the primary may already have answered as ended */
+	sbx_pdump_teardown(&wk->pdump);
 	sbx_mirror_flush(&wk->mirror);
 	rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 	return 0;

@@ -11,6 +11,7 @@
 #include "spanbox/shm.h"
 #include "ingress.h"
 #include "mirror.h"
+#include "pdump.h"
 #include "queue.h"
 
 /** Everything the loop needs, resolved once at start. */
@@ -26,6 +27,7 @@ struct sbx_worker {
 						  unsigned compare finds runts and oversize frames) */
 	struct sbx_ingress_engine ingress;   /**< this worker's view of the ingress stages (ingress.c) */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
+	struct sbx_pdump_worker pdump;       /**< captures of DPDK's tools registered in this process */
 	struct rte_rcu_qsbr *rcu;            /**< the tables' QSBR variable (memzone SBX_RCU_MEMZONE_NAME) */
 	uint64_t gen;                        /**< generation of the runtime tables in use */
 	uint64_t file_wait_cycles;           /**< longest wait for a full pcap-port TX ring, TSC cycles */

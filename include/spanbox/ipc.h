@@ -154,4 +154,58 @@ static inline const char *sbx_ctl_result_name(uint32_t r)
 	return r < sizeof(names) / sizeof(names[0]) ? names[r] : "unknown";
 }
 
+/*
+ * DPDK's packet capture requests (action SBX_IPC_PDUMP, docs/CAPTURE.md "DPDK's own tools"):
+ * dpdk-dumpcap and dpdk-pdump (secondaries) send them to the primary with rte_pdump_enable*() /
+ * rte_pdump_disable*(). DPDK 22.11's librte_pdump would register the capture callbacks in the
+ * process that answers (the primary, which polls no port); spanbox's primary answers instead
+ * (primary/pdump.c): it checks the request, publishes it in the memzone's capture table (struct
+ * sbx_pdump_table in shm.h) and answers once every running worker has taken the table (a grace
+ * period of the tables' QSBR variable): each worker registers the RX/TX callbacks in its own
+ * process (secondary/pdump.c). The structs below are DPDK 22.11's wire format (lib/pdump/rte_pdump.c,
+ * private there: struct pdump_request of 112 bytes, checked against librte_pdump's pdump_server,
+ * and struct pdump_response); a request of another size or version is answered -EINVAL.
+ */
+#define SBX_IPC_PDUMP "mp_pdump" /**< action: DPDK's PDUMP_MP (struct sbx_pdump_req / _reply) */
+#define SBX_PDUMP_DEV_NAME_LEN 64 /**< RTE_DEV_NAME_MAX_LEN of DPDK 22.11 */
+
+/** Operations of SBX_IPC_PDUMP (DPDK's enum pdump_operation). */
+enum sbx_pdump_op {
+	SBX_PDUMP_OP_DISABLE = 1, /**< remove the captures of (device, queue, direction) */
+	SBX_PDUMP_OP_ENABLE = 2,  /**< capture (device, queue, direction) into ring */
+};
+
+/** Request versions (DPDK's enum pdump_version). */
+enum sbx_pdump_ver {
+	SBX_PDUMP_V1 = 1, /**< dpdk-pdump: plain copies (rte_pktmbuf_copy), no filter */
+	SBX_PDUMP_V2 = 2, /**< dpdk-dumpcap: pcapng records (rte_pcapng_copy), filter and snaplen */
+};
+
+/** Request of SBX_IPC_PDUMP: DPDK 22.11's struct pdump_request, field for field. The pointers are
+ * in DPDK's shared hugepage memory (the client's rte_ring, rte_mempool and rte_bpf_prm), the same
+ * address in every process of the prefix. */
+struct sbx_pdump_req {
+	uint16_t ver;   /**< enum sbx_pdump_ver */
+	uint16_t op;    /**< enum sbx_pdump_op */
+	uint32_t flags; /**< RTE_PDUMP_FLAG_RX (1), _TX (2), _PCAPNG (4) */
+	char device[SBX_PDUMP_DEV_NAME_LEN]; /**< ethdev name (rte_eth_dev_get_name_by_port) */
+	uint16_t queue; /**< queue id, or RTE_PDUMP_ALL_QUEUES (0xffff) */
+	void *ring;     /**< struct rte_ring * the copies are enqueued to (enable) */
+	void *mp;       /**< struct rte_mempool * the copies are allocated from (enable) */
+	const void *prm; /**< const struct rte_bpf_prm * filter (rte_bpf_convert), NULL = every frame */
+	uint32_t snaplen; /**< bytes kept of each frame (V2), 0 or UINT32_MAX = all */
+};
+
+/** Reply of SBX_IPC_PDUMP: DPDK 22.11's struct pdump_response. */
+struct sbx_pdump_reply {
+	uint16_t ver;      /**< the request's ver */
+	uint16_t res_op;   /**< the request's op */
+	int32_t err_value; /**< 0 done, else a negative errno (the client sets rte_errno to it):
+			        -EINVAL bad request / unknown device / nothing to disable, -EEXIST
+			        already captured, -ENOSPC capture table full, -EBUSY try again */
+};
+
+_Static_assert(sizeof(struct sbx_pdump_req) == 112, "DPDK 22.11's struct pdump_request is 112 bytes");
+_Static_assert(sizeof(struct sbx_pdump_reply) == 8, "DPDK 22.11's struct pdump_response is 8 bytes");
+
 #endif

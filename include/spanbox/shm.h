@@ -38,7 +38,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 17
+#define SBX_SHM_VERSION 18
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -452,6 +452,43 @@ struct sbx_capture_shm {
 };
 
 /** The memzone. */
+#define SBX_PDUMP_MAX 32 /**< captures of DPDK's tools at once: one (port, queue, direction) each */
+#define SBX_PDUMP_ALL_QUEUES 0xffff /**< RTE_PDUMP_ALL_QUEUES */
+
+/** One capture of dpdk-dumpcap / dpdk-pdump (primary/pdump.c, docs/CAPTURE.md). */
+struct sbx_pdump_entry {
+	uint64_t id;         /**< 1, 2, ... in order of enabling; 0 = free slot */
+	uint16_t port;       /**< index in cfg.ports (an ethdev port) */
+	uint16_t port_id;    /**< its DPDK port id */
+	uint16_t queue;      /**< queue id, or SBX_PDUMP_ALL_QUEUES */
+	uint16_t rx;         /**< 1: frames received (RX callbacks), 0: frames sent (TX callbacks) */
+	uint32_t pcapng;     /**< 1: rte_pcapng_copy records (dumpcap), 0: rte_pktmbuf_copy (pdump) */
+	uint32_t snaplen;    /**< bytes kept of each frame, UINT32_MAX = all */
+	int32_t client_pid;  /**< the requesting process (its IPC socket name), 0 unknown: its
+				  captures are removed once it is gone (a dumpcap killed with -9) */
+	uint32_t reserved;
+	void *ring;          /**< struct rte_ring * of the client (shared memory) */
+	void *mp;            /**< struct rte_mempool * of the client */
+	const void *prm;     /**< const struct rte_bpf_prm * of the client, NULL: no filter */
+};
+
+/** The capture table: written by the primary into pdump[(pdump_gen + 1) & 1], then pdump_gen
+ * bumped; workers read pdump[pdump_gen & 1] at a burst boundary (double buffer and grace period
+ * as the runtime tables). */
+struct sbx_pdump_table {
+	uint32_t nb;                                 /**< entries used in e[] */
+	uint32_t reserved;
+	struct sbx_pdump_entry e[SBX_PDUMP_MAX];
+};
+
+/** Counters of DPDK's capture requests (primary/pdump.c), for /spanbox/status. */
+struct sbx_pdump_stats {
+	uint64_t enables, disables; /**< requests done */
+	uint64_t refused;           /**< requests answered with an error */
+	uint64_t reaped;            /**< captures removed because their client was gone */
+	uint64_t late;              /**< changes answered before every worker took them (grace timeout) */
+};
+
 struct sbx_shm {
 	uint64_t magic;          /**< SBX_SHM_MAGIC */
 	uint32_t version;        /**< SBX_SHM_VERSION */
@@ -486,6 +523,9 @@ struct sbx_shm {
 		 *  bumped (release) by the primary after writing the inactive buffer */
 		uint64_t tables_gen;
 		uint32_t running; /**< 1 while the primary runs; 0 once it is shutting down */
+		uint32_t reserved0;
+		/** capture table of DPDK's tools: pdump[pdump_gen & 1] is active (primary/pdump.c) */
+		uint64_t pdump_gen;
 	} __rte_cache_aligned;
 	uint64_t tables_applied_ns __rte_cache_aligned; /**< CLOCK_REALTIME of the last change, 0 = as started */
 	char config_path[SBX_PATH_LEN]; /**< realpath of the config file the primary runs: the key of
@@ -495,6 +535,8 @@ struct sbx_shm {
 	struct sbx_tables tables[2];
 	struct sbx_tables_staging staging;
 	struct sbx_capture_shm captures[SBX_MAX_CAPTURES]; /**< the recorder's slots (primary/recorder.c) */
+	struct sbx_pdump_table pdump[2]; /**< captures of dpdk-dumpcap / dpdk-pdump (see pdump_gen) */
+	struct sbx_pdump_stats pdump_stats;
 };
 
 /* The layout the comments above promise. */
