@@ -5,35 +5,13 @@
 // Environment: SBX_MGMT_URL (e.g. http://127.0.0.1:18374), SBX_TOKEN, SBX_PAUSE (file to remove
 // once the capture runs), SBX_FRAMES (frames of the input).
 import { unlinkSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { check, failed, launchChromium, until } from './lib.mjs';
 
 const MGMT = process.env.SBX_MGMT_URL;
 const TOKEN = process.env.SBX_TOKEN;
 const FRAMES = Number(process.env.SBX_FRAMES || 0);
-let failed = 0;
-function check(desc, cond, detail) {
-	console.log(`${cond ? 'ok' : 'not ok'} - ${desc}`);
-	if (!cond)
-		failed++;
-	if (detail)
-		console.log(`# ${String(detail).replace(/\n/g, '\n# ')}`);
-	return !!cond;
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(fn, ms) {
-	const end = Date.now() + ms;
-	let v;
-	while (!(v = await fn()) && Date.now() < end)
-		await sleep(200);
-	return v;
-}
 const errors = [];
-const browser = await chromium.launch({
-	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-	headless: true,
-	args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-		'--disable-component-update', '--disable-sync'],
-});
+const browser = await launchChromium();
 try {
 	const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
 	page.on('pageerror', (e) => errors.push(e.message));
@@ -79,4 +57,4 @@ try {
 	check(`the browser test ran to its end (${e.message})`, false);
 }
 await browser.close();
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);

@@ -1,4 +1,4 @@
-// Helpers of the browser tests (page.test.mjs, groups.test.mjs): TAP lines, polling, the static
+// Helpers of the browser tests (page.test.mjs, groups.test.mjs, captures.test.mjs): TAP lines, polling, the static
 // files of web/, and Debian's headless Chromium.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
