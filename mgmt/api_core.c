@@ -76,6 +76,17 @@ static unsigned int get_workers(struct req *r, cJSON **body)
 	return code;
 }
 
+static unsigned int get_standbys(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+
+	if (shm == NULL)
+		return code;
+	*body = mgmt_standbys_json(shm);
+	return code;
+}
+
 static unsigned int get_worker(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
@@ -305,6 +316,7 @@ const struct mgmt_route mgmt_routes_core[] = {
 	{ "GET", "/api/v1/workers", get_workers },
 	{ "GET", "/api/v1/workers/{id}", get_worker },
 	{ "POST", "/api/v1/workers/{id}/restart", post_worker_restart },
+	{ "GET", "/api/v1/standbys", get_standbys },
 	{ "GET", "/api/v1/pools", get_pools },
 	{ "GET", "/api/v1/pools/{name}", get_pool },
 	{ "GET", "/api/v1/events", get_events },

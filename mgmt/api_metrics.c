@@ -244,6 +244,28 @@ static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)
 	}
 }
 
+/* Hot standbys: one info sample per standby slot (pid, lcore, state, binary). */
+static void standby_metrics(struct pbuf *b, const struct sbx_shm *shm)
+{
+	uint32_t s;
+
+	family(b, "spanbox_standby_info", "gauge",
+	       "Always 1: a hot-standby slot, its process, lcore id, state and binary.");
+	for (s = 0; s < shm->nb_standbys && s < SBX_MAX_STANDBYS; s++) {
+		const struct sbx_standby_shm *sb = &shm->standbys[s];
+		char l[4 * LBL + SBX_PATH_LEN], bin[SBX_PATH_LEN];
+
+		l[0] = '\0';
+		snprintf(bin, sizeof(bin), "%.*s", SBX_PATH_LEN - 1, sb->binary);
+		label_u(l, sizeof(l), "slot", s);
+		label_i(l, sizeof(l), "pid", sb->pid);
+		label_u(l, sizeof(l), "lcore", sb->lcore_id);
+		label_s(l, sizeof(l), "state", sbx_standby_state_name(sb->state));
+		label_s(l, sizeof(l), "binary", bin);
+		sample_u(b, "spanbox_standby_info", l, 1);
+	}
+}
+
 /* Per-worker families, and the per worker and port traffic counters. */
 static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)[LBL])
 {
@@ -288,6 +310,14 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 	       "Mbufs of the worker's burst the primary freed after it died.");
 	for (w = 0; w < nb_w; w++)
 		sample_u(b, "spanbox_worker_recovered_mbufs_total", wl[w], shm->workers[w].recovered_mbufs);
+	family(b, "spanbox_worker_takeovers_total", "counter", "Times a hot standby took this worker slot over.");
+	for (w = 0; w < nb_w; w++)
+		sample_u(b, "spanbox_worker_takeovers_total", wl[w], shm->workers[w].takeovers);
+	family(b, "spanbox_worker_takeover_gap_seconds", "gauge",
+	       "Last takeover: from the predecessor's death (or release) to the successor's first frame.");
+	for (w = 0; w < nb_w; w++)
+		if (shm->workers[w].takeovers && shm->workers[w].takeover_gap_ns)
+			sample_d(b, "spanbox_worker_takeover_gap_seconds", wl[w], shm->workers[w].takeover_gap_ns / 1e9);
 	family(b, "spanbox_worker_state", "gauge", "1 for the worker's current state, 0 for the others.");
 	for (w = 0; w < nb_w; w++) {
 		for (s = SBX_W_STARTING; s <= SBX_W_FAILED; s++) {
@@ -327,6 +357,7 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 		label_u(l, sizeof(l), "lcore", shm->workers[w].lcore_id);
 		sample_u(b, "spanbox_worker_info", l, 1);
 	}
+	standby_metrics(b, shm);
 }
 
 /* Per mirror session families, counters summed over workers (as /status mirrors[].counters). */

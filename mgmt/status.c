@@ -124,6 +124,18 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	num(o, "first_rx_ns", (double)ws->stats.first_rx_ns);
 	num(o, "start_ns", (double)ws->start_ns);
 	num(o, "held_mbufs", (double)ws->stats.held);
+	/* hot standbys: how often one took this slot over, and the last one's gap */
+	num(o, "takeovers", ws->takeovers);
+	if (ws->takeovers && ws->takeover_gap_ns) {
+		num(o, "takeover_gap_us", (double)(ws->takeover_gap_ns / 1000));
+		num(o, "takeover_from_pid", ws->takeover_from);
+	} else if (ws->takeovers) {
+		cJSON_AddNullToObject(o, "takeover_gap_us");
+		num(o, "takeover_from_pid", ws->takeover_from);
+	} else {
+		cJSON_AddNullToObject(o, "takeover_gap_us");
+		cJSON_AddNullToObject(o, "takeover_from_pid");
+	}
 	if (ws->start_ns) {
 		mgmt_rfc3339(ws->start_ns, ts, sizeof(ts));
 		cJSON_AddStringToObject(o, "start_time", ts);
@@ -266,6 +278,42 @@ cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 	return o;
 }
 
+cJSON *mgmt_standby_json(const struct sbx_shm *shm, uint32_t s)
+{
+	const struct sbx_standby_shm *sb = &shm->standbys[s];
+	uint64_t hb = sb->heartbeat_ns, now = sbx_now_ns();
+	cJSON *o = cJSON_CreateObject();
+	char ts[40];
+
+	num(o, "slot", s);
+	num(o, "pid", sb->pid);
+	num(o, "lcore", sb->lcore_id);
+	cJSON_AddStringToObject(o, "state", sbx_standby_state_name(sb->state));
+	FIXED_STR(o, "binary", sb->binary);
+	num(o, "starts", sb->starts);
+	if (sb->state == SBX_SB_PARKED && hb)
+		num(o, "heartbeat_age_ms", (double)(now > hb ? (now - hb) / 1000000ULL : 0));
+	else
+		cJSON_AddNullToObject(o, "heartbeat_age_ms");
+	if (sb->state == SBX_SB_PARKED && sb->parked_ns) {
+		mgmt_rfc3339(sb->parked_ns, ts, sizeof(ts));
+		cJSON_AddStringToObject(o, "parked_since", ts);
+	} else {
+		cJSON_AddNullToObject(o, "parked_since");
+	}
+	return o;
+}
+
+cJSON *mgmt_standbys_json(const struct sbx_shm *shm)
+{
+	cJSON *arr = cJSON_CreateArray();
+	uint32_t s;
+
+	for (s = 0; s < MIN(shm->nb_standbys, SBX_MAX_STANDBYS); s++)
+		cJSON_AddItemToArray(arr, mgmt_standby_json(shm, s));
+	return arr;
+}
+
 cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
@@ -288,6 +336,8 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	arr = cJSON_AddArrayToObject(o, "workers");
 	for (i = 0; i < nb_w; i++)
 		cJSON_AddItemToArray(arr, mgmt_worker_json(shm, (uint16_t)i));
+
+	cJSON_AddItemToObject(o, "standbys", mgmt_standbys_json(shm));
 
 	arr = cJSON_AddArrayToObject(o, "mirrors");
 	for (i = 0; i < mgmt_nb_mirrors(shm); i++)

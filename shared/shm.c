@@ -20,6 +20,15 @@ const char *sbx_worker_state_name(uint32_t s)
 	return s < RTE_DIM(names) ? names[s] : "unknown";
 }
 
+const char *sbx_standby_state_name(uint32_t s)
+{
+	static const char *const names[] = {
+		[SBX_SB_NONE] = "none",         [SBX_SB_STARTING] = "starting", [SBX_SB_PARKED] = "parked",
+		[SBX_SB_ASSIGNED] = "assigned", [SBX_SB_TAKEN] = "taken",       [SBX_SB_FAILED] = "failed",
+	};
+	return s < RTE_DIM(names) ? names[s] : "unknown";
+}
+
 struct sbx_shm *sbx_shm_attach(char *err, size_t errlen)
 {
 	const struct rte_memzone *mz = rte_memzone_lookup(SBX_MEMZONE_NAME);

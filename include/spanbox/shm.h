@@ -27,6 +27,7 @@
 #ifndef SPANBOX_SHM_H
 #define SPANBOX_SHM_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <rte_common.h>
@@ -38,7 +39,7 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 14
+#define SBX_SHM_VERSION 15
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -67,6 +68,27 @@ enum sbx_worker_state {
 
 /** @return a lower-case name for @p s ("running"...), "unknown" when out of range. */
 const char *sbx_worker_state_name(uint32_t s);
+
+/**
+ * Life cycle of a hot-standby process (docs/CONFIG.md workers.standby): one writer per transition.
+ * NONE -> STARTING (primary, at the fork) -> PARKED (the standby, once attached and ready) ->
+ * ASSIGNED (primary: it wrote a role) -> TAKEN (the standby read it; the process is now the
+ * worker of that slot) -> NONE (primary: the standby slot is free for the next standby).
+ */
+enum sbx_standby_state {
+	SBX_SB_NONE = 0,  /**< no process */
+	SBX_SB_STARTING,  /**< forked, EAL attaching */
+	SBX_SB_PARKED,    /**< ready: waits for its role (a signal, or 10 ms at most), heartbeat every 10 ms */
+	SBX_SB_ASSIGNED,  /**< the primary wrote a role, the standby has not read it yet */
+	SBX_SB_TAKEN,     /**< the standby took the role (it runs as that worker now) */
+	SBX_SB_FAILED,    /**< it kept dying before it was ready: not started again */
+};
+
+/** Signal the primary sends a standby's main thread (tgkill) right after it wrote its role word (ends its wait at once). */
+#define SBX_STANDBY_WAKE_SIGNAL SIGUSR1
+
+/** @return a lower-case name for @p s ("parked"...), "unknown" when out of range. */
+const char *sbx_standby_state_name(uint32_t s);
 
 /** Shortest frame a worker forwards: an Ethernet header (two MACs and the EtherType), bytes. */
 #define SBX_FRAME_MIN 14
@@ -182,7 +204,35 @@ struct sbx_worker_shm {
 				      "--nonce HEX"; 0 while no start is pending or running. A worker
 				      whose --nonce differs, or whose pid is not pid, is not the one the
 				      primary started for this slot and refuses to touch its queues */
+	uint32_t takeovers;      /**< times a standby took this slot over (also counted in restarts) */
+	uint32_t takeover_from;  /**< pid the last takeover replaced */
+	uint64_t takeover_death_ns; /**< CLOCK_REALTIME ns the last predecessor was reaped (crash, hang)
+					 or let go of the queues (graceful hand-over) */
+	uint64_t takeover_gap_ns;   /**< from takeover_death_ns to the successor's first received burst,
+					 ns; 0 while it has received nothing */
+	/* written by the worker at a graceful stop (a hand-over waits for it) */
+	uint64_t released_ns;    /**< CLOCK_REALTIME ns it stopped polling and flushed */
+	uint32_t released;       /**< 1 (release store, after released_ns): it touches no queue any more */
 	struct sbx_worker_stats stats;
+} __rte_cache_aligned;
+
+/**
+ * One hot-standby process (shm->standbys[s]): started with the workers, it completes EAL init,
+ * attaches, checks its nonce and parks until the primary writes a worker id into role; it then
+ * runs as that worker (workers[role]), and the primary starts a new standby into this slot.
+ */
+struct sbx_standby_shm {
+	int32_t pid;             /**< primary: the process, 0 none */
+	uint32_t state;          /**< enum sbx_standby_state (writers: see there) */
+	uint32_t lcore_id;       /**< primary: EAL lcore id it runs as */
+	uint32_t starts;         /**< primary: processes started into this slot */
+	uint64_t nonce;          /**< primary: as sbx_worker_shm.nonce, passed as "--nonce HEX" */
+	uint64_t start_ns;       /**< primary: CLOCK_REALTIME ns of the fork */
+	uint64_t parked_ns;      /**< standby: CLOCK_REALTIME ns it was ready */
+	uint64_t heartbeat_ns;   /**< standby: CLOCK_MONOTONIC ns, at least every 10 ms while parked */
+	int32_t role;            /**< primary (release store, last): the worker id to run as, -1 none */
+	uint32_t failures;       /**< primary: exits before it was ready, in a row */
+	char binary[SBX_PATH_LEN]; /**< primary: the executable it runs */
 } __rte_cache_aligned;
 
 /** One port as the primary set it up. */
@@ -220,7 +270,9 @@ struct sbx_event {
 	int32_t worker;          /**< worker id, -1 for the appliance */
 	int32_t pid;
 	char kind[16];           /**< "worker_start", "worker_exit", "worker_crash", "worker_hang",
-				      "worker_restart", "worker_failed", "appliance_start", "appliance_stop" */
+				      "worker_restart", "worker_failed", "worker_takeover", "takeover_rx",
+				      "standby_start", "standby_ready", "standby_exit", "standby_hang",
+				      "standby_failed", "appliance_start", "appliance_stop" */
 	char detail[104];
 };
 
@@ -377,6 +429,8 @@ struct sbx_shm {
 							       queues each worker polls */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
+	uint32_t nb_standbys;    /**< standby slots in use (cfg.nb_standby) */
+	struct sbx_standby_shm standbys[SBX_MAX_STANDBYS];
 	struct sbx_mirror_shm mirrors[SBX_MIRROR_COUNTER_SETS]; /**< indexed by counter set */
 	uint64_t event_seq;      /**< events written so far */
 	struct sbx_event events[SBX_EVENTS];
