@@ -155,11 +155,11 @@ crash_ok=0 start_ok=0
 for ((i = 0; i < ${#killed[@]}; i++)); do
 	jq -e --argjson p "${killed[$i]}" 'any(.[]; .kind == "worker_crash" and .worker == 0 and .pid == $p and (.detail | test("signal 9")))' \
 		"$TMP/events1.json" >/dev/null && crash_ok=$((crash_ok + 1))
-	jq -e --argjson p "${newpids[$i]}" 'any(.[]; .kind == "worker_start" and .worker == 0 and .pid == $p)' \
+	jq -e --argjson p "${newpids[$i]}" 'any(.[]; (.kind == "worker_start" or .kind == "worker_takeover") and .worker == 0 and .pid == $p)' \
 		"$TMP/events1.json" >/dev/null && start_ok=$((start_ok + 1))
 done
 check "1: events: a worker_crash (signal 9) of worker 0 for each of the $KILLS killed pids ($crash_ok found)" [ "$crash_ok" -eq "$KILLS" ]
-check "1: events: a worker_start of worker 0 for each of the $KILLS new pids ($start_ok found)" [ "$start_ok" -eq "$KILLS" ]
+check "1: events: a worker_start (or, by a standby, worker_takeover) of worker 0 for each of the $KILLS new pids ($start_ok found)" [ "$start_ok" -eq "$KILLS" ]
 check "1: worker 0 restarts = $KILLS, crashes = $KILLS; worker 1 restarts = 0" \
 	bash -c "curl -fsS $API1/workers | jq -e '.[0].restarts == $KILLS and .[0].crashes == $KILLS and .[1].restarts == 0' >/dev/null"
 stop_traffic
