@@ -125,6 +125,7 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	num(o, "start_ns", (double)ws->start_ns);
 	num(o, "held_mbufs", (double)ws->stats.held);
 	/* hot standbys: how often one took this slot over, and the last one's gap */
+	FIXED_STR(o, "binary", ws->binary);
 	num(o, "takeovers", ws->takeovers);
 	if (ws->takeovers && ws->takeover_gap_ns) {
 		num(o, "takeover_gap_us", (double)(ws->takeover_gap_ns / 1000));
@@ -301,6 +302,41 @@ cJSON *mgmt_standby_json(const struct sbx_shm *shm, uint32_t s)
 	} else {
 		cJSON_AddNullToObject(o, "parked_since");
 	}
+	return o;
+}
+
+cJSON *mgmt_upgrade_json(const struct sbx_shm *shm)
+{
+	const struct sbx_upgrade_shm *u = &shm->upgrade;
+	cJSON *o = cJSON_CreateObject();
+	char ts[40];
+
+	cJSON_AddStringToObject(o, "state", sbx_upgrade_state_name(__atomic_load_n(&u->state, __ATOMIC_ACQUIRE)));
+	if (u->state == SBX_UPG_NONE) {
+		cJSON_AddNullToObject(o, "binary");
+		cJSON_AddNullToObject(o, "from");
+	} else {
+		FIXED_STR(o, "binary", u->binary);
+		FIXED_STR(o, "from", u->from);
+	}
+	num(o, "workers_done", u->workers_done);
+	num(o, "workers", MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS));
+	if (u->started_ns) {
+		mgmt_rfc3339(u->started_ns, ts, sizeof(ts));
+		cJSON_AddStringToObject(o, "started", ts);
+	} else {
+		cJSON_AddNullToObject(o, "started");
+	}
+	if (u->finished_ns) {
+		mgmt_rfc3339(u->finished_ns, ts, sizeof(ts));
+		cJSON_AddStringToObject(o, "finished", ts);
+	} else {
+		cJSON_AddNullToObject(o, "finished");
+	}
+	if (u->state == SBX_UPG_REFUSED)
+		FIXED_STR(o, "error", u->error);
+	else
+		cJSON_AddNullToObject(o, "error");
 	return o;
 }
 

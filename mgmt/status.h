@@ -53,6 +53,10 @@ cJSON *mgmt_standby_json(const struct sbx_shm *shm, uint32_t s);
 /** Every standby slot's JSON (mgmt_standby_json()), an array; /status "standbys" and GET /standbys. */
 cJSON *mgmt_standbys_json(const struct sbx_shm *shm);
 
+/** The last upgrade of the workers: state, binary, from, workers_done, workers, started, finished,
+ * error (GET /api/v1/workers/upgrade). */
+cJSON *mgmt_upgrade_json(const struct sbx_shm *shm);
+
 /** One pool's JSON (socket, size, cache, in use, populate time, and mgmt_pool_details_json()). */
 cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i);
 

@@ -22,6 +22,7 @@
 #include "spanbox/bpf_filter.h"
 #include "spanbox/config_store.h"
 #include "spanbox/eal_args.h"
+#include "spanbox/abi.h"
 #include "spanbox/lcore_lock.h"
 #include "primary.h"
 
@@ -358,7 +359,8 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	bool ok;
 
 	p->shm = shm_publish(cfg);
-	if (p->shm == NULL)
+	/* what a secondary must match (layout version, mempool drivers in table order): abi.h */
+	if (p->shm == NULL || sbx_abi_publish(SBX_SHM_VERSION) != 0)
 		return 1;
 	config_key(r->config_path, p->shm->config_path, sizeof(p->shm->config_path));
 	p->cfg = &p->shm->cfg; /* as parsed; what the primary derives goes to shm->placement */

@@ -57,6 +57,10 @@ struct sbx_primary {
 	bool takeover_pending[SBX_MAX_WORKERS]; /**< taken over, its first frame not seen yet */
 	uint64_t death_rt_ns[SBX_MAX_WORKERS];  /**< CLOCK_REALTIME the last process of the slot was reaped */
 	int dead_pid[SBX_MAX_WORKERS];          /**< and its pid */
+	/* an upgrade of the workers (control.c posts it, workers.c carries it out) */
+	uint32_t upgrade_flag;                  /**< set by the IPC thread (atomically) after upgrade_req */
+	char upgrade_req[SBX_PATH_LEN];         /**< the requested binary (IPC thread, before the flag) */
+	uint64_t upgrade_deadline_ns;           /**< CLOCK_MONOTONIC: no progress by then: refused/stalled */
 	int retired_pid[SBX_MAX_WORKERS];      /**< predecessor of a graceful hand-over, not yet reaped (0 none) */
 	unsigned int retired_lcore[SBX_MAX_WORKERS]; /**< its lcore id (free once it is reaped) */
 	uint64_t retired_ns[SBX_MAX_WORKERS];  /**< CLOCK_MONOTONIC of the hand-over (SIGKILL after 3 s) */
@@ -206,6 +210,8 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart);
  * (nonce and pid in shm->standbys[s] as for a worker), running p->standby_bin. @return 0 or -1.
  */
 int sbx_standby_spawn(struct sbx_primary *p, unsigned int s, unsigned int lcore_id);
+/** @return true while an upgrade of the workers runs (shm->upgrade.state RUNNING, or one is posted). */
+bool sbx_upgrade_busy(struct sbx_primary *p);
 /** @return standby slots in @p state (enum sbx_standby_state). */
 unsigned int sbx_standbys_count(struct sbx_primary *p, uint32_t state);
 /** Ask every worker and standby to drain and exit; SIGKILL those still alive after @p timeout_ms. */

@@ -28,6 +28,7 @@
 
 #include <rte_mempool.h>
 
+#include "spanbox/abi.h"
 #include "spanbox/eal_args.h"
 #include "primary.h"
 
@@ -36,6 +37,7 @@
 #define SBX_START_TIMEOUT_NS (15ULL * 1000 * 1000 * 1000) /* EAL attach must finish by then */
 #define SBX_STANDBY_FAILURES 3 /* standby exits in a row before it was ready: given up */
 #define SBX_RETIRE_TIMEOUT_NS (3ULL * 1000 * 1000 * 1000) /* a handed-over worker must exit by then */
+#define SBX_UPGRADE_STALL_NS (30ULL * 1000 * 1000 * 1000) /* an upgrade that makes no progress that long ends */
 
 /*
  * Fork/exec @p bin as a secondary on @p lcore_id with "-- OPT IDX --nonce HEX". A fresh random
@@ -99,6 +101,7 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 	ws->released = 0;
 	ws->state = SBX_W_STARTING;
 	ws->start_ns = sbx_realtime_ns();
+	snprintf(ws->binary, sizeof(ws->binary), "%s", p->worker_bin);
 	p->worker_spawn_ns[w] = sbx_now_ns();
 	p->kill_sent[w] = false;
 	p->takeover_pending[w] = false;
@@ -145,8 +148,9 @@ unsigned int sbx_standbys_count(struct sbx_primary *p, uint32_t state)
 	return n;
 }
 
-/* A parked standby that can take a role now (alive, heartbeat fresh), or -1. */
-static int pick_standby(struct sbx_primary *p, uint64_t now)
+/* A parked standby that can take a role now (alive, heartbeat fresh, running @p bin unless NULL),
+ * or -1. */
+static int pick_standby_of(struct sbx_primary *p, uint64_t now, const char *bin)
 {
 	uint64_t timeout = (uint64_t)p->cfg->hang_timeout_ms * 1000000ULL;
 	unsigned int s;
@@ -156,10 +160,17 @@ static int pick_standby(struct sbx_primary *p, uint64_t now)
 		uint64_t hb = __atomic_load_n(&sb->heartbeat_ns, __ATOMIC_ACQUIRE);
 
 		if (__atomic_load_n(&sb->state, __ATOMIC_ACQUIRE) == SBX_SB_PARKED && sb->pid > 0 &&
-		    !p->standby_kill_sent[s] && hb && now <= hb + timeout)
+		    !p->standby_kill_sent[s] && hb && now <= hb + timeout &&
+		    (bin == NULL || strcmp(sb->binary, bin) == 0))
 			return (int)s;
 	}
 	return -1;
+}
+
+/* A parked standby of the binary new standbys run (during an upgrade: the new one), or -1. */
+static int pick_standby(struct sbx_primary *p, uint64_t now)
+{
+	return pick_standby_of(p, now, p->shm->upgrade.state == SBX_UPG_RUNNING ? p->standby_bin : NULL);
 }
 
 /*
@@ -175,6 +186,7 @@ static void handover(struct sbx_primary *p, unsigned int w, unsigned int s, uint
 
 	ws->nonce = sb->nonce;
 	ws->lcore_id = sb->lcore_id;
+	memcpy(ws->binary, sb->binary, sizeof(ws->binary));
 	ws->stats.heartbeat_ns = 0;
 	ws->stats.held = 0;
 	ws->stats.first_rx_ns = 0;
@@ -367,6 +379,122 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 		RTE_MIN(SBX_BACKOFF_BASE_NS << (crashes - 2), SBX_BACKOFF_MAX_NS));
 }
 
+bool sbx_upgrade_busy(struct sbx_primary *p)
+{
+	return __atomic_load_n(&p->upgrade_flag, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&p->shm->upgrade.state, __ATOMIC_ACQUIRE) == SBX_UPG_RUNNING;
+}
+
+/* The upgrade ends refused (@p why); new standbys run the old binary again, nothing else changes. */
+static void upgrade_refuse(struct sbx_primary *p, const char *why)
+{
+	struct sbx_upgrade_shm *u = &p->shm->upgrade;
+
+	snprintf(u->error, sizeof(u->error), "%s", why);
+	snprintf(p->standby_bin, sizeof(p->standby_bin), "%s", p->worker_bin);
+	u->finished_ns = sbx_realtime_ns();
+	__atomic_store_n(&u->state, SBX_UPG_REFUSED, __ATOMIC_RELEASE);
+	sbx_event(p, "upgrade_refused", -1, 0, "%s", why);
+}
+
+/*
+ * Standby @p sb (pid @p pid) of the upgrade's new binary exited before it was ready: before any
+ * worker was handed over, that refuses the upgrade, with the reason it wrote into the ABI memzone
+ * (layout version or mempool drivers, both values). @return true when it did.
+ */
+static bool upgrade_standby_failed(struct sbx_primary *p, struct sbx_standby_shm *sb, pid_t pid, int status)
+{
+	struct sbx_upgrade_shm *u = &p->shm->upgrade;
+	const struct sbx_abi_shm *a = sbx_abi_lookup();
+	char why[sizeof(u->error)];
+
+	if (u->state != SBX_UPG_RUNNING || u->workers_done > 0 || strcmp(sb->binary, u->binary) != 0)
+		return false;
+	if (a != NULL && __atomic_load_n(&a->refusal_pid, __ATOMIC_ACQUIRE) == pid)
+		snprintf(why, sizeof(why), "%.*s refused to attach: %.*s", 300, u->binary, 700, a->refusal);
+	else
+		snprintf(why, sizeof(why), "a standby of %.*s exited before it was ready (%s %d): see the primary's log",
+			 300, u->binary, WIFSIGNALED(status) ? "signal" : "status",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	sb->failures = 0;
+	upgrade_refuse(p, why);
+	return true;
+}
+
+/* Start the posted upgrade: new standbys run the new binary; the parked ones of the old go. */
+static void upgrade_start(struct sbx_primary *p, uint64_t now)
+{
+	struct sbx_upgrade_shm *u = &p->shm->upgrade;
+	unsigned int s;
+
+	memset(u->error, 0, sizeof(u->error));
+	snprintf(u->binary, sizeof(u->binary), "%s", p->upgrade_req);
+	snprintf(u->from, sizeof(u->from), "%s", p->worker_bin);
+	u->workers_done = 0;
+	u->started_ns = sbx_realtime_ns();
+	u->finished_ns = 0;
+	snprintf(p->standby_bin, sizeof(p->standby_bin), "%s", u->binary);
+	p->upgrade_deadline_ns = now + SBX_UPGRADE_STALL_NS;
+	__atomic_store_n(&u->state, SBX_UPG_RUNNING, __ATOMIC_RELEASE);
+	sbx_event(p, "upgrade_start", -1, 0, "workers to %.*s", 90, u->binary);
+	for (s = 0; s < p->cfg->nb_standby; s++) {
+		struct sbx_standby_shm *sb = &p->shm->standbys[s];
+
+		if (sb->pid > 0 && !p->standby_kill_sent[s] && strcmp(sb->binary, u->binary) != 0 &&
+		    (sb->state == SBX_SB_PARKED || sb->state == SBX_SB_STARTING)) {
+			kill(sb->pid, SIGTERM); /* replaced by one of the new binary once reaped */
+			p->standby_kill_sent[s] = true;
+		}
+	}
+}
+
+/* One step of a running upgrade: hand the next worker of the old binary to a parked standby of
+ * the new one, one worker at a time; done when every worker runs the new binary. */
+static void upgrade_step(struct sbx_primary *p, uint64_t now)
+{
+	struct sbx_upgrade_shm *u = &p->shm->upgrade;
+	unsigned int w, done = 0, next = UINT32_MAX, busy = 0;
+	int sb;
+
+	if (u->state != SBX_UPG_RUNNING)
+		return;
+	for (w = 0; w < p->cfg->nb_workers; w++) {
+		struct sbx_worker_shm *ws = &p->shm->workers[w];
+
+		busy += p->handover_wait[w] || ws->state == SBX_W_STARTING || ws->state == SBX_W_RESTARTING;
+		if (strcmp(ws->binary, u->binary) == 0 || ws->state == SBX_W_FAILED)
+			done++;
+		else if (next == UINT32_MAX && ws->state == SBX_W_RUNNING && ws->pid > 0)
+			next = w;
+	}
+	if (done > u->workers_done)
+		p->upgrade_deadline_ns = now + SBX_UPGRADE_STALL_NS; /* progress */
+	u->workers_done = done;
+	if (busy)
+		return;
+	if (done == p->cfg->nb_workers) {
+		snprintf(p->worker_bin, sizeof(p->worker_bin), "%s", u->binary); /* restarts use it too */
+		u->finished_ns = sbx_realtime_ns();
+		__atomic_store_n(&u->state, SBX_UPG_DONE, __ATOMIC_RELEASE);
+		sbx_event(p, "upgrade_done", -1, 0, "%u workers run %.*s", done, 80, u->binary);
+		return;
+	}
+	if (next != UINT32_MAX && (sb = pick_standby_of(p, now, u->binary)) >= 0) {
+		p->handover_wait[next] = true;
+		p->shm->workers[next].stop = 1;
+		sbx_event(p, "worker_restart", (int)next, p->shm->workers[next].pid, "upgrade: hand-over to standby %d",
+			  sb);
+		return;
+	}
+	if (now > p->upgrade_deadline_ns) {
+		char why[sizeof(u->error)];
+
+		snprintf(why, sizeof(why), "no standby of %.*s parked within %llu s (%u of %u workers handed over)", 300,
+			 u->binary, (unsigned long long)(SBX_UPGRADE_STALL_NS / 1000000000ULL), done, p->cfg->nb_workers);
+		upgrade_refuse(p, why);
+	}
+}
+
 /* A standby process ended (never given a role): free its slot; start another, with back-off when
  * it died before it was ready (SBX_STANDBY_FAILURES in a row: failed, not started again). */
 static void standby_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int status, bool restart)
@@ -388,6 +516,10 @@ static void standby_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int 
 	else
 		sbx_event(p, "standby_exit", -1, pid, "standby %u (%s) exited with status %d", s,
 			  was_ready ? "parked" : "starting", WEXITSTATUS(status));
+	if (!was_ready && upgrade_standby_failed(p, sb, pid, status)) {
+		p->standby_next_start_ns[s] = now; /* again, of the old binary */
+		return;
+	}
 	sb->failures = was_ready ? 0 : sb->failures + 1;
 	if (sb->failures >= SBX_STANDBY_FAILURES) {
 		sb->state = SBX_SB_FAILED;
@@ -481,6 +613,9 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 	}
 	if (!restart)
 		return;
+	if (__atomic_exchange_n(&p->upgrade_flag, 0, __ATOMIC_ACQ_REL))
+		upgrade_start(p, now);
+	upgrade_step(p, now);
 	/* a standby that took its role is a worker now: its standby slot is free */
 	for (s = 0; s < p->cfg->nb_standby; s++)
 		if (__atomic_load_n(&p->shm->standbys[s].state, __ATOMIC_ACQUIRE) == SBX_SB_TAKEN) {

@@ -23,6 +23,7 @@
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
+#include "spanbox/abi.h"
 #include "spanbox/lcore_lock.h"
 #include "spanbox/shm.h"
 #include "calibrate.h"
@@ -401,7 +402,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	shm = sbx_shm_attach(err, sizeof(err));
+	/* the layout version and mempool drivers the primary published (abi.h): before anything is
+	 * looked up in the memzone, and before any pool */
+	shm = sbx_abi_check(SBX_SHM_VERSION, err, sizeof(err)) == 0 ? sbx_shm_attach(err, sizeof(err)) : NULL;
 	if (shm != NULL && standby >= 0) {
 		/* a standby: checked like a worker, then parked until it is given a worker's role */
 		if (standby >= shm->nb_standbys) {

@@ -29,6 +29,15 @@ const char *sbx_standby_state_name(uint32_t s)
 	return s < RTE_DIM(names) ? names[s] : "unknown";
 }
 
+const char *sbx_upgrade_state_name(uint32_t s)
+{
+	static const char *const names[] = {
+		[SBX_UPG_NONE] = "none", [SBX_UPG_RUNNING] = "running", [SBX_UPG_DONE] = "done",
+		[SBX_UPG_REFUSED] = "refused",
+	};
+	return s < RTE_DIM(names) ? names[s] : "unknown";
+}
+
 struct sbx_shm *sbx_shm_attach(char *err, size_t errlen)
 {
 	const struct rte_memzone *mz = rte_memzone_lookup(SBX_MEMZONE_NAME);

@@ -39,7 +39,11 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
+#ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
+#define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
+#else
 #define SBX_SHM_VERSION 15
+#endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -213,6 +217,7 @@ struct sbx_worker_shm {
 	/* written by the worker at a graceful stop (a hand-over waits for it) */
 	uint64_t released_ns;    /**< CLOCK_REALTIME ns it stopped polling and flushed */
 	uint32_t released;       /**< 1 (release store, after released_ns): it touches no queue any more */
+	char binary[SBX_PATH_LEN]; /**< primary: the executable the current process runs */
 	struct sbx_worker_stats stats;
 } __rte_cache_aligned;
 
@@ -234,6 +239,29 @@ struct sbx_standby_shm {
 	uint32_t failures;       /**< primary: exits before it was ready, in a row */
 	char binary[SBX_PATH_LEN]; /**< primary: the executable it runs */
 } __rte_cache_aligned;
+
+/** Where an upgrade of the workers stands (sbx_upgrade_shm.state). */
+enum sbx_upgrade_state {
+	SBX_UPG_NONE = 0, /**< none asked since the start */
+	SBX_UPG_RUNNING,  /**< standbys of the new binary start; the workers are handed over one by one */
+	SBX_UPG_DONE,     /**< every worker runs the new binary */
+	SBX_UPG_REFUSED,  /**< a standby of the new binary refused (error), or none parked in time: the
+			       workers were not touched and run the old binary */
+};
+
+/** @return a lower-case name for @p s ("running"...), "unknown" when out of range. */
+const char *sbx_upgrade_state_name(uint32_t s);
+
+/** The last upgrade of the workers (POST /api/v1/workers/upgrade). Written by the primary. */
+struct sbx_upgrade_shm {
+	uint32_t state;            /**< enum sbx_upgrade_state */
+	uint32_t workers_done;     /**< workers handed over to the new binary so far */
+	uint64_t started_ns;       /**< CLOCK_REALTIME */
+	uint64_t finished_ns;      /**< CLOCK_REALTIME of DONE or REFUSED, 0 while running */
+	char binary[SBX_PATH_LEN]; /**< the new binary */
+	char from[SBX_PATH_LEN];   /**< the binary the workers ran before */
+	char error[1024];          /**< REFUSED: why, with both values of what did not match */
+};
 
 /** One port as the primary set it up. */
 struct sbx_port_shm {
@@ -272,7 +300,8 @@ struct sbx_event {
 	char kind[16];           /**< "worker_start", "worker_exit", "worker_crash", "worker_hang",
 				      "worker_restart", "worker_failed", "worker_takeover", "takeover_rx",
 				      "standby_start", "standby_ready", "standby_exit", "standby_hang",
-				      "standby_failed", "appliance_start", "appliance_stop" */
+				      "standby_failed", "upgrade_start", "upgrade_done", "upgrade_refused",
+				      "appliance_start", "appliance_stop" */
 	char detail[104];
 };
 
@@ -431,6 +460,10 @@ struct sbx_shm {
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
 	uint32_t nb_standbys;    /**< standby slots in use (cfg.nb_standby) */
 	struct sbx_standby_shm standbys[SBX_MAX_STANDBYS];
+	struct sbx_upgrade_shm upgrade;
+	char upgrade_path[SBX_PATH_LEN]; /**< written by mgmt before it sends SBX_CTL_UPGRADE_WORKERS (one
+					      request at a time: its control lane); read by the primary's IPC
+					      thread while it handles that request */
 	struct sbx_mirror_shm mirrors[SBX_MIRROR_COUNTER_SETS]; /**< indexed by counter set */
 	uint64_t event_seq;      /**< events written so far */
 	struct sbx_event events[SBX_EVENTS];
