@@ -2,7 +2,8 @@
 # Hot-standby workers (issue 16): a killed, hung or restarted worker is taken over by a standby
 # that had already started; a new standby is started each time.
 #  5. a standby lcore id that collides with another process's is refused at start, the field named;
-#  1. KILLS (20) kill -9 of worker 0 under UDP traffic through taps: every one taken over by the
+#  1. a standby started by hand (wrong nonce) is refused; KILLS (20) kill -9 of worker 0 under UDP
+#     traffic through taps: every one taken over by the
 #     standby parked before it (its pid becomes worker 0's), a new standby parks each time, the
 #     other worker never stalls, the pool audit's unexplained count stays within one burst;
 #     a parked standby costs almost no CPU;
@@ -10,7 +11,7 @@
 #  3. RESTARTS (20) graceful restarts (POST /workers/0/restart) during a paced pcap replay: each a
 #     hand-over to the standby, and the output equals the input frame for frame.
 #
-# Own instances: file prefixes sbxsb / sbxsg, lcores 3-7, API ports 18300 / 18301, taps and
+# Own instances: file prefixes sbxsb / sbxsg, lcores 3-8, API ports 18300 / 18301, taps and
 # namespaces sbxsb-*, databases under $TMP. Traffic only inside the namespaces made here.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
@@ -90,6 +91,13 @@ if [ -n "$sb" ]; then
 else
 	check "1: a parked standby uses under 2 % of one CPU (no standby parked)" false
 fi
+# a standby started by hand (lcore 8 is free) with a wrong nonce is refused before it parks
+timeout 15 "$BUILD/secondary/spanbox-worker" --file-prefix=sbxsb "--lcores=8@(0-1)" --main-lcore=8 --proc-type=secondary \
+	--no-pci --single-file-segments --log-level=lib.eal:notice -- --standby 0 --nonce 1234 </dev/null >"$TMP/imp.out" 2>&1
+rc=$?
+sed 's/^/#   impostor: /' "$TMP/imp.out" | tail -n 3
+check "1: a standby started by hand with a wrong --nonce is refused (exit 1, naming the nonce), the real one still parked" \
+	cond "[ $rc -eq 1 ] && grep -q 'is not the nonce the primary' '$TMP/imp.out' && [ \"\$(parked_pid '$API1')\" = '$sb' ]"
 check "1: /status lists the standby (slot 0, lcore 7, parked, the worker binary)" \
 	bash -c "curl -fsS $API1/status | jq -e '.standbys | length == 1 and .[0].slot == 0 and .[0].lcore == 7 and .[0].state == \"parked\" and (.[0].binary | endswith(\"spanbox-worker\"))' >/dev/null"
 check "1: /metrics has spanbox_standby_info and spanbox_worker_takeovers_total" \
