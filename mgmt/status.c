@@ -100,6 +100,19 @@ cJSON *mgmt_port_json(const struct sbx_shm *shm, uint16_t i)
 	return port_json(shm, i, MIN(shm->cfg.nb_ports, SBX_MAX_PORTS), MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS));
 }
 
+/* @p key: the RFC 3339 UTC time of CLOCK_REALTIME @p ns, or null when @p ns is 0. */
+static void time_or_null(cJSON *o, const char *key, uint64_t ns)
+{
+	char ts[40];
+
+	if (ns) {
+		mgmt_rfc3339(ns, ts, sizeof(ts));
+		cJSON_AddStringToObject(o, key, ts);
+	} else {
+		cJSON_AddNullToObject(o, key);
+	}
+}
+
 cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
@@ -109,7 +122,6 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	cJSON *o = cJSON_CreateObject(), *qs, *ports;
 	struct mgmt_cpp_window win;
 	double cpp;
-	char ts[40];
 	uint16_t i;
 
 	num(o, "id", w);
@@ -127,22 +139,15 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	/* hot standbys: how often one took this slot over, and the last one's gap */
 	FIXED_STR(o, "binary", ws->binary);
 	num(o, "takeovers", ws->takeovers);
-	if (ws->takeovers && ws->takeover_gap_ns) {
+	if (ws->takeovers && ws->takeover_gap_ns)
 		num(o, "takeover_gap_us", (double)(ws->takeover_gap_ns / 1000));
-		num(o, "takeover_from_pid", ws->takeover_from);
-	} else if (ws->takeovers) {
+	else
 		cJSON_AddNullToObject(o, "takeover_gap_us");
+	if (ws->takeovers)
 		num(o, "takeover_from_pid", ws->takeover_from);
-	} else {
-		cJSON_AddNullToObject(o, "takeover_gap_us");
+	else
 		cJSON_AddNullToObject(o, "takeover_from_pid");
-	}
-	if (ws->start_ns) {
-		mgmt_rfc3339(ws->start_ns, ts, sizeof(ts));
-		cJSON_AddStringToObject(o, "start_time", ts);
-	} else {
-		cJSON_AddNullToObject(o, "start_time");
-	}
+	time_or_null(o, "start_time", ws->start_ns);
 	if (hb)
 		num(o, "heartbeat_age_ms", (double)(now > hb ? (now - hb) / 1000000ULL : 0));
 	else
@@ -284,7 +289,6 @@ cJSON *mgmt_standby_json(const struct sbx_shm *shm, uint32_t s)
 	const struct sbx_standby_shm *sb = &shm->standbys[s];
 	uint64_t hb = sb->heartbeat_ns, now = sbx_now_ns();
 	cJSON *o = cJSON_CreateObject();
-	char ts[40];
 
 	num(o, "slot", s);
 	num(o, "pid", sb->pid);
@@ -296,12 +300,7 @@ cJSON *mgmt_standby_json(const struct sbx_shm *shm, uint32_t s)
 		num(o, "heartbeat_age_ms", (double)(now > hb ? (now - hb) / 1000000ULL : 0));
 	else
 		cJSON_AddNullToObject(o, "heartbeat_age_ms");
-	if (sb->state == SBX_SB_PARKED && sb->parked_ns) {
-		mgmt_rfc3339(sb->parked_ns, ts, sizeof(ts));
-		cJSON_AddStringToObject(o, "parked_since", ts);
-	} else {
-		cJSON_AddNullToObject(o, "parked_since");
-	}
+	time_or_null(o, "parked_since", sb->state == SBX_SB_PARKED ? sb->parked_ns : 0);
 	return o;
 }
 
@@ -309,7 +308,6 @@ cJSON *mgmt_upgrade_json(const struct sbx_shm *shm)
 {
 	const struct sbx_upgrade_shm *u = &shm->upgrade;
 	cJSON *o = cJSON_CreateObject();
-	char ts[40];
 
 	cJSON_AddStringToObject(o, "state", sbx_upgrade_state_name(__atomic_load_n(&u->state, __ATOMIC_ACQUIRE)));
 	if (u->state == SBX_UPG_NONE) {
@@ -321,18 +319,8 @@ cJSON *mgmt_upgrade_json(const struct sbx_shm *shm)
 	}
 	num(o, "workers_done", u->workers_done);
 	num(o, "workers", MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS));
-	if (u->started_ns) {
-		mgmt_rfc3339(u->started_ns, ts, sizeof(ts));
-		cJSON_AddStringToObject(o, "started", ts);
-	} else {
-		cJSON_AddNullToObject(o, "started");
-	}
-	if (u->finished_ns) {
-		mgmt_rfc3339(u->finished_ns, ts, sizeof(ts));
-		cJSON_AddStringToObject(o, "finished", ts);
-	} else {
-		cJSON_AddNullToObject(o, "finished");
-	}
+	time_or_null(o, "started", u->started_ns);
+	time_or_null(o, "finished", u->finished_ns);
 	if (u->state == SBX_UPG_REFUSED)
 		FIXED_STR(o, "error", u->error);
 	else

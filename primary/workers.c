@@ -644,6 +644,7 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 				sbx_event(p, "worker_restart", (int)w, 0, "restart of a %s worker requested",
 					  sbx_worker_state_name(ws->state));
 				memset(p->crash_ns[w], 0, sizeof(p->crash_ns[w]));
+				p->death_rt_ns[w] = sbx_realtime_ns(); /* a takeover's gap counts from the request */
 				ws->state = SBX_W_RESTARTING;
 				p->worker_next_start_ns[w] = now;
 			}

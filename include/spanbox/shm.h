@@ -13,8 +13,14 @@
  *    primary after a crash and in a grace period), and workers[w].state (RUNNING, DRAINING,
  *    STOPPED: at those transitions), and mirrors[cset].seq_next (atomic fetch-add, one per session
  *    and burst of copies: the only line workers share on the fast path).
- *  - mgmt reads everything (~1 to 10 times a second), and writes only mgmt_pid and the staging area
- *    of the runtime tables (compare-and-swap hand-over with the primary: include/spanbox/ipc.h).
+ *  - a standby writes its standbys[s].state (PARKED, TAKEN), heartbeat_ns and parked_ns; the
+ *    primary the rest of the slot, and its role word last (release) when it hands a worker slot
+ *    over (docs/CONFIG.md "Hot standbys"). A worker writes released_ns and released (release) of
+ *    its slot when it stopped at a graceful hand-over; after that the slot is its successor's.
+ *    The primary writes upgrade (an upgrade of the workers).
+ *  - mgmt reads everything (~1 to 10 times a second), and writes only mgmt_pid, the staging area
+ *    of the runtime tables (compare-and-swap hand-over with the primary: include/spanbox/ipc.h)
+ *    and upgrade_path (just before it sends SBX_CTL_UPGRADE_WORKERS).
  * Per loop a worker reads one line it does not write: the one of tables_gen and running, which the
  * primary writes only at a change of tables and at start/stop. The primary reads each worker's
  * heartbeat every ms: the heartbeat line holds nothing the worker writes per burst.

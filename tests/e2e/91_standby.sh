@@ -15,16 +15,16 @@
 # namespaces sbxsb-*, databases under $TMP. Traffic only inside the namespaces made here.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
+source "$ROOT/tests/lib/traffic.sh"
 
 KILLS=${KILLS:-20} RESTARTS=${RESTARTS:-20}
 API1=http://127.0.0.1:18300/api/v1 API2=http://127.0.0.1:18301/api/v1
 CFG1="$TMP/live.json" CFG2="$TMP/pcap.json"
 IN="$CAPTURES/bulk_zeek_ftp-8317-small.pcap"
-IPERF_PIDS=()
 
 cleanup() {
 	local p
-	for p in "${IPERF_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	traffic_stop
 	inst_cleanup
 	sbx_net_down "$TMP/netns.owned"
 	rm -rf "$TMP"
@@ -104,31 +104,8 @@ check "1: /metrics has spanbox_standby_info and spanbox_worker_takeovers_total" 
 	bash -c "curl -fsS ${API1%/api/v1}/metrics | grep -q '^spanbox_standby_info{slot=\"0\",pid=\"$sb\",lcore=\"7\",state=\"parked\"' &&
 		curl -fsS ${API1%/api/v1}/metrics | grep -q '^spanbox_worker_takeovers_total{worker=\"0\"} 0'"
 
-start_traffic() { # iperf3 UDP, 8 streams of 3 Mbit/s (about 2000 frames/s in all) for at most 100 s
-	ip netns exec sbxsb-b timeout 110 iperf3 -s -1 -p 5301 >"$TMP/iperf_s.txt" 2>&1 &
-	IPERF_PIDS+=($!)
-	sleep 0.5
-	ip netns exec sbxsb-a timeout 110 iperf3 -u -c 198.18.0.2 -p 5301 -P 8 -b 3M -t 100 >"$TMP/iperf_c.txt" 2>&1 &
-	IPERF_PIDS+=($!)
-}
-stop_traffic() { local p; for p in "${IPERF_PIDS[@]}"; do kill "$p" 2>/dev/null; done; IPERF_PIDS=(); }
-both_rise() {
-	local a0 a1 b0 b1
-	a0=$(wrx "$API1" 0) && a1=$(wrx "$API1" 1) || return 1
-	sleep 1
-	b0=$(wrx "$API1" 0) && b1=$(wrx "$API1" 1) || return 1
-	echo "# rx over 1 s: worker 0 +$((b0 - a0)), worker 1 +$((b1 - a1))"
-	[ $((b0 - a0)) -gt 0 ] && [ $((b1 - a1)) -gt 0 ]
-}
-for attempt in 1 2 3; do
-	start_traffic
-	sleep 1
-	both_rise && break
-	echo "# attempt $attempt: the flows did not reach both workers' queues; new iperf3 run"
-	stop_traffic
-	sleep 0.5
-done
-check "1: traffic reaches both workers" both_rise
+traffic_to_both "$API1" sbxsb-a sbxsb-b 5301
+check "1: traffic reaches both workers" both_rise "$API1"
 base_unexp=$(unexplained "$API1")
 echo "# pool audit unexplained before the kills: $base_unexp"
 
@@ -169,7 +146,7 @@ for ((k = 1; k <= KILLS; k++)); do
 	echo "# kill $k: worker 0 pid $old -> ${taken:-none} (standby $sb), gap ${gap} us; new standby ${newsb:-none}; worker 1: $samples; unexplained $u"
 	sleep 0.3 # with the wait for the new standby: > crash_window_s (1 s) between kills, no back-off
 done
-stop_traffic
+traffic_stop
 echo "# takeover gaps (us): ${gaps[*]}"
 echo "# pool audit unexplained: before $base_unexp, after each kill: ${series[*]}"
 check "1: each of the $KILLS kills taken over by the standby parked before it (its pid runs worker 0 within 3 s)" \
