@@ -169,6 +169,7 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 	unsigned int code = MHD_HTTP_ACCEPTED;
 	const struct sbx_shm *shm;
 	struct sbx_ctl_reply rep;
+	uint32_t before;
 	char req[32];
 	int w;
 
@@ -177,6 +178,8 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 	w = find_worker(r, body, &code, &shm);
 	if (w < 0)
 		return code;
+	/* read before the request: a hand-over to a standby counts the restart within a millisecond */
+	before = shm->workers[w].restarts;
 	if (mgmt_control(SBX_CTL_RESTART_WORKER, (uint32_t)w, 0, &rep) != SBX_CTL_OK) {
 		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "primary did not accept the restart: %s",
 				   rep.error[0] ? rep.error : sbx_ctl_result_name(rep.result));
@@ -187,7 +190,7 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 	*body = cJSON_CreateObject();
 	cJSON_AddNumberToObject(*body, "worker", w);
 	cJSON_AddStringToObject(*body, "status", "restart requested");
-	cJSON_AddNumberToObject(*body, "restarts_before", shm->workers[w].restarts);
+	cJSON_AddNumberToObject(*body, "restarts_before", before);
 	return code;
 }
 
