@@ -78,14 +78,7 @@ for ((k = 1; k <= KILLS; k++)); do
 	kill -9 "$old"
 	killed+=("$old")
 	# the other worker keeps forwarding: 10 samples 100 ms apart, each larger than the previous
-	prev=$(wrx "$API1" 1); samples="$prev"
-	for ((s = 0; s < 10; s++)); do
-		sleep 0.1
-		cur=$(wrx "$API1" 1)
-		samples+=" $cur"
-		[ -n "$cur" ] && [ -n "$prev" ] && [ "$cur" -gt "$prev" ] || stalls+=("kill $k sample $((s + 1))")
-		prev=$cur
-	done
+	keeps_rising "$API1" 1 10 "kill $k"
 	# worker 0 runs again with a new pid...
 	new=""
 	for ((t = 0; t < 50; t++)); do

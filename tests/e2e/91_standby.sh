@@ -15,6 +15,7 @@
 # namespaces sbxsb-*, databases under $TMP. Traffic only inside the namespaces made here.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
+set -o pipefail # a check that reads the API through a pipe fails when the API does not answer
 source "$ROOT/tests/lib/traffic.sh"
 
 KILLS=${KILLS:-20} RESTARTS=${RESTARTS:-20}
@@ -99,9 +100,9 @@ sed 's/^/#   impostor: /' "$TMP/imp.out" | tail -n 3
 check "1: a standby started by hand with a wrong --nonce is refused (exit 1, naming the nonce), the real one still parked" \
 	cond "[ $rc -eq 1 ] && grep -q 'is not the nonce the primary' '$TMP/imp.out' && [ \"\$(parked_pid '$API1')\" = '$sb' ]"
 check "1: /status lists the standby (slot 0, lcore 7, parked, the worker binary)" \
-	bash -c "curl -fsS $API1/status | jq -e '.standbys | length == 1 and .[0].slot == 0 and .[0].lcore == 7 and .[0].state == \"parked\" and (.[0].binary | endswith(\"spanbox-worker\"))' >/dev/null"
+	bash -o pipefail -c "curl -fsS $API1/status | jq -e '.standbys | length == 1 and .[0].slot == 0 and .[0].lcore == 7 and .[0].state == \"parked\" and (.[0].binary | endswith(\"spanbox-worker\"))' >/dev/null"
 check "1: /metrics has spanbox_standby_info and spanbox_worker_takeovers_total" \
-	bash -c "curl -fsS ${API1%/api/v1}/metrics | grep -q '^spanbox_standby_info{slot=\"0\",pid=\"$sb\",lcore=\"7\",state=\"parked\"' &&
+	bash -o pipefail -c "curl -fsS ${API1%/api/v1}/metrics | grep -q '^spanbox_standby_info{slot=\"0\",pid=\"$sb\",lcore=\"7\",state=\"parked\"' &&
 		curl -fsS ${API1%/api/v1}/metrics | grep -q '^spanbox_worker_takeovers_total{worker=\"0\"} 0'"
 
 traffic_to_both "$API1" sbxsb-a sbxsb-b 5301
@@ -114,14 +115,7 @@ for ((k = 1; k <= KILLS; k++)); do
 	old=$(get "$API1/workers/0" | jq -e 'select(.state == "running") | .pid') || { nottaken+=("$k:not-running"); continue; }
 	sb=$(parked_pid "$API1") || { nottaken+=("$k:no-standby"); continue; }
 	kill -9 "$old"
-	prev=$(wrx "$API1" 1); samples="$prev"
-	for ((s = 0; s < 5; s++)); do
-		sleep 0.1
-		cur=$(wrx "$API1" 1)
-		samples+=" $cur"
-		[ -n "$cur" ] && [ -n "$prev" ] && [ "$cur" -gt "$prev" ] || stalls+=("kill $k sample $((s + 1))")
-		prev=$cur
-	done
+	keeps_rising "$API1" 1 5 "kill $k"
 	# worker 0 is the standby now (its pid), running; counters rise
 	taken=""
 	for ((t = 0; t < 30; t++)); do
@@ -164,7 +158,7 @@ max_unexp=$(printf '%s\n' "${series[@]}" | sort -n | tail -1)
 check "1: pool audit unexplained did not grow across the $KILLS kills beyond one burst (max $max_unexp, before $base_unexp)" \
 	cond "[ ${#series[@]} -eq $KILLS ] && [ -n '$base_unexp' ] && [ '$max_unexp' -le \$(( $base_unexp + 32 )) ]"
 check "1: worker 0: restarts = takeovers = crashes = $KILLS; worker 1: restarts 0" \
-	bash -c "curl -fsS $API1/workers | jq -e '.[0].restarts == $KILLS and .[0].takeovers == $KILLS and .[0].crashes == $KILLS and .[1].restarts == 0' >/dev/null"
+	bash -o pipefail -c "curl -fsS $API1/workers | jq -e '.[0].restarts == $KILLS and .[0].takeovers == $KILLS and .[0].crashes == $KILLS and .[1].restarts == 0' >/dev/null"
 sleep 0.3
 get "$API1/events?limit=1000" >"$TMP/events1.json"
 check "1: events: $KILLS worker_takeover and $KILLS takeover_rx of worker 0, $((KILLS + 1)) standby_start or more" \
@@ -192,7 +186,7 @@ check "2: the SIGSTOPped worker 1 taken over by the parked standby (pid $sb)" [ 
 check "2: ... at hang_timeout_ms or later, within hang_timeout_ms + 500 ms (${taken_ms:-never})" \
 	cond "[ -n '$taken_ms' ] && [ '$taken_ms' -ge $HANG_MS ] && [ '$taken_ms' -le $((HANG_MS + 500)) ]"
 check "2: hangs of worker 1 went up by 1, takeovers 1" \
-	bash -c "curl -fsS $API1/workers/1 | jq -e '.hangs == $((hangs0 + 1)) and .takeovers == 1' >/dev/null"
+	bash -o pipefail -c "curl -fsS $API1/workers/1 | jq -e '.hangs == $((hangs0 + 1)) and .takeovers == 1' >/dev/null"
 check "2: the stopped process was reaped" wait_for 20 bash -c "[ ! -e /proc/$old ]"
 ip netns exec sbxsb-a ping -c 5 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping2.txt" 2>&1
 check "2: forwarding after the takeover (ping sbxsb-a -> sbxsb-b, 0% loss)" grep -q ' 0% packet loss' "$TMP/ping2.txt"
@@ -252,7 +246,7 @@ all_out() { [ "$(p1_out)" = "$N" ]; }
 wait_for 400 all_out
 check "3: p1 wrote all $N input frames (opackets, within 40 s)" all_out
 check "3: hand-overs are not crashes (worker 0: crashes 0, takeovers $RESTARTS)" \
-	bash -c "curl -fsS $API2/workers/0 | jq -e '.crashes == 0 and .takeovers == $RESTARTS' >/dev/null"
+	bash -o pipefail -c "curl -fsS $API2/workers/0 | jq -e '.crashes == 0 and .takeovers == $RESTARTS' >/dev/null"
 sleep 0.3
 get "$API2/events?limit=1000" >"$TMP/events3.json"
 check "3: events: a graceful hand-over request and a worker_takeover per restart; no worker_crash" \

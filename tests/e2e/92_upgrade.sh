@@ -9,6 +9,7 @@
 # Own instance: file prefix sbxsu, lcores 3-7, API port 18303, database under $TMP, pcap files.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
+set -o pipefail # a check that reads the API through a pipe fails when the API does not answer
 
 API=http://127.0.0.1:18303/api/v1
 CFG="$TMP/upg.json"
@@ -50,7 +51,7 @@ AUTH="Authorization: Bearer $(inst_token "$CFG")"
 OLD=$(get "$API/workers/0" | jq -r .binary)
 check "a standby of the build's worker binary parks" wait_for 100 parked "$OLD"
 check "GET /workers/upgrade: state none before any upgrade" \
-	bash -c "curl -fsS $API/workers/upgrade | jq -e '.state == \"none\" and .binary == null and .error == null' >/dev/null"
+	bash -o pipefail -c "curl -fsS $API/workers/upgrade | jq -e '.state == \"none\" and .binary == null and .error == null' >/dev/null"
 p0_in() { get "$API/status" | jq -e '.ports[] | select(.name == "p0") | .stats.ipackets'; }
 p1_out() { get "$API/status" | jq -e '.ports[] | select(.name == "p1") | .stats.opackets'; }
 pids0=$(get "$API/workers" | jq -c '[.[].pid]')
@@ -67,9 +68,9 @@ check "1: the upgrade is done within 30 s" wait_for 300 upgrade_ended "$before"
 get "$API/workers/upgrade" | jq -c . | sed 's/^/# upgrade: /'
 get "$API/workers" | jq -c '[.[] | {id, pid, state, binary, takeovers}]' | sed 's/^/# workers: /'
 check "1: state done, 2 of 2 workers handed over, from the build's binary to the copy" \
-	bash -c "curl -fsS $API/workers/upgrade | jq -e --arg b '$V2' --arg o '$OLD' '.state == \"done\" and .workers_done == 2 and .workers == 2 and .binary == \$b and .from == \$o and .error == null' >/dev/null"
+	bash -o pipefail -c "curl -fsS $API/workers/upgrade | jq -e --arg b '$V2' --arg o '$OLD' '.state == \"done\" and .workers_done == 2 and .workers == 2 and .binary == \$b and .from == \$o and .error == null' >/dev/null"
 check "1: every worker runs the copy, each taken over once by a standby (new pids, running)" \
-	bash -c "curl -fsS $API/workers | jq -e --arg b '$V2' --argjson old '$pids0' 'all(.[]; .binary == \$b and .takeovers == 1 and .state == \"running\") and ([.[].pid] | . != \$old and all(.[]; . > 0))' >/dev/null"
+	bash -o pipefail -c "curl -fsS $API/workers | jq -e --arg b '$V2' --argjson old '$pids0' 'all(.[]; .binary == \$b and .takeovers == 1 and .state == \"running\") and ([.[].pid] | . != \$old and all(.[]; . > 0))' >/dev/null"
 check "1: the upgrade happened while the input was still being read ($in_at < $N)" [ "${in_at:-$N}" -lt "$N" ]
 check "1: a standby of the copy parks afterwards" wait_for 100 parked "$V2"
 check "1: the primary never stopped (same pid, appliance up)" \
@@ -85,12 +86,12 @@ check "2: ./spanbox upgrade-workers (layout test build) exits 1, refused" \
 check "2: the refusal names both layout versions (primary 15, this binary 9999)" \
 	cond "grep -qF 'memzone layout version: primary 15, this binary 9999' <<<\"\$out\""
 check "2: GET /workers/upgrade: refused, with that error, 0 workers handed over" \
-	bash -c "curl -fsS $API/workers/upgrade | jq -e '.state == \"refused\" and .workers_done == 0 and (.error | test(\"primary 15, this binary 9999\"))' >/dev/null"
+	bash -o pipefail -c "curl -fsS $API/workers/upgrade | jq -e '.state == \"refused\" and .workers_done == 0 and (.error | test(\"primary 15, this binary 9999\"))' >/dev/null"
 check "2: nothing changed: the same worker pids, running the copy" \
-	bash -c "curl -fsS $API/workers | jq -e --arg b '$V2' --argjson p '$pids1' '[.[].pid] == \$p and all(.[]; .binary == \$b and .state == \"running\")' >/dev/null"
+	bash -o pipefail -c "curl -fsS $API/workers | jq -e --arg b '$V2' --argjson p '$pids1' '[.[].pid] == \$p and all(.[]; .binary == \$b and .state == \"running\")' >/dev/null"
 check "2: a standby of the copy (not the refused build) parks again" wait_for 100 parked "$V2"
 check "2: an upgrade to a path that is no executable answers 409 naming binary" \
-	bash -c "[ \"\$(curl -sS -o '$TMP/e.json' -w '%{http_code}' -H '$AUTH' -H 'Content-Type: application/json' -X POST --data '{\"binary\": \"/nonexistent/w\"}' $API/workers/upgrade)\" = 409 ] && jq -e '.error.field == \"binary\"' '$TMP/e.json' >/dev/null"
+	bash -o pipefail -c "[ \"\$(curl -sS -o '$TMP/e.json' -w '%{http_code}' -H '$AUTH' -H 'Content-Type: application/json' -X POST --data '{\"binary\": \"/nonexistent/w\"}' $API/workers/upgrade)\" = 409 ] && jq -e '.error.field == \"binary\"' '$TMP/e.json' >/dev/null"
 sleep 0.3
 get "$API/events?limit=200" >"$TMP/events.json"
 check "events: upgrade_start twice, upgrade_done once, upgrade_refused once" \

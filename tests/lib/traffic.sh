@@ -7,6 +7,7 @@
 #   both_rise API                      0 when the rx counters of workers 0 and 1 both rise over 1 s
 #   traffic_to_both API NS_SRC NS_DST PORT   traffic_start until both workers get some (the tap
 #                                      spreads the flows over its queues by hash; 3 attempts)
+#   keeps_rising API W N LABEL         N samples of worker W's rx 100 ms apart all rising (stalls)
 IPERF_PIDS=()
 
 traffic_start() {
@@ -37,4 +38,17 @@ traffic_to_both() {
 		sleep 0.5
 	done
 	return 1
+}
+# keeps_rising API W N LABEL: N samples of worker W's rx, 100 ms apart, into $samples; each one not
+# larger than the one before appends "LABEL sample I" to the caller's array stalls
+keeps_rising() {
+	local s cur prev
+	prev=$(wrx "$1" "$2"); samples="$prev"
+	for ((s = 0; s < $3; s++)); do
+		sleep 0.1
+		cur=$(wrx "$1" "$2")
+		samples+=" $cur"
+		[ -n "$cur" ] && [ -n "$prev" ] && [ "$cur" -gt "$prev" ] || stalls+=("$4 sample $((s + 1))")
+		prev=$cur
+	done
 }
