@@ -19,7 +19,7 @@ BAD="$BUILD/secondary/spanbox-worker-layout-test"
 trap 'inst_cleanup; rm -rf "$TMP"' EXIT
 
 get() { curl -fsS --max-time 5 "$1"; }
-jqt() { jq -e "$@" >/dev/null; }
+jqt() { [ -s "${@: -1}" ] && jq -e "$@" >/dev/null; } # jqt FILTER... FILE: an empty FILE (API down) fails
 parked() { get "$API/standbys" | jq -e --arg b "$1" 'any(.[]; .state == "parked" and .binary == $b)' >/dev/null; }
 # upgrade_ended BEFORE: the upgrade begun after BEFORE (its "started") is done or refused
 upgrade_ended() {
