@@ -76,6 +76,80 @@ static unsigned int get_workers(struct req *r, cJSON **body)
 	return code;
 }
 
+/* GET /workers/upgrade: the last upgrade of the workers (shm->upgrade). */
+static unsigned int get_upgrade(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+
+	if (shm == NULL)
+		return code;
+	*body = mgmt_upgrade_json(shm);
+	return code;
+}
+
+/* POST /workers/upgrade {"binary": PATH}: hand every worker over to standbys of PATH. The primary
+ * checks the path and answers at once (control lane); the standbys of PATH check the layout
+ * version and mempool drivers themselves (abi.h): GET /workers/upgrade says how it ends. */
+static unsigned int post_upgrade(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_ACCEPTED;
+	const struct sbx_shm *shm;
+	struct sbx_ctl_reply rep;
+	const cJSON *bin, *it;
+	cJSON *in;
+	uint32_t res;
+
+	if (mgmt_run_on(r, MGMT_LANE_CONTROL))
+		return 0;
+	shm = mgmt_need_shm(r, body, &code);
+	if (shm == NULL)
+		return code;
+	in = mgmt_parse_body(r, body, &code);
+	if (in == NULL)
+		return code;
+	cJSON_ArrayForEach(it, in)
+		if (it->string == NULL || strcmp(it->string, "binary") != 0) {
+			*body = mgmt_error(422, it->string ? it->string : "", "unknown key");
+			cJSON_Delete(in);
+			return 422;
+		}
+	bin = cJSON_GetObjectItemCaseSensitive(in, "binary");
+	if (!cJSON_IsString(bin) || bin->valuestring[0] != '/' || strlen(bin->valuestring) >= SBX_PATH_LEN) {
+		*body = mgmt_error(422, "binary", "expected the absolute path of a spanbox-worker binary (< %d bytes)",
+				   SBX_PATH_LEN);
+		cJSON_Delete(in);
+		return 422;
+	}
+	/* the one field of the memzone mgmt writes for the primary here: read while it handles the request */
+	snprintf(((struct sbx_shm *)shm)->upgrade_path, SBX_PATH_LEN, "%s", bin->valuestring);
+	res = mgmt_control(SBX_CTL_UPGRADE_WORKERS, 0, 0, &rep);
+	if (res != SBX_CTL_OK) {
+		code = res == SBX_CTL_FAILED ? MHD_HTTP_CONFLICT : MHD_HTTP_SERVICE_UNAVAILABLE;
+		*body = mgmt_error(code, res == SBX_CTL_FAILED ? "binary" : NULL, "upgrade not started: %s",
+				   rep.error[0] ? rep.error : sbx_ctl_result_name(res));
+		cJSON_Delete(in);
+		return code;
+	}
+	mgmt_db_audit(r->ctx->db, "workers_upgrade_request", bin->valuestring, r->who);
+	*body = cJSON_CreateObject();
+	cJSON_AddStringToObject(*body, "status", "upgrade started");
+	cJSON_AddStringToObject(*body, "binary", bin->valuestring);
+	cJSON_Delete(in);
+	return MHD_HTTP_ACCEPTED;
+}
+
+static unsigned int get_standbys(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+
+	if (shm == NULL)
+		return code;
+	*body = mgmt_standbys_json(shm);
+	return code;
+}
+
 static unsigned int get_worker(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
@@ -95,6 +169,7 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 	unsigned int code = MHD_HTTP_ACCEPTED;
 	const struct sbx_shm *shm;
 	struct sbx_ctl_reply rep;
+	uint32_t before;
 	char req[32];
 	int w;
 
@@ -103,6 +178,8 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 	w = find_worker(r, body, &code, &shm);
 	if (w < 0)
 		return code;
+	/* read before the request: a hand-over to a standby counts the restart within a millisecond */
+	before = shm->workers[w].restarts;
 	if (mgmt_control(SBX_CTL_RESTART_WORKER, (uint32_t)w, 0, &rep) != SBX_CTL_OK) {
 		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "primary did not accept the restart: %s",
 				   rep.error[0] ? rep.error : sbx_ctl_result_name(rep.result));
@@ -113,7 +190,7 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 	*body = cJSON_CreateObject();
 	cJSON_AddNumberToObject(*body, "worker", w);
 	cJSON_AddStringToObject(*body, "status", "restart requested");
-	cJSON_AddNumberToObject(*body, "restarts_before", shm->workers[w].restarts);
+	cJSON_AddNumberToObject(*body, "restarts_before", before);
 	return code;
 }
 
@@ -303,8 +380,11 @@ const struct mgmt_route mgmt_routes_core[] = {
 	{ "GET", "/api/v1/health", get_health },
 	{ "GET", "/api/v1/status", get_status },
 	{ "GET", "/api/v1/workers", get_workers },
+	{ "GET", "/api/v1/workers/upgrade", get_upgrade },
+	{ "POST", "/api/v1/workers/upgrade", post_upgrade },
 	{ "GET", "/api/v1/workers/{id}", get_worker },
 	{ "POST", "/api/v1/workers/{id}/restart", post_worker_restart },
+	{ "GET", "/api/v1/standbys", get_standbys },
 	{ "GET", "/api/v1/pools", get_pools },
 	{ "GET", "/api/v1/pools/{name}", get_pool },
 	{ "GET", "/api/v1/events", get_events },

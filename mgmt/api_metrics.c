@@ -244,6 +244,63 @@ static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)
 	}
 }
 
+/* Counters of a worker slot the primary writes (struct sbx_worker_shm), one family each. */
+static const struct slot_fam {
+	const char *name, *help;
+	size_t off, size; /**< of the field: 4 or 8 bytes */
+} slot_fams[] = {
+	{ "spanbox_worker_restarts_total", "Times the primary started this worker slot again.",
+	  offsetof(struct sbx_worker_shm, restarts), sizeof(uint32_t) },
+	{ "spanbox_worker_crashes_total", "Exits of the worker on a signal or a non-zero status, hangs included.",
+	  offsetof(struct sbx_worker_shm, crashes), sizeof(uint32_t) },
+	{ "spanbox_worker_hangs_total", "Times the primary killed the worker for a stale heartbeat.",
+	  offsetof(struct sbx_worker_shm, hangs), sizeof(uint32_t) },
+	{ "spanbox_worker_recovered_mbufs_total", "Mbufs of the worker's burst the primary freed after it died.",
+	  offsetof(struct sbx_worker_shm, recovered_mbufs), sizeof(uint64_t) },
+	{ "spanbox_worker_takeovers_total", "Times a hot standby took this worker slot over.",
+	  offsetof(struct sbx_worker_shm, takeovers), sizeof(uint32_t) },
+};
+_Static_assert(sizeof(((struct sbx_worker_shm *)0)->restarts) == 4 && sizeof(((struct sbx_worker_shm *)0)->crashes) == 4 &&
+		       sizeof(((struct sbx_worker_shm *)0)->hangs) == 4 && sizeof(((struct sbx_worker_shm *)0)->takeovers) == 4 &&
+		       sizeof(((struct sbx_worker_shm *)0)->recovered_mbufs) == 8,
+	       "slot_fams sizes");
+
+/* The value of slot counter @p f of @p ws. */
+static uint64_t slot_counter(const struct sbx_worker_shm *ws, const struct slot_fam *f)
+{
+	uint32_t v32;
+	uint64_t v64;
+
+	if (f->size == sizeof(v32)) {
+		memcpy(&v32, (const char *)ws + f->off, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v64, (const char *)ws + f->off, sizeof(v64));
+	return v64;
+}
+
+/* Hot standbys: one info sample per standby slot (pid, lcore, state, binary). */
+static void standby_metrics(struct pbuf *b, const struct sbx_shm *shm)
+{
+	uint32_t s;
+
+	family(b, "spanbox_standby_info", "gauge",
+	       "Always 1: a hot-standby slot, its process, lcore id, state and binary.");
+	for (s = 0; s < shm->nb_standbys && s < SBX_MAX_STANDBYS; s++) {
+		const struct sbx_standby_shm *sb = &shm->standbys[s];
+		char l[4 * LBL + SBX_PATH_LEN], bin[SBX_PATH_LEN];
+
+		l[0] = '\0';
+		snprintf(bin, sizeof(bin), "%.*s", SBX_PATH_LEN - 1, sb->binary);
+		label_u(l, sizeof(l), "slot", s);
+		label_i(l, sizeof(l), "pid", sb->pid);
+		label_u(l, sizeof(l), "lcore", sb->lcore_id);
+		label_s(l, sizeof(l), "state", sbx_standby_state_name(sb->state));
+		label_s(l, sizeof(l), "binary", bin);
+		sample_u(b, "spanbox_standby_info", l, 1);
+	}
+}
+
 /* Per-worker families, and the per worker and port traffic counters. */
 static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)[LBL])
 {
@@ -274,20 +331,16 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 		for (w = 0; w < nb_w; w++)
 			sample_u(b, worker_fams[f].name, wl[w], U64_AT(&shm->workers[w].stats, worker_fams[f].off));
 	}
-	family(b, "spanbox_worker_restarts_total", "counter", "Times the primary started this worker slot again.");
+	for (f = 0; f < RTE_DIM(slot_fams); f++) {
+		family(b, slot_fams[f].name, "counter", slot_fams[f].help);
+		for (w = 0; w < nb_w; w++)
+			sample_u(b, slot_fams[f].name, wl[w], slot_counter(&shm->workers[w], &slot_fams[f]));
+	}
+	family(b, "spanbox_worker_takeover_gap_seconds", "gauge",
+	       "Last takeover: from the predecessor's death (or release) to the successor's first frame.");
 	for (w = 0; w < nb_w; w++)
-		sample_u(b, "spanbox_worker_restarts_total", wl[w], shm->workers[w].restarts);
-	family(b, "spanbox_worker_crashes_total", "counter",
-	       "Exits of the worker on a signal or a non-zero status, hangs included.");
-	for (w = 0; w < nb_w; w++)
-		sample_u(b, "spanbox_worker_crashes_total", wl[w], shm->workers[w].crashes);
-	family(b, "spanbox_worker_hangs_total", "counter", "Times the primary killed the worker for a stale heartbeat.");
-	for (w = 0; w < nb_w; w++)
-		sample_u(b, "spanbox_worker_hangs_total", wl[w], shm->workers[w].hangs);
-	family(b, "spanbox_worker_recovered_mbufs_total", "counter",
-	       "Mbufs of the worker's burst the primary freed after it died.");
-	for (w = 0; w < nb_w; w++)
-		sample_u(b, "spanbox_worker_recovered_mbufs_total", wl[w], shm->workers[w].recovered_mbufs);
+		if (shm->workers[w].takeovers && shm->workers[w].takeover_gap_ns)
+			sample_d(b, "spanbox_worker_takeover_gap_seconds", wl[w], shm->workers[w].takeover_gap_ns / 1e9);
 	family(b, "spanbox_worker_state", "gauge", "1 for the worker's current state, 0 for the others.");
 	for (w = 0; w < nb_w; w++) {
 		for (s = SBX_W_STARTING; s <= SBX_W_FAILED; s++) {
@@ -327,6 +380,7 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 		label_u(l, sizeof(l), "lcore", shm->workers[w].lcore_id);
 		sample_u(b, "spanbox_worker_info", l, 1);
 	}
+	standby_metrics(b, shm);
 }
 
 /* Per mirror session families, counters summed over workers (as /status mirrors[].counters). */

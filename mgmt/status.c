@@ -100,6 +100,19 @@ cJSON *mgmt_port_json(const struct sbx_shm *shm, uint16_t i)
 	return port_json(shm, i, MIN(shm->cfg.nb_ports, SBX_MAX_PORTS), MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS));
 }
 
+/* @p key: the RFC 3339 UTC time of CLOCK_REALTIME @p ns, or null when @p ns is 0. */
+static void time_or_null(cJSON *o, const char *key, uint64_t ns)
+{
+	char ts[40];
+
+	if (ns) {
+		mgmt_rfc3339(ns, ts, sizeof(ts));
+		cJSON_AddStringToObject(o, key, ts);
+	} else {
+		cJSON_AddNullToObject(o, key);
+	}
+}
+
 cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
@@ -109,7 +122,6 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	cJSON *o = cJSON_CreateObject(), *qs, *ports;
 	struct mgmt_cpp_window win;
 	double cpp;
-	char ts[40];
 	uint16_t i;
 
 	num(o, "id", w);
@@ -124,12 +136,18 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	num(o, "first_rx_ns", (double)ws->stats.first_rx_ns);
 	num(o, "start_ns", (double)ws->start_ns);
 	num(o, "held_mbufs", (double)ws->stats.held);
-	if (ws->start_ns) {
-		mgmt_rfc3339(ws->start_ns, ts, sizeof(ts));
-		cJSON_AddStringToObject(o, "start_time", ts);
-	} else {
-		cJSON_AddNullToObject(o, "start_time");
-	}
+	/* hot standbys: how often one took this slot over, and the last one's gap */
+	FIXED_STR(o, "binary", ws->binary);
+	num(o, "takeovers", ws->takeovers);
+	if (ws->takeovers && ws->takeover_gap_ns)
+		num(o, "takeover_gap_us", (double)(ws->takeover_gap_ns / 1000));
+	else
+		cJSON_AddNullToObject(o, "takeover_gap_us");
+	if (ws->takeovers)
+		num(o, "takeover_from_pid", ws->takeover_from);
+	else
+		cJSON_AddNullToObject(o, "takeover_from_pid");
+	time_or_null(o, "start_time", ws->start_ns);
 	if (hb)
 		num(o, "heartbeat_age_ms", (double)(now > hb ? (now - hb) / 1000000ULL : 0));
 	else
@@ -329,6 +347,60 @@ cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 	return o;
 }
 
+cJSON *mgmt_standby_json(const struct sbx_shm *shm, uint32_t s)
+{
+	const struct sbx_standby_shm *sb = &shm->standbys[s];
+	uint64_t hb = sb->heartbeat_ns, now = sbx_now_ns();
+	cJSON *o = cJSON_CreateObject();
+
+	num(o, "slot", s);
+	num(o, "pid", sb->pid);
+	num(o, "lcore", sb->lcore_id);
+	cJSON_AddStringToObject(o, "state", sbx_standby_state_name(sb->state));
+	FIXED_STR(o, "binary", sb->binary);
+	num(o, "starts", sb->starts);
+	if (sb->state == SBX_SB_PARKED && hb)
+		num(o, "heartbeat_age_ms", (double)(now > hb ? (now - hb) / 1000000ULL : 0));
+	else
+		cJSON_AddNullToObject(o, "heartbeat_age_ms");
+	time_or_null(o, "parked_since", sb->state == SBX_SB_PARKED ? sb->parked_ns : 0);
+	return o;
+}
+
+cJSON *mgmt_upgrade_json(const struct sbx_shm *shm)
+{
+	const struct sbx_upgrade_shm *u = &shm->upgrade;
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "state", sbx_upgrade_state_name(__atomic_load_n(&u->state, __ATOMIC_ACQUIRE)));
+	if (u->state == SBX_UPG_NONE) {
+		cJSON_AddNullToObject(o, "binary");
+		cJSON_AddNullToObject(o, "from");
+	} else {
+		FIXED_STR(o, "binary", u->binary);
+		FIXED_STR(o, "from", u->from);
+	}
+	num(o, "workers_done", u->workers_done);
+	num(o, "workers", MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS));
+	time_or_null(o, "started", u->started_ns);
+	time_or_null(o, "finished", u->finished_ns);
+	if (u->state == SBX_UPG_REFUSED)
+		FIXED_STR(o, "error", u->error);
+	else
+		cJSON_AddNullToObject(o, "error");
+	return o;
+}
+
+cJSON *mgmt_standbys_json(const struct sbx_shm *shm)
+{
+	cJSON *arr = cJSON_CreateArray();
+	uint32_t s;
+
+	for (s = 0; s < MIN(shm->nb_standbys, SBX_MAX_STANDBYS); s++)
+		cJSON_AddItemToArray(arr, mgmt_standby_json(shm, s));
+	return arr;
+}
+
 cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
@@ -351,6 +423,8 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	arr = cJSON_AddArrayToObject(o, "workers");
 	for (i = 0; i < nb_w; i++)
 		cJSON_AddItemToArray(arr, mgmt_worker_json(shm, (uint16_t)i));
+
+	cJSON_AddItemToObject(o, "standbys", mgmt_standbys_json(shm));
 
 	arr = cJSON_AddArrayToObject(o, "mirrors");
 	for (i = 0; i < mgmt_nb_mirrors(shm); i++)

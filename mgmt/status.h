@@ -47,6 +47,16 @@ cJSON *mgmt_port_json(const struct sbx_shm *shm, uint16_t i);
 /** One worker's JSON (state, pid, lcore, restarts, crashes, heartbeat, queues, counters). */
 cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w);
 
+/** Standby slot @p s's JSON (slot, pid, lcore, state, binary, starts, heartbeat_age_ms, parked_since). */
+cJSON *mgmt_standby_json(const struct sbx_shm *shm, uint32_t s);
+
+/** Every standby slot's JSON (mgmt_standby_json()), an array; /status "standbys" and GET /standbys. */
+cJSON *mgmt_standbys_json(const struct sbx_shm *shm);
+
+/** The last upgrade of the workers: state, binary, from, workers_done, workers, started, finished,
+ * error (GET /api/v1/workers/upgrade). */
+cJSON *mgmt_upgrade_json(const struct sbx_shm *shm);
+
 /** One pool's JSON (socket, size, cache, in use, populate time, and mgmt_pool_details_json()). */
 cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i);
 

@@ -14,6 +14,7 @@
  * single-threaded; why not the IPC thread: a wait there delayed every other request (a tables
  * apply) behind it.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,25 @@ static int on_request(const struct rte_mp_msg *msg, const void *peer)
 				return 0; /* the main loop answers */
 			rep.result = SBX_CTL_BUSY;
 			snprintf(rep.error, sizeof(rep.error), "another link request is in progress");
+		}
+	} else if (req.verb == SBX_CTL_UPGRADE_WORKERS) {
+		char path[SBX_PATH_LEN];
+
+		/* mgmt wrote the path before it sent the request (one at a time: its control lane) */
+		memcpy(path, ctl_p->shm->upgrade_path, sizeof(path));
+		path[sizeof(path) - 1] = '\0';
+		rep.result = SBX_CTL_FAILED;
+		if (ctl_p->cfg->nb_standby == 0)
+			snprintf(rep.error, sizeof(rep.error), "workers.standby is 0: an upgrade hands over to standbys");
+		else if (sbx_upgrade_busy(ctl_p))
+			snprintf(rep.error, sizeof(rep.error), "an upgrade is already running");
+		else if (path[0] != '/' || access(path, X_OK) != 0)
+			snprintf(rep.error, sizeof(rep.error), "binary %.*s: %s", (int)sizeof(rep.error) - 40, path,
+				 path[0] != '/' ? "not an absolute path" : strerror(errno));
+		else {
+			memcpy(ctl_p->upgrade_req, path, sizeof(path));
+			__atomic_store_n(&ctl_p->upgrade_flag, 1, __ATOMIC_RELEASE);
+			rep.result = SBX_CTL_OK;
 		}
 	} else {
 		snprintf(rep.error, sizeof(rep.error), "unknown verb %u", req.verb);

@@ -22,6 +22,7 @@
 #include "spanbox/bpf_filter.h"
 #include "spanbox/config_store.h"
 #include "spanbox/eal_args.h"
+#include "spanbox/abi.h"
 #include "spanbox/lcore_lock.h"
 #include "primary.h"
 
@@ -173,6 +174,13 @@ static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 	for (unsigned int w = 0; w < SBX_MAX_WORKERS; w++) {
 		shm->placement[w].nb_rxq = cfg->workers[w].nb_rxq;
 		memcpy(shm->placement[w].rxq, cfg->workers[w].rxq, sizeof(shm->placement[w].rxq));
+		/* the slot's lcore id: the configured one, until a standby takes the slot over */
+		shm->workers[w].lcore_id = cfg->workers[w].lcore_id;
+	}
+	shm->nb_standbys = cfg->nb_standby;
+	for (unsigned int s = 0; s < SBX_MAX_STANDBYS; s++) {
+		shm->standbys[s].role = -1;
+		shm->standbys[s].lcore_id = cfg->standby_lcores[s];
 	}
 	shm->primary_pid = getpid();
 	shm->start_realtime_ns = sbx_realtime_ns();
@@ -351,7 +359,8 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	bool ok;
 
 	p->shm = shm_publish(cfg);
-	if (p->shm == NULL)
+	/* what a secondary must match (layout version, mempool drivers in table order): abi.h */
+	if (p->shm == NULL || sbx_abi_publish(SBX_SHM_VERSION) != 0)
 		return 1;
 	config_key(r->config_path, p->shm->config_path, sizeof(p->shm->config_path));
 	p->cfg = &p->shm->cfg; /* as parsed; what the primary derives goes to shm->placement */
@@ -375,6 +384,8 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	for (w = 0; w < cfg->nb_workers; w++)
 		if (sbx_worker_spawn(p, w) != 0)
 			return 1;
+	/* the standbys (workers.standby) start from the main loop's supervision, after the workers */
+	snprintf(p->standby_bin, sizeof(p->standby_bin), "%s", p->worker_bin);
 	return 0;
 }
 

@@ -48,6 +48,22 @@ struct sbx_primary {
 	unsigned int crash_next[SBX_MAX_WORKERS];
 	bool restart_requested[SBX_MAX_WORKERS];     /**< the stopping worker is to be started again */
 	uint32_t restart_flag[SBX_MAX_WORKERS];      /**< set by the IPC thread (control.c), atomically */
+	/* hot standbys (workers.c) */
+	char standby_bin[SBX_PATH_LEN];              /**< binary new standbys run (worker_bin until an upgrade) */
+	uint64_t standby_next_start_ns[SBX_MAX_STANDBYS]; /**< CLOCK_MONOTONIC: not before */
+	uint64_t standby_spawn_ns[SBX_MAX_STANDBYS];      /**< CLOCK_MONOTONIC of the last fork */
+	bool standby_kill_sent[SBX_MAX_STANDBYS];         /**< SIGKILL sent (hang, stop), not yet reaped */
+	bool handover_wait[SBX_MAX_WORKERS];   /**< graceful hand-over asked: waiting for workers[w].released */
+	bool takeover_pending[SBX_MAX_WORKERS]; /**< taken over, its first frame not seen yet */
+	uint64_t death_rt_ns[SBX_MAX_WORKERS];  /**< CLOCK_REALTIME the last process of the slot was reaped */
+	int dead_pid[SBX_MAX_WORKERS];          /**< and its pid */
+	/* an upgrade of the workers (control.c posts it, workers.c carries it out) */
+	uint32_t upgrade_flag;                  /**< set by the IPC thread (atomically) after upgrade_req */
+	char upgrade_req[SBX_PATH_LEN];         /**< the requested binary (IPC thread, before the flag) */
+	uint64_t upgrade_deadline_ns;           /**< CLOCK_MONOTONIC: no progress by then: refused/stalled */
+	int retired_pid[SBX_MAX_WORKERS];      /**< predecessor of a graceful hand-over, not yet reaped (0 none) */
+	unsigned int retired_lcore[SBX_MAX_WORKERS]; /**< its lcore id (free once it is reaped) */
+	uint64_t retired_ns[SBX_MAX_WORKERS];  /**< CLOCK_MONOTONIC of the hand-over (SIGKILL after 3 s) */
 	/* a link request of control.c, carried out by the main loop (sbx_control_poll) */
 	uint32_t link_req_state;  /**< enum sbx_link_req_state, accessed atomically */
 	uint16_t link_req_port;      /**< index into cfg->ports */
@@ -191,7 +207,16 @@ void sbx_ports_stop(struct sbx_primary *p);
 int sbx_worker_spawn(struct sbx_primary *p, unsigned int w);
 /** Reap exited workers and restart them (after a short back-off). Called from the main loop. */
 void sbx_workers_supervise(struct sbx_primary *p, bool restart);
-/** Ask every worker to drain and exit; SIGKILL those still alive after @p timeout_ms. */
+/**
+ * Hot standbys: fork/exec standby slot @p s on lcore @p lcore_id with "-- --standby S --nonce HEX"
+ * (nonce and pid in shm->standbys[s] as for a worker), running p->standby_bin. @return 0 or -1.
+ */
+int sbx_standby_spawn(struct sbx_primary *p, unsigned int s, unsigned int lcore_id);
+/** @return true while an upgrade of the workers runs (shm->upgrade.state RUNNING, or one is posted). */
+bool sbx_upgrade_busy(struct sbx_primary *p);
+/** @return standby slots in @p state (enum sbx_standby_state). */
+unsigned int sbx_standbys_count(struct sbx_primary *p, uint32_t state);
+/** Ask every worker and standby to drain and exit; SIGKILL those still alive after @p timeout_ms. */
 void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms);
 /** @return how many worker slots are in @p state. */
 unsigned int sbx_workers_count(struct sbx_primary *p, enum sbx_worker_state state);

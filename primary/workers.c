@@ -22,60 +22,56 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <rte_mempool.h>
 
+#include "spanbox/abi.h"
 #include "spanbox/eal_args.h"
 #include "primary.h"
 
 #define SBX_BACKOFF_BASE_NS (100ULL * 1000 * 1000) /* second crash in the window: 100 ms, then x2 */
 #define SBX_BACKOFF_MAX_NS (5ULL * 1000 * 1000 * 1000)
 #define SBX_START_TIMEOUT_NS (15ULL * 1000 * 1000 * 1000) /* EAL attach must finish by then */
+#define SBX_STANDBY_FAILURES 3 /* standby exits in a row before it was ready: given up */
+#define SBX_RETIRE_TIMEOUT_NS (3ULL * 1000 * 1000 * 1000) /* a handed-over worker must exit by then */
+#define SBX_UPGRADE_STALL_NS (30ULL * 1000 * 1000 * 1000) /* an upgrade that makes no progress that long ends */
 
-int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
+/*
+ * Fork/exec @p bin as a secondary on @p lcore_id with "-- OPT IDX --nonce HEX". A fresh random
+ * nonce is stored in *@p nonce before the fork (0 again if the fork fails): only the process
+ * forked here can show it. @return the child's pid, or -1.
+ */
+static pid_t spawn_secondary(struct sbx_primary *p, const char *bin, unsigned int lcore_id, const char *opt,
+			     unsigned int idx, uint64_t *nonce)
 {
-	struct sbx_worker_shm *ws = &p->shm->workers[w];
 	struct sbx_eal_args a;
 	char idbuf[16], noncebuf[24];
-	uint64_t nonce = 0;
+	uint64_t n = 0;
 	pid_t pid;
 
-	if (sbx_eal_args_build(&a, p->cfg, SBX_ROLE_WORKER, p->worker_bin, p->cfg->workers[w].lcore_id) != 0 ||
-	    a.argc + 5 > SBX_EAL_MAX_ARGS)
+	if (sbx_eal_args_build(&a, p->cfg, SBX_ROLE_WORKER, bin, lcore_id) != 0 || a.argc + 5 > SBX_EAL_MAX_ARGS)
 		return -1;
-	/* a new nonce per start: only the process forked here can show it (docs: a worker started
-	 * by hand for a slot is refused before it touches a queue or a pool) */
-	while (nonce == 0)
-		if (getrandom(&nonce, sizeof(nonce), 0) != (ssize_t)sizeof(nonce)) {
+	while (n == 0)
+		if (getrandom(&n, sizeof(n), 0) != (ssize_t)sizeof(n)) {
 			perror("spanbox-primary: getrandom");
 			return -1;
 		}
-	snprintf(idbuf, sizeof(idbuf), "%u", w);
-	snprintf(noncebuf, sizeof(noncebuf), "%016llx", (unsigned long long)nonce);
+	snprintf(idbuf, sizeof(idbuf), "%u", idx);
+	snprintf(noncebuf, sizeof(noncebuf), "%016llx", (unsigned long long)n);
 	a.argv[a.argc++] = "--";
-	a.argv[a.argc++] = "--id";
+	a.argv[a.argc++] = (char *)opt;
 	a.argv[a.argc++] = idbuf;
 	a.argv[a.argc++] = "--nonce";
 	a.argv[a.argc++] = noncebuf;
 	a.argv[a.argc] = NULL;
-
-	ws->pid = 0;
-	ws->nonce = nonce;
-	ws->stats.heartbeat_ns = 0;
-	ws->stats.held = 0;
-	ws->stats.first_rx_ns = 0;
-	ws->stop = 0;
-	ws->lcore_id = p->cfg->workers[w].lcore_id;
-	ws->state = SBX_W_STARTING;
-	ws->start_ns = sbx_realtime_ns();
-	p->worker_spawn_ns[w] = sbx_now_ns();
-	p->kill_sent[w] = false;
+	*nonce = n;
 	pid = fork();
 	if (pid < 0) {
 		perror("spanbox-primary: fork");
-		ws->nonce = 0;
+		*nonce = 0;
 		return -1;
 	}
 	if (pid == 0) {
@@ -83,13 +79,138 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() == 1)
 			_exit(1);
-		execv(p->worker_bin, a.argv);
-		fprintf(stderr, "spanbox-primary: exec %s: %s\n", p->worker_bin, strerror(errno));
+		execv(bin, a.argv);
+		fprintf(stderr, "spanbox-primary: exec %s: %s\n", bin, strerror(errno));
 		_exit(127);
 	}
+	return pid;
+}
+
+int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
+{
+	struct sbx_worker_shm *ws = &p->shm->workers[w];
+	pid_t pid;
+
+	/* a new nonce per start (docs: a worker started by hand for a slot is refused before it
+	 * touches a queue or a pool) */
+	ws->pid = 0;
+	ws->stats.heartbeat_ns = 0;
+	ws->stats.held = 0;
+	ws->stats.first_rx_ns = 0;
+	ws->stop = 0;
+	ws->released = 0;
+	ws->state = SBX_W_STARTING;
+	ws->start_ns = sbx_realtime_ns();
+	snprintf(ws->binary, sizeof(ws->binary), "%s", p->worker_bin);
+	p->worker_spawn_ns[w] = sbx_now_ns();
+	p->kill_sent[w] = false;
+	p->takeover_pending[w] = false;
+	pid = spawn_secondary(p, p->worker_bin, ws->lcore_id, "--id", w, &ws->nonce);
+	if (pid < 0)
+		return -1;
 	ws->pid = pid;
 	sbx_event(p, "worker_start", (int)w, pid, "lcore %u, restarts %u", ws->lcore_id, ws->restarts);
 	return 0;
+}
+
+int sbx_standby_spawn(struct sbx_primary *p, unsigned int s, unsigned int lcore_id)
+{
+	struct sbx_standby_shm *sb = &p->shm->standbys[s];
+	pid_t pid;
+
+	sb->pid = 0;
+	sb->role = -1;
+	sb->heartbeat_ns = 0;
+	sb->parked_ns = 0;
+	sb->lcore_id = lcore_id;
+	snprintf(sb->binary, sizeof(sb->binary), "%s", p->standby_bin);
+	sb->state = SBX_SB_STARTING;
+	sb->start_ns = sbx_realtime_ns();
+	p->standby_spawn_ns[s] = sbx_now_ns();
+	p->standby_kill_sent[s] = false;
+	pid = spawn_secondary(p, p->standby_bin, lcore_id, "--standby", s, &sb->nonce);
+	if (pid < 0) {
+		sb->state = SBX_SB_NONE;
+		return -1;
+	}
+	sb->pid = pid;
+	sb->starts++;
+	sbx_event(p, "standby_start", -1, pid, "standby %u, lcore %u, %s", s, lcore_id, p->standby_bin);
+	return 0;
+}
+
+unsigned int sbx_standbys_count(struct sbx_primary *p, uint32_t state)
+{
+	unsigned int s, n = 0;
+
+	for (s = 0; s < p->cfg->nb_standby; s++)
+		n += p->shm->standbys[s].state == state;
+	return n;
+}
+
+/* A parked standby that can take a role now (alive, heartbeat fresh, running @p bin unless NULL),
+ * or -1. */
+static int pick_standby_of(struct sbx_primary *p, uint64_t now, const char *bin)
+{
+	uint64_t timeout = (uint64_t)p->cfg->hang_timeout_ms * 1000000ULL;
+	unsigned int s;
+
+	for (s = 0; s < p->cfg->nb_standby; s++) {
+		const struct sbx_standby_shm *sb = &p->shm->standbys[s];
+		uint64_t hb = __atomic_load_n(&sb->heartbeat_ns, __ATOMIC_ACQUIRE);
+
+		if (__atomic_load_n(&sb->state, __ATOMIC_ACQUIRE) == SBX_SB_PARKED && sb->pid > 0 &&
+		    !p->standby_kill_sent[s] && hb && now <= hb + timeout &&
+		    (bin == NULL || strcmp(sb->binary, bin) == 0))
+			return (int)s;
+	}
+	return -1;
+}
+
+/* A parked standby of the binary new standbys run (during an upgrade: the new one), or -1. */
+static int pick_standby(struct sbx_primary *p, uint64_t now)
+{
+	return pick_standby_of(p, now, p->shm->upgrade.state == SBX_UPG_RUNNING ? p->standby_bin : NULL);
+}
+
+/*
+ * Hand worker slot @p w to parked standby @p s: the slot (its stats, so counters continue) gets
+ * the standby's pid, nonce and lcore, then the standby's role word gets @p w (release: the standby
+ * reads the slot after it). The standby starts polling at once. @p death_rt: CLOCK_REALTIME the
+ * predecessor @p old_pid was gone (or let go of the queues).
+ */
+static void handover(struct sbx_primary *p, unsigned int w, unsigned int s, uint64_t death_rt, int old_pid)
+{
+	struct sbx_worker_shm *ws = &p->shm->workers[w];
+	struct sbx_standby_shm *sb = &p->shm->standbys[s];
+
+	ws->nonce = sb->nonce;
+	ws->lcore_id = sb->lcore_id;
+	memcpy(ws->binary, sb->binary, sizeof(ws->binary));
+	ws->stats.heartbeat_ns = 0;
+	ws->stats.held = 0;
+	ws->stats.first_rx_ns = 0;
+	ws->stop = 0;
+	ws->released = 0;
+	ws->released_ns = 0;
+	ws->state = SBX_W_STARTING;
+	ws->start_ns = sbx_realtime_ns();
+	ws->restarts++;
+	ws->takeovers++;
+	ws->takeover_from = (uint32_t)old_pid;
+	ws->takeover_death_ns = death_rt;
+	ws->takeover_gap_ns = 0;
+	p->worker_spawn_ns[w] = sbx_now_ns();
+	p->kill_sent[w] = false;
+	p->takeover_pending[w] = true;
+	__atomic_store_n(&ws->pid, sb->pid, __ATOMIC_RELEASE);
+	__atomic_store_n(&sb->state, SBX_SB_ASSIGNED, __ATOMIC_RELEASE);
+	__atomic_store_n(&sb->role, (int32_t)w, __ATOMIC_RELEASE);
+	/* to its main thread (tid = pid), the one that waits: a process-directed signal may go to an
+	 * EAL thread. Ends the wait now; it would read the word within 10 ms anyway */
+	syscall(SYS_tgkill, sb->pid, sb->pid, SBX_STANDBY_WAKE_SIGNAL);
+	sbx_event(p, "worker_takeover", (int)w, sb->pid, "standby %u (lcore %u) replaces pid %d, restarts %u", s,
+		  sb->lcore_id, old_pid, ws->restarts);
 }
 
 /* Slot of the worker with this pid, or -1. */
@@ -100,6 +221,53 @@ static int slot_of(struct sbx_primary *p, pid_t pid)
 	for (w = 0; w < p->cfg->nb_workers; w++)
 		if (p->shm->workers[w].pid == pid)
 			return (int)w;
+	return -1;
+}
+
+/* Standby slot of the process with this pid, or -1. */
+static int standby_of(struct sbx_primary *p, pid_t pid)
+{
+	unsigned int s;
+
+	for (s = 0; s < p->cfg->nb_standby; s++)
+		if (p->shm->standbys[s].pid == pid)
+			return (int)s;
+	return -1;
+}
+
+/* Worker slot whose retired predecessor (graceful hand-over) has this pid, or -1. */
+static int retired_of(struct sbx_primary *p, pid_t pid)
+{
+	unsigned int w;
+
+	for (w = 0; w < p->cfg->nb_workers; w++)
+		if (p->retired_pid[w] == pid)
+			return (int)w;
+	return -1;
+}
+
+/*
+ * An lcore id of the appliance's worker set (workers.lcores and workers.standby_lcores) that no
+ * process holds or will hold: not a worker slot's (whatever its state), not a live standby's, not
+ * a retired predecessor's that is not reaped yet. @return it, or -1.
+ */
+static int free_lcore(struct sbx_primary *p)
+{
+	unsigned int i, j, n = p->cfg->nb_workers + p->cfg->nb_standby;
+
+	for (i = 0; i < n; i++) {
+		unsigned int id = i < p->cfg->nb_workers ? p->cfg->workers[i].lcore_id
+							 : p->cfg->standby_lcores[i - p->cfg->nb_workers];
+		bool taken = false;
+
+		for (j = 0; j < p->cfg->nb_workers && !taken; j++)
+			taken = p->shm->workers[j].lcore_id == id || (p->retired_pid[j] && p->retired_lcore[j] == id);
+		for (j = 0; j < p->cfg->nb_standby && !taken; j++)
+			taken = p->shm->standbys[j].state != SBX_SB_NONE && p->shm->standbys[j].state != SBX_SB_FAILED &&
+				p->shm->standbys[j].lcore_id == id;
+		if (!taken)
+			return (int)id;
+	}
 	return -1;
 }
 
@@ -135,12 +303,22 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 	struct sbx_worker_shm *ws = &p->shm->workers[s];
 	uint64_t now = sbx_now_ns();
 	bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	unsigned int crashes;
+	unsigned int crashes, b;
+	int sb;
 
 	ws->exit_status = (uint32_t)status;
 	ws->pid = 0;
 	ws->nonce = 0; /* nobody may start as this process any more */
+	p->death_rt_ns[s] = sbx_realtime_ns();
+	p->dead_pid[s] = pid;
+	p->takeover_pending[s] = false;
 	sbx_tables_worker_gone(s); /* a dead worker holds no grace period open */
+	/* a standby that died before it read the role it was given: its standby slot is free */
+	for (b = 0; b < p->cfg->nb_standby; b++)
+		if (p->shm->standbys[b].pid == pid) {
+			p->shm->standbys[b].pid = 0;
+			p->shm->standbys[b].state = SBX_SB_NONE;
+		}
 	if (clean) {
 		ws->state = SBX_W_STOPPED;
 		sbx_event(p, "worker_exit", (int)s, pid, "exited with status 0");
@@ -163,8 +341,21 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 	}
 	ws->stats.held = 0;
 	flush_lcore_caches(p, ws->lcore_id);
-	if (!restart)
+	if (!restart) {
+		p->handover_wait[s] = false;
 		return;
+	}
+	if (clean && p->handover_wait[s]) {
+		/* a graceful hand-over whose worker exited before the loop saw it let go: hand over now */
+		p->handover_wait[s] = false;
+		sb = pick_standby(p, now);
+		if (sb >= 0) {
+			handover(p, s, (unsigned int)sb, ws->released_ns ? ws->released_ns : p->death_rt_ns[s], pid);
+			return;
+		}
+		p->restart_requested[s] = true; /* the standby went away meanwhile: today's restart */
+	}
+	p->handover_wait[s] = false;
 	if (clean && ws->stop && !p->restart_requested[s])
 		return; /* asked to stop, not to restart */
 	if (clean) {
@@ -181,10 +372,171 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 			  crashes, p->cfg->crash_window_s);
 		return;
 	}
-	/* exponential back-off: first crash in the window restarts at once, then 100 ms, 200 ms, ... */
+	/* exponential back-off: first crash in the window restarts at once, then 100 ms, 200 ms, ...
+	 * (a parked standby takes the slot over when it is due, else a new process starts) */
 	ws->state = SBX_W_RESTARTING;
 	p->worker_next_start_ns[s] = now + (crashes <= 1 ? 0 :
 		RTE_MIN(SBX_BACKOFF_BASE_NS << (crashes - 2), SBX_BACKOFF_MAX_NS));
+}
+
+bool sbx_upgrade_busy(struct sbx_primary *p)
+{
+	return __atomic_load_n(&p->upgrade_flag, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&p->shm->upgrade.state, __ATOMIC_ACQUIRE) == SBX_UPG_RUNNING;
+}
+
+/* The upgrade ends refused (@p why); new standbys run the old binary again, nothing else changes. */
+static void upgrade_refuse(struct sbx_primary *p, const char *why)
+{
+	struct sbx_upgrade_shm *u = &p->shm->upgrade;
+
+	snprintf(u->error, sizeof(u->error), "%s", why);
+	snprintf(p->standby_bin, sizeof(p->standby_bin), "%s", p->worker_bin);
+	u->finished_ns = sbx_realtime_ns();
+	__atomic_store_n(&u->state, SBX_UPG_REFUSED, __ATOMIC_RELEASE);
+	sbx_event(p, "upgrade_refused", -1, 0, "%s", why);
+}
+
+/*
+ * Standby @p sb (pid @p pid) of the upgrade's new binary exited before it was ready: before any
+ * worker was handed over, that refuses the upgrade, with the reason it wrote into the ABI memzone
+ * (layout version or mempool drivers, both values). @return true when it did.
+ */
+static bool upgrade_standby_failed(struct sbx_primary *p, struct sbx_standby_shm *sb, pid_t pid, int status)
+{
+	struct sbx_upgrade_shm *u = &p->shm->upgrade;
+	const struct sbx_abi_shm *a = sbx_abi_lookup();
+	char why[sizeof(u->error)];
+
+	if (u->state != SBX_UPG_RUNNING || u->workers_done > 0 || strcmp(sb->binary, u->binary) != 0)
+		return false;
+	if (a != NULL && __atomic_load_n(&a->refusal_pid, __ATOMIC_ACQUIRE) == pid)
+		snprintf(why, sizeof(why), "%.*s refused to attach: %.*s", 300, u->binary, 700, a->refusal);
+	else
+		snprintf(why, sizeof(why), "a standby of %.*s exited before it was ready (%s %d): see the primary's log",
+			 300, u->binary, WIFSIGNALED(status) ? "signal" : "status",
+			 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	sb->failures = 0;
+	upgrade_refuse(p, why);
+	return true;
+}
+
+/* Start the posted upgrade: new standbys run the new binary; the parked ones of the old go. */
+static void upgrade_start(struct sbx_primary *p, uint64_t now)
+{
+	struct sbx_upgrade_shm *u = &p->shm->upgrade;
+	unsigned int s;
+
+	memset(u->error, 0, sizeof(u->error));
+	snprintf(u->binary, sizeof(u->binary), "%s", p->upgrade_req);
+	snprintf(u->from, sizeof(u->from), "%s", p->worker_bin);
+	u->workers_done = 0;
+	u->started_ns = sbx_realtime_ns();
+	u->finished_ns = 0;
+	snprintf(p->standby_bin, sizeof(p->standby_bin), "%s", u->binary);
+	p->upgrade_deadline_ns = now + SBX_UPGRADE_STALL_NS;
+	__atomic_store_n(&u->state, SBX_UPG_RUNNING, __ATOMIC_RELEASE);
+	sbx_event(p, "upgrade_start", -1, 0, "workers to %.*s", 90, u->binary);
+	for (s = 0; s < p->cfg->nb_standby; s++) {
+		struct sbx_standby_shm *sb = &p->shm->standbys[s];
+
+		if (sb->pid > 0 && !p->standby_kill_sent[s] && strcmp(sb->binary, u->binary) != 0 &&
+		    (sb->state == SBX_SB_PARKED || sb->state == SBX_SB_STARTING)) {
+			kill(sb->pid, SIGTERM); /* replaced by one of the new binary once reaped */
+			p->standby_kill_sent[s] = true;
+		}
+	}
+}
+
+/* One step of a running upgrade: hand the next worker of the old binary to a parked standby of
+ * the new one, one worker at a time; done when every worker runs the new binary. */
+static void upgrade_step(struct sbx_primary *p, uint64_t now)
+{
+	struct sbx_upgrade_shm *u = &p->shm->upgrade;
+	unsigned int w, done = 0, next = UINT32_MAX, busy = 0;
+	int sb;
+
+	if (u->state != SBX_UPG_RUNNING)
+		return;
+	for (w = 0; w < p->cfg->nb_workers; w++) {
+		struct sbx_worker_shm *ws = &p->shm->workers[w];
+
+		busy += p->handover_wait[w] || ws->state == SBX_W_STARTING || ws->state == SBX_W_RESTARTING;
+		if (strcmp(ws->binary, u->binary) == 0 || ws->state == SBX_W_FAILED)
+			done++;
+		else if (next == UINT32_MAX && ws->state == SBX_W_RUNNING && ws->pid > 0)
+			next = w;
+	}
+	if (done > u->workers_done)
+		p->upgrade_deadline_ns = now + SBX_UPGRADE_STALL_NS; /* progress */
+	u->workers_done = done;
+	if (busy)
+		return;
+	if (done == p->cfg->nb_workers) {
+		snprintf(p->worker_bin, sizeof(p->worker_bin), "%s", u->binary); /* restarts use it too */
+		u->finished_ns = sbx_realtime_ns();
+		__atomic_store_n(&u->state, SBX_UPG_DONE, __ATOMIC_RELEASE);
+		sbx_event(p, "upgrade_done", -1, 0, "%u workers run %.*s", done, 80, u->binary);
+		return;
+	}
+	if (next != UINT32_MAX && (sb = pick_standby_of(p, now, u->binary)) >= 0) {
+		p->handover_wait[next] = true;
+		p->shm->workers[next].stop = 1;
+		sbx_event(p, "worker_restart", (int)next, p->shm->workers[next].pid, "upgrade: hand-over to standby %d",
+			  sb);
+		return;
+	}
+	if (now > p->upgrade_deadline_ns) {
+		char why[sizeof(u->error)];
+
+		snprintf(why, sizeof(why), "no standby of %.*s parked within %llu s (%u of %u workers handed over)", 300,
+			 u->binary, (unsigned long long)(SBX_UPGRADE_STALL_NS / 1000000000ULL), done, p->cfg->nb_workers);
+		upgrade_refuse(p, why);
+	}
+}
+
+/* A standby process ended (never given a role): free its slot; start another, with back-off when
+ * it died before it was ready (SBX_STANDBY_FAILURES in a row: failed, not started again). */
+static void standby_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int status, bool restart)
+{
+	struct sbx_standby_shm *sb = &p->shm->standbys[s];
+	bool was_ready = sb->state == SBX_SB_PARKED;
+	uint64_t now = sbx_now_ns();
+
+	sb->pid = 0;
+	sb->nonce = 0;
+	sb->role = -1;
+	flush_lcore_caches(p, sb->lcore_id);
+	sb->state = SBX_SB_NONE;
+	if (!restart)
+		return;
+	if (WIFSIGNALED(status))
+		sbx_event(p, "standby_exit", -1, pid, "standby %u (%s) killed by signal %d", s,
+			  was_ready ? "parked" : "starting", WTERMSIG(status));
+	else
+		sbx_event(p, "standby_exit", -1, pid, "standby %u (%s) exited with status %d", s,
+			  was_ready ? "parked" : "starting", WEXITSTATUS(status));
+	if (!was_ready && upgrade_standby_failed(p, sb, pid, status)) {
+		p->standby_next_start_ns[s] = now; /* again, of the old binary */
+		return;
+	}
+	sb->failures = was_ready ? 0 : sb->failures + 1;
+	if (sb->failures >= SBX_STANDBY_FAILURES) {
+		sb->state = SBX_SB_FAILED;
+		sbx_event(p, "standby_failed", -1, pid, "standby %u: %u exits in a row before it was ready: not "
+			  "started again (workers restart as without standbys)", s, sb->failures);
+		return;
+	}
+	p->standby_next_start_ns[s] = now + (sb->failures ? SBX_BACKOFF_BASE_NS << (sb->failures - 1) : 0);
+}
+
+/* The predecessor of a graceful hand-over ended: its lcore's caches go back, its lcore is free. */
+static void retired_ended(struct sbx_primary *p, unsigned int w, pid_t pid, int status)
+{
+	flush_lcore_caches(p, p->retired_lcore[w]);
+	p->retired_pid[w] = 0;
+	sbx_event(p, "worker_exit", (int)w, pid, "handed over, exited with status %d",
+		  WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 /* Kill workers whose heartbeat is stale (hung, or stopped with SIGSTOP) or whose start stalls. */
@@ -210,29 +562,81 @@ static void check_hangs(struct sbx_primary *p, uint64_t now)
 	}
 }
 
+/* Kill standbys whose heartbeat is stale (parked) or whose start stalls; and handed-over
+ * predecessors that do not exit. */
+static void check_standby_hangs(struct sbx_primary *p, uint64_t now)
+{
+	uint64_t timeout = (uint64_t)p->cfg->hang_timeout_ms * 1000000ULL;
+	unsigned int s, w;
+
+	for (s = 0; s < p->cfg->nb_standby; s++) {
+		struct sbx_standby_shm *sb = &p->shm->standbys[s];
+		uint64_t hb = sb->heartbeat_ns;
+
+		if (sb->pid <= 0 || p->standby_kill_sent[s])
+			continue;
+		if ((sb->state == SBX_SB_PARKED && hb && now > hb + timeout) ||
+		    (sb->state == SBX_SB_STARTING && now > p->standby_spawn_ns[s] + SBX_START_TIMEOUT_NS)) {
+			sbx_event(p, "standby_hang", -1, sb->pid, "standby %u: no heartbeat for %llu ms: SIGKILL", s,
+				  (unsigned long long)((now - (hb ? hb : p->standby_spawn_ns[s])) / 1000000ULL));
+			kill(sb->pid, SIGKILL);
+			p->standby_kill_sent[s] = true;
+		}
+	}
+	for (w = 0; w < p->cfg->nb_workers; w++)
+		if (p->retired_pid[w] > 0 && p->retired_ns[w] && now > p->retired_ns[w] + SBX_RETIRE_TIMEOUT_NS) {
+			kill(p->retired_pid[w], SIGKILL);
+			p->retired_ns[w] = 0; /* once */
+		}
+}
+
 void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 {
 	uint64_t now = sbx_now_ns();
-	unsigned int w;
-	int status;
+	unsigned int w, s;
+	int status, sb;
 	pid_t pid;
 
-	if (restart)
+	if (restart) {
 		check_hangs(p, now);
+		check_standby_hangs(p, now);
+	}
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		int s = slot_of(p, pid);
+		int k = slot_of(p, pid);
 
-		if (s >= 0)
-			worker_ended(p, (unsigned int)s, pid, status, restart);
+		if (k >= 0)
+			worker_ended(p, (unsigned int)k, pid, status, restart);
+		else if ((k = standby_of(p, pid)) >= 0)
+			standby_ended(p, (unsigned int)k, pid, status, restart);
+		else if ((k = retired_of(p, pid)) >= 0)
+			retired_ended(p, (unsigned int)k, pid, status);
 	}
 	if (!restart)
 		return;
+	if (__atomic_exchange_n(&p->upgrade_flag, 0, __ATOMIC_ACQ_REL))
+		upgrade_start(p, now);
+	upgrade_step(p, now);
+	/* a standby that took its role is a worker now: its standby slot is free */
+	for (s = 0; s < p->cfg->nb_standby; s++)
+		if (__atomic_load_n(&p->shm->standbys[s].state, __ATOMIC_ACQUIRE) == SBX_SB_TAKEN) {
+			p->shm->standbys[s].pid = 0;
+			p->shm->standbys[s].state = SBX_SB_NONE;
+			p->shm->standbys[s].failures = 0;
+			p->standby_next_start_ns[s] = now;
+		}
 	for (w = 0; w < p->cfg->nb_workers; w++) {
 		struct sbx_worker_shm *ws = &p->shm->workers[w];
 
-		/* a requested restart: drain the running worker, or revive a failed one */
+		/* a requested restart: hand the running worker over to a standby, or drain it and
+		 * start it again, or revive a failed one */
 		if (__atomic_exchange_n(&p->restart_flag[w], 0, __ATOMIC_ACQ_REL)) {
-			if (ws->pid > 0) {
+			if (ws->pid > 0 && (p->handover_wait[w] || p->restart_requested[w])) {
+				/* already stopping */
+			} else if (ws->pid > 0 && ws->state == SBX_W_RUNNING && pick_standby(p, now) >= 0) {
+				p->handover_wait[w] = true;
+				ws->stop = 1;
+				sbx_event(p, "worker_restart", (int)w, ws->pid, "graceful hand-over to a standby requested");
+			} else if (ws->pid > 0) {
 				p->restart_requested[w] = true;
 				ws->stop = 1;
 				sbx_event(p, "worker_restart", (int)w, ws->pid, "graceful restart requested");
@@ -240,15 +644,59 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 				sbx_event(p, "worker_restart", (int)w, 0, "restart of a %s worker requested",
 					  sbx_worker_state_name(ws->state));
 				memset(p->crash_ns[w], 0, sizeof(p->crash_ns[w]));
+				p->death_rt_ns[w] = sbx_realtime_ns(); /* a takeover's gap counts from the request */
 				ws->state = SBX_W_RESTARTING;
 				p->worker_next_start_ns[w] = now;
 			}
 		}
-		if (ws->state == SBX_W_RESTARTING && ws->pid == 0 && now >= p->worker_next_start_ns[w]) {
-			ws->restarts++;
-			if (sbx_worker_spawn(p, w) != 0)
-				p->worker_next_start_ns[w] = now + SBX_BACKOFF_BASE_NS;
+		/* graceful hand-over: the worker stopped polling and flushed; the standby goes on */
+		if (p->handover_wait[w] && ws->pid > 0 && __atomic_load_n(&ws->released, __ATOMIC_ACQUIRE)) {
+			p->handover_wait[w] = false;
+			sb = pick_standby(p, now);
+			if (sb >= 0) {
+				int old = ws->pid;
+
+				p->retired_pid[w] = old;
+				p->retired_lcore[w] = ws->lcore_id;
+				p->retired_ns[w] = now;
+				handover(p, w, (unsigned int)sb, ws->released_ns, old);
+			} else {
+				p->restart_requested[w] = true; /* the standby went away: start a new process */
+			}
 		}
+		if (p->takeover_pending[w] && ws->pid > 0) {
+			uint64_t first = __atomic_load_n(&ws->stats.first_rx_ns, __ATOMIC_ACQUIRE);
+
+			if (first) {
+				p->takeover_pending[w] = false;
+				ws->takeover_gap_ns = first > ws->takeover_death_ns ? first - ws->takeover_death_ns : 0;
+				sbx_event(p, "takeover_rx", (int)w, ws->pid, "first frame %llu us after pid %u was gone",
+					  (unsigned long long)(ws->takeover_gap_ns / 1000), ws->takeover_from);
+			}
+		}
+		if (ws->state == SBX_W_RESTARTING && ws->pid == 0 && now >= p->worker_next_start_ns[w]) {
+			sb = pick_standby(p, now);
+			if (sb >= 0) {
+				handover(p, w, (unsigned int)sb, p->death_rt_ns[w], p->dead_pid[w]);
+			} else {
+				ws->restarts++;
+				if (sbx_worker_spawn(p, w) != 0)
+					p->worker_next_start_ns[w] = now + SBX_BACKOFF_BASE_NS;
+			}
+		}
+	}
+	/* keep the standbys up: each on an lcore id of the set no other process holds */
+	for (s = 0; s < p->cfg->nb_standby; s++) {
+		struct sbx_standby_shm *b = &p->shm->standbys[s];
+		int lc;
+
+		if (b->state != SBX_SB_NONE || b->pid != 0 || now < p->standby_next_start_ns[s])
+			continue;
+		lc = free_lcore(p);
+		if (lc < 0)
+			continue;
+		if (sbx_standby_spawn(p, s, (unsigned int)lc) != 0)
+			p->standby_next_start_ns[s] = now + SBX_BACKOFF_BASE_NS;
 	}
 }
 
@@ -271,18 +719,25 @@ bool sbx_workers_settled(struct sbx_primary *p)
 void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms)
 {
 	uint64_t deadline = sbx_now_ns() + (uint64_t)timeout_ms * 1000000ULL;
-	unsigned int w, alive;
+	unsigned int w, s, alive;
 
 	for (w = 0; w < p->cfg->nb_workers; w++) {
 		p->shm->workers[w].stop = 1;
 		if (p->shm->workers[w].pid > 0)
 			kill(p->shm->workers[w].pid, SIGTERM);
+		if (p->retired_pid[w] > 0)
+			kill(p->retired_pid[w], SIGTERM);
 	}
+	for (s = 0; s < p->cfg->nb_standby; s++)
+		if (p->shm->standbys[s].pid > 0)
+			kill(p->shm->standbys[s].pid, SIGTERM);
 	do {
 		sbx_workers_supervise(p, false);
 		alive = 0;
 		for (w = 0; w < p->cfg->nb_workers; w++)
-			alive += p->shm->workers[w].pid > 0;
+			alive += (p->shm->workers[w].pid > 0) + (p->retired_pid[w] > 0);
+		for (s = 0; s < p->cfg->nb_standby; s++)
+			alive += p->shm->standbys[s].pid > 0;
 		if (alive)
 			usleep(10000);
 	} while (alive && sbx_now_ns() < deadline);
@@ -295,6 +750,23 @@ void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms)
 			p->shm->workers[w].nonce = 0;
 			sbx_tables_worker_gone(w);
 			p->shm->workers[w].state = SBX_W_DEAD;
+		}
+		if (p->retired_pid[w] > 0) {
+			kill(p->retired_pid[w], SIGKILL);
+			waitpid(p->retired_pid[w], NULL, 0);
+			p->retired_pid[w] = 0;
+		}
+	}
+	for (s = 0; s < p->cfg->nb_standby; s++) {
+		struct sbx_standby_shm *sb = &p->shm->standbys[s];
+
+		if (sb->pid > 0) {
+			fprintf(stderr, "spanbox-primary: standby %u did not stop in %u ms: SIGKILL\n", s, timeout_ms);
+			kill(sb->pid, SIGKILL);
+			waitpid(sb->pid, NULL, 0);
+			sb->pid = 0;
+			sb->nonce = 0;
+			sb->state = SBX_SB_NONE;
 		}
 	}
 }

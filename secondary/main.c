@@ -3,12 +3,16 @@
  * spanbox-worker: a DPDK secondary process started by the primary. It attaches to the pools and
  * ports the primary created, finds its queues in the memzone and forwards until asked to stop.
  * usage: spanbox-worker <EAL args> -- --id N --nonce HEX   (as the primary starts it: workers.c)
+ *        spanbox-worker <EAL args> -- --standby S --nonce HEX   (a hot standby: parks until the
+ *        primary gives it a worker's role, then runs as that worker)
  *        spanbox-worker --calibrate [ITERATIONS]   (copy vs share cost, recommended copy.threshold)
  *        spanbox-worker --calibrate --cross-core [FRAMES]   (a share released on another core)
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +24,13 @@
 #include <rte_lcore.h>
 #include <rte_mempool.h>
 
+#include "spanbox/abi.h"
 #include "spanbox/lcore_lock.h"
+#include "spanbox/shm.h"
 #include "calibrate.h"
 #include "worker.h"
+
+#define SBX_STANDBY_POLL_US 10000 /* a parked standby reads its role word at least this often */
 
 static volatile sig_atomic_t quit;
 
@@ -112,8 +120,9 @@ static long main_lcore_from_args(int argc, char **argv)
 	return best;
 }
 
-/* The arguments after "--": --id N and --nonce HEX (as the primary passes them, workers.c). */
-static void app_args(int argc, char **argv, long *id, const char **nonce)
+/* The arguments after "--": --id N or --standby S, and --nonce HEX (as the primary passes them,
+ * workers.c). */
+static void app_args(int argc, char **argv, long *id, long *standby, const char **nonce)
 {
 	int i = 1;
 
@@ -127,6 +136,13 @@ static void app_args(int argc, char **argv, long *id, const char **nonce)
 			*id = strtol(argv[++i], &end, 10);
 			if (*argv[i] == '\0' || *end != '\0' || errno != 0)
 				*id = -1;
+		} else if (strcmp(argv[i], "--standby") == 0 && i + 1 < argc) {
+			char *end;
+
+			errno = 0;
+			*standby = strtol(argv[++i], &end, 10);
+			if (*argv[i] == '\0' || *end != '\0' || errno != 0 || *standby < 0)
+				*standby = -2;
 		} else if (strcmp(argv[i], "--nonce") == 0 && i + 1 < argc) {
 			*nonce = argv[++i];
 		}
@@ -171,6 +187,111 @@ static int check_slot(const struct sbx_shm *shm, long id, const char *nonce_arg,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Is this process the one the primary started for standby slot @p s? As check_slot(): the nonce,
+ * the pid (waited for up to 2 s) and the lcore id must be ours. @return 0, or -1 with @p err.
+ */
+static int check_standby(const struct sbx_shm *shm, long s, const char *nonce_arg, char *err, size_t errlen)
+{
+	const struct sbx_standby_shm *sb = &shm->standbys[s];
+	uint64_t nonce, deadline = sbx_now_ns() + 2000000000ULL;
+	char *end = NULL;
+	int32_t pid;
+
+	if (nonce_arg == NULL || (nonce = strtoull(nonce_arg, &end, 16)) == 0 || *end != '\0' ||
+	    nonce != __atomic_load_n(&sb->nonce, __ATOMIC_ACQUIRE)) {
+		snprintf(err, errlen, "--nonce %s is not the nonce the primary (pid %d) gave standby %ld: refusing "
+			 "to touch queues and pools", nonce_arg ? nonce_arg : "(none)", shm->primary_pid, s);
+		return -1;
+	}
+	while ((pid = __atomic_load_n(&sb->pid, __ATOMIC_ACQUIRE)) == 0 && sbx_now_ns() < deadline)
+		usleep(1000);
+	if (pid != getpid()) {
+		snprintf(err, errlen, "standby %ld's slot belongs to pid %d, not to this one (pid %d): refusing to "
+			 "touch queues and pools", s, (int)pid, (int)getpid());
+		return -1;
+	}
+	if (sb->lcore_id != rte_lcore_id()) {
+		snprintf(err, errlen, "standby %ld runs on lcore %u, this process is on lcore %u", s, sb->lcore_id,
+			 rte_lcore_id());
+		return -1;
+	}
+	return 0;
+}
+
+static void on_wake(int sig)
+{
+	(void)sig; /* only ends the standby's ppoll() */
+}
+
+/*
+ * A standby, ready: look the pools up (their memory is mapped), then park. Parked it waits in
+ * ppoll() with SBX_STANDBY_WAKE_SIGNAL blocked except during the wait, at most
+ * SBX_STANDBY_POLL_US each time: the primary sends that signal right after it wrote the role word,
+ * which ends the wait at once (no futex, no lost wake-up: a signal sent while we are not waiting
+ * stays pending until the next ppoll), and the timeout reads the word anyway. Heartbeat every
+ * 10 ms, the primary checked every 100 ms.
+ * @return the worker id the primary gave it (the slot is then ours: pid and nonce checked), or -1
+ * when asked to quit, the primary is gone, or the slot it was given is not ours (@p err says why).
+ */
+static long standby_park(struct sbx_shm *shm, long s, char *err, size_t errlen)
+{
+	struct sbx_standby_shm *sb = &shm->standbys[s];
+	const struct timespec wait = { .tv_sec = 0, .tv_nsec = SBX_STANDBY_POLL_US * 1000L };
+	uint64_t next_hb = 0, next_check = 0, now;
+	sigset_t block, during;
+	uint32_t i;
+	int32_t role;
+	long rc = -1;
+
+	for (i = 0; i < shm->nb_pools; i++)
+		if (rte_mempool_lookup(shm->pools[i].name) == NULL) {
+			snprintf(err, errlen, "pool %s not found", shm->pools[i].name);
+			return -1;
+		}
+	signal(SBX_STANDBY_WAKE_SIGNAL, on_wake);
+	sigemptyset(&block);
+	sigaddset(&block, SBX_STANDBY_WAKE_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &block, &during);
+	sigdelset(&during, SBX_STANDBY_WAKE_SIGNAL);
+	sb->heartbeat_ns = sbx_now_ns();
+	sb->parked_ns = sbx_realtime_ns();
+	__atomic_store_n(&sb->state, SBX_SB_PARKED, __ATOMIC_RELEASE);
+	printf("spanbox-worker: standby %ld parked on lcore %u\n", s, rte_lcore_id());
+	snprintf(err, errlen, "standby %ld: asked to quit", s);
+	while (!quit) {
+		role = __atomic_load_n(&sb->role, __ATOMIC_ACQUIRE);
+		if (role >= 0) {
+			const struct sbx_worker_shm *ws = &shm->workers[role];
+
+			if (role >= shm->cfg.nb_workers || __atomic_load_n(&ws->pid, __ATOMIC_ACQUIRE) != getpid() ||
+			    ws->nonce != sb->nonce || ws->lcore_id != rte_lcore_id()) {
+				snprintf(err, errlen, "standby %ld: role %d given, but that worker slot is not ours", s,
+					 (int)role);
+				break;
+			}
+			__atomic_store_n(&sb->state, SBX_SB_TAKEN, __ATOMIC_RELEASE);
+			rc = role;
+			break;
+		}
+		now = sbx_now_ns();
+		if (now >= next_hb) {
+			__atomic_store_n(&sb->heartbeat_ns, now, __ATOMIC_RELEASE);
+			next_hb = now + 10000000ULL;
+		}
+		if (now >= next_check) {
+			if (!sbx_primary_alive(shm)) {
+				snprintf(err, errlen, "standby %ld: primary gone, exiting", s);
+				break;
+			}
+			next_check = now + 100000000ULL;
+		}
+		ppoll(NULL, 0, &wait, &during);
+	}
+	pthread_sigmask(SIG_UNBLOCK, &block, NULL);
+	return rc;
 }
 
 /*
@@ -220,7 +341,7 @@ int main(int argc, char **argv)
 	const char *nonce = NULL, *prefix;
 	unsigned int nb_leaked;
 	char err[512], role[32];
-	long id = -1, lcore;
+	long id = -1, lcore, standby = -1;
 	int n, rc, lock_fd = -1;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -248,9 +369,13 @@ int main(int argc, char **argv)
 		return cross ? sbx_calibrate_cross_core(argv[0], (unsigned int)iters)
 			     : sbx_calibrate(argv[0], (unsigned int)iters);
 	}
-	app_args(argc, argv, &id, &nonce);
-	if (id < 0) {
-		fprintf(stderr, "spanbox-worker: missing --id N after --\n");
+	app_args(argc, argv, &id, &standby, &nonce);
+	if (standby == -2 || standby >= SBX_MAX_STANDBYS) {
+		fprintf(stderr, "spanbox-worker: --standby: expected a standby slot 0..%d\n", SBX_MAX_STANDBYS - 1);
+		return 1;
+	}
+	if (id < 0 && standby < 0) {
+		fprintf(stderr, "spanbox-worker: missing --id N (or --standby S) after --\n");
 		return 1;
 	}
 	/* before the EAL: a second process on a live lcore id of this prefix corrupts its mempool
@@ -258,10 +383,13 @@ int main(int argc, char **argv)
 	prefix = eal_opt(argc, argv, "--file-prefix");
 	if (prefix == NULL)
 		prefix = "rte"; /* EAL's default */
-	snprintf(role, sizeof(role), "worker %ld", id);
+	if (standby >= 0)
+		snprintf(role, sizeof(role), "standby %ld", standby);
+	else
+		snprintf(role, sizeof(role), "worker %ld", id);
 	lcore = main_lcore_from_args(argc, argv);
 	if (lcore >= 0 && (lock_fd = sbx_lcore_lock(prefix, (unsigned int)lcore, role, err, sizeof(err))) < 0) {
-		fprintf(stderr, "spanbox-worker %ld: %s\n", id, err);
+		fprintf(stderr, "spanbox-worker %s: %s\n", standby >= 0 ? role : role + 7, err);
 		return 1;
 	}
 	signal(SIGINT, on_signal);
@@ -277,18 +405,33 @@ int main(int argc, char **argv)
 			close(lock_fd);
 		lock_fd = sbx_lcore_lock(prefix, rte_lcore_id(), role, err, sizeof(err));
 		if (lock_fd < 0) {
-			fprintf(stderr, "spanbox-worker %ld: %s\n", id, err);
+			fprintf(stderr, "spanbox-worker %s: %s\n", standby >= 0 ? role : role + 7, err);
 			rte_eal_cleanup();
 			return 1;
 		}
 	}
-	shm = sbx_shm_attach(err, sizeof(err));
+	/* the layout version and mempool drivers the primary published (abi.h): before anything is
+	 * looked up in the memzone, and before any pool */
+	shm = sbx_abi_check(SBX_SHM_VERSION, err, sizeof(err)) == 0 ? sbx_shm_attach(err, sizeof(err)) : NULL;
+	if (shm != NULL && standby >= 0) {
+		/* a standby: checked like a worker, then parked until it is given a worker's role */
+		if (standby >= shm->nb_standbys) {
+			snprintf(err, sizeof(err), "standby %ld: the config has %u standbys", standby, shm->nb_standbys);
+			shm = NULL;
+		} else if (check_standby(shm, standby, nonce, err, sizeof(err)) != 0 ||
+			   (id = standby_park(shm, standby, err, sizeof(err))) < 0) {
+			fprintf(stderr, "spanbox-worker: %s\n", err);
+			rte_eal_cleanup();
+			return quit ? 0 : 1;
+		}
+	}
 	if (shm != NULL && id >= shm->cfg.nb_workers) {
 		snprintf(err, sizeof(err), "worker id %ld: the config has %u workers", id, shm->cfg.nb_workers);
 		shm = NULL;
 	}
-	/* before any queue, ring or pool: is this the process the primary started for the slot? */
-	if (shm == NULL || check_slot(shm, id, nonce, err, sizeof(err)) != 0 ||
+	/* before any queue, ring or pool: is this the process the primary started for the slot? (a
+	 * standby's slot was checked in standby_park) */
+	if (shm == NULL || (standby < 0 && check_slot(shm, id, nonce, err, sizeof(err)) != 0) ||
 	    sbx_worker_setup(&wk, shm, (unsigned int)id, err, sizeof(err)) != 0) {
 		fprintf(stderr, "spanbox-worker %ld: %s\n", id, err);
 		rte_eal_cleanup();
@@ -300,14 +443,19 @@ int main(int argc, char **argv)
 		abort();
 	test_leak(shm, id, &leaked, &nb_leaked);
 	rc = sbx_worker_run(&wk);
+	if (rc == 0) {
+		/* stopped at a burst boundary, TX flushed: a standby may take the queues from here on (the
+		 * slot is not ours to write after released: the primary gives it to the successor) */
+		wk.slot->state = SBX_W_STOPPED;
+		wk.slot->released_ns = sbx_realtime_ns();
+		__atomic_store_n(&wk.slot->released, 1, __ATOMIC_RELEASE);
+	}
 	sbx_mirror_teardown(&wk.mirror);
 	if (nb_leaked)
 		rte_pktmbuf_free_bulk(leaked, nb_leaked);
 	free(leaked);
 	flush_caches(shm);
-	if (rc == 0)
-		wk.slot->state = SBX_W_STOPPED;
-	else
+	if (rc != 0)
 		fprintf(stderr, "spanbox-worker %ld: primary gone, exiting\n", id);
 	rte_eal_cleanup();
 	(void)lock_fd; /* held until exit: the successor takes it once we are gone */

@@ -217,8 +217,7 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	st->port[out].tx_bytes += bytes;
 }
 
-/* false when the primary is gone or shutting down */
-static bool primary_alive(const struct sbx_shm *shm)
+bool sbx_primary_alive(const struct sbx_shm *shm)
 {
 	return __atomic_load_n(&shm->running, __ATOMIC_ACQUIRE) && (kill(shm->primary_pid, 0) == 0 || errno != ESRCH);
 }
@@ -284,7 +283,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 			st->heartbeat_ns = sbx_now_ns();
 			if (t_now >= next_check) {
 				next_check = t_now + check_cycles;
-				if (!primary_alive(wk->shm)) {
+				if (!sbx_primary_alive(wk->shm)) {
 					sbx_pdump_teardown(&wk->pdump);
 					rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 					return 1;

@@ -40,6 +40,9 @@ struct sbx_worker {
  */
 int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen);
 
+/** @return false when the primary of @p shm is gone (no such pid) or shutting down (running 0). */
+bool sbx_primary_alive(const struct sbx_shm *shm);
+
 /**
  * Poll until *wk->quit, the primary asks to stop, or the primary is gone.
  * Forward path: rx_burst -> cross-connect -> tx_burst of the same mbufs (no copy); mbufs TX refuses

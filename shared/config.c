@@ -41,7 +41,7 @@ static const char *const tag_keys[] = {"vlan", NULL};
 static const char *const dedup_keys[] = {"window_us", "ignore", "entries", NULL};
 static const char *const worker_keys[] = {
 	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues",
-	"hang_timeout_ms", "crash_limit", "crash_window_s", NULL};
+	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", NULL};
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
 static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "token_file",
@@ -794,6 +794,67 @@ static int parse_lcores(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
 	return 0;
 }
 
+/* Is lcore @p v taken by the primary, mgmt, a worker or one of the first @p nb_sb standbys? Says
+ * which in @p who. */
+static bool lcore_taken(const struct sbx_config *cfg, long long v, unsigned int nb_sb, char *who, size_t len)
+{
+	unsigned int j;
+
+	if (v == cfg->primary_lcore)
+		return snprintf(who, len, "eal.primary_lcore"), true;
+	if (v == cfg->mgmt_lcore)
+		return snprintf(who, len, "eal.mgmt_lcore"), true;
+	for (j = 0; j < cfg->nb_workers; j++)
+		if (cfg->workers[j].lcore_id == v)
+			return snprintf(who, len, "used by worker %u", j), true;
+	for (j = 0; j < nb_sb; j++)
+		if (cfg->standby_lcores[j] == v)
+			return snprintf(who, len, "used by standby %u", j), true;
+	return false;
+}
+
+/* Parse workers.standby and workers.standby_lcores, or derive them: the next free ids after the
+ * highest worker lcore (past 127: the lowest free ones); never an id another process has. */
+static int parse_standby(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
+{
+	unsigned int next = 0, s, w;
+	const cJSON *arr;
+	char path[64], who[48];
+	long long v = 0;
+
+	if (get_u16(c, o, "workers", "standby", 0, SBX_MAX_STANDBYS, 1, &cfg->nb_standby) ||
+	    get_array(c, o, "workers", "standby_lcores", SBX_MAX_STANDBYS, &arr))
+		return -1;
+	if (arr && cJSON_GetArraySize(arr) != cfg->nb_standby)
+		return fail(c, "workers", "standby_lcores", "%d entries, expected workers.standby = %u",
+			    cJSON_GetArraySize(arr), cfg->nb_standby);
+	for (w = 0; w < cfg->nb_workers; w++)
+		if (cfg->workers[w].lcore_id >= next)
+			next = cfg->workers[w].lcore_id + 1u;
+	for (s = 0; s < cfg->nb_standby; s++) {
+		snprintf(path, sizeof(path), "workers.standby_lcores[%u]", s);
+		if (arr) {
+			if (to_int(c, cJSON_GetArrayItem(arr, (int)s), path, NULL, 0, SBX_LCORE_ID_MAX, &v))
+				return -1;
+			if (lcore_taken(cfg, v, s, who, sizeof(who)))
+				return fail(c, path, NULL, "lcore %lld is already %s", v, who);
+		} else {
+			while (next <= SBX_LCORE_ID_MAX && lcore_taken(cfg, next, s, who, sizeof(who)))
+				next++;
+			if (next > SBX_LCORE_ID_MAX) /* wrap once: the lowest free id */
+				for (next = 0; next <= SBX_LCORE_ID_MAX &&
+				     lcore_taken(cfg, next, s, who, sizeof(who)); next++)
+					;
+			if (next > SBX_LCORE_ID_MAX)
+				return fail(c, "workers", "standby_lcores", "no free lcore id for standby %u: list them",
+					    s);
+			v = next++;
+		}
+		cfg->standby_lcores[s] = (uint16_t)v;
+	}
+	return 0;
+}
+
 /* Default polling: worker w polls queue w of every ETHDEV port; worker 0 polls BRIDGED ports. */
 static void default_queues(struct sbx_config *cfg)
 {
@@ -888,7 +949,7 @@ static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cf
 		return -1;
 	if (get_bool(c, o, "workers", "busy_poll", false, &cfg->busy_poll))
 		return -1;
-	return (parse_lcores(c, o, cfg) || parse_queues(c, o, cfg)) ? -1 : 0;
+	return (parse_lcores(c, o, cfg) || parse_standby(c, o, cfg) || parse_queues(c, o, cfg)) ? -1 : 0;
 }
 
 /* Parse forwarding.xconnects: pairs of two distinct ports, each port in one pair at most. */

@@ -33,6 +33,24 @@ const char *sbx_member_reason_name(uint32_t r)
 	return r == SBX_MEMBER_REASON_LINK ? "link down" : r == SBX_MEMBER_REASON_TX_REFUSED ? "tx refused" : "";
 }
 
+const char *sbx_standby_state_name(uint32_t s)
+{
+	static const char *const names[] = {
+		[SBX_SB_NONE] = "none",         [SBX_SB_STARTING] = "starting", [SBX_SB_PARKED] = "parked",
+		[SBX_SB_ASSIGNED] = "assigned", [SBX_SB_TAKEN] = "taken",       [SBX_SB_FAILED] = "failed",
+	};
+	return s < RTE_DIM(names) ? names[s] : "unknown";
+}
+
+const char *sbx_upgrade_state_name(uint32_t s)
+{
+	static const char *const names[] = {
+		[SBX_UPG_NONE] = "none", [SBX_UPG_RUNNING] = "running", [SBX_UPG_DONE] = "done",
+		[SBX_UPG_REFUSED] = "refused",
+	};
+	return s < RTE_DIM(names) ? names[s] : "unknown";
+}
+
 struct sbx_shm *sbx_shm_attach(char *err, size_t errlen)
 {
 	const struct rte_memzone *mz = rte_memzone_lookup(SBX_MEMZONE_NAME);

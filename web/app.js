@@ -234,8 +234,30 @@ function cppTitle(w) {
 	return `over the last ${w.cycles_per_packet_window_s.toFixed(1)} s: ${count(w.cycles_per_packet_frames)} frames${few}${total}`;
 }
 
-function renderWorkers(workers, prev, dt, nowMs) {
-	syncTable($('workers').tBodies[0], workers, (w) => w.id, (w) => {
+/** The cells of a hot-standby row of the workers table (status.standbys[]): no queues, no button. */
+function standbyCells(sb, nowMs) {
+	const parked = Date.parse(sb.parked_since || '');
+	return [
+		{ text: `standby ${sb.slot}`, cls: 'standby', title: sb.binary || '' },
+		{ text: sb.state, cls: `state state-standby-${sb.state}` },
+		sb.pid > 0 ? String(sb.pid) : DASH,
+		String(sb.lcore),
+		{ text: duration(Number.isNaN(parked) ? NaN : (nowMs - parked) / 1000), cls: 'num uptime',
+			title: 'parked for' },
+		{ text: DASH, cls: 'num restarts' },
+		{ text: DASH, cls: 'num cpp' },
+		{ text: DASH, cls: 'num' },
+		{ text: 'takes over a worker that dies', title: sb.binary || '' },
+		DASH,
+	];
+}
+
+function renderWorkers(workers, standbys, prev, dt, nowMs) {
+	const rows = [...workers.map((w) => ({ w })), ...standbys.map((sb) => ({ sb }))];
+	syncTable($('workers').tBodies[0], rows, (r) => (r.sb ? `standby-${r.sb.slot}` : r.w.id), (r) => {
+		if (r.sb)
+			return standbyCells(r.sb, nowMs);
+		const w = r.w;
 		const started = Date.parse(w.start_time || '');
 		const live = ['running', 'draining', 'starting'].includes(w.state);
 		const up = live && !Number.isNaN(started) ? (nowMs - started) / 1000 : NaN;
@@ -560,7 +582,7 @@ async function refresh() {
 	renderHealth(health, status);
 	renderPorts(status.ports || [], prev, dt);
 	renderIngress(status.ports || []);
-	renderWorkers(status.workers || [], prev, dt, nowMs);
+	renderWorkers(status.workers || [], status.standbys || [], prev, dt, nowMs);
 	renderMirrors(mirrors, prev, dt);
 	renderGroups(status.tool_groups, prev, dt);
 	const edges = renderTopology(status, mirrors, prev, dt);

@@ -15,6 +15,7 @@
 
 #define SBX_MAX_PORTS 16           /**< ports in one config */
 #define SBX_MAX_WORKERS 8          /**< worker processes */
+#define SBX_MAX_STANDBYS 4         /**< hot-standby worker processes (workers.standby) */
 #define SBX_MAX_RXQ_PER_WORKER 16  /**< (port, queue) pairs one worker polls */
 #define SBX_MAX_XCONNECTS 16       /**< cross-connect pairs */
 #define SBX_NAME_LEN 32            /**< port, prefix and netns names, NUL included */
@@ -292,6 +293,9 @@ struct sbx_config {
 	uint16_t crash_limit;           /**< crashes within crash_window_s that mark a worker failed */
 	uint16_t crash_window_s;        /**< seconds */
 	struct sbx_worker_cfg workers[SBX_MAX_WORKERS];
+	uint16_t nb_standby;            /**< hot-standby processes (workers.standby), 0..SBX_MAX_STANDBYS */
+	uint16_t standby_lcores[SBX_MAX_STANDBYS]; /**< their first lcore ids (workers.standby_lcores, or the
+						       next free ids); unique across every spanbox process */
 	/* forwarding */
 	uint16_t nb_xconnects;
 	struct sbx_xconnect_cfg xconnects[SBX_MAX_XCONNECTS];

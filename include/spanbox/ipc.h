@@ -98,6 +98,8 @@ static inline const char *sbx_tables_result_name(uint32_t r)
 enum sbx_ctl_verb {
 	SBX_CTL_RESTART_WORKER = 1, /**< drain worker @c target and start it again (or revive a failed one) */
 	SBX_CTL_LINK_SET,           /**< set the link of port @c target (index in cfg.ports) up or down */
+	SBX_CTL_UPGRADE_WORKERS,    /**< hand every worker over to standbys of the binary mgmt wrote into
+				         shm->upgrade_path (checked, flagged for the main loop, answered at once) */
 };
 
 /** Results of SBX_IPC_CTL. */

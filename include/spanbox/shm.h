@@ -13,8 +13,14 @@
  *    primary after a crash and in a grace period), and workers[w].state (RUNNING, DRAINING,
  *    STOPPED: at those transitions), and mirrors[cset].seq_next (atomic fetch-add, one per session
  *    and burst of copies: the only line workers share on the fast path).
- *  - mgmt reads everything (~1 to 10 times a second), and writes only mgmt_pid and the staging area
- *    of the runtime tables (compare-and-swap hand-over with the primary: include/spanbox/ipc.h).
+ *  - a standby writes its standbys[s].state (PARKED, TAKEN), heartbeat_ns and parked_ns; the
+ *    primary the rest of the slot, and its role word last (release) when it hands a worker slot
+ *    over (docs/CONFIG.md "Hot standbys"). A worker writes released_ns and released (release) of
+ *    its slot when it stopped at a graceful hand-over; after that the slot is its successor's.
+ *    The primary writes upgrade (an upgrade of the workers).
+ *  - mgmt reads everything (~1 to 10 times a second), and writes only mgmt_pid, the staging area
+ *    of the runtime tables (compare-and-swap hand-over with the primary: include/spanbox/ipc.h)
+ *    and upgrade_path (just before it sends SBX_CTL_UPGRADE_WORKERS).
  * Per loop a worker reads one line it does not write: the one of tables_gen and running, which the
  * primary writes only at a change of tables and at start/stop. The primary reads each worker's
  * heartbeat every ms: the heartbeat line holds nothing the worker writes per burst.
@@ -27,6 +33,7 @@
 #ifndef SPANBOX_SHM_H
 #define SPANBOX_SHM_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <rte_common.h>
@@ -38,7 +45,11 @@
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
-#define SBX_SHM_VERSION 18
+#ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
+#define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
+#else
+#define SBX_SHM_VERSION 19
+#endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
 #define SBX_WARN_LEN 232    /**< one warning's text, NUL included */
@@ -124,6 +135,27 @@ enum sbx_worker_state {
 
 /** @return a lower-case name for @p s ("running"...), "unknown" when out of range. */
 const char *sbx_worker_state_name(uint32_t s);
+
+/**
+ * Life cycle of a hot-standby process (docs/CONFIG.md workers.standby): one writer per transition.
+ * NONE -> STARTING (primary, at the fork) -> PARKED (the standby, once attached and ready) ->
+ * ASSIGNED (primary: it wrote a role) -> TAKEN (the standby read it; the process is now the
+ * worker of that slot) -> NONE (primary: the standby slot is free for the next standby).
+ */
+enum sbx_standby_state {
+	SBX_SB_NONE = 0,  /**< no process */
+	SBX_SB_STARTING,  /**< forked, EAL attaching */
+	SBX_SB_PARKED,    /**< ready: waits for its role (a signal, or 10 ms at most), heartbeat every 10 ms */
+	SBX_SB_ASSIGNED,  /**< the primary wrote a role, the standby has not read it yet */
+	SBX_SB_TAKEN,     /**< the standby took the role (it runs as that worker now) */
+	SBX_SB_FAILED,    /**< it kept dying before it was ready: not started again */
+};
+
+/** Signal the primary sends a standby's main thread (tgkill) right after it wrote its role word (ends its wait at once). */
+#define SBX_STANDBY_WAKE_SIGNAL SIGUSR1
+
+/** @return a lower-case name for @p s ("parked"...), "unknown" when out of range. */
+const char *sbx_standby_state_name(uint32_t s);
 
 /** Shortest frame a worker forwards: an Ethernet header (two MACs and the EtherType), bytes. */
 #define SBX_FRAME_MIN 14
@@ -242,8 +274,60 @@ struct sbx_worker_shm {
 				      "--nonce HEX"; 0 while no start is pending or running. A worker
 				      whose --nonce differs, or whose pid is not pid, is not the one the
 				      primary started for this slot and refuses to touch its queues */
+	uint32_t takeovers;      /**< times a standby took this slot over (also counted in restarts) */
+	uint32_t takeover_from;  /**< pid the last takeover replaced */
+	uint64_t takeover_death_ns; /**< CLOCK_REALTIME ns the last predecessor was reaped (crash, hang)
+					 or let go of the queues (graceful hand-over) */
+	uint64_t takeover_gap_ns;   /**< from takeover_death_ns to the successor's first received burst,
+					 ns; 0 while it has received nothing */
+	/* written by the worker at a graceful stop (a hand-over waits for it) */
+	uint64_t released_ns;    /**< CLOCK_REALTIME ns it stopped polling and flushed */
+	uint32_t released;       /**< 1 (release store, after released_ns): it touches no queue any more */
+	char binary[SBX_PATH_LEN]; /**< primary: the executable the current process runs */
 	struct sbx_worker_stats stats;
 } __rte_cache_aligned;
+
+/**
+ * One hot-standby process (shm->standbys[s]): started with the workers, it completes EAL init,
+ * attaches, checks its nonce and parks until the primary writes a worker id into role; it then
+ * runs as that worker (workers[role]), and the primary starts a new standby into this slot.
+ */
+struct sbx_standby_shm {
+	int32_t pid;             /**< primary: the process, 0 none */
+	uint32_t state;          /**< enum sbx_standby_state (writers: see there) */
+	uint32_t lcore_id;       /**< primary: EAL lcore id it runs as */
+	uint32_t starts;         /**< primary: processes started into this slot */
+	uint64_t nonce;          /**< primary: as sbx_worker_shm.nonce, passed as "--nonce HEX" */
+	uint64_t start_ns;       /**< primary: CLOCK_REALTIME ns of the fork */
+	uint64_t parked_ns;      /**< standby: CLOCK_REALTIME ns it was ready */
+	uint64_t heartbeat_ns;   /**< standby: CLOCK_MONOTONIC ns, at least every 10 ms while parked */
+	int32_t role;            /**< primary (release store, last): the worker id to run as, -1 none */
+	uint32_t failures;       /**< primary: exits before it was ready, in a row */
+	char binary[SBX_PATH_LEN]; /**< primary: the executable it runs */
+} __rte_cache_aligned;
+
+/** Where an upgrade of the workers stands (sbx_upgrade_shm.state). */
+enum sbx_upgrade_state {
+	SBX_UPG_NONE = 0, /**< none asked since the start */
+	SBX_UPG_RUNNING,  /**< standbys of the new binary start; the workers are handed over one by one */
+	SBX_UPG_DONE,     /**< every worker runs the new binary */
+	SBX_UPG_REFUSED,  /**< a standby of the new binary refused (error), or none parked in time: the
+			       workers were not touched and run the old binary */
+};
+
+/** @return a lower-case name for @p s ("running"...), "unknown" when out of range. */
+const char *sbx_upgrade_state_name(uint32_t s);
+
+/** The last upgrade of the workers (POST /api/v1/workers/upgrade). Written by the primary. */
+struct sbx_upgrade_shm {
+	uint32_t state;            /**< enum sbx_upgrade_state */
+	uint32_t workers_done;     /**< workers handed over to the new binary so far */
+	uint64_t started_ns;       /**< CLOCK_REALTIME */
+	uint64_t finished_ns;      /**< CLOCK_REALTIME of DONE or REFUSED, 0 while running */
+	char binary[SBX_PATH_LEN]; /**< the new binary */
+	char from[SBX_PATH_LEN];   /**< the binary the workers ran before */
+	char error[1024];          /**< REFUSED: why, with both values of what did not match */
+};
 
 /** One port as the primary set it up. */
 struct sbx_port_shm {
@@ -280,8 +364,11 @@ struct sbx_event {
 	int32_t worker;          /**< worker id, -1 for the appliance */
 	int32_t pid;
 	char kind[16];           /**< "worker_start", "worker_exit", "worker_crash", "worker_hang",
-				      "worker_restart", "worker_failed", "appliance_start", "appliance_stop",
-				      "tables_applied", "member_down", "member_holddown", "member_up" (at most 15) */
+				      "worker_restart", "worker_failed", "worker_takeover", "takeover_rx",
+				      "standby_start", "standby_ready", "standby_exit", "standby_hang",
+				      "standby_failed", "upgrade_start", "upgrade_done", "upgrade_refused",
+				      "appliance_start", "appliance_stop", "tables_applied", "member_down",
+				      "member_holddown", "member_up", "capture_start", "capture_end" (at most 15) */
 	char detail[104];
 };
 
@@ -511,6 +598,12 @@ struct sbx_shm {
 							       queues each worker polls */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
 	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
+	uint32_t nb_standbys;    /**< standby slots in use (cfg.nb_standby) */
+	struct sbx_standby_shm standbys[SBX_MAX_STANDBYS];
+	struct sbx_upgrade_shm upgrade;
+	char upgrade_path[SBX_PATH_LEN]; /**< written by mgmt before it sends SBX_CTL_UPGRADE_WORKERS (one
+					      request at a time: its control lane); read by the primary's IPC
+					      thread while it handles that request */
 	struct sbx_mirror_shm mirrors[SBX_MIRROR_COUNTER_SETS]; /**< indexed by counter set */
 	struct sbx_group_shm groups[SBX_GROUP_SLOTS]; /**< indexed by tool group slot (primary/toolgroups.c) */
 	uint64_t event_seq;      /**< events written so far */

@@ -65,10 +65,12 @@ refused() { # refused NAME: exited on its own (not the timeout, not a signal) wi
 	[ "$rc" -ne 0 ] && [ "$rc" -lt 124 ]
 }
 
+# no hot standby (docs/CONFIG.md workers.standby): it would hold lcore $FREE, which the impostors use
 jq --arg db "$TMP/imp.db" --arg tok "$TOKEN" --arg pfx "$PFX" --argjson port "$PORT" \
 	--argjson pl $PL --argjson ml $ML --argjson w0 $WL0 --argjson w1 $WL1 \
 	'.eal.file_prefix = $pfx | .eal.socket_mem_mb = 256 | .eal.primary_lcore = $pl | .eal.mgmt_lcore = $ml
 	| .workers.lcores = [$w0, $w1] | .workers.hang_timeout_ms = 20000
+	| .workers.standby = 0
 	| .mgmt.port = $port | .mgmt.database = $db | .mgmt.token = $tok
 	| .ports[0].devargs = "net_tap0,iface=t10a-p0" | .ports[0].netns = "t10a-A"
 	| .ports[1].devargs = "net_tap1,iface=t10a-p1" | .ports[1].netns = "t10a-B"

@@ -9,17 +9,17 @@
 # namespaces the test creates (sbxwl-a -> sbxwl-b) and through pcap files / net_null ports.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
+source "$ROOT/tests/lib/traffic.sh"
 
 KILLS=${KILLS:-20}
 P1=sbxwl P2=sbxlife P4=sbxcl                       # file prefixes of the three instances
 API1=http://127.0.0.1:18190/api/v1 API2=http://127.0.0.1:18191/api/v1 API4=http://127.0.0.1:18192/api/v1
 CFG1="$TMP/live.json" CFG2="$TMP/pcap.json" CFG4="$TMP/crashloop.json"
 IN="$CAPTURES/bulk_zeek_ftp-8317-small.pcap"
-IPERF_PIDS=()
 
 cleanup() {
 	local p i
-	for p in "${IPERF_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	traffic_stop
 	inst_cleanup # the primaries and mgmt processes of instances 2 and 4
 	[ -f "$CFG1" ] && "$ROOT/spanbox" stop "$CFG1" >/dev/null 2>&1
 	rm -rf "$TMP"
@@ -66,33 +66,8 @@ timeout 180 "$ROOT/spanbox" start "$CFG1" >"$TMP/start1.log" 2>&1
 check "1: ./spanbox start of the default config (crash_limit 100, crash_window_s 1, hang_timeout_ms 500) returns 0" [ $? -eq 0 ]
 PL1=$(jq '.eal.primary_lcore' "$CFG1") ML1=$(jq '.eal.mgmt_lcore' "$CFG1")
 
-start_traffic() { # iperf3 UDP, 8 streams of 3 Mbit/s for at most 100 s
-	ip netns exec sbxwl-b timeout 110 iperf3 -s -1 -p 5201 >"$TMP/iperf_s.txt" 2>&1 &
-	IPERF_PIDS+=($!)
-	sleep 0.5
-	ip netns exec sbxwl-a timeout 110 iperf3 -u -c 198.18.0.2 -p 5201 -P 8 -b 3M -t 100 >"$TMP/iperf_c.txt" 2>&1 &
-	IPERF_CLIENT=$!
-	IPERF_PIDS+=($!)
-}
-stop_traffic() { local p; for p in "${IPERF_PIDS[@]}"; do kill "$p" 2>/dev/null; done; IPERF_PIDS=(); }
-both_rise() { # both workers' rx counters rise over 1 s
-	local a0 a1 b0 b1
-	a0=$(wrx "$API1" 0) && a1=$(wrx "$API1" 1) || return 1
-	sleep 1
-	b0=$(wrx "$API1" 0) && b1=$(wrx "$API1" 1) || return 1
-	echo "# rx over 1 s: worker 0 +$((b0 - a0)), worker 1 +$((b1 - a1))"
-	[ $((b0 - a0)) -gt 0 ] && [ $((b1 - a1)) -gt 0 ]
-}
-# flows are spread over the tap queues by hash: with 8 streams both workers get some (retry if not)
-for attempt in 1 2 3; do
-	start_traffic
-	sleep 1
-	both_rise && break
-	echo "# attempt $attempt: the flows did not reach both workers' queues; new iperf3 run"
-	stop_traffic
-	sleep 0.5
-done
-check "1: traffic reaches both workers (rx counters of worker 0 and worker 1 rise)" both_rise
+traffic_to_both "$API1" sbxwl-a sbxwl-b 5201
+check "1: traffic reaches both workers (rx counters of worker 0 and worker 1 rise)" both_rise "$API1"
 base_unexp=$(unexplained "$API1")
 echo "# pool audit unexplained before the kills: $base_unexp"
 
@@ -103,14 +78,7 @@ for ((k = 1; k <= KILLS; k++)); do
 	kill -9 "$old"
 	killed+=("$old")
 	# the other worker keeps forwarding: 10 samples 100 ms apart, each larger than the previous
-	prev=$(wrx "$API1" 1); samples="$prev"
-	for ((s = 0; s < 10; s++)); do
-		sleep 0.1
-		cur=$(wrx "$API1" 1)
-		samples+=" $cur"
-		[ -n "$cur" ] && [ -n "$prev" ] && [ "$cur" -gt "$prev" ] || stalls+=("kill $k sample $((s + 1))")
-		prev=$cur
-	done
+	keeps_rising "$API1" 1 10 "kill $k"
 	# worker 0 runs again with a new pid...
 	new=""
 	for ((t = 0; t < 50; t++)); do
@@ -155,14 +123,14 @@ crash_ok=0 start_ok=0
 for ((i = 0; i < ${#killed[@]}; i++)); do
 	jq -e --argjson p "${killed[$i]}" 'any(.[]; .kind == "worker_crash" and .worker == 0 and .pid == $p and (.detail | test("signal 9")))' \
 		"$TMP/events1.json" >/dev/null && crash_ok=$((crash_ok + 1))
-	jq -e --argjson p "${newpids[$i]}" 'any(.[]; .kind == "worker_start" and .worker == 0 and .pid == $p)' \
+	jq -e --argjson p "${newpids[$i]}" 'any(.[]; (.kind == "worker_start" or .kind == "worker_takeover") and .worker == 0 and .pid == $p)' \
 		"$TMP/events1.json" >/dev/null && start_ok=$((start_ok + 1))
 done
 check "1: events: a worker_crash (signal 9) of worker 0 for each of the $KILLS killed pids ($crash_ok found)" [ "$crash_ok" -eq "$KILLS" ]
-check "1: events: a worker_start of worker 0 for each of the $KILLS new pids ($start_ok found)" [ "$start_ok" -eq "$KILLS" ]
+check "1: events: a worker_start (or, by a standby, worker_takeover) of worker 0 for each of the $KILLS new pids ($start_ok found)" [ "$start_ok" -eq "$KILLS" ]
 check "1: worker 0 restarts = $KILLS, crashes = $KILLS; worker 1 restarts = 0" \
 	bash -c "curl -fsS $API1/workers | jq -e '.[0].restarts == $KILLS and .[0].crashes == $KILLS and .[1].restarts == 0' >/dev/null"
-stop_traffic
+traffic_stop
 
 # ---------------------------------------------------------------------------------------------
 # 3. kill -STOP worker 1: detected within hang_timeout_ms (+ margin), replaced, and reaped

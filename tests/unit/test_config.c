@@ -81,6 +81,8 @@ static void test_default(void)
 		      cfg.burst == 32 && cfg.idle_sleep_us == 100 && cfg.idle_polls == 64 &&
 		      !cfg.busy_poll,
 	      "default: two workers on lcores 1 and 2");
+	check(cfg.nb_standby == 1 && cfg.standby_lcores[0] == 3,
+	      "default: one standby, on lcore 3 (the next free id: not 0, 1, 2 or 100)");
 	check(polls(&cfg, 0, 3, 0, 0, 1, 0, 2, 0) && polls(&cfg, 1, 3, 0, 1, 1, 1, 2, 1) &&
 		      sbx_config_port_nb_rxq(&cfg, 0) == 2 && sbx_config_port_nb_rxq(&cfg, 2) == 2,
 	      "default: worker w polls queue w of every port, 2 RX queues per port");
@@ -294,6 +296,12 @@ static const struct {
 	{"dup_lcore.json", "workers.lcores[1]", "already used by worker 0"},
 	{"worker_on_mgmt_lcore.json", "workers.lcores[1]", "eal.mgmt_lcore"},
 	{"lcores_count.json", "workers.lcores", "expected workers.count = 3"},
+	{"standby_on_worker_lcore.json", "workers.standby_lcores[0]", "lcore 4 is already used by worker 1"},
+	{"standby_on_primary_lcore.json", "workers.standby_lcores[0]", "lcore 0 is already eal.primary_lcore"},
+	{"standby_on_mgmt_lcore.json", "workers.standby_lcores[0]", "lcore 100 is already eal.mgmt_lcore"},
+	{"standby_dup_lcore.json", "workers.standby_lcores[1]", "lcore 5 is already used by standby 0"},
+	{"standby_lcores_count.json", "workers.standby_lcores", "1 entries, expected workers.standby = 2"},
+	{"standby_range.json", "workers.standby", "5 out of range 0..4"},
 	{"queue_twice.json", "workers.queues[1][0]", "p0 queue 0 is already polled by worker 0"},
 	{"queue_unknown_port.json", "workers.queues[0][0].port", "unknown port"},
 	{"bridged_queue.json", "workers.queues[1][0].queue", "out of range 0..1"},
@@ -611,6 +619,17 @@ static void test_inline(void)
 			       &cfg, err, sizeof(err)) == -1 &&
 		      !strncmp(err, "workers.lcores: ", 16),
 	      "default worker lcores past 127 (%s)", err);
+	check(sbx_config_parse("{\"eal\":{\"primary_lcore\":125},\"ports\":[{\"name\":\"a\",\"devargs\":\"x\"}]}",
+			       &cfg, err, sizeof(err)) == 0 && cfg.nb_standby == 1 && cfg.standby_lcores[0] == 0,
+	      "standby: past 127 the lowest free lcore id (workers 126 127, primary 125: standby on 0) (%s)", err);
+	check(sbx_config_parse("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x\"}],\"workers\":{\"count\":2,"
+			       "\"lcores\":[5,3],\"standby\":3}}", &cfg, err, sizeof(err)) == 0 &&
+		      cfg.nb_standby == 3 && cfg.standby_lcores[0] == 6 && cfg.standby_lcores[1] == 7 &&
+		      cfg.standby_lcores[2] == 8,
+	      "standby: 3 on the next free ids after the highest worker lcore (6 7 8) (%s)", err);
+	check(sbx_config_parse("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x\"}],\"workers\":{\"standby\":0}}",
+			       &cfg, err, sizeof(err)) == 0 && cfg.nb_standby == 0,
+	      "standby: 0 disables them (%s)", err);
 	check(sbx_config_parse("{\"mgmt\":{\"listen\":\"::\"},\"ports\":[{\"name\":\"a\",\"devargs\":\"x\"}]}",
 			       &cfg, err, sizeof(err)) == 0,
 	      "IPv6 wildcard listen accepted");

@@ -228,6 +228,17 @@ try {
 			ok, `history answered ${hist.status}: ${hist.text.slice(0, 200)}`);
 	}
 
+	// hot standbys (issue 16): a row per standby slot in the workers table, as /api/v1/standbys says
+	const sbApi = (await rest('GET', '/api/v1/standbys')).body || [];
+	const sbRow = async () => {
+		const t = await page.locator('#workers tbody tr[data-key="standby-0"]').textContent({ timeout: 2000 }).catch(() => '');
+		return /standby 0/.test(t) && /parked/.test(t) ? t : null;
+	};
+	const sbShown = sbApi.length ? await until(sbRow, 10000) : null;
+	check('workers table: a row "standby 0", parked, with its pid and lcore, as GET /api/v1/standbys says',
+		sbApi.length === 1 && sbShown && sbShown.includes(String(sbApi[0].lcore)) && /parked/.test(sbShown),
+		`API ${JSON.stringify(sbApi)}; row "${(sbShown || '').trim()}"`);
+
 	// 3. the token, then restart worker 0 by clicking
 	await page.fill('#token', TOKEN);
 	await page.click('#token-form button[type=submit]');
