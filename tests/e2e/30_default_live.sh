@@ -45,12 +45,16 @@ check "iperf3 TCP 5 s sbx-a -> sbx-b completes" [ $rc -eq 0 ]
 echo "# iperf3 rate: $(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$TMP/iperf.json" 2>/dev/null) Mbit/s"
 check "iperf3 moved data" jq -e '.end.sum_received.bytes > 1000000' "$TMP/iperf.json"
 
-# A worker that dies is restarted on the same lcore; the pools stay and forwarding resumes.
+# A worker that dies is taken over by the default's hot standby (workers.standby 1, its own lcore
+# 3: docs/CONFIG.md), a new standby starts on the freed lcore 1; the pools stay, forwarding resumes.
 old=$(curl -fsS "$API/status" | jq '.workers[0].pid')
 kill -9 "$old"
-restarted() { curl -fsS "$API/status" | jq -e ".workers[0] | .state == \"running\" and .restarts == 1 and .pid != $old and .lcore == 1" >/dev/null; }
+restarted() { curl -fsS "$API/status" | jq -e ".workers[0] | .state == \"running\" and .takeovers == 1 and .pid != $old and .lcore == 3" >/dev/null; }
 for _ in $(seq 50); do restarted && break; sleep 0.1; done
-check "worker 0 killed with -9 is restarted within 5 s on lcore 1" restarted
+check "worker 0 killed with -9 is taken over within 5 s by the standby of lcore 3" restarted
+newsb() { curl -fsS "$API/status" | jq -e '[.standbys[] | select(.lcore == 1 and .state == "parked")] | length == 1' >/dev/null; }
+for _ in $(seq 100); do newsb && break; sleep 0.1; done
+check "a new standby parks on the freed lcore 1 within 10 s" newsb
 restarted || echo "# workers: $(curl -sS "$API/status" | jq -c '[.workers[] | {id, pid, state, restarts, lcore}]')"
 check "pool unchanged across the worker restart" \
 	bash -c "curl -fsS $API/status | jq -e '.pools[0].size == $(jq '.pools[0].size' "$TMP/status0.json")'"
