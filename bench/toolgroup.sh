@@ -8,7 +8,8 @@
 # queue 0 of p0 and p1 on CPU $CPU1 (everything else floats there too), one SPAN session with
 # sources p0 rx and p1 rx: every forwarded frame is mirrored once. Two configurations:
 #   port     destination {"port": "m0"}             (net_null2: frees what it is given)
-#   group4   destination {"group": "g"}, members m0..m3 (four net_null ports)
+#   group4   destination {"group": "g"}, members m0..m3 (four net_null ports; MEMBERS=1 keeps m0
+#            only: the hash and the bucket lookup without the spread over four TX queues)
 # run alternately RUNS times each (port, group4, port, ...), each a fresh spanbox, DURATION s
 # measured after WARMUP s. Per run, from two GET /api/v1/status: cycles/pkt = tsc_hz * dt / fwd
 # (the worker busy-polls, so its core is busy all the time) and, beside it, cycles/pkt by the CPU
@@ -17,12 +18,13 @@
 # is at most 10 cycles), and the group's spread (member packets).
 #
 # Run as root: bench/toolgroup.sh   (defaults: 2 x 5 runs x ~10 s = about 2 minutes)
-# Environment: DURATION [5], WARMUP [2], RUNS [5], SIZE [64], BURST [32], CPU1 [1],
+# Environment: DURATION [5], WARMUP [2], RUNS [5], MEMBERS [4] (1..4), SIZE [64], BURST [32], CPU1 [1],
 #   MGMT_PORT [18319], BUILD [repo/build], KEEP_TMP [0]
 set -u
 DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-2}
 RUNS=${RUNS:-5}
+MEMBERS=${MEMBERS:-4}
 SIZE=${SIZE:-64}
 BURST=${BURST:-32}
 CPU1=${CPU1:-1}
@@ -46,6 +48,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 [ "$(id -u)" = 0 ] || die "run as root"
+[[ "$MEMBERS" =~ ^[1-4]$ ]] || die "MEMBERS must be 1..4"
 [ -x "$PRIMARY" ] && [ -x "$MGMT" ] || die "build first (ninja -C $BUILD)"
 
 # write_config FILE port|group4
@@ -53,7 +56,7 @@ write_config() {
 	local dest='{ "port": "m0" }' groups=""
 	if [ "$2" = group4 ]; then
 		dest='{ "group": "g" }'
-		groups='"tool_groups": [{ "name": "g", "members": ["m0", "m1", "m2", "m3"] }],'
+		groups="\"tool_groups\": [{ \"name\": \"g\", \"members\": $(jq -cn --argjson n "$MEMBERS" '[range($n)] | map("m\(.)")') }],"
 	fi
 	cat >"$1" <<JSON
 {
@@ -124,7 +127,7 @@ done
 [ ${#p[@]} -gt 0 ] && [ ${#g[@]} -gt 0 ] || die "no run succeeded"
 mp=$(median "${p[@]}") mg=$(median "${g[@]}") mpc=$(median "${pc[@]}") mgc=$(median "${gc[@]}")
 echo
-echo "median cycles/pkt: port $mp, group of 4 $mg: the group adds $(fmt "$mg - $mp" 1) cycles per mirrored frame"
-echo "median cycles/pkt by CPU time: port $mpc, group of 4 $mgc: $(fmt "$mgc - $mpc" 1)"
+echo "median cycles/pkt: port $mp, group of $MEMBERS $mg: the group adds $(fmt "$mg - $mp" 1) cycles per mirrored frame"
+echo "median cycles/pkt by CPU time: port $mpc, group of $MEMBERS $mgc: $(fmt "$mgc - $mpc" 1)"
 awk -v d="$(fmt "$mgc - $mpc" 1)" 'BEGIN { exit !(d > 10) }' && echo "TARGET MISSED: the group adds more than 10 cycles per mirrored frame"
 exit 0

@@ -506,8 +506,6 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 	uint64_t bytes = 0, lost = 0;
 	uint16_t i, sent;
 
-	for (i = 0; i < rt->ntx; i++)
-		bytes += rt->txbuf[i]->pkt_len;
 	if (rt->outer_len)
 		number_copies(rt, rt->txbuf, rt->ntx);
 	if (rt->grp != NULL) { /* a tool group: each copy to its flow's member */
@@ -520,6 +518,8 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 		rt->ntx = 0;
 		return;
 	}
+	for (i = 0; i < rt->ntx; i++)
+		bytes += rt->txbuf[i]->pkt_len;
 	sent = sbx_q_tx_wait(&rt->dst, rt->txbuf, rt->ntx, e->dst_wait_cycles);
 	if (unlikely(sent < rt->ntx)) {
 		for (i = sent; i < rt->ntx; i++)

@@ -135,36 +135,49 @@ static inline bool admit(struct sbx_toolgroup_member *m, uint32_t len)
 void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_t n, uint64_t *sent,
 			uint64_t *bytes, uint64_t *refused)
 {
+	uint16_t start[SBX_MAX_GROUP_MEMBERS + 1] = {0}, at[SBX_MAX_GROUP_MEMBERS];
 	uint8_t member[n > 0 ? n : 1];
-	struct rte_mbuf *sel[n > 0 ? n : 1];
+	struct rte_mbuf *by[n > 0 ? n : 1];
 	uint16_t i, ns, ok;
 	uint8_t k;
 
 	*sent = *bytes = *refused = 0;
 	if (g->limited)
 		refill(g);
+	/* one pass for the members, one to order the copies by member (a counting sort): two passes
+	 * over the copies whatever the number of members, not one per member */
 	for (i = 0; i < n; i++) {
-		member[i] = __atomic_load_n(&g->buckets[cp[i]->hash.usr % SBX_GROUP_BUCKETS], __ATOMIC_RELAXED);
-		if (unlikely(member[i] >= g->nb)) { /* nobody up (or a bucket of a group being set up) */
+		k = __atomic_load_n(&g->buckets[cp[i]->hash.usr % SBX_GROUP_BUCKETS], __ATOMIC_RELAXED);
+		if (unlikely(k >= g->nb)) { /* nobody up (or a bucket of a group being set up) */
 			g->gc->no_member++;
 			rte_pktmbuf_free(cp[i]);
+			k = SBX_MAX_GROUP_MEMBERS; /* counted in no bucket */
+		} else {
+			start[k + 1]++;
 		}
+		member[i] = k;
 	}
 	for (k = 0; k < g->nb; k++) {
+		start[k + 1] += start[k];
+		at[k] = start[k];
+	}
+	for (i = 0; i < n; i++)
+		if (likely(member[i] < g->nb))
+			by[at[member[i]]++] = cp[i];
+	for (k = 0; k < g->nb; k++) {
 		struct sbx_toolgroup_member *m = &g->m[k];
+		struct rte_mbuf **sel = by + start[k];
 		uint64_t b = 0, lost = 0;
 
 		ns = 0;
-		for (i = 0; i < n; i++) {
-			if (member[i] != k)
-				continue;
-			if (g->limited && !admit(m, cp[i]->pkt_len)) {
+		for (i = 0; i < start[k + 1] - start[k]; i++) {
+			if (g->limited && !admit(m, sel[i]->pkt_len)) {
 				m->c->drop_rate_limit++;
-				rte_pktmbuf_free(cp[i]);
+				rte_pktmbuf_free(sel[i]);
 				continue;
 			}
-			b += cp[i]->pkt_len;
-			sel[ns++] = cp[i];
+			b += sel[i]->pkt_len;
+			sel[ns++] = sel[i];
 		}
 		if (ns == 0)
 			continue;
