@@ -213,7 +213,11 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart);
  */
 int sbx_standby_spawn(struct sbx_primary *p, unsigned int s, unsigned int lcore_id);
 /** @return true while an upgrade of the workers runs (shm->upgrade.state RUNNING, or one is posted). */
-bool sbx_upgrade_busy(struct sbx_primary *p);
+static inline bool sbx_upgrade_busy(struct sbx_primary *p)
+{
+	return __atomic_load_n(&p->upgrade_flag, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&p->shm->upgrade.state, __ATOMIC_ACQUIRE) == SBX_UPG_RUNNING;
+}
 /** @return standby slots in @p state (enum sbx_standby_state). */
 unsigned int sbx_standbys_count(struct sbx_primary *p, uint32_t state);
 /** Ask every worker and standby to drain and exit; SIGKILL those still alive after @p timeout_ms. */

@@ -379,12 +379,6 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 		RTE_MIN(SBX_BACKOFF_BASE_NS << (crashes - 2), SBX_BACKOFF_MAX_NS));
 }
 
-bool sbx_upgrade_busy(struct sbx_primary *p)
-{
-	return __atomic_load_n(&p->upgrade_flag, __ATOMIC_ACQUIRE) ||
-	       __atomic_load_n(&p->shm->upgrade.state, __ATOMIC_ACQUIRE) == SBX_UPG_RUNNING;
-}
-
 /* The upgrade ends refused (@p why); new standbys run the old binary again, nothing else changes. */
 static void upgrade_refuse(struct sbx_primary *p, const char *why)
 {
