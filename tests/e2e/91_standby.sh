@@ -204,18 +204,7 @@ check "1: no process of prefix sbxsb left after the stop" \
 # 3. graceful restarts during a paced pcap replay: each a hand-over, not a frame lost
 N=$(capinfos -Mc "$IN" | awk '/Number of packets/ {print $NF}')
 PPS=${PPS:-400}
-cat >"$CFG2" <<JSON
-{
-  "eal": {"file_prefix": "sbxsg", "socket_mem_mb": 256, "primary_lcore": 3, "mgmt_lcore": 4},
-  "ports": [
-    {"name": "p0", "devargs": "net_pcap0,rx_pcap=$IN,pps=$PPS"},
-    {"name": "p1", "devargs": "net_pcap1,tx_pcap=$TMP/out3.pcap"}
-  ],
-  "workers": {"count": 2, "lcores": [5, 6], "standby": 1, "standby_lcores": [7]},
-  "forwarding": {"xconnects": [["p0", "p1"]]},
-  "mgmt": {"port": 18301, "database": "$TMP/pcap.db"}
-}
-JSON
+standby_pcap_config "$CFG2" sbxsg 18301 "$TMP/pcap.db" "$TMP/out3.pcap" "$PPS"
 inst_start_primary pcap "$CFG2"
 check "3: primary with the pcap config ready ($N frames at $PPS/s)" [ $? -eq 0 ]
 PRIMARY2=$INST_PRIMARY

@@ -32,18 +32,7 @@ mkdir -p "$TMP/bin" && cp "$BUILD/secondary/spanbox-worker" "$V2"
 check "the test build of another layout exists ($BAD)" [ -x "$BAD" ]
 N=$(capinfos -Mc "$IN" | awk '/Number of packets/ {print $NF}')
 PPS=${PPS:-1000}
-cat >"$CFG" <<JSON
-{
-  "eal": {"file_prefix": "sbxsu", "socket_mem_mb": 256, "primary_lcore": 3, "mgmt_lcore": 4},
-  "ports": [
-    {"name": "p0", "devargs": "net_pcap0,rx_pcap=$IN,pps=$PPS"},
-    {"name": "p1", "devargs": "net_pcap1,tx_pcap=$TMP/out.pcap"}
-  ],
-  "workers": {"count": 2, "lcores": [5, 6], "standby": 1, "standby_lcores": [7]},
-  "forwarding": {"xconnects": [["p0", "p1"]]},
-  "mgmt": {"port": 18303, "database": "$TMP/upg.db"}
-}
-JSON
+standby_pcap_config "$CFG" sbxsu 18303 "$TMP/upg.db" "$TMP/out.pcap" "$PPS"
 inst_start_primary upg "$CFG"
 check "primary with the pcap config ready ($N frames at $PPS/s)" [ $? -eq 0 ]
 PRIMARY=$INST_PRIMARY

@@ -86,3 +86,21 @@ demo_stop() {
 	ip netns del "$NSB" 2>/dev/null
 	rm -f "$TMP/netns.owned"
 }
+
+# standby_pcap_config FILE PREFIX MGMT_PORT DB OUT PPS: the hand-over tests' instance (91, 92): p0
+# replays $IN at PPS frames/s into p1, written to OUT, cross-connected; 2 workers on lcores 5, 6,
+# one standby on 7, primary 3, mgmt 4.
+standby_pcap_config() {
+	cat >"$1" <<JSON
+{
+  "eal": {"file_prefix": "$2", "socket_mem_mb": 256, "primary_lcore": 3, "mgmt_lcore": 4},
+  "ports": [
+    {"name": "p0", "devargs": "net_pcap0,rx_pcap=$IN,pps=$6"},
+    {"name": "p1", "devargs": "net_pcap1,tx_pcap=$5"}
+  ],
+  "workers": {"count": 2, "lcores": [5, 6], "standby": 1, "standby_lcores": [7]},
+  "forwarding": {"xconnects": [["p0", "p1"]]},
+  "mgmt": {"port": $3, "database": "$4"}
+}
+JSON
+}
