@@ -22,6 +22,7 @@
 #include <microhttpd.h>
 
 #include "http.h"
+#include "spanbox/config.h"
 
 /**
  * Threads of http.c that run what may block, each its jobs one at a time in order of arrival.
@@ -159,5 +160,14 @@ cJSON *mgmt_parse_body(struct req *r, cJSON **body, unsigned int *code);
  * @return its value, or -1.
  */
 long mgmt_decimal_param(const char *s, size_t max_digits);
+
+/** A mirror session (or capture) id path parameter: SBX_MIRROR_ID_MIN..SBX_MIRROR_ID_MAX as a plain
+ *  decimal number (mgmt_decimal_param), else -1. */
+static inline long mgmt_mirror_id_param(const char *s)
+{
+	long v = mgmt_decimal_param(s, 4);
+
+	return v >= SBX_MIRROR_ID_MIN && v <= SBX_MIRROR_ID_MAX ? v : -1;
+}
 
 #endif

@@ -284,13 +284,6 @@ static cJSON *capture_json(const struct sbx_shm *shm, long id, const struct sbx_
 }
 
 /* Path parameter {id}: 1..1023, else -1. */
-static long id_param(const char *s)
-{
-	long v = mgmt_decimal_param(s, 4);
-
-	return v >= SBX_MIRROR_ID_MIN && v <= SBX_MIRROR_ID_MAX ? v : -1;
-}
-
 /* 400 for a parameter that is not a plain number (a name, "..", a path): nothing is looked up. */
 static unsigned int not_a_number(cJSON **body, const char *what, const char *s)
 {
@@ -330,7 +323,7 @@ static unsigned int get_captures(struct req *r, cJSON **body)
 static unsigned int get_capture(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	long id = id_param(r->params[0]);
+	long id = mgmt_mirror_id_param(r->params[0]);
 	const struct sbx_shm *shm;
 	const struct sbx_mirror_cfg *m;
 	uint16_t idx = 0;
@@ -353,7 +346,7 @@ static unsigned int get_capture(struct req *r, cJSON **body)
 static unsigned int get_capture_file(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	long id = id_param(r->params[0]), n = mgmt_decimal_param(r->params[1], 9);
+	long id = mgmt_mirror_id_param(r->params[0]), n = mgmt_decimal_param(r->params[1], 9);
 	char path[SBX_PATH_LEN + 64];
 	const struct sbx_shm *shm;
 	struct stat st;
@@ -439,7 +432,7 @@ static void cap_remove(const struct sbx_shm *shm, long id)
 static unsigned int delete_capture(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	long id = id_param(r->params[0]);
+	long id = mgmt_mirror_id_param(r->params[0]);
 	const struct sbx_shm *shm;
 	char detail[160];
 	cJSON *doc, *ok;

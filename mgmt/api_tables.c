@@ -366,13 +366,6 @@ static cJSON *find_mirror(cJSON *doc, long id, int *idx)
 }
 
 /* Path parameter {id} of a mirror: 1..1023, else -1 (404: no such session can exist). */
-static long mirror_id_param(const char *s)
-{
-	long v = mgmt_decimal_param(s, 4);
-
-	return v >= SBX_MIRROR_ID_MIN && v <= SBX_MIRROR_ID_MAX ? v : -1;
-}
-
 /* The session object as stored, with the live counters of the running session @p id added. */
 static cJSON *mirror_out(const struct sbx_shm *shm, const cJSON *m, long id)
 {
@@ -424,7 +417,7 @@ static unsigned int get_mirrors(struct req *r, cJSON **body)
 static unsigned int get_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	long id = mirror_id_param(r->params[0]);
+	long id = mgmt_mirror_id_param(r->params[0]);
 	const struct sbx_shm *shm;
 	cJSON *doc = running_doc_shm(r, body, &code, &shm), *m;
 
@@ -479,7 +472,7 @@ static unsigned int post_mirror(struct req *r, cJSON **body)
 static unsigned int put_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	long id = mirror_id_param(r->params[0]);
+	long id = mgmt_mirror_id_param(r->params[0]);
 	cJSON *in, *doc;
 	char detail[160], prefix[32];
 	struct mgmt_verdict v;
@@ -513,7 +506,7 @@ static unsigned int put_mirror(struct req *r, cJSON **body)
 static unsigned int delete_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	long id = mirror_id_param(r->params[0]);
+	long id = mgmt_mirror_id_param(r->params[0]);
 	cJSON *doc, *ok;
 	char detail[160];
 	int idx = -1;
