@@ -139,6 +139,7 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	/* hot standbys: how often one took this slot over, and the last one's gap */
 	FIXED_STR(o, "binary", ws->binary);
 	num(o, "takeovers", ws->takeovers);
+	num(o, "takeovers_before_reap", ws->takeovers_before_reap);
 	if (ws->takeovers && ws->takeover_gap_ns)
 		num(o, "takeover_gap_us", (double)(ws->takeover_gap_ns / 1000));
 	else

@@ -24,6 +24,7 @@
 #include "spanbox/eal_args.h"
 #include "spanbox/abi.h"
 #include "spanbox/lcore_lock.h"
+#include "lifewatch.h"
 #include "primary.h"
 
 #define SBX_REFRESH_NS (100ULL * 1000 * 1000)    /* stats, heartbeat, supervision period */
@@ -381,6 +382,9 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	sbx_marker_write(cfg->file_prefix);
 	sbx_event(p, "appliance_start", -1, getpid(), "%u ports, %u workers, %u pools", cfg->nb_ports,
 		  cfg->nb_workers, p->shm->nb_pools);
+	/* the workers' life locks and their watchers, before the first worker can take one */
+	if (sbx_lifewatch_start(p) != 0)
+		return 1;
 	for (w = 0; w < cfg->nb_workers; w++)
 		if (sbx_worker_spawn(p, w) != 0)
 			return 1;
@@ -465,6 +469,7 @@ static int primary_fini(struct primary_run *r, struct sbx_primary *p, int rc)
 	if (p->shm != NULL) {
 		sbx_event(p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : rc ? "error" : "replay done");
 		sbx_workers_stop(p, 3000);
+		sbx_lifewatch_stop(p); /* before the memzone its threads wait in goes */
 		sbx_recorder_fini(); /* after the workers: nothing enqueues to a capture's ring any more */
 		refresh(p);
 		sbx_marker_remove(r->cfg.file_prefix); /* no new secondary attaches to what is being torn down */

@@ -64,6 +64,10 @@ struct sbx_primary {
 	int retired_pid[SBX_MAX_WORKERS];      /**< predecessor of a graceful hand-over, not yet reaped (0 none) */
 	unsigned int retired_lcore[SBX_MAX_WORKERS]; /**< its lcore id (free once it is reaped) */
 	uint64_t retired_ns[SBX_MAX_WORKERS];  /**< CLOCK_MONOTONIC of the hand-over (SIGKILL after 3 s) */
+	/* a worker that died holding its life lock, taken back before it was reaped (lifewatch.c) */
+	int dying_pid[SBX_MAX_WORKERS];        /**< its pid until waitpid() reaps it (0 none) */
+	unsigned int dying_lcore[SBX_MAX_WORKERS]; /**< its lcore id (free once it is reaped) */
+	uint64_t dying_held[SBX_MAX_WORKERS];  /**< mbufs of its burst freed, for the crash event */
 	/* a link request of control.c, carried out by the main loop (sbx_control_poll) */
 	uint32_t link_req_state;  /**< enum sbx_link_req_state, accessed atomically */
 	uint16_t link_req_port;      /**< index into cfg->ports */

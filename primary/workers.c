@@ -30,12 +30,14 @@
 
 #include "spanbox/abi.h"
 #include "spanbox/eal_args.h"
+#include "lifewatch.h"
 #include "primary.h"
 
 #define SBX_BACKOFF_BASE_NS (100ULL * 1000 * 1000) /* second crash in the window: 100 ms, then x2 */
 #define SBX_BACKOFF_MAX_NS (5ULL * 1000 * 1000 * 1000)
 #define SBX_START_TIMEOUT_NS (15ULL * 1000 * 1000 * 1000) /* EAL attach must finish by then */
 #define SBX_STANDBY_FAILURES 3 /* standby exits in a row before it was ready: given up */
+#define SBX_STATUS_DYING (-1) /* worker_ended(): died holding its life lock, not reaped yet (no wait status) */
 #define SBX_RETIRE_TIMEOUT_NS (3ULL * 1000 * 1000 * 1000) /* a handed-over worker must exit by then */
 #define SBX_UPGRADE_STALL_NS (30ULL * 1000 * 1000 * 1000) /* an upgrade that makes no progress that long ends */
 
@@ -261,7 +263,8 @@ static int free_lcore(struct sbx_primary *p)
 		bool taken = false;
 
 		for (j = 0; j < p->cfg->nb_workers && !taken; j++)
-			taken = p->shm->workers[j].lcore_id == id || (p->retired_pid[j] && p->retired_lcore[j] == id);
+			taken = p->shm->workers[j].lcore_id == id || (p->retired_pid[j] && p->retired_lcore[j] == id) ||
+				(p->dying_pid[j] && p->dying_lcore[j] == id);
 		for (j = 0; j < p->cfg->nb_standby && !taken; j++)
 			taken = p->shm->standbys[j].state != SBX_SB_NONE && p->shm->standbys[j].state != SBX_SB_FAILED &&
 				p->shm->standbys[j].lcore_id == id;
@@ -297,16 +300,33 @@ static unsigned int record_crash(struct sbx_primary *p, unsigned int w, uint64_t
 	return n;
 }
 
-/* A worker process ended: decide what happens to its slot. */
+/* The worker_crash event of worker @p s's process @p pid, ended with wait status @p status. */
+static void crash_event(struct sbx_primary *p, unsigned int s, pid_t pid, int status, uint64_t held)
+{
+	if (WIFSIGNALED(status))
+		sbx_event(p, "worker_crash", (int)s, pid, "killed by signal %d (%s), %llu mbufs recovered",
+			  WTERMSIG(status), strsignal(WTERMSIG(status)), (unsigned long long)held);
+	else
+		sbx_event(p, "worker_crash", (int)s, pid, "exited with status %d, %llu mbufs recovered",
+			  WEXITSTATUS(status), (unsigned long long)held);
+}
+
+/*
+ * A worker process ended (@p status as from waitpid), or is ending: SBX_STATUS_DYING when it died
+ * holding its life lock and is not reaped yet (worker_died): a crash whose event waits for the
+ * reap (dying_ended), which knows the signal. Decide what happens to its slot.
+ */
 static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int status, bool restart)
 {
 	struct sbx_worker_shm *ws = &p->shm->workers[s];
 	uint64_t now = sbx_now_ns();
-	bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	bool dying = status == SBX_STATUS_DYING;
+	bool clean = !dying && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	unsigned int crashes, b;
 	int sb;
 
-	ws->exit_status = (uint32_t)status;
+	if (!dying)
+		ws->exit_status = (uint32_t)status;
 	ws->pid = 0;
 	ws->nonce = 0; /* nobody may start as this process any more */
 	p->death_rt_ns[s] = sbx_realtime_ns();
@@ -332,12 +352,10 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 			rte_pktmbuf_free_bulk(ws->stats.burst, (unsigned int)held);
 			ws->recovered_mbufs += held;
 		}
-		if (WIFSIGNALED(status))
-			sbx_event(p, "worker_crash", (int)s, pid, "killed by signal %d (%s), %llu mbufs recovered",
-				  WTERMSIG(status), strsignal(WTERMSIG(status)), (unsigned long long)held);
+		if (dying)
+			p->dying_held[s] = held;
 		else
-			sbx_event(p, "worker_crash", (int)s, pid, "exited with status %d, %llu mbufs recovered",
-				  WEXITSTATUS(status), (unsigned long long)held);
+			crash_event(p, s, pid, status, held);
 	}
 	ws->stats.held = 0;
 	flush_lcore_caches(p, ws->lcore_id);
@@ -533,6 +551,49 @@ static void retired_ended(struct sbx_primary *p, unsigned int w, pid_t pid, int 
 		  WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
+/* Worker slot whose dead process (taken back before it was reaped: worker_died) has this pid. */
+static int dying_of(struct sbx_primary *p, pid_t pid)
+{
+	unsigned int w;
+
+	for (w = 0; w < p->cfg->nb_workers; w++)
+		if (p->dying_pid[w] == pid)
+			return (int)w;
+	return -1;
+}
+
+/* The process worker_died() took slot @p w from is reaped: its crash event (now that the signal
+ * is known), its lcore id free again. */
+static void dying_ended(struct sbx_primary *p, unsigned int w, pid_t pid, int status)
+{
+	p->shm->workers[w].exit_status = (uint32_t)status;
+	flush_lcore_caches(p, p->dying_lcore[w]); /* nothing by now: it ran no code since the lock */
+	p->dying_pid[w] = 0;
+	crash_event(p, w, pid, status, p->dying_held[w]);
+}
+
+/*
+ * Process @p pid died holding worker slot @p w's life lock (lifewatch.c): it is in the kernel's
+ * exit, runs no code any more, and waitpid() will see it only once its memory is torn down. With
+ * a parked standby at hand, take the slot back now as for a crash (burst, caches, crash count) and
+ * let the standby go on; the reap comes later (dying_ended). Without one, nothing: a new process
+ * needs the slot's lcore id, which the dying one holds until it is reaped.
+ */
+static void worker_died(struct sbx_primary *p, unsigned int w, pid_t pid, bool restart, uint64_t now)
+{
+	struct sbx_worker_shm *ws = &p->shm->workers[w];
+
+	if (!restart || pid <= 0 || ws->pid != pid || p->dying_pid[w] != 0 ||
+	    __atomic_load_n(&ws->released, __ATOMIC_ACQUIRE) || pick_standby(p, now) < 0)
+		return;
+	p->dying_pid[w] = pid;
+	p->dying_lcore[w] = ws->lcore_id;
+	p->dying_held[w] = 0;
+	worker_ended(p, w, pid, SBX_STATUS_DYING, restart);
+	if (ws->state == SBX_W_RESTARTING) /* the standby takes it below, in this same pass when due */
+		ws->takeovers_before_reap++;
+}
+
 /* Kill workers whose heartbeat is stale (hung, or stopped with SIGSTOP) or whose start stalls. */
 static void check_hangs(struct sbx_primary *p, uint64_t now)
 {
@@ -595,11 +656,16 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 		check_hangs(p, now);
 		check_standby_hangs(p, now);
 	}
+	for (w = 0; w < p->cfg->nb_workers; w++)
+		if ((pid = sbx_lifewatch_take(p, w)) > 0)
+			worker_died(p, w, pid, restart, now);
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		int k = slot_of(p, pid);
 
 		if (k >= 0)
 			worker_ended(p, (unsigned int)k, pid, status, restart);
+		else if ((k = dying_of(p, pid)) >= 0)
+			dying_ended(p, (unsigned int)k, pid, status);
 		else if ((k = standby_of(p, pid)) >= 0)
 			standby_ended(p, (unsigned int)k, pid, status, restart);
 		else if ((k = retired_of(p, pid)) >= 0)
@@ -672,7 +738,7 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 			sb = pick_standby(p, now);
 			if (sb >= 0) {
 				handover(p, w, (unsigned int)sb, p->death_rt_ns[w], p->dead_pid[w]);
-			} else {
+			} else if (p->dying_pid[w] == 0) { /* else its lcore id is not free before the reap */
 				ws->restarts++;
 				if (sbx_worker_spawn(p, w) != 0)
 					p->worker_next_start_ns[w] = now + SBX_BACKOFF_BASE_NS;
@@ -729,7 +795,7 @@ void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms)
 		sbx_workers_supervise(p, false);
 		alive = 0;
 		for (w = 0; w < p->cfg->nb_workers; w++)
-			alive += (p->shm->workers[w].pid > 0) + (p->retired_pid[w] > 0);
+			alive += (p->shm->workers[w].pid > 0) + (p->retired_pid[w] > 0) + (p->dying_pid[w] > 0);
 		for (s = 0; s < p->cfg->nb_standby; s++)
 			alive += p->shm->standbys[s].pid > 0;
 		if (alive)
@@ -749,6 +815,10 @@ void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms)
 			kill(p->retired_pid[w], SIGKILL);
 			waitpid(p->retired_pid[w], NULL, 0);
 			p->retired_pid[w] = 0;
+		}
+		if (p->dying_pid[w] > 0) { /* dead already: only its reap is due */
+			waitpid(p->dying_pid[w], NULL, 0);
+			p->dying_pid[w] = 0;
 		}
 	}
 	for (s = 0; s < p->cfg->nb_standby; s++) {

@@ -25,6 +25,7 @@
 #include <rte_mempool.h>
 
 #include "spanbox/abi.h"
+#include "spanbox/life.h"
 #include "spanbox/lcore_lock.h"
 #include "spanbox/shm.h"
 #include "calibrate.h"
@@ -295,6 +296,21 @@ static long standby_park(struct sbx_shm *shm, long s, char *err, size_t errlen)
 }
 
 /*
+ * The slot is ours: hold its life lock (spanbox/life.h) from here until the queues are released,
+ * so that the primary learns of our death as soon as the kernel ends this thread, before waitpid()
+ * could (the thread that polls holds it: main() runs the loop). @return 0, or -1 (@p err).
+ */
+static int hold_life(struct sbx_shm *shm, long id, char *err, size_t errlen)
+{
+	struct sbx_worker_shm *ws = &shm->workers[id];
+	int rc = sbx_life_hold(&ws->life, &ws->life_pid, 2000);
+
+	if (rc != 0)
+		snprintf(err, errlen, "worker slot %ld's life lock: %s", id, strerror(rc));
+	return rc == 0 ? 0 : -1;
+}
+
+/*
  * Test hook (tests/e2e/42_impostor.sh): SBX_TEST_LEAK_MBUFS="W:N" makes the first process of worker
  * W (restarts 0) take N mbufs of the first pool and keep them until it exits cleanly: a pool that
  * drains with no explanation; a value that is not W:N in decimal is ignored, said on stdout.
@@ -432,6 +448,7 @@ int main(int argc, char **argv)
 	/* before any queue, ring or pool: is this the process the primary started for the slot? (a
 	 * standby's slot was checked in standby_park) */
 	if (shm == NULL || (standby < 0 && check_slot(shm, id, nonce, err, sizeof(err)) != 0) ||
+	    hold_life(shm, id, err, sizeof(err)) != 0 ||
 	    sbx_worker_setup(&wk, shm, (unsigned int)id, err, sizeof(err)) != 0) {
 		fprintf(stderr, "spanbox-worker %ld: %s\n", id, err);
 		rte_eal_cleanup();
@@ -447,6 +464,7 @@ int main(int argc, char **argv)
 		/* stopped at a burst boundary, TX flushed: a standby may take the queues from here on (the
 		 * slot is not ours to write after released: the primary gives it to the successor) */
 		wk.slot->state = SBX_W_STOPPED;
+		sbx_life_release(&wk.slot->life); /* a clean end, not a death, for the primary's watcher */
 		wk.slot->released_ns = sbx_realtime_ns();
 		__atomic_store_n(&wk.slot->released, 1, __ATOMIC_RELEASE);
 	}

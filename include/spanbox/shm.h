@@ -33,6 +33,7 @@
 #ifndef SPANBOX_SHM_H
 #define SPANBOX_SHM_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,7 +49,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 19
+#define SBX_SHM_VERSION 20
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -276,6 +277,8 @@ struct sbx_worker_shm {
 				      primary started for this slot and refuses to touch its queues */
 	uint32_t takeovers;      /**< times a standby took this slot over (also counted in restarts) */
 	uint32_t takeover_from;  /**< pid the last takeover replaced */
+	uint32_t takeovers_before_reap; /**< takeovers of a dead predecessor made as soon as its life lock
+					     said so, before waitpid() reaped it (spanbox/life.h) */
 	uint64_t takeover_death_ns; /**< CLOCK_REALTIME ns the last predecessor was reaped (crash, hang)
 					 or let go of the queues (graceful hand-over) */
 	uint64_t takeover_gap_ns;   /**< from takeover_death_ns to the successor's first received burst,
@@ -283,7 +286,13 @@ struct sbx_worker_shm {
 	/* written by the worker at a graceful stop (a hand-over waits for it) */
 	uint64_t released_ns;    /**< CLOCK_REALTIME ns it stopped polling and flushed */
 	uint32_t released;       /**< 1 (release store, after released_ns): it touches no queue any more */
-	char binary[SBX_PATH_LEN]; /**< primary: the executable the current process runs */
+	/* the life lock (spanbox/life.h): held by the process that runs the slot, from the moment the
+	 * slot is its own until it releases the queues; a thread of the primary waits on it and learns
+	 * of a death in exit_mm(), ~6 ms before waitpid() could. Its own cache line: the futex word
+	 * is written only when the owner changes, and never shares a line with counters */
+	pthread_mutex_t life __rte_cache_aligned; /**< primary: sbx_life_init(); owner: sbx_life_hold() */
+	int32_t life_pid;        /**< owner: its pid, stored after it holds life (never cleared) */
+	char binary[SBX_PATH_LEN] __rte_cache_aligned; /**< primary: the executable the current process runs */
 	struct sbx_worker_stats stats;
 } __rte_cache_aligned;
 
