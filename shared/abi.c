@@ -83,10 +83,19 @@ int sbx_abi_check(uint32_t my_version, char *err, size_t errlen)
 		snprintf(err, errlen, "memzone layout version: primary %u, this binary %u (SBX_SHM_VERSION): refusing "
 			 "to touch any pool or queue", a->shm_version, my_version);
 	} else if (a->nb_ops != n || memcmp(a->ops, mine, sizeof(mine)) != 0) {
+		uint32_t i = 0;
+
+		/* the whole tables to stderr (this process's log); the error, which travels to the
+		 * API's answer, names the first entry that differs: a pool records an index */
 		ops_list(l1, sizeof(l1), (const char (*)[SBX_ABI_OPS_NAMESIZE])a->ops, a->nb_ops);
 		ops_list(l2, sizeof(l2), (const char (*)[SBX_ABI_OPS_NAMESIZE])mine, n);
-		snprintf(err, errlen, "mempool drivers (ops table order, DPDK bug 1073): primary %s, this binary %s: "
-			 "refusing to touch any pool", l1, l2);
+		fprintf(stderr, "spanbox: mempool ops table of the primary %s, of this binary %s\n", l1, l2);
+		while (i < a->nb_ops && i < n && strncmp(a->ops[i], mine[i], SBX_ABI_OPS_NAMESIZE) == 0)
+			i++;
+		snprintf(err, errlen, "mempool drivers (ops table order, DPDK bug 1073): primary %u drivers, this "
+			 "binary %u; entry %u is %.*s in the primary, %.*s in this binary: refusing to touch any pool",
+			 a->nb_ops, n, i, SBX_ABI_OPS_NAMESIZE, i < a->nb_ops ? a->ops[i] : "(none)",
+			 SBX_ABI_OPS_NAMESIZE, i < n ? mine[i] : "(none)");
 	} else {
 		return 0;
 	}
