@@ -16,7 +16,7 @@
 # tx_packets), cycles/pkt = tsc_hz * dt / forwarded, recorded frames/s (counters.captured),
 # lost frames/s (counters.dropped: ring full, no mbuf, disk), MB/s written.
 # The lossless rate of a capture is at most "recorded/s" here (the recorder is the bottleneck);
-# it was not bisected with a paced source.
+# bench/capture_paced.sh bisects it with a paced source, beside dpdk-dumpcap's.
 #
 # Run as root: bench/capture.sh  (2 sizes x 2 runs x (WARMUP + DURATION + ~4) s, about 1 min)
 # Environment: DURATION [5], WARMUP [2], SIZES ["64 1518"], CPU1 [1], MGMT_PORT [18373],
