@@ -39,27 +39,20 @@ CPU_FWD=${CPU_FWD:-1}
 CPU_CAP=${CPU_CAP:-0}
 MGMT_PORT=${MGMT_PORT:-18351}
 DIR=${DIR:-/dev/shm/cp-bench}
+SBX_PREFIX=cpbench TOKEN=cpbench-token-0123456789abcdef
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
-KEEP_TMP=${KEEP_TMP:-0}
-SBX_PREFIX=cpbench
-TOKEN=cpbench-token-0123456789abcdef
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$ROOT/bench/lib.sh"
 spanbox_bins
-OURS=() NAP_PID="" STARTED=0 DC=""
-TMP=$(mktemp -d /tmp/spanbox-cpbench.XXXXXX)
-cleanup() {
+OURS=() NAP_PID="" STARTED=0 DC="" TMP=$(mktemp -d /tmp/spanbox-cpbench.XXXXXX)
+cleanup() { # a dumpcap still running first: it disables its capture with the primary alive
 	trap - EXIT INT TERM HUP
 	[ -n "$DC" ] && alive "$DC" && kill -INT "$DC" 2>/dev/null && sleep 1
-	stop_ours
-	[ "$STARTED" = 1 ] && remove_prefix_files "$SBX_PREFIX"
-	rm -rf "$DIR"
-	if [ "$KEEP_TMP" = 1 ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
+	bench_cleanup "$DIR"
 }
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM HUP
-[ "$(id -u)" = 0 ] || die "run as root"
-[ -x "$PRIMARY" ] || die "build first (ninja -C build)"
+need_root_and_build
 mkdir -p "$DIR"
 
 export SBX_TEST_BRIDGE_PAUSE_FILE="$TMP/pause" SBX_TEST_BRIDGE_IDLE_US=${IDLE_US:-20}
@@ -102,16 +95,8 @@ trial() {
 	local rec=0 lost=0 file info fr fpps verdict
 	rm -rf "$DIR/caps" "$DIR/dc.pcapng"
 	touch "$TMP/pause"
-	cat >"$cfg" <<JSON
-{ "eal": {"file_prefix": "$SBX_PREFIX", "socket_mem_mb": 512, "primary_lcore": 59, "mgmt_lcore": 63, "cpus": "0-1"},
-  "pool": {"mbufs": 32767},
-  "ports": [ {"name": "in", "devargs": "net_pcap0,rx_pcap=$DIR/in-$s.pcap,pps=$rate", "mtu": 1500},
-             {"name": "out", "devargs": "net_null1,no-rx=1", "mtu": 1500} ],
-  "workers": {"count": 1, "lcores": [64], "busy_poll": true},
-  "forwarding": {"xconnects": [["in", "out"]]},
-  "mgmt": {"port": $MGMT_PORT, "database": "$TMP/db", "token": "$TOKEN",
-           "captures": {"directory": "$DIR/caps", "quota_mb": 8192}} }
-JSON
+	capture_bench_config "$cfg" "59 63 64" 32767 "[{\"name\": \"in\", \"devargs\": \"net_pcap0,rx_pcap=$DIR/in-$s.pcap,pps=$rate\", \"mtu\": 1500},
+		{\"name\": \"out\", \"devargs\": \"net_null1,no-rx=1\", \"mtu\": 1500}]" "$DIR/caps" 8192
 	start_spanbox "$cfg" "$TMP/$tool-$s-$rate" '.workers[0].state == "running"' || { echo "error"; return 1; }
 	wpid=$(curl -fsS "$API/status" | jq -r '.workers[0].pid')
 	taskset -a -pc "$CPU_CAP" "$ppid" >/dev/null 2>&1
