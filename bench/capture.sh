@@ -16,7 +16,7 @@
 # tx_packets), cycles/pkt = tsc_hz * dt / forwarded, recorded frames/s (counters.captured),
 # lost frames/s (counters.dropped: ring full, no mbuf, disk), MB/s written.
 # The lossless rate of a capture is at most "recorded/s" here (the recorder is the bottleneck);
-# it was not bisected with a paced source.
+# bench/capture_paced.sh bisects it with a paced source, beside dpdk-dumpcap's.
 #
 # Run as root: bench/capture.sh  (2 sizes x 2 runs x (WARMUP + DURATION + ~4) s, about 1 min)
 # Environment: DURATION [5], WARMUP [2], SIZES ["64 1518"], CPU1 [1], MGMT_PORT [18373],
@@ -37,31 +37,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 spanbox_bins
 OURS=() NAP_PID="" STARTED=0
 TMP=$(mktemp -d /tmp/spanbox-capbench.XXXXXX)
-cleanup() {
-	trap - EXIT INT TERM HUP
-	stop_ours
-	[ "$STARTED" = 1 ] && remove_prefix_files "$SBX_PREFIX"
-	rm -rf "$DIR"
-	if [ "$KEEP_TMP" = 1 ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
-}
+cleanup() { trap - EXIT INT TERM HUP; bench_cleanup "$DIR"; }
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM HUP
-[ "$(id -u)" = 0 ] || die "run as root"
-[ -x "$PRIMARY" ] || die "build first (ninja -C build)"
+need_root_and_build
 
 status() { curl -fsS --max-time 5 "$API/status"; }
 run() { # run SIZE KIND: one line of results
 	local s=$1 kind=$2 cfg="$TMP/c.json" ppid mpid s0 s1 c0 c1 t0 t1 wpid
-	cat >"$cfg" <<JSON
-{ "eal": {"file_prefix": "$SBX_PREFIX", "socket_mem_mb": 512, "primary_lcore": 73, "mgmt_lcore": 78, "cpus": "0-1"},
-  "pool": {"mbufs": 16383},
-  "ports": [ {"name": "p0", "devargs": "net_null0,size=$s", "mtu": 1500},
-             {"name": "p1", "devargs": "net_null1,size=$s", "mtu": 1500} ],
-  "workers": {"count": 1, "lcores": [74], "busy_poll": true},
-  "forwarding": {"xconnects": [["p0", "p1"]]},
-  "mgmt": {"port": $MGMT_PORT, "database": "$TMP/db", "token": "$TOKEN",
-           "captures": {"directory": "$DIR", "quota_mb": 4096}} }
-JSON
+	capture_bench_config "$cfg" "73 78 74" 16383 "[{\"name\": \"p0\", \"devargs\": \"net_null0,size=$s\", \"mtu\": 1500},
+		{\"name\": \"p1\", \"devargs\": \"net_null1,size=$s\", \"mtu\": 1500}]" "$DIR" 4096
 	rm -rf "$DIR"
 	start_spanbox "$cfg" "$TMP/$s-$kind" '.workers[0].state == "running"' || return 1
 	wpid=$(status | jq -r '.workers[0].pid')

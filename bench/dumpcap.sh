@@ -8,8 +8,9 @@
 # primary sleeps on the same CPU. dpdk-dumpcap (CPU $DC_CPU, taskset) captures net_null1, i.e. the
 # worker's TX callbacks (docs/CAPTURE.md), into a file on tmpfs ($OUTDIR). The source is not paced:
 # the worker offers every frame it forwards, dumpcap's ring fills, and what dumpcap writes per
-# second is its drain rate: the highest rate it records without loss (a paced source below it
-# loses nothing; above it the ring overflows: counted as ringfull / nombuf).
+# second is its drain rate at saturation (the rate it records without loss on paced traffic:
+# bench/capture_paced.sh). A row whose dumpcap ended before its window (the -a backstops) is
+# marked "ended early": its per-second figures are not valid.
 # For each size in SIZES, RUNS times: DURATION s of forwarding without a capture (Mpps), then
 # dumpcap started, and once the primary lists its capture (/spanbox/pdump) DURATION s measured
 # before its SIGINT: the workers' copy counters over that window (/spanbox/ports pdump_*: offered
@@ -86,7 +87,10 @@ for size in $SIZES; do
 		read -r t0 a0 f0 n0 c0 k0 <<<"$(out_stats)"; m0=$(ms)
 		sleep "$DURATION"
 		read -r t1 a1 f1 n1 c1 k1 <<<"$(out_stats)"; m1=$(ms)
-		kill -INT "$dc"; wait "$dc"
+		# a dumpcap that ended before the window did (its backstop) makes the window's rates wrong:
+		# the counters stand still after its disable while the window runs on (docs/BENCHMARKS.md)
+		early=""; kill -0 "$dc" 2>/dev/null || early=" (dumpcap ended early: rates not valid)"
+		kill -INT "$dc" 2>/dev/null; wait "$dc"
 		recs=$(capinfos -c -M "$OUTDIR/c.pcapng" 2>/dev/null | awk -F': *' '/Number of packets/ {print $2}')
 		read -r _ at _ _ _ _ <<<"$(out_stats)" # the capture's whole life (zeroed at its enable)
 		cap=$(awk -v a="$t0" -v b="$t1" -v t=$((m1 - m0)) 'BEGIN { printf "%.2f", (b - a) / t / 1000 }')
@@ -94,7 +98,7 @@ for size in $SIZES; do
 		# over the window: offered = copies made + copies that found no mbuf; recorded = copies
 		# the ring took (dumpcap writes each); lost = ring full + no mbuf
 		win=$((m1 - m0)) off=$(((a1 - a0) + (n1 - n0))) rec=$(((a1 - a0) - (f1 - f0))) lost=$(((f1 - f0) + (n1 - n0)))
-		echo "| $size | $r | $base | $cap | $(awk -v n="$rec" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v n="$off" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v l="$lost" -v o="$off" 'BEGIN { printf "%.1f", o ? 100 * l / o : 0 }') | $cyc0 | $cyc1 | $win | ${recs:-?} of $at |"
+		echo "| $size | $r | $base | $cap | $(awk -v n="$rec" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v n="$off" -v d="$win" 'BEGIN { printf "%.0f", n * 1000 / d }') | $(awk -v l="$lost" -v o="$off" 'BEGIN { printf "%.1f", o ? 100 * l / o : 0 }') | $cyc0 | $cyc1 | $win | ${recs:-?} of $at$early |"
 		rm -f "$OUTDIR/c.pcapng"
 	done
 	sbx_stop_pid "$PID" 10; PID=

@@ -98,3 +98,36 @@ machine_line() { echo "$(lscpu | awk -F': *' '/^Model name/ {print $2}'), $(npro
 
 fmt() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# capture_bench_config FILE "P M W" MBUFS PORTS DIR QUOTA_MB: the config of a capture bench
+# (capture.sh, capture_paced.sh) into FILE: EAL prefix $SBX_PREFIX on CPUs 0-1, lcores P (primary),
+# M (mgmt), W (one busy-polling worker), a pool of MBUFS, PORTS (a JSON array of two ports)
+# cross-connected, mgmt on $MGMT_PORT with $TOKEN and database $TMP/db, captures into DIR within
+# QUOTA_MB MiB
+capture_bench_config() {
+	local l=($2)
+	jq -n --arg pfx "$SBX_PREFIX" --argjson p "${l[0]}" --argjson m "${l[1]}" --argjson w "${l[2]}" \
+		--argjson mbufs "$3" --argjson ports "$4" --argjson port "$MGMT_PORT" --arg db "$TMP/db" \
+		--arg token "$TOKEN" --arg dir "$5" --argjson quota "$6" '
+		{ "eal": {"file_prefix": $pfx, "socket_mem_mb": 512, "primary_lcore": $p, "mgmt_lcore": $m, "cpus": "0-1"},
+		  "pool": {"mbufs": $mbufs},
+		  "ports": $ports,
+		  "workers": {"count": 1, "lcores": [$w], "busy_poll": true},
+		  "forwarding": {"xconnects": [[$ports[0].name, $ports[1].name]]},
+		  "mgmt": {"port": $port, "database": $db, "token": $token,
+		           "captures": {"directory": $dir, "quota_mb": $quota}} }' >"$1"
+}
+
+# bench_cleanup DIR: what the EXIT trap of capture.sh and capture_paced.sh does after its own:
+# stop_ours, our prefix's hugepage files (once started), DIR, and $TMP (kept with KEEP_TMP=1)
+bench_cleanup() {
+	stop_ours
+	[ "$STARTED" = 1 ] && remove_prefix_files "$SBX_PREFIX"
+	rm -rf "$1"
+	if [ "${KEEP_TMP:-0}" = 1 ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
+}
+# need_root_and_build: die unless run as root with the primary built
+need_root_and_build() {
+	[ "$(id -u)" = 0 ] || die "run as root"
+	[ -x "$PRIMARY" ] || die "build first (ninja -C build)"
+}

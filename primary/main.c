@@ -158,6 +158,25 @@ static bool bridge_paused(uint64_t now)
 	return paused;
 }
 
+/* Bench hook: the primary's nap between two loops that moved no pcap frame, in microseconds:
+ * SBX_TEST_BRIDGE_IDLE_US (1..1000000) when set, else 50 in a replay and 1000 otherwise. A pcap
+ * input with pps= is read in bursts of what its rate allowed during the nap: bench/capture.sh
+ * shortens it so a paced input arrives in bursts of tens of frames, not a millisecond's worth. */
+static useconds_t bridge_idle_us(bool replay)
+{
+	static long us = -1;
+
+	if (us < 0) {
+		const char *s = getenv("SBX_TEST_BRIDGE_IDLE_US");
+		char *end;
+
+		us = s != NULL ? strtol(s, &end, 10) : 0;
+		if (s == NULL || *end != '\0' || us < 1 || us > 1000000)
+			us = 0;
+	}
+	return us > 0 ? (useconds_t)us : replay ? 50 : 1000;
+}
+
 static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 {
 	const struct rte_memzone *mz = rte_memzone_reserve(SBX_MEMZONE_NAME, sizeof(struct sbx_shm),
@@ -453,7 +472,7 @@ static int primary_run(const struct primary_run *r, struct sbx_primary *p)
 		}
 		/* busy_poll is for the workers; the primary spins only while it moves pcap frames */
 		if (moved == 0)
-			usleep(p->replay ? 50 : 1000);
+			usleep(bridge_idle_us(p->replay));
 	}
 	return 0;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End to end on the embedded default config: taps in namespaces sbx-a and sbx-b, two workers, mgmt.
 source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/dumpcap.sh" # dc_*_checks: dpdk-dumpcap against the appliance (as test 74)
 API=http://127.0.0.1:8080/api/v1
+PFX=spanbox # the default config's EAL file prefix, what dpdk-dumpcap and dpdk-telemetry.py take
 trap '"$ROOT/spanbox" stop "$ROOT/config/default.json" >/dev/null 2>&1; rm -rf "$TMP"' EXIT
 
 timeout 180 "$ROOT/spanbox" start
@@ -44,6 +46,17 @@ wait
 check "iperf3 TCP 5 s sbx-a -> sbx-b completes" [ $rc -eq 0 ]
 echo "# iperf3 rate: $(jq -r '.end.sum_received.bits_per_second / 1e6 | floor' "$TMP/iperf.json" 2>/dev/null) Mbit/s"
 check "iperf3 moved data" jq -e '.end.sum_received.bytes > 1000000' "$TMP/iperf.json"
+
+# dpdk-dumpcap on the default appliance (issue 14, test 3; docs/CAPTURE.md "DPDK's own tools"):
+# the demo's ping between sbx-a and sbx-b in the file of p0 (net_tap0), requests inbound and
+# replies outbound; a filter and a snaplen honoured. The 50 start / Ctrl-C cycles, several
+# dumpcaps, workers replaced during a capture and jumbo frames are test 74's (an instance of its own).
+ip netns exec sbx-a timeout 30 ping -q -i 0.1 198.18.0.2 >"$TMP/dc-ping.log" 2>&1 &
+dc_ping=$!
+dc_ping_checks "dumpcap ping" net_tap0 2
+dc_filter_snaplen_checks "dumpcap -f -s" net_tap0 2
+kill "$dc_ping" 2>/dev/null; wait "$dc_ping" 2>/dev/null
+check "dumpcap: no capture left after both (/spanbox/pdump empty)" telq /spanbox/pdump '."/spanbox/pdump" == {}'
 
 # A worker that dies is taken over by the default's hot standby (workers.standby 1, its own lcore
 # 3: docs/CONFIG.md), a new standby starts on the freed lcore 1; the pools stay, forwarding resumes.

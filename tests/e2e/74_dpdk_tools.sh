@@ -27,6 +27,7 @@
 # under $TMP.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
+source "$ROOT/tests/lib/dumpcap.sh" # dumpcap*, fields, tel, telq, dc_*_checks
 
 PFX=dc-cap JPFX=dc-jumbo NSA=dc-A NSB=dc-B
 CFG="$TMP/cap.json" JCFG="$TMP/jumbo.json"
@@ -50,40 +51,6 @@ jq --arg db "$TMP/cap.db" --arg pfx "$PFX" \
 	| .mirrors = [{"id": 74, "sources": [{"port": "p0", "direction": "rx"}], "destination": {"port": "mirror"}}]' \
 	"$ROOT/config/default.json" >"$CFG"
 
-# dumpcap ARGS...: dpdk-dumpcap on prefix $PFX (or DC_PREFIX), without a PCI scan (see above);
-# unshare and sh exec, so the process is dpdk-dumpcap itself (SIGINT reaches it)
-dumpcap() {
-	exec unshare -m sh -c 'mount -t tmpfs none /sys/bus/pci/devices && exec dpdk-dumpcap "$@"' dumpcap \
-		--file-prefix "${DC_PREFIX:-$PFX}" "$@"
-}
-dumpcap_fg() { (dumpcap "$@"); }
-# dumpcap_bg NAME ARGS...: dumpcap in the background (pid in $TMP/dumpcap-NAME.pid, output in
-# $TMP/NAME.out); returns 0 once the primary lists its captures (/spanbox/pdump: its pid), 10 s at
-# most (dumpcap's own "Capturing on" goes to a buffered stdout: seen only at its end)
-dumpcap_bg() {
-	local name=$1 pid; shift
-	(dumpcap "$@") >"$TMP/$name.out" 2>&1 &
-	pid=$!
-	echo $pid >"$TMP/dumpcap-$name.pid"
-	wait_for 50 telq /spanbox/pdump "any(.\"/spanbox/pdump\"[]; .client_pid == $pid)"
-}
-# dumpcap_stop NAME: SIGINT (Ctrl-C) to dumpcap NAME; 0 when it exits 0 within 10 s
-dumpcap_stop() {
-	local pid rc i
-	pid=$(cat "$TMP/dumpcap-$1.pid")
-	# the pid is the subshell's, which exec'd unshare, sh, then dpdk-dumpcap: the same process
-	kill -INT "$pid" 2>/dev/null
-	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid"; wait "$pid" 2>/dev/null; rm -f "$TMP/dumpcap-$1.pid"; return 1; fi
-	wait "$pid"; rc=$?
-	rm -f "$TMP/dumpcap-$1.pid"
-	return $rc
-}
-# fields FILE FIELDS...: tshark's fields of every record, tab separated
-fields() { local f=$1; shift; tshark -r "$f" -T fields $(printf -- '-e %s ' "$@") 2>/dev/null; }
-# tel [PREFIX] CMD...: dpdk-telemetry.py's answers (one JSON line each)
-tel() { local p=$PFX; [ "${1:0:1}" != / ] && { p=$1; shift; }; printf '%s\n' "$@" | timeout 10 dpdk-telemetry.py -f "$p" 2>/dev/null | grep '^{"/'; }
-telq() { tel "$1" | jq -e "$2" >/dev/null; } # telq CMD FILTER: the answer to CMD holds FILTER
 alive() { kill -0 "$(cat "$TMP/primary.pid")" 2>/dev/null; }
 worker_pids() { tel /spanbox/workers | jq -r '[."/spanbox/workers"[] | .pid] | join(" ")'; }
 accepted() { tel /spanbox/ports | jq -e '."/spanbox/ports".p0.pdump_accepted'; }
@@ -96,19 +63,7 @@ check "1: the ping crosses the appliance" ip netns exec "$NSA" ping -c 3 -i 0.2 
 
 # ---------------------------------------------------------------------------------------------
 # 2. dumpcap on p0 (net_tap0): the demo ping, both directions
-dumpcap_fg -i net_tap0 -w "$TMP/p0.pcapng" -a duration:3 -q >"$TMP/p0.out" 2>&1
-rc=$?
-sed 's/^/#   /' "$TMP/p0.out" | tail -n 4
-check "2: dpdk-dumpcap -i net_tap0 -a duration:3 exits 0" test "$rc" -eq 0
-fields "$TMP/p0.pcapng" icmp.type frame.packet_flags_direction ip.src >"$TMP/p0.txt"
-req=$(grep -c '^8	0x00000001	198.18.0.1' "$TMP/p0.txt") rep=$(grep -c '^0	0x00000002	198.18.0.2' "$TMP/p0.txt")
-echo "# p0: $(wc -l <"$TMP/p0.txt") records, $req echo requests inbound, $rep replies outbound"
-check "2: the file holds the ping's echo requests, inbound (received by the workers on p0): $req >= 15" test "$req" -ge 15
-check "2: ... and its replies, outbound (sent by the workers on p0): $rep >= 15" test "$rep" -ge 15
-check "2: no request outbound, no reply inbound on p0" \
-	cond "[ -s '$TMP/p0.txt' ] && ! grep -qE '^8	0x00000002|^0	0x00000001' '$TMP/p0.txt'"
-check "2: tshark and capinfos read it without a warning" \
-	cond "tshark -r '$TMP/p0.pcapng' 2>&1 >/dev/null | grep -v 'Running as user' | { ! grep -q .; } && capinfos '$TMP/p0.pcapng' >/dev/null 2>&1"
+dc_ping_checks 2 net_tap0 3
 
 dumpcap_fg -i net_tap1 -w "$TMP/p1.pcapng" -a duration:2 -q >"$TMP/p1.out" 2>&1
 fields "$TMP/p1.pcapng" icmp.type frame.packet_flags_direction >"$TMP/p1.txt"
@@ -122,18 +77,7 @@ check "2: on the mirror port the SPAN copies of p0's requests, outbound (the wor
 
 # ---------------------------------------------------------------------------------------------
 # 3. filter and snaplen
-dumpcap_fg -i net_tap0 -f 'icmp and ip[20] == 8' -s 60 -w "$TMP/fs.pcapng" -a duration:3 -q >"$TMP/fs.out" 2>&1
-rc=$?
-fields "$TMP/fs.pcapng" icmp.type frame.len frame.cap_len >"$TMP/fs.txt"
-echo "# -f/-s: $(sort "$TMP/fs.txt" | uniq -c | tr '\n' ';')"
-check "3: dumpcap -f 'icmp and ip[20] == 8' -s 60 exits 0 with echo requests" \
-	cond "[ $rc -eq 0 ] && [ \$(grep -c '^8	' '$TMP/fs.txt') -ge 15 ]"
-check "3: the filter is honoured: nothing but echo requests (no reply, no IPv6)" \
-	cond "[ -s '$TMP/fs.txt' ] && ! grep -vq '^8	' '$TMP/fs.txt'"
-check "3: the snaplen is honoured: 60 bytes kept, the original length (98) recorded" \
-	cond "[ -s '$TMP/fs.txt' ] && ! grep -vq '^8	98	60$' '$TMP/fs.txt'"
-check "3: the filtered frames are counted (/spanbox/ports p0 pdump_filtered > 0)" \
-	telq /spanbox/ports '."/spanbox/ports".p0.pdump_filtered > 0'
+dc_filter_snaplen_checks 3 net_tap0 3
 
 # several interfaces: DPDK 22.11's dumpcap keeps the last -i; two dumpcaps run side by side
 dumpcap_fg -i net_tap0 -i net_tap1 -w "$TMP/two.pcapng" -a duration:2 -q >"$TMP/two.out" 2>&1
