@@ -165,6 +165,12 @@ static void send_member(struct sbx_toolgroup_rt *g, struct sbx_toolgroup_member 
 	*refused += ns - ok;
 }
 
+/* The member index bucket of copy @p cp names (>= g->nb: none). */
+static inline uint8_t member_of(const struct sbx_toolgroup_rt *g, const struct rte_mbuf *cp)
+{
+	return __atomic_load_n(&g->buckets[cp->hash.usr % SBX_GROUP_BUCKETS], __ATOMIC_RELAXED);
+}
+
 void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_t n, uint64_t *sent,
 			uint64_t *bytes, uint64_t *refused)
 {
@@ -172,19 +178,32 @@ void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16
 	uint8_t member[n > 0 ? n : 1];
 	struct rte_mbuf *by[n > 0 ? n : 1];
 	uint16_t i;
-	uint8_t k, k0, diff = 0;
+	uint8_t k, k0;
 
 	*sent = *bytes = *refused = 0;
 	if (n == 0)
 		return;
 	if (g->limited)
 		refill(g);
-	/* one pass for the members; when they all are one member (a group of one up, or a burst of
-	 * one flow) the copies go as they are, else a counting sort orders them by member: two passes
-	 * over the copies whatever the number of members, not one per member */
+	/* the copies all for one member (a group of one up, a burst of one flow): sent as they are,
+	 * one bucket load each and no sort */
+	k0 = member_of(g, cp[0]);
+	for (i = 1; i < n && member_of(g, cp[i]) == k0; i++)
+		;
+	if (likely(i == n)) {
+		if (likely(k0 < g->nb)) {
+			send_member(g, &g->m[k0], cp, n, sent, bytes, refused);
+		} else { /* nobody up (or the buckets of a group being set up) */
+			g->gc->no_member += n;
+			rte_pktmbuf_free_bulk(cp, n);
+		}
+		return;
+	}
+	/* else one pass for the members, then a counting sort orders the copies by member: two
+	 * passes over the copies whatever the number of members, not one per member */
 	for (i = 0; i < n; i++) {
-		k = __atomic_load_n(&g->buckets[cp[i]->hash.usr % SBX_GROUP_BUCKETS], __ATOMIC_RELAXED);
-		if (unlikely(k >= g->nb)) { /* nobody up (or a bucket of a group being set up) */
+		k = member_of(g, cp[i]);
+		if (unlikely(k >= g->nb)) {
 			g->gc->no_member++;
 			rte_pktmbuf_free(cp[i]);
 			k = SBX_MAX_GROUP_MEMBERS; /* counted in no bucket */
@@ -192,13 +211,6 @@ void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16
 			start[k + 1]++;
 		}
 		member[i] = k;
-		diff |= k ^ member[0];
-	}
-	k0 = member[0];
-	if (likely(diff == 0)) {
-		if (k0 < g->nb)
-			send_member(g, &g->m[k0], cp, n, sent, bytes, refused);
-		return;
 	}
 	for (k = 0; k < g->nb; k++) {
 		start[k + 1] += start[k];
