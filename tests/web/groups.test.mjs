@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { check, failed, launchChromium, note, readTopology, serveStatic, sleep, until } from './lib.mjs';
+import { check, failed, fillFields, launchChromium, note, readTopology, serveStatic, sleep, until } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '../..');
@@ -208,19 +208,13 @@ try {
 	await page.selectOption('#m-dkind', 'group');
 	const swapped = await page.locator('#m-dgroup').isVisible() && !(await page.locator('#m-dst').isVisible()) &&
 		await page.locator('#m-dst').isDisabled();
-	await page.selectOption('#m-dgroup', 'rec');
-	await page.selectOption('#m-src', 'p1');
-	await page.selectOption('#m-dir', 'rx');
-	await page.fill('#m-id', '12');
-	await page.fill('#m-name', 'to-rec-form');
+	await fillFields(page, [['#m-dgroup', 'rec'], ['#m-src', 'p1'], ['#m-dir', 'rx'], ['#m-id', '12'], ['#m-name', 'to-rec-form']]);
 	await page.click('#mirror-form button[type=submit]');
 	const sent = await until(async () => canned.posted.at(-1) || null, 4000);
 	check('mirror form: with destination kind "tool group" and group rec chosen, POST /api/v1/mirrors gets destination {"group": "rec"} (no port)',
 		swapped && sent && sent.id === 12 && sent.name === 'to-rec-form' && JSON.stringify(sent.destination) === '{"group":"rec"}' &&
 		sent.sources[0].port === 'p1' && sent.sources[0].direction === 'rx', `swapped ${swapped}; posted ${JSON.stringify(sent)}`);
-	await page.selectOption('#m-dkind', 'port');
-	await page.selectOption('#m-dst', 'mirror');
-	await page.fill('#m-id', '13');
+	await fillFields(page, [['#m-dkind', 'port'], ['#m-dst', 'mirror'], ['#m-id', '13']]);
 	await page.click('#mirror-form button[type=submit]');
 	const sentPort = await until(async () => (canned.posted.length === 2 ? canned.posted[1] : null), 4000);
 	check('mirror form: back to kind "port", the session goes to port mirror as before (destination {"port": "mirror"})',
