@@ -186,7 +186,8 @@ uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields
 
 			h = crc64(seed, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a);
 			return fmix32(crc64(h, tail_word(KEY_IPV4, ip[9],
-							 five && (get16(ip + 6) & 0x3fff) == 0 && has_ports(ip[9]) ?
+							 five && (get16(ip + 6) & 0x3fff) == 0 && has_ports(ip[9]) &&
+								 len >= 38 ?
 								 ip + 20 : NULL)));
 		}
 		if (et != ET_IPV4 && et != ET_IPV6 && et != ET_VLAN && et != ET_QINQ && et != ET_QINQ_OLD &&
