@@ -116,7 +116,9 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
  * from one rte_pktmbuf_alloc_bulk(), or, when the pool cannot give them all, one at a time for as
  * many as it has (the copies of the first frames are made, the others counted in drop_nombuf;
  * nothing is kept back). The ERSPAN header is built once for the call (@p now_ns: CLOCK_REALTIME ns
- * of the ERSPAN III timestamp).
+ * of the ERSPAN III timestamp). For a session to a tool group (rt->grp) each copy is tagged with
+ * its frame's bucket in hash.usr (toolgroup.h), the frames hashed anew (not the hashes of the
+ * burst sbx_mirror_prepare() last had).
  * @return number of copies, in @p out (the caller owns them; room for @p n), with in @p out_idx
  * (room for @p n) the index into @p pkts of the frame each copy is of. Exposed for spanbox-worker --calibrate.
  */
