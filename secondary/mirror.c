@@ -75,6 +75,32 @@ void sbx_mirror_session_init(struct sbx_mirror_rt *rt, const struct sbx_mirror_c
 		rt->outer_len = (uint8_t)sbx_outer_write(rt->outer_tmpl, mc, rt->src_mac, 0, 0);
 }
 
+/* Sessions of @p e (set up from @p cfg) to tool groups that see a frame of port p: RX of p, and TX
+ * of its cross-connect peer (the frames of p's bursts are sent there). */
+static unsigned int group_watchers(const struct sbx_mirror_engine *e, const struct sbx_config *cfg, uint16_t p)
+{
+	int16_t peer = sbx_config_peer(cfg, p);
+	unsigned int n = 0;
+	uint8_t k;
+
+	for (k = 0; k < e->nb_rx[p]; k++)
+		n += e->s[e->rx[p][k]].grp != NULL;
+	for (k = 0; peer >= 0 && k < e->nb_tx[peer]; k++)
+		n += e->s[e->tx[peer][k]].grp != NULL;
+	return n;
+}
+
+/* true when some frame is hashed by two sessions or directions to tool groups (then the hashes are
+ * kept per burst: burst_hash), false when each is hashed once anyway (then straight in the pass
+ * that makes the copy, no bookkeeping). */
+static bool hashes_shared(const struct sbx_mirror_engine *e, const struct sbx_config *cfg)
+{
+	for (uint16_t p = 0; p < cfg->nb_ports; p++)
+		if (group_watchers(e, cfg, p) > 1)
+			return true;
+	return false;
+}
+
 int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const struct sbx_tables *t,
 		     unsigned int worker, char *err, size_t errlen)
 {
@@ -155,6 +181,7 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 		}
 		e->nb++;
 	}
+	e->fh_shared = hashes_shared(e, cfg);
 	return 0;
 }
 
@@ -383,7 +410,7 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
  * taken over by the copy) or, for the general code, its own allocations. @return the copy, or NULL
  * (counted: drop_nombuf or drop_malformed).
  */
-static struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
+static inline __attribute__((always_inline)) struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
 				  struct rte_mbuf *m, enum copy_kind kind, struct rte_mbuf **mb)
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
@@ -550,9 +577,34 @@ static unsigned int alloc_copies(struct rte_mempool *mp, struct rte_mbuf **mb, u
 	return i;
 }
 
-uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts,
-			       uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out,
-			       uint16_t *out_idx)
+/*
+ * The flow hash (fields @p f) of frame @p m, index @p bi in the burst being prepared: computed once
+ * per burst and fields (e->fh) whichever sessions and directions ask for it.
+ */
+static inline uint32_t burst_hash(struct sbx_mirror_engine *e, uint8_t f, uint16_t bi, const struct rte_mbuf *m)
+{
+	f &= 1;
+	if (e->fh_gen[f][bi] != e->gen) {
+		e->fh[f][bi] = sbx_flow_hash(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
+					     (enum sbx_flow_hash_fields)f, SBX_FLOW_HASH_SEED);
+		e->fh_gen[f][bi] = e->gen;
+	}
+	return e->fh[f][bi];
+}
+
+/*
+ * sbx_mirror_copy_burst(), its body for each kind of session (@p tag: a constant, so that the
+ * loop of a session to a port carries no test of it). @p tag: the session goes to a tool group
+ * and each copy is tagged with its frame's bucket in copy->hash.usr (toolgroup.h) in the pass that
+ * makes it (the frame's first line is in cache then); with e->fh_shared (more than one session or
+ * direction of this worker hashes the same frames) the hash is taken from, or kept in, the
+ * engine's per-burst hashes (burst_hash), frame i being frame @p bsel[i] of the burst being
+ * prepared (@p bsel NULL: frame i).
+ */
+static inline __attribute__((always_inline)) uint16_t
+copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts, uint16_t n,
+		uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out, uint16_t *out_idx,
+		const uint16_t *bsel, const bool tag)
 {
 	struct rte_mbuf *mb[2 * SBX_MAX_BURST];
 	uint8_t kind[SBX_MAX_BURST];
@@ -583,12 +635,38 @@ uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt
 		used += nmb;
 		if (unlikely(cp == NULL))
 			continue; /* counted by make_copy */
+		if (tag && e->fh_shared)
+			cp->hash.usr = burst_hash(e, rt->grp->fields, bsel != NULL ? bsel[i] : i, m) %
+				       SBX_GROUP_BUCKETS;
+		else if (tag)
+			cp->hash.usr = sbx_flow_hash(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
+						     (enum sbx_flow_hash_fields)rt->grp->fields,
+						     SBX_FLOW_HASH_SEED) % SBX_GROUP_BUCKETS;
 		out[nc] = cp;
 		out_idx[nc++] = i;
 	}
 	if (unlikely(used < got)) /* a share that needed two when one was left */
 		rte_pktmbuf_free_bulk(mb + used, got - used);
 	return nc;
+}
+
+/* copy_burst_body() for session @p rt: to a port, or to a group. */
+static uint16_t copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts, uint16_t n,
+			   uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out, uint16_t *out_idx,
+			   const uint16_t *bsel)
+{
+	if (rt->grp == NULL)
+		return copy_burst_body(e, rt, pkts, n, port, dir, now_ns, out, out_idx, bsel, false);
+	return copy_burst_body(e, rt, pkts, n, port, dir, now_ns, out, out_idx, bsel, true);
+}
+
+uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **pkts,
+			       uint16_t n, uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out,
+			       uint16_t *out_idx)
+{
+	if (rt->grp != NULL && !e->same_burst) /* its own burst: no hash of another one reused */
+		e->gen++;
+	return copy_burst(e, rt, pkts, n, port, dir, now_ns, out, out_idx, NULL);
 }
 
 struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf *m,
@@ -614,6 +692,9 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 	uint8_t k;
 	uint16_t i, nc;
 
+	if (!e->same_burst) /* a new burst: the flow hashes of the last one are stale */
+		e->gen++;
+	e->same_burst = false;
 	for (k = 0; k < nb; k++) {
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
 		uint16_t ns = 0, *idx;
@@ -625,7 +706,7 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 		rt->burst_start = rt->ntx;
 		idx = rt->src_idx + rt->ntx;
 		if (rt->rec_ring == NULL && rt->bpf == NULL && rt->cfg->sample == 1) { /* every frame (the common case) */
-			nc = sbx_mirror_copy_burst(e, rt, pkts, n, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
+			nc = copy_burst(e, rt, pkts, n, port, dir, now_ns, rt->txbuf + rt->ntx, idx, NULL);
 			goto copied;
 		}
 		/* which frames get a copy: filter, then sampling */
@@ -658,13 +739,10 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 			}
 			continue;
 		}
-		nc = sbx_mirror_copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx);
+		nc = copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx, sel);
 		for (i = 0; i < nc; i++) /* index in the selection -> index in the burst */
 			idx[i] = sel[idx[i]];
 copied:
-		if (rt->grp != NULL) /* a tool group: each copy tagged with its flow's bucket (toolgroup.c) */
-			for (i = 0; i < nc; i++)
-				sbx_toolgroup_tag(rt->grp, pkts[idx[i]], rt->txbuf[rt->ntx + i]);
 		rt->ntx += nc;
 	}
 }

@@ -63,6 +63,16 @@ struct sbx_mirror_engine {
 					      file), else 0 (never delay forwarding) */
 	uint16_t ip_id;                  /**< outer IPv4 identification */
 	unsigned int worker;
+	/* the flow hashes of the burst being prepared (tool groups): frame i's hash with fields f
+	 * (enum sbx_flow_hash_fields) is fh[f][i] when fh_gen[f][i] == gen; gen moves on with every
+	 * sbx_mirror_prepare() but one that follows sbx_mirror_same_burst(), so that a frame copied
+	 * by several sessions, or on RX of one port and TX of its peer, is hashed once */
+	uint64_t gen;                    /**< the burst being prepared (0 before the first) */
+	bool same_burst;                 /**< the next sbx_mirror_prepare() keeps gen */
+	bool fh_shared;                  /**< some frame is hashed by two sessions or directions to
+					      groups: the hashes are kept in fh (else hashed straight) */
+	uint64_t fh_gen[2][SBX_MAX_BURST];
+	uint32_t fh[2][SBX_MAX_BURST];
 };
 
 /**
@@ -106,7 +116,9 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
  * from one rte_pktmbuf_alloc_bulk(), or, when the pool cannot give them all, one at a time for as
  * many as it has (the copies of the first frames are made, the others counted in drop_nombuf;
  * nothing is kept back). The ERSPAN header is built once for the call (@p now_ns: CLOCK_REALTIME ns
- * of the ERSPAN III timestamp).
+ * of the ERSPAN III timestamp). For a session to a tool group (rt->grp) each copy is tagged with
+ * its frame's bucket in hash.usr (toolgroup.h), the frames hashed anew (not the hashes of the
+ * burst sbx_mirror_prepare() last had).
  * @return number of copies, in @p out (the caller owns them; room for @p n), with in @p out_idx
  * (room for @p n) the index into @p pkts of the frame each copy is of. Exposed for spanbox-worker --calibrate.
  */
@@ -123,6 +135,16 @@ void sbx_mirror_teardown(struct sbx_mirror_engine *e);
  * For TX, call sbx_mirror_commit_tx() after the TX burst with the number the PMD accepted.
  */
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n);
+
+/**
+ * Say that the next sbx_mirror_prepare() of @p e is given the very frames of the last one (the same
+ * array, unchanged: the TX side of the burst whose RX side was just prepared), so that it reuses
+ * the flow hashes the last one computed. Without this call every sbx_mirror_prepare() hashes anew.
+ */
+static inline void sbx_mirror_same_burst(struct sbx_mirror_engine *e)
+{
+	e->same_burst = true;
+}
 
 /**
  * Keep the copies of the first @p sent frames prepared for TX of @p port, free the others

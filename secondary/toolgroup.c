@@ -132,23 +132,78 @@ static inline bool admit(struct sbx_toolgroup_member *m, uint32_t len)
 	return true;
 }
 
+/* Send the @p ns copies @p sel (all for member @p m) through its rate limit and TX queue; adds
+ * what was accepted to @p sent / @p bytes and what the queue refused to @p refused. */
+static void send_member(struct sbx_toolgroup_rt *g, struct sbx_toolgroup_member *m, struct rte_mbuf **sel,
+			uint16_t n, uint64_t *sent, uint64_t *bytes, uint64_t *refused)
+{
+	uint64_t b = 0, lost = 0;
+	uint16_t i, ns = 0, ok;
+
+	for (i = 0; i < n; i++) {
+		if (g->limited && !admit(m, sel[i]->pkt_len)) {
+			m->c->drop_rate_limit++;
+			rte_pktmbuf_free(sel[i]);
+			continue;
+		}
+		b += sel[i]->pkt_len;
+		sel[ns++] = sel[i];
+	}
+	if (ns == 0)
+		return;
+	ok = sbx_q_tx_wait(&m->q, sel, ns, g->wait_cycles);
+	if (unlikely(ok < ns)) {
+		for (i = ok; i < ns; i++)
+			lost += sel[i]->pkt_len;
+		rte_pktmbuf_free_bulk(sel + ok, ns - ok);
+	}
+	m->c->packets += ok;
+	m->c->bytes += b - lost;
+	m->c->drop_txfull += ns - ok;
+	*sent += ok;
+	*bytes += b - lost;
+	*refused += ns - ok;
+}
+
+/* The member index bucket of copy @p cp names (>= g->nb: none). */
+static inline uint8_t member_of(const struct sbx_toolgroup_rt *g, const struct rte_mbuf *cp)
+{
+	return __atomic_load_n(&g->buckets[cp->hash.usr % SBX_GROUP_BUCKETS], __ATOMIC_RELAXED);
+}
+
 void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_t n, uint64_t *sent,
 			uint64_t *bytes, uint64_t *refused)
 {
 	uint16_t start[SBX_MAX_GROUP_MEMBERS + 1] = {0}, at[SBX_MAX_GROUP_MEMBERS];
 	uint8_t member[n > 0 ? n : 1];
 	struct rte_mbuf *by[n > 0 ? n : 1];
-	uint16_t i, ns, ok;
-	uint8_t k;
+	uint16_t i;
+	uint8_t k, k0;
 
 	*sent = *bytes = *refused = 0;
+	if (n == 0)
+		return;
 	if (g->limited)
 		refill(g);
-	/* one pass for the members, one to order the copies by member (a counting sort): two passes
-	 * over the copies whatever the number of members, not one per member */
+	/* the copies all for one member (a group of one up, a burst of one flow): sent as they are,
+	 * one bucket load each and no sort */
+	k0 = member_of(g, cp[0]);
+	for (i = 1; i < n && member_of(g, cp[i]) == k0; i++)
+		;
+	if (likely(i == n)) {
+		if (likely(k0 < g->nb)) {
+			send_member(g, &g->m[k0], cp, n, sent, bytes, refused);
+		} else { /* nobody up (or the buckets of a group being set up) */
+			g->gc->no_member += n;
+			rte_pktmbuf_free_bulk(cp, n);
+		}
+		return;
+	}
+	/* else one pass for the members, then a counting sort orders the copies by member: two
+	 * passes over the copies whatever the number of members, not one per member */
 	for (i = 0; i < n; i++) {
-		k = __atomic_load_n(&g->buckets[cp[i]->hash.usr % SBX_GROUP_BUCKETS], __ATOMIC_RELAXED);
-		if (unlikely(k >= g->nb)) { /* nobody up (or a bucket of a group being set up) */
+		k = member_of(g, cp[i]);
+		if (unlikely(k >= g->nb)) {
 			g->gc->no_member++;
 			rte_pktmbuf_free(cp[i]);
 			k = SBX_MAX_GROUP_MEMBERS; /* counted in no bucket */
@@ -164,33 +219,7 @@ void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16
 	for (i = 0; i < n; i++)
 		if (likely(member[i] < g->nb))
 			by[at[member[i]]++] = cp[i];
-	for (k = 0; k < g->nb; k++) {
-		struct sbx_toolgroup_member *m = &g->m[k];
-		struct rte_mbuf **sel = by + start[k];
-		uint64_t b = 0, lost = 0;
-
-		ns = 0;
-		for (i = 0; i < start[k + 1] - start[k]; i++) {
-			if (g->limited && !admit(m, sel[i]->pkt_len)) {
-				m->c->drop_rate_limit++;
-				rte_pktmbuf_free(sel[i]);
-				continue;
-			}
-			b += sel[i]->pkt_len;
-			sel[ns++] = sel[i];
-		}
-		if (ns == 0)
-			continue;
-		ok = sbx_q_tx_wait(&m->q, sel, ns, g->wait_cycles);
-		for (i = ok; i < ns; i++)
-			lost += sel[i]->pkt_len;
-		if (unlikely(ok < ns))
-			rte_pktmbuf_free_bulk(sel + ok, ns - ok);
-		m->c->packets += ok;
-		m->c->bytes += b - lost;
-		m->c->drop_txfull += ns - ok;
-		*sent += ok;
-		*bytes += b - lost;
-		*refused += ns - ok;
-	}
+	for (k = 0; k < g->nb; k++)
+		if (start[k + 1] > start[k])
+			send_member(g, &g->m[k], by + start[k], start[k + 1] - start[k], sent, bytes, refused);
 }

@@ -6,8 +6,9 @@
  * the worker holds it after its ingress stages, one of SBX_GROUP_BUCKETS buckets, the bucket's
  * member in the primary's bucket table), the members' token-bucket rate limits (this worker's
  * share), and the per-member counters in the worker's slot. The mirror engine (mirror.c) tags each
- * copy when it makes it and hands the session's buffered copies to sbx_toolgroup_send() where it
- * would send them to one destination port.
+ * copy with its bucket in copy->hash.usr in the pass that makes it (the frame's hash computed once
+ * per burst and fields, mirror.h "gen") and hands the session's buffered copies to
+ * sbx_toolgroup_send() where it would send them to one destination port.
  */
 #ifndef SPANBOX_TOOLGROUP_H
 #define SPANBOX_TOOLGROUP_H
@@ -57,18 +58,6 @@ struct sbx_toolgroup_rt {
  */
 int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const struct sbx_tables *t,
 			unsigned int group, unsigned int worker, uint64_t wait_cycles, char *err, size_t errlen);
-
-/**
- * Tag mirror copy @p copy of frame @p frame with its bucket (the symmetric flow hash of the
- * frame's first segment, modulo SBX_GROUP_BUCKETS), kept in copy->hash.usr until it is sent.
- */
-static inline void sbx_toolgroup_tag(const struct sbx_toolgroup_rt *g, const struct rte_mbuf *frame,
-				     struct rte_mbuf *copy)
-{
-	copy->hash.usr = sbx_flow_hash(rte_pktmbuf_mtod(frame, const uint8_t *), frame->data_len,
-				       (enum sbx_flow_hash_fields)g->fields, SBX_FLOW_HASH_SEED) %
-			 SBX_GROUP_BUCKETS;
-}
 
 /**
  * Send the @p n tagged copies @p cp (ownership passes: each is sent or freed) to the members their

@@ -137,6 +137,7 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	uint16_t i, ng = n, nb = 0, sent, ni = 0;
 	int16_t out = wk->peer[in];
 	struct rte_mbuf *ig_out[SBX_MAX_BURST], *ig_drop[SBX_MAX_BURST];
+	bool rxm;
 
 	for (i = 0; i < n; i++) {
 		bytes += pkts[i]->pkt_len;
@@ -174,10 +175,14 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 		good = ig_out;
 	}
 	/* copies are made while the burst is still recoverable; they only read the frames */
-	if (unlikely(sbx_mirror_watches(&wk->mirror, in, SBX_DIR_RX)) && ng)
+	rxm = unlikely(sbx_mirror_watches(&wk->mirror, in, SBX_DIR_RX)) && ng;
+	if (rxm)
 		sbx_mirror_prepare(&wk->mirror, in, SBX_DIR_RX, good, ng);
-	if (unlikely(out >= 0 && sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX)) && ng)
+	if (unlikely(out >= 0 && sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX)) && ng) {
+		if (rxm) /* the frames the RX side just hashed (tool groups): hashed once */
+			sbx_mirror_same_burst(&wk->mirror);
 		sbx_mirror_prepare(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng);
+	}
 	/* from here on mbufs leave the burst: the primary must no longer free it after a crash */
 	__atomic_store_n(&st->held, 0, __ATOMIC_RELEASE);
 	st->port[in].rx_pkts += n;

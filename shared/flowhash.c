@@ -159,13 +159,41 @@ addresses:
 	return 0;
 }
 
+/* The sorted MAC pair of the frame at @p f (at least 12 bytes), into the CRC from @p seed. */
+static inline uint32_t mac_hash(const uint8_t *f, uint32_t seed)
+{
+	uint64_t a = load64(f) & 0xffffffffffffull, b;
+
+	memcpy(&b, f + 4, 8);
+	b >>= 16;
+	return crc64(crc64(seed, a < b ? a : b), (a < b ? b : a) << 8 | KEY_MAC);
+}
+
 uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields fields, uint32_t seed)
 {
 	uint32_t off = 12, h = seed;
-	uint64_t a, b;
 	uint16_t et;
 	int five = fields != SBX_FLOW_HASH_2TUPLE, i, r = -1;
 
+	/* the common frames first, with the values the general walk below gives them: untagged
+	 * IPv4 without options (TCP/UDP/SCTP ports unless a fragment or 2tuple), and an untagged
+	 * frame of an EtherType that is neither IP, a tag nor MPLS (the MAC pair) */
+	if (__builtin_expect(len >= 34, 1)) {
+		et = get16(f + 12);
+		if (__builtin_expect(et == ET_IPV4 && f[14] == 0x45, 1)) {
+			const uint8_t *ip = f + 14;
+			uint32_t a = load32(ip + 12), b = load32(ip + 16);
+
+			h = crc64(seed, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a);
+			return fmix32(crc64(h, tail_word(KEY_IPV4, ip[9],
+							 five && (get16(ip + 6) & 0x3fff) == 0 && has_ports(ip[9]) &&
+								 len >= 38 ?
+								 ip + 20 : NULL)));
+		}
+		if (et != ET_IPV4 && et != ET_IPV6 && et != ET_VLAN && et != ET_QINQ && et != ET_QINQ_OLD &&
+		    et != ET_MPLS && et != ET_MPLS_MC)
+			return fmix32(mac_hash(f, seed));
+	}
 	if (len < 12) {
 		uint8_t tail[16] = {0}; /* never a read past the frame */
 
@@ -197,12 +225,8 @@ uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields
 		}
 		off += 4;
 	}
-	if (r != 0) { /* non-IP: the sorted MAC pair */
-		a = load64(f) & 0xffffffffffffull;
-		memcpy(&b, f + 4, 8);
-		b >>= 16;
-		h = crc64(crc64(seed, a < b ? a : b), (a < b ? b : a) << 8 | KEY_MAC);
-	}
+	if (r != 0) /* non-IP: the sorted MAC pair */
+		h = mac_hash(f, seed);
 	return fmix32(h);
 }
 

@@ -22,6 +22,7 @@ const st = {
 	historyAt: 0, systemAt: 0, eventsAt: 0,
 	system: null, systemErr: null,
 	portNames: [],
+	groupNames: [],
 	timer: null, running: false, again: false,
 };
 
@@ -461,6 +462,37 @@ function updatePortChoices(names) {
 	}
 }
 
+/**
+ * The tool group choices of the form follow /status tool_groups (the user's choice is kept): the
+ * destination kind "tool group" can be chosen while there is a group, and falls back to "port"
+ * when the last one goes.
+ */
+function updateGroupChoices(names) {
+	if (names.join('\n') === st.groupNames.join('\n'))
+		return;
+	st.groupNames = names;
+	const sel = $('m-dgroup');
+	const keep = sel.value;
+	sel.replaceChildren(...names.map((n) => new Option(n, n)));
+	sel.value = names.includes(keep) ? keep : names[0] || '';
+	const kind = $('m-dkind');
+	kind.querySelector('option[value=group]').disabled = names.length === 0;
+	if (names.length === 0 && kind.value === 'group')
+		kind.value = 'port';
+	dstFields();
+}
+
+/** Show the port or the tool group choice of the form's destination (the other one disabled). */
+function dstFields() {
+	const group = $('m-dkind').value === 'group';
+	for (const [cls, on] of [['.dst-port', !group], ['.dst-group', group]]) {
+		const g = document.querySelector(cls);
+		g.hidden = !on;
+		for (const i of g.querySelectorAll('select'))
+			i.disabled = !on;
+	}
+}
+
 // ------------------------------------------------------------------------------------------
 // the stats history chart
 
@@ -589,6 +621,7 @@ async function refresh() {
 	renderPools(status.pools || []);
 	const names = (status.ports || []).map((p) => p.name);
 	updatePortChoices(names);
+	updateGroupChoices((status.tool_groups || []).map((g) => g.name));
 	await refreshCaptures(names);
 
 	st.prev = {
@@ -679,7 +712,7 @@ function mirrorFromForm(f) {
 	const v = (name) => f.elements[name].value.trim();
 	const m = {
 		sources: [{ port: v('source'), direction: v('direction') }],
-		destination: { port: v('destination') },
+		destination: v('dkind') === 'group' ? { group: v('dgroup') } : { port: v('destination') },
 		encap: { type: v('encap') },
 	};
 	if (v('id')) // empty: the API takes the lowest free id
@@ -731,10 +764,12 @@ function init() {
 	});
 	$('error-close').addEventListener('click', clearError);
 	$('m-encap').addEventListener('change', encapFields);
+	$('m-dkind').addEventListener('change', dstFields);
 	$('mirror-form').addEventListener('submit', addMirror);
 	initCaptures({ refreshSoon, notice: (t) => { clearError(); showNotice(t); }, error: (e) => showError(errorText(e)) });
 	showTokenState();
 	encapFields();
+	dstFields();
 	loop();
 }
 

@@ -3,14 +3,16 @@
 # playwright-core from tests/web/node_modules): against an instance of its own with ping traffic
 # between two namespaces, tests/web/page.test.mjs loads the page, reads the port counters twice,
 # draws the topology (ports, cross-connect, session 7, p0's vxlan rule, live rates, port "mirror"
-# set link-down through the API drawn down), restarts worker 0 and adds / deletes a mirror session
+# set link-down through the API drawn down), shows the live tool group "tools" (members t0 and t1,
+# taps of the demo fed by session 8 with p0's pings; t1 set link-down: shown down, its buckets on
+# t0, then back), restarts worker 0 and adds / deletes a mirror session
 # through the page, provokes API errors,
 # writes screenshots to out/tests/web/, stops mgmt (the page must say "appliance unreachable")
 # and starts it again, then stops the primary ("appliance down") and starts it again: the page
 # must recover by itself each time.
 #
 # Private resources: file prefix sbxd, lcores 85-89, API port 18240, namespaces sbxD-a/sbxD-b,
-# taps sbxD-p0/sbxD-p1/sbxD-m, database under $TMP.
+# taps sbxD-p0/sbxD-p1/sbxD-m/sbxD-t0/sbxD-t1, database under $TMP.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
 source "$ROOT/tests/lib/web.sh"
@@ -39,8 +41,12 @@ jq --arg db "$TMP/web.db" --arg tok "$TOKEN" --arg pfx "$PFX" --argjson port "$P
 	| .ports[0].ingress = {"decap": [{"type": "vxlan"}], "non_tunnel": "pass"}
 	| .ports[1].devargs = "net_tap1,iface=sbxD-p1" | .ports[1].netns = "sbxD-b"
 	| .ports[2].devargs = "net_tap2,iface=sbxD-m"
+	| .ports += [{"name": "t0", "devargs": "net_tap3,iface=sbxD-t0"}, {"name": "t1", "devargs": "net_tap4,iface=sbxD-t1"}]
+	| .tool_groups = [{"name": "tools", "members": ["t0", "t1"], "failover": {"hold_down_ms": 500}}]
 	| .mirrors = [{"id": 7, "name": "demo", "sources": [{"port": "p1", "direction": "rx"}],
-	               "destination": {"port": "mirror"}, "encap": {"type": "rspan", "vlan": 865}}]' \
+	               "destination": {"port": "mirror"}, "encap": {"type": "rspan", "vlan": 865}},
+	              {"id": 8, "name": "to-tools", "sources": [{"port": "p0", "direction": "rx"}],
+	               "destination": {"group": "tools"}}]' \
 	"$ROOT/config/default.json" >"$CFG"
 
 # Every process is started and stopped by tests/lib/instance.sh's demo_* functions and stop_pidfile,

@@ -3,7 +3,8 @@
 # from a node http server of its own with canned /api/v1 answers (a /status with 2 tool groups, one
 # member down; the appliance does not serve tool_groups yet) and checks the "Tool groups" table and
 # the topology drawing (group and member nodes, the down member marked, the edges and their rates),
-# then a port link-down, an empty tool_groups ("none") and none at all (section hidden).
+# the mirror form with a tool group as destination (the POST body it sends), then a port link-down,
+# an empty tool_groups ("none", the form back on a port) and none at all (section hidden).
 #
 # Private resources: none of the appliance's (no EAL, no tap, no mgmt); the server listens on an
 # ephemeral port of 127.0.0.1. Screenshot: out/tests/web/topology-groups.png.

@@ -752,6 +752,83 @@ static void test_copy_one(struct sbx_mirror_engine *e)
 	pool_full("sbx_mirror_copy_one");
 }
 
+/* Copies of @p n frames @p f on ring @p r, each tagged with its frame's bucket (hash.usr) for
+ * fields @p fields: @return how many of the @p got drained copies carry the bucket of their own
+ * bytes (SPAN: the frame unchanged), each freed. */
+static unsigned int tags_right(struct rte_ring *r, enum sbx_flow_hash_fields fields, unsigned int *got)
+{
+	struct rte_mbuf *out[64];
+	unsigned int i, right = 0;
+
+	*got = drain(r, out, RTE_DIM(out));
+	for (i = 0; i < *got; i++) {
+		uint32_t want = sbx_flow_hash(rte_pktmbuf_mtod(out[i], const uint8_t *), out[i]->data_len, fields,
+					      SBX_FLOW_HASH_SEED) % SBX_GROUP_BUCKETS;
+
+		right += out[i]->hash.usr == want;
+		rte_pktmbuf_free(out[i]);
+	}
+	return right;
+}
+
+/*
+ * Tool group tags (toolgroup.h): three sessions of port 0 RX, to groups g0 (5tuple, member port 1),
+ * g1 (2tuple, member port 2) and g2 (5tuple, member port 3): the engine keeps the burst's hashes
+ * (two sessions hash the same frames). Each copy carries the bucket of its frame's hash with its
+ * group's fields; a next burst in the same array (other frames) is hashed anew, and so is a
+ * session's selection (a filter) by the frames' places in the burst.
+ */
+static void test_group_tags(struct sbx_mirror_engine *e)
+{
+	struct rte_ring *rings[3] = { ring_w0, ring_w1, ring_small };
+	static const uint8_t fields[3] = { SBX_FLOW_HASH_5TUPLE, SBX_FLOW_HASH_2TUPLE, SBX_FLOW_HASH_5TUPLE };
+	struct sbx_config *c = &tab->cfg;
+	struct rte_mbuf *f[8];
+	unsigned int g, got, right, all = 0, want = 0;
+	int round;
+
+	world(SBX_PORT_PCAP_FILE, ring_w0);
+	c->nb_ports = 4;
+	for (g = 0; g < 3; g++) {
+		struct sbx_mirror_cfg *m = &c->mirrors[g];
+
+		c->ports[1 + g].kind = SBX_PORT_PCAP_FILE;
+		snprintf(c->ports[1 + g].name, sizeof(c->ports[1 + g].name), "t%u", g);
+		snprintf(shm->ports[1 + g].tx_ring[sbx_mirror_txq(c, 0)], SBX_NAME_LEN, "%s", rings[g]->name);
+		c->tool_groups[g].nb_members = 1;
+		c->tool_groups[g].members[0] = (uint16_t)(1 + g);
+		c->tool_groups[g].hash = fields[g] == SBX_FLOW_HASH_2TUPLE ? SBX_GROUP_HASH_2TUPLE : SBX_GROUP_HASH_5TUPLE;
+		tab->gslot[g] = (uint8_t)g;
+		tab->cset[g] = (uint8_t)g;
+		memset(m, 0, sizeof(*m));
+		*m = (struct sbx_mirror_cfg){ .id = (uint16_t)(20 + g), .nb_sources = 1, .sample = 1, .dst_port = (uint16_t)(1 + g),
+					      .dst_kind = SBX_DST_GROUP, .dst_group = (uint8_t)g, .copy_strategy = SBX_COPY_COPY };
+		m->sources[0] = (struct sbx_mirror_source){ .port = 0, .direction = SBX_DIR_RX };
+	}
+	snprintf(c->mirrors[2].filter, sizeof(c->mirrors[2].filter), "ip");
+	c->nb_tool_groups = 3;
+	c->nb_mirrors = 3;
+	if (!check(setup(e, 0), "tool group tags: engine set up (3 sessions of port 0 RX to 3 groups)"))
+		return;
+	for (round = 0; round < 2; round++) {
+		frames(f, 8, 128, (uint8_t)(17 + 40 * round)); /* the same array, other frames each round */
+		sbx_mirror_prepare(e, 0, SBX_DIR_RX, f, 8);
+		sbx_mirror_flush(e);
+		for (g = 0; g < 3; g++) {
+			right = tags_right(rings[g], (enum sbx_flow_hash_fields)fields[g], &got);
+			all += right;
+			want += 8;
+			if (got != 8 || right != got)
+				printf("# round %d group %u: %u copies, %u with the right bucket\n", round, g, got, right);
+		}
+		free_all(f, 8);
+	}
+	check(all == want, "tool group tags: every copy carries its frame's bucket with its group's fields (5tuple, 2tuple, "
+	      "5tuple behind a filter), the second burst in the same array hashed anew (%u of %u)", all, want);
+	sbx_mirror_teardown(e);
+	pool_full("tool group tags");
+}
+
 /* What the engine must write for an ERSPAN copy (II or III, as @p mc says) of frame @p f cut to
  * @p cap bytes, built with erspan.c for this one frame (fields, sbx_gre_erspan_write, the outer
  * header with its checksum from scratch) as the engine did before its per-burst header template:
@@ -1030,6 +1107,7 @@ int main(int argc, char **argv)
 	test_share_clone(e0);
 	test_now_ns();
 	test_sampled_commit(e0);
+	test_group_tags(e0);
 
 	free(e0);
 	free(e1);

@@ -1,14 +1,15 @@
 // Browser test of the status page's tool groups (table and topology drawing) against canned API
 // answers: the appliance does not serve /status tool_groups yet, so a small server of this test
 // serves web/ and answers /api/v1/* itself (2 groups, member t1 of "ids" down, counters that grow
-// with the clock). Started by tests/e2e/95b_web_groups.sh; TAP lines; exit 0 when all passed.
+// with the clock), and the mirror form with a tool group as destination (POST /api/v1/mirrors kept by
+// the server). Started by tests/e2e/95b_web_groups.sh; TAP lines; exit 0 when all passed.
 //
 // Environment: SBX_OUT (screenshots, default out/tests/web), SBX_WEB (the page, default web/).
 import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { check, failed, launchChromium, note, readTopology, serveStatic, sleep, until } from './lib.mjs';
+import { check, failed, fillFields, launchChromium, note, readTopology, serveStatic, sleep, until } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '../..');
@@ -20,7 +21,7 @@ mkdirSync(OUT, { recursive: true });
 // the canned appliance: what /status and /mirrors answer; `mode` changes it during the test
 
 const T0 = Date.now();
-const canned = { mode: 'groups', p1Down: false };
+const canned = { mode: 'groups', p1Down: false, posted: [] }; // posted: bodies of POST /api/v1/mirrors
 /** A counter that grows by @p perS a second since the test started (rates come out as perS). */
 const grow = (perS) => Math.floor(((Date.now() - T0) / 1000) * perS);
 
@@ -89,7 +90,21 @@ function answer(req, res) {
 	switch (url.pathname) {
 	case '/api/v1/health': return json(200, { status: 'ok', appliance: 'up', version: 'canned', uptime_s: 10, problems: [] });
 	case '/api/v1/status': return json(200, status());
-	case '/api/v1/mirrors': return json(200, canned.mode === 'groups' ? mirrors() : mirrors().slice(2));
+	case '/api/v1/mirrors':
+		if (req.method === 'POST') { // the form's session, kept for the test; answered as the API does
+			let body = '';
+			req.on('data', (d) => { body += d; });
+			req.on('end', () => {
+				try {
+					canned.posted.push(JSON.parse(body));
+					json(201, { ...canned.posted.at(-1), id: canned.posted.at(-1).id || 9 });
+				} catch (e) {
+					json(400, { error: { code: 400, message: `bad JSON: ${e.message}` } });
+				}
+			});
+			return undefined;
+		}
+		return json(200, canned.mode === 'groups' ? mirrors() : mirrors().slice(2));
 	case '/api/v1/system': return json(200, { warnings: [], ports: [] });
 	case '/api/v1/events': return json(200, []);
 	case '/api/v1/stats/history': return json(404, { error: { code: 404, message: 'no route' } });
@@ -181,13 +196,38 @@ try {
 		near(rateOf(e['dst:5'].rate), 2000), `t0: "${e['member:ids:t0'].rate}", dst:5: "${e['dst:5'].rate}"`);
 	await page.locator('#topology').screenshot({ path: path.join(OUT, 'topology-groups.png') });
 
-	// 3. a port link-down is drawn as such
+	// 3. the form's destination: a tool group of /status, posted as destination.group
+	const choices = await until(async () => {
+		const g = await page.locator('#m-dgroup option').evaluateAll((os) => os.map((o) => o.value));
+		return g.join(' ') === 'ids rec' ? g : null;
+	}, 4000);
+	const kindOff = await page.locator('#m-dkind option[value=group]').isDisabled();
+	check('mirror form: "tool group" can be chosen as destination kind, its choices the groups of /status (ids, rec); the group choice hidden while the kind is port',
+		choices && !kindOff && await page.locator('#m-dst').isVisible() && !(await page.locator('#m-dgroup').isVisible()),
+		`choices ${JSON.stringify(choices)}, kind option disabled ${kindOff}`);
+	await page.selectOption('#m-dkind', 'group');
+	const swapped = await page.locator('#m-dgroup').isVisible() && !(await page.locator('#m-dst').isVisible()) &&
+		await page.locator('#m-dst').isDisabled();
+	await fillFields(page, [['#m-dgroup', 'rec'], ['#m-src', 'p1'], ['#m-dir', 'rx'], ['#m-id', '12'], ['#m-name', 'to-rec-form']]);
+	await page.click('#mirror-form button[type=submit]');
+	const sent = await until(async () => canned.posted.at(-1) || null, 4000);
+	check('mirror form: with destination kind "tool group" and group rec chosen, POST /api/v1/mirrors gets destination {"group": "rec"} (no port)',
+		swapped && sent && sent.id === 12 && sent.name === 'to-rec-form' && JSON.stringify(sent.destination) === '{"group":"rec"}' &&
+		sent.sources[0].port === 'p1' && sent.sources[0].direction === 'rx', `swapped ${swapped}; posted ${JSON.stringify(sent)}`);
+	await fillFields(page, [['#m-dkind', 'port'], ['#m-dst', 'mirror'], ['#m-id', '13']]);
+	await page.click('#mirror-form button[type=submit]');
+	const sentPort = await until(async () => (canned.posted.length === 2 ? canned.posted[1] : null), 4000);
+	check('mirror form: back to kind "port", the session goes to port mirror as before (destination {"port": "mirror"})',
+		sentPort && JSON.stringify(sentPort.destination) === '{"port":"mirror"}', JSON.stringify(sentPort));
+	await page.selectOption('#m-dkind', 'group'); // chosen when the groups go (4. below)
+
+	// 4. a port link-down is drawn as such
 	canned.p1Down = true;
 	const p1 = await until(async () => (has((await readTopology(page)).nodes['port:p1'], 'down') ? true : null), 4000);
 	check('topology: port p1 with link down in /status is drawn down, and the cross-connect with it', p1 &&
 		has((await readTopology(page)).edges['xc:p0>p1'].cls, 'down'));
 
-	// 4. no groups: "none" for an empty list, the section hidden when /status has no tool_groups
+	// 5. no groups: "none" for an empty list, the section hidden when /status has no tool_groups
 	canned.mode = 'empty';
 	const none = await until(async () => (await page.locator('#groups tbody tr').count()) === 0 &&
 		(await page.locator('#groups-section .empty').isVisible()), 4000);
@@ -195,6 +235,10 @@ try {
 	const gone = (t) => !Object.keys(t.nodes).some((k) => /^(group|member):/.test(k));
 	check('tool_groups empty: the table says "none" and the drawing has no group or member node',
 		none && noneText === 'none' && gone(await readTopology(page)), `empty text "${noneText}"`);
+	const back = { kind: await page.locator('#m-dkind').inputValue(), off: await page.locator('#m-dkind option[value=group]').isDisabled(),
+		port: await page.locator('#m-dst').isVisible(), groups: await page.locator('#m-dgroup option').count() };
+	check('mirror form: with no group left the kind "tool group" cannot be chosen and the form is back on "port"',
+		back.kind === 'port' && back.off && back.port && back.groups === 0, JSON.stringify(back));
 	canned.mode = 'absent';
 	const hidden = await until(async () => !(await page.locator('#groups-section').isVisible()), 4000);
 	const tAbsent = await readTopology(page);

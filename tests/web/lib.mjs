@@ -88,3 +88,13 @@ export function readTopology(page) {
 		return { nodes, edges };
 	});
 }
+
+/** Fill fields of a form of @p page in order: [selector, value] pairs, a <select> chosen by value, any other field typed into. */
+export async function fillFields(page, fields) {
+	for (const [sel, value] of fields) {
+		if (await page.locator(sel).evaluate((el) => el.tagName === 'SELECT'))
+			await page.selectOption(sel, value);
+		else
+			await page.fill(sel, value);
+	}
+}

@@ -199,6 +199,43 @@ try {
 		await page.locator('#topology').screenshot({ path: path.join(OUT, 'topology.png') }).catch((err) => note(`topology screenshot: ${err.message}`));
 	}
 
+	// the live tool group "tools" of the demo (t0, t1; session 8 sends p0's pings to it)
+	{
+		const gcell = (key, cls) => page.locator(`#groups tbody tr[data-key="${key}"] td.${cls}`).textContent({ timeout: 2000 }).catch(() => '');
+		const member = async (p) => ({ state: await gcell(`m:tools:${p}`, 'state'), buckets: await gcell(`m:tools:${p}`, 'buckets') });
+		const shown = await until(async () => {
+			const g = { group: await gcell('g:tools', 'state'), t0: await member('t0'), t1: await member('t1'),
+				packets: await num(page.locator('#groups tbody tr[data-key="g:tools"] td.packets')) };
+			return g.group === '2 of 2 up' && g.t0.state === 'up' && g.t1.state === 'up' && g.packets > 0 ? g : null;
+		}, 10000);
+		const topo = await until(async () => {
+			const t = await readTopology(page);
+			return t.nodes['group:tools'] && t.edges['dst:8'] ? t : null;
+		}, 5000) || { nodes: {}, edges: {} };
+		const e = topo.edges;
+		check('tool group "tools" of the live appliance: the table shows it "2 of 2 up", members t0 and t1 up, copies of p0\'s pings counted; the drawing has session 8 -> group -> t0, t1',
+			shown && shown.t0.buckets !== '' && ['group:tools', 'member:tools:t0', 'member:tools:t1', 'session:8'].every((n) => topo.nodes[n]) &&
+			(e['dst:8'] || {}).to === 'group:tools' && (e['member:tools:t0'] || {}).from === 'group:tools' && (e['member:tools:t1'] || {}).to === 'member:tools:t1',
+			`table ${JSON.stringify(shown)}\nnodes ${JSON.stringify(topo.nodes)}\nedges ${JSON.stringify(e)}`);
+
+		// member t1's link down through the API: shown down with no bucket, t0 holds all 4096; then up again
+		const down = await rest('PUT', '/api/v1/ports/t1/link', { up: false });
+		const wentDown = await until(async () => {
+			const t1 = await member('t1'), t0 = await member('t0');
+			const t = await readTopology(page);
+			return t1.state === 'down' && t1.buckets === '0' && t0.buckets === '4,096' && /\bdown\b/.test(t.nodes['member:tools:t1'] || '') ? { t0, t1 } : null;
+		}, 5000);
+		const upAgain = await rest('PUT', '/api/v1/ports/t1/link', { up: true });
+		const back = await until(async () => {
+			const t1 = await member('t1');
+			const t = await readTopology(page);
+			return t1.state === 'up' && t1.buckets !== '0' && !/\bdown\b/.test(t.nodes['member:tools:t1'] || 'down') ? t1 : null;
+		}, 8000);
+		check('tool group "tools": member t1 set link-down by PUT /api/v1/ports/t1/link is shown down with 0 buckets (t0 4,096) and drawn down; after link up and the 500 ms hold-down it is up with its buckets again',
+			down.status === 200 && wentDown && upAgain.status === 200 && back,
+			`PUT down ${down.status} ${down.text}; down ${JSON.stringify(wentDown)}; PUT up ${upAgain.status}; back ${JSON.stringify(back)}`);
+	}
+
 	// cycles per packet over a window: at ping rates (10 a second) too few frames to mean anything
 	const cpp = async () => {
 		const out = [];
