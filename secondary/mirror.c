@@ -312,7 +312,7 @@ static inline void outer_patch(const struct burst_hdr *bh, uint8_t ip_version, u
  * Write the header of one copy of @p m (cut to @p cap bytes) at @p hdr: bh->len bytes. RSPAN
  * re-writes the two MAC addresses in front of its tag (the caller skips them in the frame).
  */
-static inline void write_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
+static __rte_always_inline void write_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
 				const struct burst_hdr *bh, const struct rte_mbuf *m, uint32_t cap, uint8_t *hdr)
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
@@ -355,6 +355,14 @@ static inline void write_header(struct sbx_mirror_engine *e, const struct sbx_mi
 	w = rte_cpu_to_be_32(w);
 	memcpy(hdr + rt->outer_len + SBX_GRE_SEQ_OFFSET + 4, &w, 4);
 	outer_patch(bh, c->ip_version, hdr, bh->len - rt->outer_len + cap, e->ip_id++);
+}
+
+/* write_header() out of line, for the general code (chains, big frames, RSPAN's short frames). */
+static __rte_noinline void write_header_slow(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
+					     const struct burst_hdr *bh, const struct rte_mbuf *m, uint32_t cap,
+					     uint8_t *hdr)
+{
+	write_header(e, rt, bh, m, cap, hdr);
 }
 
 /* Bytes of @p m a copy carries: the whole frame, or the snaplen, or what ERSPAN can carry. */
@@ -469,7 +477,7 @@ static inline __attribute__((always_inline)) struct rte_mbuf *make_copy(struct s
 				rt->st->drop_nombuf++;
 				return NULL;
 			}
-			write_header(e, rt, bh, m, cap, d);
+			write_header_slow(e, rt, bh, m, cap, d);
 		}
 		rt->st->copied++;
 		break;
@@ -490,7 +498,7 @@ static inline __attribute__((always_inline)) struct rte_mbuf *make_copy(struct s
 				rt->st->drop_nombuf++;
 				return NULL;
 			}
-			write_header(e, rt, bh, m, cap, (uint8_t *)rte_pktmbuf_append(h, (uint16_t)hlen));
+			write_header_slow(e, rt, bh, m, cap, (uint8_t *)rte_pktmbuf_append(h, (uint16_t)hlen));
 			if (rte_pktmbuf_chain(h, cp) != 0) { /* more than RTE_MBUF_MAX_NB_SEGS segments */
 				rte_pktmbuf_free(h);
 				rte_pktmbuf_free(cp);
