@@ -351,7 +351,7 @@ static __rte_always_inline void write_header(struct sbx_mirror_engine *e, const 
 		    ((uint32_t)(ef.en & 0x3) << 11);
 	}
 	w |= bh->word0 | (cap < m->pkt_len ? 1u << 10 : 0);
-	rte_memcpy(hdr, bh->tmpl, bh->len);
+	rte_memcpy(hdr, bh->tmpl, RTE_MIN(bh->len, (uint32_t)sizeof(bh->tmpl))); /* the bound: len never exceeds it */
 	w = rte_cpu_to_be_32(w);
 	memcpy(hdr + rt->outer_len + SBX_GRE_SEQ_OFFSET + 4, &w, 4);
 	outer_patch(bh, c->ip_version, hdr, bh->len - rt->outer_len + cap, e->ip_id++);
