@@ -237,15 +237,21 @@ static int standby_of(struct sbx_primary *p, pid_t pid)
 	return -1;
 }
 
-/* Worker slot whose retired predecessor (graceful hand-over) has this pid, or -1. */
-static int retired_of(struct sbx_primary *p, pid_t pid)
+/* The worker slot w whose @p pids[w] is @p pid, or -1. */
+static int slot_with_pid(const struct sbx_primary *p, const int *pids, pid_t pid)
 {
 	unsigned int w;
 
 	for (w = 0; w < p->cfg->nb_workers; w++)
-		if (p->retired_pid[w] == pid)
+		if (pids[w] == pid)
 			return (int)w;
 	return -1;
+}
+
+/* Worker slot whose retired predecessor (graceful hand-over) has this pid, or -1. */
+static int retired_of(struct sbx_primary *p, pid_t pid)
+{
+	return slot_with_pid(p, p->retired_pid, pid);
 }
 
 /*
@@ -554,12 +560,7 @@ static void retired_ended(struct sbx_primary *p, unsigned int w, pid_t pid, int 
 /* Worker slot whose dead process (taken back before it was reaped: worker_died) has this pid. */
 static int dying_of(struct sbx_primary *p, pid_t pid)
 {
-	unsigned int w;
-
-	for (w = 0; w < p->cfg->nb_workers; w++)
-		if (p->dying_pid[w] == pid)
-			return (int)w;
-	return -1;
+	return slot_with_pid(p, p->dying_pid, pid);
 }
 
 /* The process worker_died() took slot @p w from is reaped: its crash event (now that the signal

@@ -70,36 +70,34 @@ check "1: a standby of the copy parks afterwards" wait_for 100 parked "$V2"
 check "1: the primary never stopped (same pid, appliance up)" \
 	bash -c "kill -0 $PRIMARY && curl -fsS $API/status | jq -e '.appliance.primary_pid == $PRIMARY' >/dev/null"
 
+# refused_upgrade TAG BINARY WHAT ERROR_RE: ./spanbox upgrade-workers BINARY exits 1, refused;
+# GET /workers/upgrade says refused with an error matching ERROR_RE (jq test), 0 handed over;
+# nothing changed (same pids, running the copy); a standby of the copy parks again. $out: its output.
+refused_upgrade() {
+	local tag=$1 bin=$2 what=$3 re=$4 pids rc
+	pids=$(get "$API/workers" | jq -c '[.[].pid]')
+	out=$(SBX_BUILD="$BUILD" timeout 60 "$ROOT/spanbox" upgrade-workers "$bin" "$CFG" 2>&1)
+	rc=$?
+	echo "# ./spanbox upgrade-workers $bin: rc $rc: $out"
+	check "$tag: ./spanbox upgrade-workers ($what) exits 1, refused" \
+		cond "[ $rc -eq 1 ] && grep -q 'upgrade refused' <<<\"\$out\""
+	check "$tag: GET /workers/upgrade: refused, with that error, 0 workers handed over" \
+		bash -o pipefail -c "curl -fsS $API/workers/upgrade | jq -e --arg re '$re' '.state == \"refused\" and .workers_done == 0 and (.error | test(\$re))' >/dev/null"
+	check "$tag: nothing changed: the same worker pids, running the copy" \
+		bash -o pipefail -c "curl -fsS $API/workers | jq -e --arg b '$V2' --argjson p '$pids' '[.[].pid] == \$p and all(.[]; .binary == \$b and .state == \"running\")' >/dev/null"
+	check "$tag: a standby of the copy (not the refused build) parks again" wait_for 100 parked "$V2"
+}
+
 # 2. an upgrade to a binary of another layout version is refused; nothing changes
-pids1=$(get "$API/workers" | jq -c '[.[].pid]')
-out=$(SBX_BUILD="$BUILD" timeout 60 "$ROOT/spanbox" upgrade-workers "$BAD" "$CFG" 2>&1)
-rc=$?
-echo "# ./spanbox upgrade-workers $BAD: rc $rc: $out"
-check "2: ./spanbox upgrade-workers (layout test build) exits 1, refused" \
-	cond "[ $rc -eq 1 ] && grep -q 'upgrade refused' <<<\"\$out\""
+refused_upgrade 2 "$BAD" "layout test build" "primary $SHMV, this binary 9999"
 check "2: the refusal names both layout versions (primary $SHMV, this binary 9999)" \
 	cond "grep -qF 'memzone layout version: primary $SHMV, this binary 9999' <<<\"\$out\""
-check "2: GET /workers/upgrade: refused, with that error, 0 workers handed over" \
-	bash -o pipefail -c "curl -fsS $API/workers/upgrade | jq -e '.state == \"refused\" and .workers_done == 0 and (.error | test(\"primary $SHMV, this binary 9999\"))' >/dev/null"
-check "2: nothing changed: the same worker pids, running the copy" \
-	bash -o pipefail -c "curl -fsS $API/workers | jq -e --arg b '$V2' --argjson p '$pids1' '[.[].pid] == \$p and all(.[]; .binary == \$b and .state == \"running\")' >/dev/null"
-check "2: a standby of the copy (not the refused build) parks again" wait_for 100 parked "$V2"
 # 2b. a binary whose mempool ops table differs (one more driver, registered by a constructor as
 # DPDK's drivers are: the order differs between binaries linked differently, DPDK bug 1073)
-pids1=$(get "$API/workers" | jq -c '[.[].pid]')
-out=$(SBX_BUILD="$BUILD" timeout 60 "$ROOT/spanbox" upgrade-workers "$OPS" "$CFG" 2>&1)
-rc=$?
-echo "# ./spanbox upgrade-workers $OPS: rc $rc: $out"
-check "2b: ./spanbox upgrade-workers (a build with another mempool driver table) exits 1, refused" \
-	cond "[ $rc -eq 1 ] && grep -q 'upgrade refused' <<<\"\$out\""
+refused_upgrade 2b "$OPS" "a build with another mempool driver table" "DPDK bug 1073"
 ndrv=$(( $(sed -n 's/.*primary \([0-9][0-9]*\) drivers, this binary \([0-9][0-9]*\);.*/\2 - \1/p' <<<"$out") ))
 check "2b: the refusal names both tables' sizes (this binary's one more: $ndrv) and the first entry that differs" \
 	cond "[ '$ndrv' = 1 ] && grep -qE 'DPDK bug 1073\\): primary [0-9]+ drivers, this binary [0-9]+; entry [0-9]+ is [a-z0-9_()]+ in the primary, [a-z0-9_()]+ in this binary' <<<\"\$out\""
-check "2b: GET /workers/upgrade: refused with that error, 0 workers handed over" \
-	bash -o pipefail -c "curl -fsS $API/workers/upgrade | jq -e '.state == \"refused\" and .workers_done == 0 and (.error | test(\"DPDK bug 1073\"))' >/dev/null"
-check "2b: nothing changed: the same worker pids, running the copy" \
-	bash -o pipefail -c "curl -fsS $API/workers | jq -e --arg b '$V2' --argjson p '$pids1' '[.[].pid] == \$p and all(.[]; .binary == \$b and .state == \"running\")' >/dev/null"
-check "2b: a standby of the copy parks again" wait_for 100 parked "$V2"
 check "2: an upgrade to a path that is no executable answers 409 naming binary" \
 	bash -o pipefail -c "[ \"\$(curl -sS -o '$TMP/e.json' -w '%{http_code}' -H '$AUTH' -H 'Content-Type: application/json' -X POST --data '{\"binary\": \"/nonexistent/w\"}' $API/workers/upgrade)\" = 409 ] && jq -e '.error.field == \"binary\"' '$TMP/e.json' >/dev/null"
 sleep 0.3
