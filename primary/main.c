@@ -136,7 +136,6 @@ static bool has_pcap_input(const struct sbx_config *cfg)
 	return false;
 }
 
-/* Reserve and fill the shared memzone. */
 /* Test hook: while the file named by SBX_TEST_BRIDGE_PAUSE_FILE exists, the pcap bridge is not
  * polled (a pcap destination that falls behind: its rings fill). Checked every 10 ms. */
 static bool bridge_paused(uint64_t now)
@@ -177,6 +176,7 @@ static useconds_t bridge_idle_us(bool replay)
 	return us > 0 ? (useconds_t)us : replay ? 50 : 1000;
 }
 
+/* Reserve and fill the shared memzone. */
 static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 {
 	const struct rte_memzone *mz = rte_memzone_reserve(SBX_MEMZONE_NAME, sizeof(struct sbx_shm),
