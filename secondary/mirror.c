@@ -49,6 +49,12 @@ static uint16_t chain_csum16(const struct rte_mbuf *m, uint32_t len)
 	return rte_be_to_cpu_16((uint16_t)acc);
 }
 
+/* The symmetric flow hash (@p f, the documented seed) of frame @p m's headers in its first segment. */
+static inline uint32_t mbuf_flow_hash(const struct rte_mbuf *m, enum sbx_flow_hash_fields f)
+{
+	return sbx_flow_hash(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len, f, SBX_FLOW_HASH_SEED);
+}
+
 /*
  * VXLAN header of one copy of @p m (@p cap bytes of it): UDP source port from the symmetric flow
  * hash of the whole frame's headers in its first segment (RFC 7348 section 5: one port per flow,
@@ -57,8 +63,7 @@ static uint16_t chain_csum16(const struct rte_mbuf *m, uint32_t len)
 static uint32_t vxlan_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt, const struct rte_mbuf *m,
 			     uint32_t cap, uint8_t *hdr)
 {
-	uint16_t sport = sbx_vxlan_src_port(sbx_flow_hash(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
-							  SBX_FLOW_HASH_5TUPLE, SBX_FLOW_HASH_SEED));
+	uint16_t sport = sbx_vxlan_src_port(mbuf_flow_hash(m, SBX_FLOW_HASH_5TUPLE));
 
 	return (uint32_t)sbx_vxlan_write(hdr, rt->cfg, rt->src_mac, cap, sport, e->ip_id++,
 					 rt->cfg->ip_version == 6 ? chain_csum16(m, cap) : 0);
@@ -593,8 +598,7 @@ static inline uint32_t burst_hash(struct sbx_mirror_engine *e, uint8_t f, uint16
 {
 	f &= 1;
 	if (e->fh_gen[f][bi] != e->gen) {
-		e->fh[f][bi] = sbx_flow_hash(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
-					     (enum sbx_flow_hash_fields)f, SBX_FLOW_HASH_SEED);
+		e->fh[f][bi] = mbuf_flow_hash(m, (enum sbx_flow_hash_fields)f);
 		e->fh_gen[f][bi] = e->gen;
 	}
 	return e->fh[f][bi];
@@ -647,9 +651,7 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 			cp->hash.usr = burst_hash(e, rt->grp->fields, bsel != NULL ? bsel[i] : i, m) %
 				       SBX_GROUP_BUCKETS;
 		else if (tag)
-			cp->hash.usr = sbx_flow_hash(rte_pktmbuf_mtod(m, const uint8_t *), m->data_len,
-						     (enum sbx_flow_hash_fields)rt->grp->fields,
-						     SBX_FLOW_HASH_SEED) % SBX_GROUP_BUCKETS;
+			cp->hash.usr = mbuf_flow_hash(m, (enum sbx_flow_hash_fields)rt->grp->fields) % SBX_GROUP_BUCKETS;
 		out[nc] = cp;
 		out_idx[nc++] = i;
 	}
