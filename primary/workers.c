@@ -199,6 +199,7 @@ static void handover(struct sbx_primary *p, unsigned int w, unsigned int s, uint
 	ws->start_ns = sbx_realtime_ns();
 	ws->restarts++;
 	ws->takeovers++;
+	ws->takeovers_before_reap += old_pid > 0 && p->dying_pid[w] == old_pid; /* its life lock said so */
 	ws->takeover_from = (uint32_t)old_pid;
 	ws->takeover_death_ns = death_rt;
 	ws->takeover_gap_ns = 0;
@@ -568,8 +569,7 @@ static int dying_of(struct sbx_primary *p, pid_t pid)
 static void dying_ended(struct sbx_primary *p, unsigned int w, pid_t pid, int status)
 {
 	p->shm->workers[w].exit_status = (uint32_t)status;
-	flush_lcore_caches(p, p->dying_lcore[w]); /* nothing by now: it ran no code since the lock */
-	p->dying_pid[w] = 0;
+	p->dying_pid[w] = 0; /* its caches went back when it died (worker_ended) */
 	crash_event(p, w, pid, status, p->dying_held[w]);
 }
 
@@ -591,8 +591,6 @@ static void worker_died(struct sbx_primary *p, unsigned int w, pid_t pid, bool r
 	p->dying_lcore[w] = ws->lcore_id;
 	p->dying_held[w] = 0;
 	worker_ended(p, w, pid, SBX_STATUS_DYING, restart);
-	if (ws->state == SBX_W_RESTARTING) /* the standby takes it below, in this same pass when due */
-		ws->takeovers_before_reap++;
 }
 
 /* Kill workers whose heartbeat is stale (hung, or stopped with SIGSTOP) or whose start stalls. */
