@@ -213,15 +213,9 @@ check "1: no process of prefix sbxsb left after the stop" \
 
 # ---------------------------------------------------------------------------------------------
 # 3. graceful restarts during a paced pcap replay: each a hand-over, not a frame lost
-N=$(capinfos -Mc "$IN" | awk '/Number of packets/ {print $NF}')
 PPS=${PPS:-400}
-standby_pcap_config "$CFG2" sbxsg 18301 "$TMP/pcap.db" "$TMP/out3.pcap" "$PPS"
-inst_start_primary pcap "$CFG2"
-check "3: primary with the pcap config ready ($N frames at $PPS/s)" [ $? -eq 0 ]
-PRIMARY2=$INST_PRIMARY
-inst_start_mgmt pcap "$CFG2" "$API2"
-check "3: mgmt up on port 18301" [ $? -eq 0 ]
-AUTH2="Authorization: Bearer $(inst_token "$CFG2")"
+standby_pcap_start 3 pcap "$CFG2" sbxsg 18301 "$TMP/pcap.db" "$TMP/out3.pcap" "$PPS" "$API2"
+PRIMARY2=$INST_PRIMARY AUTH2=$AUTH
 p0_in() { get "$API2/status" | jq -e '.ports[] | select(.name == "p0") | .stats.ipackets'; }
 p1_out() { get "$API2/status" | jq -e '.ports[] | select(.name == "p1") | .stats.opackets'; }
 handed=0 during=0 bad=()

@@ -33,15 +33,9 @@ upgrade_ended() {
 
 mkdir -p "$TMP/bin" && cp "$BUILD/secondary/spanbox-worker" "$V2"
 check "the test builds of another layout and another mempool driver table exist ($BAD, $OPS)" [ -x "$BAD" -a -x "$OPS" ]
-N=$(capinfos -Mc "$IN" | awk '/Number of packets/ {print $NF}')
 PPS=${PPS:-1000}
-standby_pcap_config "$CFG" sbxsu 18303 "$TMP/upg.db" "$TMP/out.pcap" "$PPS"
-inst_start_primary upg "$CFG"
-check "primary with the pcap config ready ($N frames at $PPS/s)" [ $? -eq 0 ]
+standby_pcap_start "" upg "$CFG" sbxsu 18303 "$TMP/upg.db" "$TMP/out.pcap" "$PPS" "$API"
 PRIMARY=$INST_PRIMARY
-inst_start_mgmt upg "$CFG" "$API"
-check "mgmt up on port 18303" [ $? -eq 0 ]
-AUTH="Authorization: Bearer $(inst_token "$CFG")"
 OLD=$(get "$API/workers/0" | jq -r .binary)
 check "a standby of the build's worker binary parks" wait_for 100 parked "$OLD"
 check "GET /workers/upgrade: state none before any upgrade" \

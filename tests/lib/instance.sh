@@ -104,3 +104,18 @@ standby_pcap_config() {
 }
 JSON
 }
+
+# standby_pcap_start TAG NAME FILE PREFIX MGMT_PORT DB OUT PPS API: standby_pcap_config, then its
+# primary and mgmt with a TAP line each ("TAG: primary with the pcap config ready (N frames at
+# PPS/s)", "TAG: mgmt up on port MGMT_PORT"; TAG "" for none). Sets N (frames of $IN), AUTH (the
+# admin's header) and INST_PRIMARY / INST_MGMT.
+standby_pcap_start() {
+	local tag=${1:+$1: } name=$2 cfg=$3 prefix=$4 port=$5 db=$6 out=$7 pps=$8 api=$9
+	N=$(capinfos -Mc "$IN" | awk '/Number of packets/ {print $NF}')
+	standby_pcap_config "$cfg" "$prefix" "$port" "$db" "$out" "$pps"
+	inst_start_primary "$name" "$cfg"
+	check "${tag}primary with the pcap config ready ($N frames at $pps/s)" [ $? -eq 0 ]
+	inst_start_mgmt "$name" "$cfg" "$api"
+	check "${tag}mgmt up on port $port" [ $? -eq 0 ]
+	AUTH="Authorization: Bearer $(inst_token "$cfg")"
+}
