@@ -40,13 +40,19 @@ traffic_to_both() {
 	return 1
 }
 # keeps_rising API W N LABEL: N samples of worker W's rx, 100 ms apart, into $samples; each one not
-# larger than the one before appends "LABEL sample I" to the caller's array stalls
+# larger than the one before appends "LABEL sample I" to the caller's array stalls. A sample the
+# API did not answer is read once more at once and the miss appended to the caller's array
+# api_misses (it measures the worker, not mgmt: mgmt's rare "Empty reply from server", still open,
+# is checked by 58; the callers print the misses)
 keeps_rising() {
 	local s cur prev
-	prev=$(wrx "$1" "$2"); samples="$prev"
+	prev=$(wrx "$1" "$2")
+	[ -n "$prev" ] || { api_misses+=("$4 sample 0"); prev=$(wrx "$1" "$2"); }
+	samples="$prev"
 	for ((s = 0; s < $3; s++)); do
 		sleep 0.1
 		cur=$(wrx "$1" "$2")
+		[ -n "$cur" ] || { api_misses+=("$4 sample $((s + 1))"); cur=$(wrx "$1" "$2"); }
 		samples+=" $cur"
 		[ -n "$cur" ] && [ -n "$prev" ] && [ "$cur" -gt "$prev" ] || stalls+=("$4 sample $((s + 1))")
 		prev=$cur
