@@ -552,6 +552,22 @@ static void pool_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	family(b, "spanbox_pool_populate_seconds", "gauge", "Time rte_pktmbuf_pool_create took for the pool.");
 	for (i = 0; i < nb; i++)
 		sample_d(b, "spanbox_pool_populate_seconds", pl[i], (double)shm->pools[i].populate_ns / 1e9);
+	/* the indirect-mbuf pool beside each pool (shared mirror copies), labelled by the main pool */
+#define IND_FAM(fam, help, expr)                                           \
+	do {                                                               \
+		family(b, fam, "gauge", help);                             \
+		for (i = 0; i < nb; i++)                                   \
+			if (shm->pools[i].indirect.name[0])                \
+				sample_u(b, fam, pl[i], (uint64_t)(expr)); \
+	} while (0)
+	IND_FAM("spanbox_pool_indirect_size_mbufs", "Indirect mbufs (no data room) for shared mirror copies beside the pool.",
+		shm->pools[i].indirect.size);
+	IND_FAM("spanbox_pool_indirect_in_use_mbufs",
+		"Indirect mbufs taken: shares in flight (refreshed by the primary every 100 ms).",
+		shm->pools[i].indirect.in_use);
+	IND_FAM("spanbox_pool_indirect_available_mbufs", "Indirect mbufs free, lcore caches included.",
+		shm->pools[i].indirect.avail);
+#undef IND_FAM
 }
 
 /* Build the whole exposition; @p shm NULL when the appliance is down. */

@@ -20,6 +20,23 @@ uint64_t mgmt_mempool_cached(const struct rte_mempool *mp)
 	return n;
 }
 
+int mgmt_ind_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_ind_pool_audit *a)
+{
+	const struct sbx_ind_pool_shm *ip = &shm->pools[i].indirect;
+	struct rte_mempool *mp = ip->name[0] ? rte_mempool_lookup(ip->name) : NULL;
+	uint64_t avail;
+
+	memset(a, 0, sizeof(*a));
+	if (mp == NULL)
+		return -1;
+	a->in_caches = mgmt_mempool_cached(mp);
+	avail = rte_mempool_avail_count(mp);
+	a->in_ring = avail > a->in_caches ? avail - a->in_caches : 0;
+	a->populated = mp->populated_size;
+	a->in_flight = (int64_t)a->populated - (int64_t)a->in_ring - (int64_t)a->in_caches;
+	return 0;
+}
+
 int mgmt_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_pool_audit *a)
 {
 	const struct sbx_pool_shm *ps = &shm->pools[i];

@@ -27,6 +27,21 @@ struct mgmt_pool_audit {
 	int64_t unexplained;  /**< populated minus all of the above but recovered */
 };
 
+/** Where the mbufs of an indirect-mbuf pool are (mgmt_ind_pool_audit()), in mbufs. */
+struct mgmt_ind_pool_audit {
+	uint64_t populated;   /**< objects of the pool */
+	uint64_t in_ring;     /**< free in the pool's ring */
+	uint64_t in_caches;   /**< free in the per-lcore caches */
+	int64_t in_flight;    /**< populated minus the free ones: shares on mirror queues, in the workers'
+				   copy buffers, or lost in crashes */
+};
+
+/**
+ * The audit of the indirect-mbuf pool beside pool @p i (struct sbx_ind_pool_shm), computed now.
+ * @return 0, or -1 when there is none or it is not found (*@p a zeroed).
+ */
+int mgmt_ind_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_ind_pool_audit *a);
+
 /**
  * The pool audit of pool @p i as numbers, computed now (see mgmt_pool_audit_json()). Needs the
  * DPDK secondary attachment. @return 0, or -1 when the mempool is not found (*@p a zeroed).

@@ -321,11 +321,25 @@ cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i)
 	num(po, "available", p->avail);
 	num(po, "populate_ms", (double)(p->populate_ns / 1000) / 1000.0);
 	mgmt_pool_details_json(po, shm, i); /* plan, bytes, hugepage size, memset bound */
+	if (p->indirect.name[0]) {
+		cJSON *io = cJSON_AddObjectToObject(po, "indirect");
+
+		FIXED_STR(io, "name", p->indirect.name);
+		num(io, "size", p->indirect.size);
+		num(io, "cache_size", p->indirect.cache_size);
+		num(io, "elt_size", p->indirect.elt_size);
+		num(io, "in_use", p->indirect.in_use);
+		num(io, "available", p->indirect.avail);
+		num(io, "plan_total", (double)p->indirect.plan_total);
+		num(io, "bytes", (double)p->indirect.bytes);
+		num(io, "populate_ms", (double)(p->indirect.populate_ns / 1000) / 1000.0);
+	}
 	return po;
 }
 
 cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 {
+	struct mgmt_ind_pool_audit ia;
 	struct mgmt_pool_audit au;
 	cJSON *o, *a;
 
@@ -345,6 +359,16 @@ cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 		"unexplained = populated - ring - lcore caches - RX rings (measured at start) - bridge rings"
 		" - bursts held by workers; includes mbufs lost in worker crashes (at most one burst each)"
 		" and any held by TX descriptors or in the primary's pcap read buffer at this instant");
+	if (mgmt_ind_pool_audit(shm, i, &ia) == 0 && cJSON_GetObjectItem(o, "indirect") != NULL) {
+		a = cJSON_AddObjectToObject(cJSON_GetObjectItem(o, "indirect"), "audit");
+		num(a, "populated", (double)ia.populated);
+		num(a, "available_in_ring", (double)ia.in_ring);
+		num(a, "in_lcore_caches", (double)ia.in_caches);
+		num(a, "in_flight", (double)ia.in_flight);
+		cJSON_AddStringToObject(a, "note",
+			"in_flight = populated - ring - lcore caches: shares on mirror TX queues and in the"
+			" workers' copy buffers at this instant, and any lost in worker crashes");
+	}
 	return o;
 }
 

@@ -32,6 +32,10 @@ struct pool_watch {
 	int64_t unexplained;          /* of the last sample */
 	uint64_t allowance;           /* mbufs the plan allows in flight, at the last sample */
 	uint32_t available, size;
+	/* its indirect-mbuf pool: in flight against what mirror queues and copy buffers hold */
+	unsigned int ind_bad;
+	int64_t ind_in_flight;
+	uint64_t ind_allowance;
 };
 
 static struct {
@@ -67,12 +71,25 @@ static uint64_t pool_allowance(const struct sbx_shm *shm, uint32_t i)
 	return pl->tx_desc + pl->mirror_tx + pl->bursts + pl->rings + crashes * shm->cfg.burst;
 }
 
+/* Indirect mbufs of the pool beside pool @p i the plan allows in flight: the shares mirror TX
+ * queues and the workers' copy buffers hold (plan.mirror_tx), and a burst per crash. */
+static uint64_t ind_pool_allowance(const struct sbx_shm *shm, uint32_t i)
+{
+	uint64_t crashes = 0;
+	uint16_t w;
+
+	for (w = 0; w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++)
+		crashes += shm->workers[w].crashes;
+	return shm->pools[i].plan.mirror_tx + crashes * shm->cfg.burst;
+}
+
 void mgmt_watch_tick(const struct sbx_shm *shm)
 {
 	uint16_t nb_w = MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS);
 	uint32_t nb_p = MIN(shm->nb_pools, SBX_MAX_POOLS), i;
 	struct mgmt_pool_audit au[SBX_MAX_POOLS];
-	int au_rc[SBX_MAX_POOLS];
+	struct mgmt_ind_pool_audit ia[SBX_MAX_POOLS];
+	int au_rc[SBX_MAX_POOLS], ia_rc[SBX_MAX_POOLS];
 	uint64_t now = sbx_now_ns();
 	bool sample;
 	uint16_t w;
@@ -115,8 +132,10 @@ void mgmt_watch_tick(const struct sbx_shm *shm)
 	if (!sample)
 		return;
 	/* the audits read the mempools: outside the lock, the HTTP thread does not wait for them */
-	for (i = 0; i < nb_p; i++)
+	for (i = 0; i < nb_p; i++) {
 		au_rc[i] = mgmt_pool_audit(shm, i, &au[i]);
+		ia_rc[i] = mgmt_ind_pool_audit(shm, i, &ia[i]);
+	}
 	pthread_mutex_lock(&g.mu);
 	for (i = 0; i < nb_p; i++) {
 		struct pool_watch *x = &g.p[i];
@@ -126,6 +145,9 @@ void mgmt_watch_tick(const struct sbx_shm *shm)
 		x->available = shm->pools[i].avail;
 		x->size = shm->pools[i].size;
 		x->bad = au_rc[i] == 0 && x->unexplained > (int64_t)x->allowance ? x->bad + 1 : 0;
+		x->ind_allowance = ind_pool_allowance(shm, i);
+		x->ind_in_flight = ia_rc[i] == 0 ? ia[i].in_flight : 0;
+		x->ind_bad = ia_rc[i] == 0 && x->ind_in_flight > (int64_t)x->ind_allowance ? x->ind_bad + 1 : 0;
 	}
 	pthread_mutex_unlock(&g.mu);
 }
@@ -216,6 +238,19 @@ cJSON *mgmt_watch_problems(const struct sbx_shm *shm)
 			 "available: a process holds or leaks them (GET /api/v1/pools/%.*s)",
 			 SBX_NAME_LEN, shm->pools[i].name, (long long)x->unexplained, x->bad,
 			 (unsigned long long)x->allowance, x->available, x->size, SBX_NAME_LEN, shm->pools[i].name);
+		problem(a, "pool", msg);
+	}
+	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
+		const struct pool_watch *x = &g.p[i];
+
+		if (g.start_ns != shm->start_realtime_ns || x->ind_bad < MGMT_POOL_BAD_SAMPLES)
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "pool %.*s: %lld indirect mbufs in flight for %u s, more than the %llu its plan allows "
+			 "(mirror queues, copy buffers, a burst per crash): a process holds or leaks shared mirror "
+			 "copies (GET /api/v1/pools/%.*s)",
+			 SBX_NAME_LEN, shm->pools[i].indirect.name, (long long)x->ind_in_flight, x->ind_bad,
+			 (unsigned long long)x->ind_allowance, SBX_NAME_LEN, shm->pools[i].name);
 		problem(a, "pool", msg);
 	}
 	pthread_mutex_unlock(&g.mu);

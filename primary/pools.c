@@ -107,6 +107,16 @@ static void print_plan(FILE *f, const char *name, int socket, const struct sbx_p
 		(unsigned long long)pl->rings, (unsigned long long)pl->headroom, (unsigned long long)pl->total);
 }
 
+/*
+ * The plan of the indirect-mbuf pool beside the pool of plan @p pl, mbufs: a shared copy takes one
+ * indirect mbuf per segment of its frame, and lives where a copy does (mirror TX descriptors, the
+ * workers' copy buffers: mirror_tx) or in an lcore cache; plus pool.headroom.
+ */
+static uint64_t plan_ind_pool(const struct sbx_pool_plan *pl)
+{
+	return pl->mirror_tx + pl->lcore_caches + pl->headroom;
+}
+
 /* Round up to 2^k - 1: the ring-based mempool is most memory-efficient at that size. */
 static uint32_t round_pool_size(uint64_t n)
 {
@@ -139,11 +149,38 @@ static void measure_memset(struct sbx_pool_shm *ps, uint64_t bytes, uint64_t pag
 	       r.ns ? (double)r.bytes / (double)r.ns : 0.0);
 }
 
+/* Create the indirect-mbuf pool of pool @p i, @p n mbufs on @p socket (no data room, no private
+ * data), timed, into p->ind_pools[i]. @return 0 or -1 (message printed). */
+static int create_ind_pool(struct sbx_primary *p, uint32_t i, uint32_t n, int socket)
+{
+	struct sbx_ind_pool_shm *ip = &p->shm->pools[i].indirect;
+	struct sbx_pool_mem mem;
+	struct rte_mempool *mp;
+	uint64_t t0 = sbx_now_ns();
+
+	mp = rte_pktmbuf_pool_create(ip->name, n, p->cfg->pool_cache, 0, 0, socket);
+	if (mp == NULL) {
+		fprintf(stderr, "spanbox-primary: cannot create pool %s (%u indirect mbufs on socket %d): %s\n",
+			ip->name, n, socket, rte_strerror(rte_errno));
+		return -1;
+	}
+	ip->populate_ns = sbx_now_ns() - t0;
+	mem = sbx_pool_mem(mp);
+	ip->bytes = mem.bytes;
+	ip->size = mp->size;
+	ip->cache_size = mp->cache_size;
+	ip->elt_size = mp->elt_size;
+	printf("spanbox-primary: pool %s: %u indirect mbufs x %u B on socket %d, cache %u: %.1f MiB, created in"
+	       " %.1f ms\n", ip->name, n, mp->elt_size, socket, mp->cache_size, MIB(ip->bytes), ip->populate_ns / 1e6);
+	p->ind_pools[i] = mp;
+	return 0;
+}
+
 int sbx_pools_create(struct sbx_primary *p)
 {
 	const struct sbx_config *cfg = p->cfg;
-	uint32_t room = plan_data_room(cfg), n[RTE_MAX_NUMA_NODES] = { 0 };
-	struct sbx_pool_estimate est[RTE_MAX_NUMA_NODES];
+	uint32_t room = plan_data_room(cfg), n[RTE_MAX_NUMA_NODES] = { 0 }, ind_n[RTE_MAX_NUMA_NODES] = { 0 };
+	struct sbx_pool_estimate est[RTE_MAX_NUMA_NODES], ind_est;
 	bool used[RTE_MAX_NUMA_NODES] = { false }, refused = false;
 	uint16_t i;
 	int s;
@@ -196,6 +233,18 @@ int sbx_pools_create(struct sbx_primary *p)
 	}
 	if (refused)
 		return -2;
+	for (i = 0; i < p->shm->nb_pools; i++) {
+		struct sbx_pool_shm *ps = &p->shm->pools[i];
+
+		s = p->pool_socket[i];
+		ps->indirect.plan_total = plan_ind_pool(&ps->plan);
+		ind_n[s] = round_pool_size(ps->indirect.plan_total);
+		sbx_pool_ind_name(s, ps->indirect.name, sizeof(ps->indirect.name));
+		printf("spanbox-primary: pool %s: mirror_tx %llu + lcore_caches %llu + headroom %llu = %llu indirect"
+		       " mbufs: %u (rounded up to 2^k - 1)\n", ps->indirect.name, (unsigned long long)ps->plan.mirror_tx,
+		       (unsigned long long)ps->plan.lcore_caches, (unsigned long long)ps->plan.headroom,
+		       (unsigned long long)ps->indirect.plan_total, ind_n[s]);
+	}
 
 	/* 2. the hugepages of every socket, before any pool takes them */
 	for (i = 0; i < p->shm->nb_pools; i++) {
@@ -203,7 +252,8 @@ int sbx_pools_create(struct sbx_primary *p)
 
 		s = p->pool_socket[i];
 		sbx_pool_estimate(n[s], cfg->pool_cache, (uint16_t)room, sbx_hugepages_eal_page_size(s), &est[s]);
-		ps->need_bytes = est[s].total;
+		sbx_pool_estimate(ind_n[s], cfg->pool_cache, 0, sbx_hugepages_eal_page_size(s), &ind_est);
+		ps->need_bytes = est[s].total + ind_est.total;
 		if (sbx_hugepages_check(p, s, ps->need_bytes, &ps->heap_free_bytes, &ps->free_huge_bytes) != 0) {
 			fprintf(stderr, "spanbox-primary: pool %s: %u mbufs x %llu B = %.1f MiB of objects + %.1f MiB"
 				" ring and header\n", ps->name, n[s], (unsigned long long)est[s].obj_size,
@@ -248,6 +298,8 @@ int sbx_pools_create(struct sbx_primary *p)
 			       ps->memset_ns / 1e6, (double)ps->populate_ns / (double)ps->memset_ns);
 		printf("\n");
 		p->pools[i] = mp;
+		if (create_ind_pool(p, i, ind_n[s], s) != 0)
+			return -1;
 	}
 	sbx_pools_refresh(p);
 	return 0;
@@ -277,6 +329,10 @@ void sbx_pools_refresh(struct sbx_primary *p)
 			continue;
 		p->shm->pools[i].avail = rte_mempool_avail_count(p->pools[i]);
 		p->shm->pools[i].in_use = rte_mempool_in_use_count(p->pools[i]);
+		if (p->ind_pools[i] == NULL)
+			continue;
+		p->shm->pools[i].indirect.avail = rte_mempool_avail_count(p->ind_pools[i]);
+		p->shm->pools[i].indirect.in_use = rte_mempool_in_use_count(p->ind_pools[i]);
 	}
 }
 
@@ -286,6 +342,8 @@ void sbx_pools_free(struct sbx_primary *p)
 
 	for (i = 0; i < p->shm->nb_pools; i++) {
 		rte_mempool_free(p->pools[i]);
+		rte_mempool_free(p->ind_pools[i]);
 		p->pools[i] = NULL;
+		p->ind_pools[i] = NULL;
 	}
 }

@@ -28,6 +28,7 @@ struct sbx_primary {
 	struct sbx_shm *shm;
 	const struct sbx_config *cfg;
 	struct rte_mempool *pools[SBX_MAX_POOLS];
+	struct rte_mempool *ind_pools[SBX_MAX_POOLS]; /**< the indirect-mbuf pool beside pools[i] */
 	int pool_socket[SBX_MAX_POOLS];
 	int fallback_socket; /**< pool socket of ports whose own socket has no hugepage memory (numa.c) */
 	char worker_bin[SBX_PATH_LEN];
@@ -157,12 +158,13 @@ uint64_t sbx_hugepages_eal_page_size(int socket);
  * and kept in shm (sbx_pool_plan); pool.mbufs overrides the size, but a size below the plan is
  * refused unless pool.force (then a warning). Then the hugepage check of every socket, then per
  * pool the optional first-touch memset measurement (pool.measure_memset) and the timed creation
- * (populate_ns, bytes, hugepage size).
+ * (populate_ns, bytes, hugepage size), and beside it its indirect-mbuf pool (struct
+ * sbx_ind_pool_shm: mbufs without data room for shared mirror copies), counted in the check.
  * @return 0; -2 when refused (pool.mbufs below the plan, not enough hugepages: the message and
  *         the plan are printed; exit 2); -1 when a pool cannot be created (message printed).
  */
 int sbx_pools_create(struct sbx_primary *p);
-/** Refresh in_use/avail of every pool in shm (cheap: ring count plus cache counts). */
+/** Refresh in_use/avail of every pool and indirect pool in shm (cheap: ring count plus cache counts). */
 void sbx_pools_refresh(struct sbx_primary *p);
 /** Free every pool (after ports are closed and workers gone). */
 void sbx_pools_free(struct sbx_primary *p);

@@ -238,6 +238,12 @@ static int cmd_pools(const char *cmd, const char *params, struct rte_tel_data *d
 		rte_tel_data_add_dict_u64(c, "cache_size", ps->cache_size);
 		rte_tel_data_add_dict_u64(c, "data_room", ps->data_room);
 		rte_tel_data_add_dict_u64(c, "bytes", ps->bytes);
+		if (ps->indirect.name[0]) { /* its indirect-mbuf pool (shared mirror copies) */
+			rte_tel_data_add_dict_string(c, "indirect_name", ps->indirect.name);
+			rte_tel_data_add_dict_u64(c, "indirect_size", ps->indirect.size);
+			rte_tel_data_add_dict_u64(c, "indirect_in_use", ps->indirect.in_use);
+			rte_tel_data_add_dict_u64(c, "indirect_available", ps->indirect.avail);
+		}
 		add_container(d, ps->name, c);
 	}
 	return 0;

@@ -291,6 +291,9 @@ static void flush_lcore_caches(struct sbx_primary *p, unsigned int lcore_id)
 
 		if (c != NULL && c->len)
 			rte_mempool_cache_flush(c, p->pools[i]);
+		c = p->ind_pools[i] ? rte_mempool_default_cache(p->ind_pools[i], lcore_id) : NULL;
+		if (c != NULL && c->len)
+			rte_mempool_cache_flush(c, p->ind_pools[i]);
 	}
 }
 

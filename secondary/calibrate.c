@@ -96,7 +96,7 @@ int sbx_calibrate(const char *prog, unsigned int iters)
 	char dir[SBX_PATH_LEN];
 	uint32_t threshold = 0, room = 9000 + RTE_PKTMBUF_HEADROOM;
 	bool copy_wins = true; /* copy has been the cheaper one at every size so far */
-	struct rte_mempool *mp;
+	struct rte_mempool *mp, *mp_ind;
 	struct sbx_mirror_engine *e;
 	unsigned int k;
 
@@ -104,20 +104,19 @@ int sbx_calibrate(const char *prog, unsigned int iters)
 		fprintf(stderr, "spanbox-worker --calibrate: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
+	/* as the primary's pools: a pktmbuf pool and an indirect-mbuf pool (no data room) */
 	mp = rte_pktmbuf_pool_create("sbx_calibrate", 4095, 256, 0, (uint16_t)room, (int)rte_socket_id());
-	if (mp == NULL) {
-		fprintf(stderr, "spanbox-worker --calibrate: pool: %s\n", rte_strerror(rte_errno));
-		rte_eal_cleanup();
-		return 1;
-	}
-	e = calloc(1, sizeof(*e));
+	mp_ind = rte_pktmbuf_pool_create("sbx_calibrate_ind", 4095, 256, 0, 0, (int)rte_socket_id());
+	e = mp && mp_ind ? calloc(1, sizeof(*e)) : NULL;
 	if (e == NULL) {
-		fprintf(stderr, "spanbox-worker --calibrate: out of memory\n");
+		fprintf(stderr, "spanbox-worker --calibrate: pool or memory: %s\n", rte_strerror(rte_errno));
 		rte_mempool_free(mp);
+		rte_mempool_free(mp_ind);
 		rte_eal_cleanup();
 		return 1;
 	}
 	e->mp = mp;
+	e->mp_ind = mp_ind;
 	printf("# mirror copy cost on this machine (TSC %.2f GHz), cycles per copy, median of 5 x %u\n",
 	       rte_get_tsc_hz() / 1e9, iters);
 	printf("%8s %10s %10s %8s\n", "bytes", "copy", "share", "better");
@@ -137,6 +136,7 @@ int sbx_calibrate(const char *prog, unsigned int iters)
 	printf("recommended copy.threshold: %u\n", threshold);
 	free(e);
 	rte_mempool_free(mp);
+	rte_mempool_free(mp_ind);
 	rte_eal_cleanup();
 	sbx_runtime_dir("sbxcalibrate", dir, sizeof(dir));
 	rmdir(dir); /* EAL leaves the (empty) runtime directory behind */
@@ -308,6 +308,7 @@ int sbx_calibrate_cross_core(const char *prog, unsigned int frames)
 		goto out;
 	}
 	xc_e->mp = mp;
+	xc_e->mp_ind = NULL; /* one pool: the placements are compared, not the pools */
 	for (i = 0; i < XC_BURST; i++) {
 		orig[i] = rte_pktmbuf_alloc(mp);
 		memset(rte_pktmbuf_append(orig[i], 64), 0xa5, 64);

@@ -46,8 +46,10 @@ static void flush_caches(const struct sbx_shm *shm)
 {
 	uint32_t i;
 
-	for (i = 0; i < shm->nb_pools; i++) {
-		struct rte_mempool *mp = rte_mempool_lookup(shm->pools[i].name);
+	for (i = 0; i < 2 * shm->nb_pools; i++) {
+		const struct sbx_pool_shm *ps = &shm->pools[i / 2];
+		struct rte_mempool *mp = i % 2 == 0 ? rte_mempool_lookup(ps->name)
+				       : ps->indirect.name[0] ? rte_mempool_lookup(ps->indirect.name) : NULL;
 		struct rte_mempool_cache *c = mp ? rte_mempool_default_cache(mp, rte_lcore_id()) : NULL;
 
 		if (c != NULL)
@@ -248,8 +250,9 @@ static long standby_park(struct sbx_shm *shm, long s, char *err, size_t errlen)
 	long rc = -1;
 
 	for (i = 0; i < shm->nb_pools; i++)
-		if (rte_mempool_lookup(shm->pools[i].name) == NULL) {
-			snprintf(err, errlen, "pool %s not found", shm->pools[i].name);
+		if (rte_mempool_lookup(shm->pools[i].name) == NULL ||
+		    (shm->pools[i].indirect.name[0] && rte_mempool_lookup(shm->pools[i].indirect.name) == NULL)) {
+			snprintf(err, errlen, "pool %s or %s not found", shm->pools[i].name, shm->pools[i].indirect.name);
 			return -1;
 		}
 	signal(SBX_STANDBY_WAKE_SIGNAL, on_wake);

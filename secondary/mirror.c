@@ -2,8 +2,9 @@
 /*
  * Mirror copies, size-aware (NOTES.md section 5): small frames are deep-copied (a 64-256 B memcpy
  * is cheaper than refcount atomics that bounce a cache line between cores); big frames are shared
- * through an indirect mbuf (rte_pktmbuf_clone) behind a separate header mbuf, so the shared
- * buffer is never written. Each worker sends on its own mirror TX queue of the destination.
+ * through an indirect mbuf (rte_pktmbuf_attach, rte_pktmbuf_clone) behind a separate header mbuf,
+ * so the shared buffer is never written; the indirect mbufs come from the socket's indirect-mbuf
+ * pool (struct sbx_ind_pool_shm), whose objects have no data room. Each worker sends on its own mirror TX queue of the destination.
  */
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -118,10 +119,13 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 	e->ns_mult = sbx_mirror_ns_mult(e->tsc_hz);
 	e->tsc0 = rte_rdtsc();
 	e->ns0 = sbx_realtime_ns();
-	e->mp = shm->nb_pools ? rte_mempool_lookup(shm->pools[0].name) : NULL;
+	k = 0;
 	for (i = 0; i < shm->nb_pools; i++)
 		if (shm->pools[i].socket_id == (int)rte_socket_id())
-			e->mp = rte_mempool_lookup(shm->pools[i].name);
+			k = i;
+	e->mp = shm->nb_pools ? rte_mempool_lookup(shm->pools[k].name) : NULL;
+	e->mp_ind = shm->nb_pools && shm->pools[k].indirect.name[0] ? rte_mempool_lookup(shm->pools[k].indirect.name)
+								 : NULL;
 	if (cfg->nb_mirrors && e->mp == NULL) {
 		snprintf(err, errlen, "no mbuf pool for mirror copies");
 		return -1;
@@ -248,7 +252,8 @@ struct burst_hdr {
 
 /* How one copy is made (classify): a deep copy into one new mbuf, a one-segment frame shared
  * through one indirect mbuf (behind a header mbuf when there is a header), both from mbufs of the
- * burst's bulk allocation; or the general code (chains, big frames) with its own allocations. */
+ * burst's bulk allocations (the indirect mbuf from e->mp_ind); or the general code (chains, big
+ * frames) with its own allocations. */
 enum copy_kind { COPY_ONE, SHARE_ONE, COPY_SLOW, SHARE_SLOW, COPY_NONE };
 
 static void burst_hdr_init(struct burst_hdr *bh, const struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
@@ -386,17 +391,18 @@ static inline uint32_t copy_cap(const struct sbx_mirror_cfg *c, const struct rte
 
 /*
  * How the copy of @p m is made (enum copy_kind), and in @p nmb how many mbufs of the burst's bulk
- * allocation it takes (0 for the general code); COPY_NONE when the frame cannot be mirrored
- * (counted: drop_malformed).
+ * allocation from e->mp it takes, in @p nind how many from e->mp_ind (both 0 for the general code);
+ * COPY_NONE when the frame cannot be mirrored (counted: drop_malformed).
  */
 static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
-				      const struct rte_mbuf *m, unsigned int *nmb)
+				      const struct rte_mbuf *m, unsigned int *nmb, unsigned int *nind)
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
 	uint32_t cap = copy_cap(c, m), strip = c->encap == SBX_ENCAP_RSPAN ? 12 : 0;
 	bool share;
 
 	*nmb = 0;
+	*nind = 0;
 	if (c->encap == SBX_ENCAP_RSPAN && m->pkt_len < 12) {
 		rt->st->drop_malformed++; /* no MAC addresses to put the tag behind */
 		return COPY_NONE;
@@ -409,7 +415,8 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 	if (m->nb_segs != 1)
 		return share ? SHARE_SLOW : COPY_SLOW;
 	if (share) {
-		*nmb = bh->len ? 2 : 1;
+		*nmb = bh->len != 0;
+		*nind = 1;
 		return SHARE_ONE;
 	}
 	if (bh->len + cap - strip > bh->room)
@@ -419,12 +426,13 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 }
 
 /*
- * One mirror copy of @p m made as @p kind says, from the mbufs @p mb (as many as classify said,
- * taken over by the copy) or, for the general code, its own allocations. @return the copy, or NULL
- * (counted: drop_nombuf or drop_malformed).
+ * One mirror copy of @p m made as @p kind says, from the mbufs @p mb and indirect mbufs @p mi (as
+ * many as classify said, taken over by the copy) or, for the general code, its own allocations.
+ * @return the copy, or NULL (counted: drop_nombuf or drop_malformed).
  */
-static inline __attribute__((always_inline)) struct rte_mbuf *make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
-				  struct rte_mbuf *m, enum copy_kind kind, struct rte_mbuf **mb)
+static inline __attribute__((always_inline)) struct rte_mbuf *
+make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct burst_hdr *bh, struct rte_mbuf *m,
+	  enum copy_kind kind, struct rte_mbuf **mb, struct rte_mbuf **mi)
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
 	uint32_t len = m->pkt_len, cap = copy_cap(c, m), hlen = bh->len;
@@ -447,7 +455,7 @@ static inline __attribute__((always_inline)) struct rte_mbuf *make_copy(struct s
 	case SHARE_ONE:
 		/* a one-segment frame: what rte_pktmbuf_clone() does, inline, with a preallocated mbuf;
 		 * the frame's buffer is never written (only its refcount) */
-		cp = mb[0];
+		cp = mi[0];
 		rte_pktmbuf_attach(cp, m);
 		if (cap < len) {
 			cp->data_len = (uint16_t)cap;
@@ -456,7 +464,7 @@ static inline __attribute__((always_inline)) struct rte_mbuf *make_copy(struct s
 		if (strip)
 			rte_pktmbuf_adj(cp, (uint16_t)strip);
 		if (hlen) {
-			h = mb[1];
+			h = mb[0];
 			d = rte_pktmbuf_mtod(h, uint8_t *);
 			h->data_len = (uint16_t)hlen;
 			write_header(e, rt, bh, m, cap, d);
@@ -487,7 +495,7 @@ static inline __attribute__((always_inline)) struct rte_mbuf *make_copy(struct s
 		rt->st->copied++;
 		break;
 	case SHARE_SLOW:
-		cp = rte_pktmbuf_clone(m, e->mp);
+		cp = rte_pktmbuf_clone(m, e->mp_ind != NULL ? e->mp_ind : e->mp);
 		if (cp == NULL) {
 			rt->st->drop_nombuf++;
 			return NULL;
@@ -573,21 +581,36 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 }
 
 /*
- * Allocate @p n mbufs into @p mb: one bulk get from the pool, or, when the pool cannot give them
- * all at once, one at a time for as many as it has. @return how many @p mb holds.
+ * The mbufs of a burst's copies: @p n from @p mp into @p mb and @p n_i from @p mpi into @p mi, one
+ * bulk get from each pool. @return true; false when a pool cannot give them all at once (then
+ * nothing is taken: the copies take their mbufs one frame at a time, take_one()).
  */
-static unsigned int alloc_copies(struct rte_mempool *mp, struct rte_mbuf **mb, unsigned int n)
+static inline bool alloc_copies(struct rte_mempool *mp, struct rte_mbuf **mb, unsigned int n,
+				struct rte_mempool *mpi, struct rte_mbuf **mi, unsigned int n_i)
 {
-	unsigned int i;
-
-	if (n == 0 || likely(rte_pktmbuf_alloc_bulk(mp, mb, n) == 0))
-		return n;
-	for (i = 0; i < n; i++) {
-		mb[i] = rte_pktmbuf_alloc(mp);
-		if (mb[i] == NULL)
-			break;
+	if (n != 0 && unlikely(rte_pktmbuf_alloc_bulk(mp, mb, n) != 0))
+		return false;
+	if (n_i != 0 && unlikely(rte_pktmbuf_alloc_bulk(mpi, mi, n_i) != 0)) {
+		if (n != 0)
+			rte_pktmbuf_free_bulk(mb, n);
+		return false;
 	}
-	return i;
+	return true;
+}
+
+/* The @p n (0 or 1) mbufs of @p mp and @p n_i (0 or 1) of @p mpi one copy needs, into @p mb and
+ * @p mi, when the burst's bulk gets failed. @return true; false with nothing taken. */
+static bool take_one(struct rte_mempool *mp, struct rte_mbuf **mb, unsigned int n, struct rte_mempool *mpi,
+		     struct rte_mbuf **mi, unsigned int n_i)
+{
+	if (n != 0 && (mb[0] = rte_pktmbuf_alloc(mp)) == NULL)
+		return false;
+	if (n_i != 0 && (mi[0] = rte_pktmbuf_alloc(mpi)) == NULL) {
+		if (n != 0)
+			rte_pktmbuf_free(mb[0]);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -618,19 +641,23 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 		uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out, uint16_t *out_idx,
 		const uint16_t *bsel, const bool tag)
 {
-	struct rte_mbuf *mb[2 * SBX_MAX_BURST];
+	struct rte_mempool *mpi = e->mp_ind != NULL ? e->mp_ind : e->mp;
+	struct rte_mbuf *mb[SBX_MAX_BURST], *mi[SBX_MAX_BURST];
 	uint8_t kind[SBX_MAX_BURST];
-	unsigned int need = 0, got, used = 0, nmb;
+	unsigned int need = 0, need_i = 0, used = 0, used_i = 0, nmb, ni;
 	struct burst_hdr bh;
 	uint16_t i, nc = 0;
+	bool bulk;
 
 	burst_hdr_init(&bh, e, rt, port, dir, now_ns);
-	/* how each copy is made: then one allocation for the burst's copies */
+	/* how each copy is made: then one allocation for the burst's copies and headers, one for its
+	 * indirect mbufs */
 	for (i = 0; i < n; i++) {
-		kind[i] = (uint8_t)classify(rt, &bh, pkts[i], &nmb);
+		kind[i] = (uint8_t)classify(rt, &bh, pkts[i], &nmb, &ni);
 		need += nmb;
+		need_i += ni;
 	}
-	got = alloc_copies(e->mp, mb, need);
+	bulk = alloc_copies(e->mp, mb, need, mpi, mi, need_i);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i], *cp;
 
@@ -638,13 +665,15 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 			continue; /* counted by classify */
 		if (i + 1 < n) /* the next frame's first line, read while this copy is written */
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		nmb = kind[i] == COPY_ONE ? 1 : kind[i] == SHARE_ONE ? (bh.len ? 2 : 1) : 0;
-		if (unlikely(used + nmb > got)) { /* the pool ran dry within the burst */
-			rt->st->drop_nombuf++;
+		nmb = kind[i] == COPY_ONE || (kind[i] == SHARE_ONE && bh.len);
+		ni = kind[i] == SHARE_ONE;
+		if (unlikely(!bulk) && !take_one(e->mp, mb + used, nmb, mpi, mi + used_i, ni)) {
+			rt->st->drop_nombuf++; /* a pool ran dry within the burst */
 			continue;
 		}
-		cp = make_copy(e, rt, &bh, m, (enum copy_kind)kind[i], mb + used);
+		cp = make_copy(e, rt, &bh, m, (enum copy_kind)kind[i], mb + used, mi + used_i);
 		used += nmb;
+		used_i += ni;
 		if (unlikely(cp == NULL))
 			continue; /* counted by make_copy */
 		if (tag && e->fh_shared)
@@ -655,8 +684,6 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 		out[nc] = cp;
 		out_idx[nc++] = i;
 	}
-	if (unlikely(used < got)) /* a share that needed two when one was left */
-		rte_pktmbuf_free_bulk(mb + used, got - used);
 	return nc;
 }
 

@@ -55,7 +55,10 @@ struct sbx_mirror_engine {
 	uint8_t nb_rx[SBX_MAX_PORTS], nb_tx[SBX_MAX_PORTS];
 	uint8_t rx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring RX of a port */
 	uint8_t tx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring TX of a port */
-	struct rte_mempool *mp;          /**< pool for copies, clones and header mbufs */
+	struct rte_mempool *mp;          /**< pool for copies and header mbufs (the socket's pktmbuf pool) */
+	struct rte_mempool *mp_ind;      /**< pool for the indirect mbufs of shares (the socket's
+					      indirect-mbuf pool, struct sbx_ind_pool_shm; NULL when
+					      there is none: then e->mp's mbufs serve) */
 	uint64_t tsc0, ns0, tsc_hz;      /**< realtime clock from the TSC for ERSPAN III timestamps */
 	uint64_t ns_mult;                /**< ns per TSC cycle << SBX_MIRROR_NS_SHIFT (sbx_mirror_now_ns) */
 	uint64_t dst_wait_cycles;        /**< TSC cycles a copy may wait for room in a pcap
@@ -100,8 +103,8 @@ void sbx_mirror_session_init(struct sbx_mirror_rt *rt, const struct sbx_mirror_c
  * as sbx_mirror_prepare() makes every copy: header of the session's encapsulation (ERSPAN with
  * GRE sequence 0: numbered when sent), frame cut at the snaplen, deep copy or shared (indirect
  * mbuf behind a header mbuf) by size and copy strategy; counts copied/shared/truncated in rt->st.
- * @p now_ns is CLOCK_REALTIME ns for the ERSPAN III timestamp. Needs e->mp (copies come from it)
- * and e->ip_id; no filter, sampling or queue. sbx_mirror_copy_burst() of one frame. Exposed for
+ * @p now_ns is CLOCK_REALTIME ns for the ERSPAN III timestamp. Needs e->mp (copies and headers come
+ * from it), e->mp_ind (the indirect mbufs of shares; NULL: from e->mp) and e->ip_id; no filter, sampling or queue. sbx_mirror_copy_burst() of one frame. Exposed for
  * spanbox-worker --calibrate --cross-core and the tests.
  * @return the copy (the caller owns it), or NULL counted in drop_nombuf or drop_malformed.
  */
@@ -112,10 +115,10 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
  * Make the mirror copies of session @p rt of @p n frames seen on @p dir of port @p port, the way
  * sbx_mirror_prepare() makes a burst's copies once filter and sampling chose the frames
  * @p pkts[0..n-1] (n <= SBX_MAX_BURST; only read). Each copy is
- * made as sbx_mirror_copy_one() says; the mbufs of all one-mbuf copies and one-segment shares come
- * from one rte_pktmbuf_alloc_bulk(), or, when the pool cannot give them all, one at a time for as
- * many as it has (the copies of the first frames are made, the others counted in drop_nombuf;
- * nothing is kept back). The ERSPAN header is built once for the call (@p now_ns: CLOCK_REALTIME ns
+ * made as sbx_mirror_copy_one() says; the mbufs of all one-mbuf copies and share headers come
+ * from one rte_pktmbuf_alloc_bulk() of e->mp, the indirect mbufs of one-segment shares from one of
+ * e->mp_ind, or, when a pool cannot give them all, one at a time for as many as it has (the copies
+ * of the first frames are made, the others counted in drop_nombuf; nothing is kept back). The ERSPAN header is built once for the call (@p now_ns: CLOCK_REALTIME ns
  * of the ERSPAN III timestamp). For a session to a tool group (rt->grp) each copy is tagged with
  * its frame's bucket in hash.usr (toolgroup.h), the frames hashed anew (not the hashes of the
  * burst sbx_mirror_prepare() last had).

@@ -93,6 +93,11 @@ void sbx_pool_name(int socket_id, char *buf, size_t len)
 	snprintf(buf, len, "sbx_pool_s%d", socket_id);
 }
 
+void sbx_pool_ind_name(int socket_id, char *buf, size_t len)
+{
+	snprintf(buf, len, "sbx_pool_ind_s%d", socket_id);
+}
+
 void sbx_runtime_dir(const char *prefix, char *buf, size_t len)
 {
 	const char *dir = "/var/run";

@@ -49,7 +49,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 20
+#define SBX_SHM_VERSION 21
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -418,6 +418,31 @@ struct sbx_worker_rxqs {
 	struct sbx_rxq_cfg rxq[SBX_MAX_RXQ_PER_WORKER]; /**< (port, queue) pairs, in polling order */
 };
 
+/**
+ * The indirect-mbuf pool beside a socket's pktmbuf pool: mbufs without data room or private data
+ * (struct rte_mbuf alone, 128 B + the mempool's object header), from which a shared mirror copy
+ * takes the mbuf that points at the frame's buffer (rte_pktmbuf_attach(), rte_pktmbuf_clone()).
+ * Its objects sit 192 B apart instead of one per data room (2.3 KB, 9.4 KB at MTU 9000), so the
+ * indirect mbufs of a burst share cache lines and TLB entries; measured -2 to -4 % cycles per share
+ * (docs/BENCHMARKS.md "Mirror fast path, third pass"). Created and sized by the primary with the
+ * main pool, never freed while it runs; a worker that finds none uses the main pool.
+ */
+struct sbx_ind_pool_shm {
+	char name[SBX_NAME_LEN]; /**< rte_mempool name (sbx_pool_ind_name()); "" when there is none */
+	uint32_t size;           /**< mbufs */
+	uint32_t cache_size;     /**< per-lcore cache, mbufs (pool.cache, as the main pool) */
+	uint32_t elt_size;       /**< bytes per object (struct rte_mbuf, no data room) */
+	uint32_t in_use;         /**< refreshed by the primary every 100 ms */
+	uint32_t avail;
+	uint32_t pad;
+	uint64_t populate_ns;    /**< time rte_pktmbuf_pool_create took, ns */
+	uint64_t bytes;          /**< memory holding its objects, bytes */
+	uint64_t plan_total;     /**< the plan, mbufs: shares in flight on mirror TX queues and in the
+				      workers' copy buffers (plan.mirror_tx), the lcore caches
+				      (plan.lcore_caches) and pool.headroom; size is it rounded up to
+				      2^k - 1 */
+};
+
 /** One pktmbuf pool. */
 struct sbx_pool_shm {
 	char name[SBX_NAME_LEN]; /**< rte_mempool name */
@@ -447,6 +472,7 @@ struct sbx_pool_shm {
 	uint64_t memset_bytes;   /**< bytes set (the estimate of the pool's object memory, whole pages) */
 	uint64_t memset_page_size; /**< bytes */
 	char memset_error[128];
+	struct sbx_ind_pool_shm indirect; /**< its indirect-mbuf pool (shared mirror copies) */
 };
 
 /** One lcore of the appliance and where it runs. */
@@ -689,6 +715,9 @@ uint64_t sbx_realtime_ns(void);
 
 /** The name of the pool used on socket @p socket_id, written into @p buf. */
 void sbx_pool_name(int socket_id, char *buf, size_t len);
+
+/** The name of the indirect-mbuf pool (struct sbx_ind_pool_shm) on socket @p socket_id, into @p buf. */
+void sbx_pool_ind_name(int socket_id, char *buf, size_t len);
 
 /**
  * DPDK's runtime directory of file prefix @p prefix (/var/run/dpdk/PREFIX, or

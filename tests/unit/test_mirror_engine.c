@@ -10,8 +10,9 @@
  * commit_tx trimming, GRE sequence numbers at send time across bursts and two workers, drop_txfull
  * and the replay wait, the fast path (per-burst ERSPAN header template against erspan.c's
  * field-by-field bytes, II and III, IPv4 and IPv6; the pool running dry halfway through a burst's
- * bulk allocation; the share of a clone; the TSC-to-ns fixed point), and that every mbuf is back in
- * the pool after each part.
+ * bulk allocation, of the main pool or of the indirect-mbuf pool; which pool a share's mbufs come
+ * from; the share of a clone; the TSC-to-ns fixed point), and that every mbuf is back in the pools
+ * after each part.
  * usage: test_mirror_engine [repo-root]   (the argument is unused)
  */
 #include <inttypes.h>
@@ -37,11 +38,13 @@
 
 #define PREFIX "sbxut_mirror_engine"
 #define POOL_N 2047u
+#define IND_N 1023u     /* the indirect-mbuf pool (no data room), as the primary's beside its pool */
 #define ROOM (2048 + RTE_PKTMBUF_HEADROOM)
 #define CSET 3          /* counter set of the session (not 0: the indirection is used) */
 #define DST_MAC_PORT { 0x02, 0x00, 0x00, 0x00, 0x00, 0x11 }
 
-static struct rte_mempool *mp;
+static struct rte_mempool *mp, *mp_ind;
+static bool no_ind; /* world(): no indirect-mbuf pool in shm (the engine falls back to mp) */
 static struct rte_ring *ring_w0, *ring_w1, *ring_small;
 static struct sbx_shm *shm;
 static struct sbx_tables *tab;
@@ -58,6 +61,8 @@ static void world(uint8_t src_kind, struct rte_ring *r0)
 	shm->nb_pools = 1;
 	snprintf(shm->pools[0].name, sizeof(shm->pools[0].name), "%s", mp->name);
 	shm->pools[0].socket_id = (int32_t)rte_socket_id();
+	if (!no_ind)
+		snprintf(shm->pools[0].indirect.name, sizeof(shm->pools[0].indirect.name), "%s", mp_ind->name);
 	c->nb_ports = 2;
 	snprintf(c->ports[0].name, sizeof(c->ports[0].name), "src");
 	snprintf(c->ports[1].name, sizeof(c->ports[1].name), "dst");
@@ -175,9 +180,11 @@ static uint32_t bytes(const struct rte_mbuf *m, uint8_t *buf, uint32_t cap)
 
 static bool pool_full(const char *after)
 {
-	unsigned int avail = rte_mempool_avail_count(mp);
+	unsigned int avail = rte_mempool_avail_count(mp), avail_ind = rte_mempool_avail_count(mp_ind);
 
-	return check(avail == POOL_N, "after %s every mbuf is back in the pool (%u of %u)", after, avail, POOL_N);
+	return check(avail == POOL_N && avail_ind == IND_N,
+		     "after %s every mbuf is back in the pool (%u of %u) and the indirect pool (%u of %u)", after,
+		     avail, POOL_N, avail_ind, IND_N);
 }
 
 /* Start one part: the world, session 0 as given, worker 0's engine set up (a TAP line). @return the
@@ -937,32 +944,54 @@ static void test_burst_header(struct sbx_mirror_engine *e)
 	pool_full("the burst template");
 }
 
-/* The pool runs dry halfway through a burst: the bulk allocation of the burst's copies fails, the
- * engine takes what is left one at a time; the copies it cannot make are counted drop_nombuf, the
- * ones it makes are the first frames', and nothing leaks (a share needing two mbufs when one is
- * left gives that one back). */
+/* A pool runs dry halfway through a burst: the bulk allocation of the burst's copies (or of its
+ * shares' indirect mbufs) fails, the engine takes what is left one at a time; the copies it cannot
+ * make are counted drop_nombuf, the ones it makes are the first frames', and nothing leaks (a
+ * share whose header mbuf was there but not its indirect mbuf, or the reverse, gives it back).
+ * ERSPAN II: a share is a header mbuf of mp and an indirect mbuf of mp_ind (of mp without one). */
 static void test_nombuf(struct sbx_mirror_engine *e)
 {
-	static const struct { uint8_t strategy; unsigned int left, made; const char *what; } c[] = {
-		{ SBX_COPY_COPY, 10, 10, "copy, 10 mbufs left" },
-		{ SBX_COPY_SHARE, 11, 5, "share (header + indirect mbuf), 11 left" },
-		{ SBX_COPY_COPY, 0, 0, "copy, pool empty" },
+	static const struct {
+		uint8_t strategy;
+		unsigned int left, left_ind, made; /* left: UINT32_MAX the pool as it is */
+		bool no_ind;
+		const char *what;
+	} c[] = {
+		{ SBX_COPY_COPY, 10, UINT32_MAX, 10, false, "copy, 10 mbufs left" },
+		{ SBX_COPY_SHARE, 11, UINT32_MAX, 11, false, "share, 11 header mbufs left" },
+		{ SBX_COPY_SHARE, UINT32_MAX, 7, 7, false, "share, 7 indirect mbufs left" },
+		{ SBX_COPY_SHARE, 9, 20, 9, false, "share, 9 header and 20 indirect mbufs left" },
+		{ SBX_COPY_SHARE, 11, UINT32_MAX, 5, true, "share without an indirect pool (both from one), 11 left" },
+		{ SBX_COPY_COPY, 0, UINT32_MAX, 0, false, "copy, pool empty" },
+		{ SBX_COPY_SHARE, UINT32_MAX, 0, 0, false, "share, indirect pool empty" },
 	};
-	struct rte_mbuf *f[32], *out[64], **hold = calloc(POOL_N, sizeof(*hold));
-	unsigned int k, nh, n, i, inorder;
+	struct rte_mbuf *f[32], *out[64], **hold = calloc(POOL_N, sizeof(*hold)), **hold_i = calloc(IND_N, sizeof(*hold));
+	unsigned int k, nh, nhi, n, i, inorder, a0, ai0;
 
-	if (!check(hold != NULL, "drop_nombuf: room to hold the pool"))
+	if (!check(hold != NULL && hold_i != NULL, "drop_nombuf: room to hold the pools"))
 		return;
 	for (k = 0; k < RTE_DIM(c); k++) {
-		char what[96];
+		bool share = c[k].strategy == SBX_COPY_SHARE;
+		unsigned int per_main = share && c[k].no_ind ? 2 : 1, per_ind = share && !c[k].no_ind ? 1 : 0;
+		char what[112];
 
 		snprintf(what, sizeof(what), "pool dry mid-burst, %s", c[k].what);
-		if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_ERSPAN2, c[k].strategy, 512, 0, 1, what) == NULL)
+		no_ind = c[k].no_ind;
+		if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_ERSPAN2, c[k].strategy, 512, 0, 1, what) == NULL) {
+			no_ind = false;
 			break;
+		}
+		no_ind = false;
 		frames(f, 32, 64, 0);
-		nh = 0;
-		while (rte_mempool_avail_count(mp) > c[k].left && (hold[nh] = rte_pktmbuf_alloc(mp)) != NULL)
+		nh = nhi = 0;
+		while (c[k].left != UINT32_MAX && rte_mempool_avail_count(mp) > c[k].left &&
+		       (hold[nh] = rte_pktmbuf_alloc(mp)) != NULL)
 			nh++;
+		while (c[k].left_ind != UINT32_MAX && rte_mempool_avail_count(mp_ind) > c[k].left_ind &&
+		       (hold_i[nhi] = rte_pktmbuf_alloc(mp_ind)) != NULL)
+			nhi++;
+		a0 = rte_mempool_avail_count(mp);
+		ai0 = rte_mempool_avail_count(mp_ind);
 		n = mirror_rx(e, f, 32, ring_w0, out, 64);
 		for (i = 0, inorder = 0; i < n; i++) { /* byte 20 of frame i is i: byte 70 of its copy */
 			uint8_t b;
@@ -974,14 +1003,61 @@ static void test_nombuf(struct sbx_mirror_engine *e)
 			      inorder == n,
 		      "%s: %u copies of the first frames, drop_nombuf %" PRIu64 " (%u sent, %u in order)", what,
 		      c[k].made, ctr(0)->drop_nombuf, n, inorder);
-		check(rte_mempool_avail_count(mp) == c[k].left - (c[k].strategy == SBX_COPY_SHARE ? 2 : 1) * n,
-		      "%s: no mbuf lost in the engine (%u free with %u copies out)", what,
-		      rte_mempool_avail_count(mp), n);
+		check(rte_mempool_avail_count(mp) == a0 - per_main * n &&
+			      rte_mempool_avail_count(mp_ind) == ai0 - per_ind * n,
+		      "%s: no mbuf lost in the engine (%u of %u free, %u of %u indirect, with %u copies out)", what,
+		      rte_mempool_avail_count(mp), a0, rte_mempool_avail_count(mp_ind), ai0, n);
 		free_all(out, n);
 		free_all(hold, nh);
+		free_all(hold_i, nhi);
 		end(e, what, f, 32);
 	}
 	free(hold);
+	free(hold_i);
+}
+
+/* A share's indirect mbuf comes from the indirect-mbuf pool, its header from the main pool (the
+ * one-segment inline attach and rte_pktmbuf_clone() of a chain alike); without an indirect pool in
+ * shm both come from the main pool. */
+static void test_share_pools(struct sbx_mirror_engine *e)
+{
+	static const struct { uint8_t encap; bool chain, no_ind; const char *what; } c[] = {
+		{ SBX_ENCAP_ERSPAN2, false, false, "ERSPAN II share of one segment" },
+		{ SBX_ENCAP_SPAN, false, false, "SPAN share of one segment (no header)" },
+		{ SBX_ENCAP_ERSPAN2, true, false, "ERSPAN II share of a 3-segment chain" },
+		{ SBX_ENCAP_ERSPAN2, false, true, "ERSPAN II share, no indirect pool" },
+	};
+	unsigned int k;
+
+	for (k = 0; k < RTE_DIM(c); k++) {
+		struct rte_mbuf *f[1], *out[2], *ind;
+		struct rte_mempool *want = c[k].no_ind ? mp : mp_ind;
+		unsigned int n, ai0, segs_ind = 0, segs_main = 0;
+		bool hdr = c[k].encap != SBX_ENCAP_SPAN;
+		const struct rte_mbuf *s;
+
+		no_ind = c[k].no_ind;
+		if (begin(e, SBX_PORT_ETHDEV, ring_w0, c[k].encap, SBX_COPY_SHARE, 512, 0, 1, c[k].what) == NULL) {
+			no_ind = false;
+			break;
+		}
+		no_ind = false;
+		f[0] = c[k].chain ? chain3(300, 301, 302, 5) : frame(1400, 5);
+		ai0 = rte_mempool_avail_count(mp_ind);
+		n = mirror_rx(e, f, 1, ring_w0, out, 2);
+		ind = n == 1 && hdr ? out[0]->next : n == 1 ? out[0] : NULL;
+		for (s = ind; s != NULL; s = s->next) {
+			segs_ind += s->pool == want && RTE_MBUF_CLONED(s);
+			segs_main += s->pool == mp;
+		}
+		check(n == 1 && (!hdr || out[0]->pool == mp) && segs_ind == (c[k].chain ? 3u : 1u) &&
+			      (c[k].no_ind || (segs_main == 0 && rte_mempool_avail_count(mp_ind) == ai0 - segs_ind)) &&
+			      out[0]->pkt_len == (hdr ? 50u : 0u) + f[0]->pkt_len,
+		      "%s: the header from the pool, %u indirect mbufs from %s (%u of the main pool), %u B",
+		      c[k].what, segs_ind, want->name, segs_main, n ? out[0]->pkt_len : 0);
+		free_all(out, n);
+		end(e, c[k].what, f, 1);
+	}
 }
 
 /* A frame that is itself an indirect mbuf (a clone) is shared through its direct buffer. */
@@ -1078,6 +1154,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	mp = rte_pktmbuf_pool_create("sbxut_me_pool", POOL_N, 0, 0, ROOM, (int)rte_socket_id());
+	mp_ind = rte_pktmbuf_pool_create("sbxut_me_ind", IND_N, 0, 0, 0, (int)rte_socket_id());
 	ring_w0 = rte_ring_create("sbxut_me_w0", 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	ring_w1 = rte_ring_create("sbxut_me_w1", 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	ring_small = rte_ring_create("sbxut_me_small", 16, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
@@ -1085,8 +1162,8 @@ int main(int argc, char **argv)
 	tab = calloc(1, sizeof(*tab));
 	e0 = calloc(1, sizeof(*e0));
 	e1 = calloc(1, sizeof(*e1));
-	if (!check(mp && ring_w0 && ring_w1 && ring_small && shm && tab && e0 && e1,
-		   "a %u-mbuf pool, three rings, shm and tables", POOL_N)) {
+	if (!check(mp && mp_ind && ring_w0 && ring_w1 && ring_small && shm && tab && e0 && e1,
+		   "a %u-mbuf pool, a %u-mbuf indirect pool, three rings, shm and tables", POOL_N, IND_N)) {
 		printf("1..%d\n", tests);
 		return 1;
 	}
@@ -1104,6 +1181,7 @@ int main(int argc, char **argv)
 	test_copy_one(e0);
 	test_burst_header(e0);
 	test_nombuf(e0);
+	test_share_pools(e0);
 	test_share_clone(e0);
 	test_now_ns();
 	test_sampled_commit(e0);
@@ -1117,6 +1195,7 @@ int main(int argc, char **argv)
 	rte_ring_free(ring_w1);
 	rte_ring_free(ring_small);
 	rte_mempool_free(mp);
+	rte_mempool_free(mp_ind);
 	rte_eal_cleanup();
 	sbx_runtime_dir(PREFIX, dir, sizeof(dir));
 	rmdir(dir); /* EAL leaves the (empty) runtime directory behind */
