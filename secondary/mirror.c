@@ -426,13 +426,14 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 }
 
 /*
- * One mirror copy of @p m made as @p kind says, from the mbufs @p mb and indirect mbufs @p mi (as
- * many as classify said, taken over by the copy) or, for the general code, its own allocations.
+ * One mirror copy of @p m made as @p kind says, from the mbufs @p mb[*@p used...] and indirect
+ * mbufs @p mi[*@p used_i...] (as many as classify said, taken over by the copy: the indexes move
+ * past them) or, for the general code, its own allocations.
  * @return the copy, or NULL (counted: drop_nombuf or drop_malformed).
  */
 static inline __attribute__((always_inline)) struct rte_mbuf *
 make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct burst_hdr *bh, struct rte_mbuf *m,
-	  enum copy_kind kind, struct rte_mbuf **mb, struct rte_mbuf **mi)
+	  enum copy_kind kind, struct rte_mbuf **mb, unsigned int *used, struct rte_mbuf **mi, unsigned int *used_i)
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
 	uint32_t len = m->pkt_len, cap = copy_cap(c, m), hlen = bh->len;
@@ -444,7 +445,7 @@ make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct bu
 	case COPY_ONE:
 		/* the common case, a small one-segment frame: header and frame in one write each,
 		 * straight into the new mbuf */
-		cp = mb[0];
+		cp = mb[(*used)++];
 		d = rte_pktmbuf_mtod(cp, uint8_t *);
 		cp->data_len = (uint16_t)(hlen + cap - strip);
 		cp->pkt_len = hlen + cap - strip;
@@ -455,7 +456,7 @@ make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct bu
 	case SHARE_ONE:
 		/* a one-segment frame: what rte_pktmbuf_clone() does, inline, with a preallocated mbuf;
 		 * the frame's buffer is never written (only its refcount) */
-		cp = mi[0];
+		cp = mi[(*used_i)++];
 		rte_pktmbuf_attach(cp, m);
 		if (cap < len) {
 			cp->data_len = (uint16_t)cap;
@@ -464,7 +465,7 @@ make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct bu
 		if (strip)
 			rte_pktmbuf_adj(cp, (uint16_t)strip);
 		if (hlen) {
-			h = mb[0];
+			h = mb[(*used)++];
 			d = rte_pktmbuf_mtod(h, uint8_t *);
 			h->data_len = (uint16_t)hlen;
 			write_header(e, rt, bh, m, cap, d);
@@ -665,15 +666,12 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 			continue; /* counted by classify */
 		if (i + 1 < n) /* the next frame's first line, read while this copy is written */
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		nmb = kind[i] == COPY_ONE || (kind[i] == SHARE_ONE && bh.len);
-		ni = kind[i] == SHARE_ONE;
-		if (unlikely(!bulk) && !take_one(e->mp, mb + used, nmb, mpi, mi + used_i, ni)) {
+		if (unlikely(!bulk) && !take_one(e->mp, mb + used, kind[i] == COPY_ONE || (kind[i] == SHARE_ONE && bh.len),
+						 mpi, mi + used_i, kind[i] == SHARE_ONE)) {
 			rt->st->drop_nombuf++; /* a pool ran dry within the burst */
 			continue;
 		}
-		cp = make_copy(e, rt, &bh, m, (enum copy_kind)kind[i], mb + used, mi + used_i);
-		used += nmb;
-		used_i += ni;
+		cp = make_copy(e, rt, &bh, m, (enum copy_kind)kind[i], mb, &used, mi, &used_i);
 		if (unlikely(cp == NULL))
 			continue; /* counted by make_copy */
 		if (tag && e->fh_shared)
