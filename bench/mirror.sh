@@ -46,8 +46,10 @@
 #             also gives cycles/pkt by CPU time = tsc_hz * CPU seconds the worker got / fwd.
 # Output: a detail table of every run and worker, then per worker count a markdown table
 # size x {none, copy, share, adaptive-T, adaptive-Tcal} cycles/pkt, and the checks:
-#   - adaptive (both thresholds) within 5 % of the better of copy and share, at every size;
-#     (judged only with RUNS >= 3: on medians; with fewer runs the figures are printed as info);
+#   - adaptive (both thresholds) within 5 % of the better of copy and share, at every size,
+#     judged on the median of the paired runs (run r of adaptive against run r of the better
+#     fixed strategy, which ran next to it: the round-robin order) and only with RUNS >= 3;
+#     with fewer runs the figures are printed as info;
 #   - mirroring 64 B frames (adaptive, the default strategy) costs at most $COPY_RATIO (2.5) x the
 #     cycles per packet of plain forwarding;
 #   - the share strategy costs at most $SHARE_MAX (130) cycles per packet at every size >= 1024 B.
@@ -517,10 +519,20 @@ for nw in $WORKERS; do
 			[ "$a" = adaptive-cal ] && [ "$CAL_THRESHOLD" = "$THRESHOLD" ] && has_strat adaptive && continue
 			v=${R_CPP[$nw,$size,$a]:-}
 			[ -n "$v" ] || continue
-			d=$(fmt "($v / $best - 1) * 100" 1)
 			ak=$nw,$size,$a
 			[ -n "${REUSE[$ak]:-}" ] && ak=${REUSE[$ak]}
-			msg="$nw worker(s), $size B: $(label "$a") $v$(spread "$ak") cycles/pkt vs better fixed ($bname) $best$(spread "$nw,$size,$bname"): ${d} %"
+			# judged on the median of the paired ratios: run r of adaptive against run r of the
+			# fixed strategy, which ran right beside it (round-robin), so that load that comes and
+			# goes between runs cancels; the ratio of the medians is printed beside it
+			pr=()
+			for (( r = 1; r <= RUNS; r++ )); do
+				[ -n "${R_CPP[$ak,$r]:-}" ] && [ -n "${R_CPP[$nw,$size,$bname,$r]:-}" ] &&
+					pr+=("$(fmt "(${R_CPP[$ak,$r]} / ${R_CPP[$nw,$size,$bname,$r]} - 1) * 100" 1)")
+			done
+			dm=$(fmt "($v / $best - 1) * 100" 1)
+			d=$dm
+			[ ${#pr[@]} -gt 0 ] && d=$(fmt "$(median "${pr[@]}")" 1)
+			msg="$nw worker(s), $size B: $(label "$a") $v$(spread "$ak") cycles/pkt vs better fixed ($bname) $best$(spread "$nw,$size,$bname"): ${d} % (median of the paired runs: ${pr[*]}; ratio of the medians ${dm} %)"
 			if [ "$(decision "$a" "$size")" = "$bname" ]; then
 				msg+=" (at this size it takes the $bname path itself: the difference is run-to-run variation)"
 			else
