@@ -47,9 +47,9 @@
 # Output: a detail table of every run and worker, then per worker count a markdown table
 # size x {none, copy, share, adaptive-T, adaptive-Tcal} cycles/pkt, and the checks:
 #   - adaptive (both thresholds) within 5 % of the better of copy and share, at every size,
-#     judged on the median of the paired runs (run r of adaptive against run r of the better
-#     fixed strategy, which ran next to it: the round-robin order) and only with RUNS >= 3;
-#     with fewer runs the figures are printed as info;
+#     judged on medians and only with RUNS >= 3 (with fewer runs the figures are printed as
+#     info); run r of adaptive against run r of the fixed strategy (they ran next to each other)
+#     is printed beside it;
 #   - mirroring 64 B frames (adaptive, the default strategy) costs at most $COPY_RATIO (2.5) x the
 #     cycles per packet of plain forwarding;
 #   - the share strategy costs at most $SHARE_MAX (130) cycles per packet at every size >= 1024 B.
@@ -521,18 +521,16 @@ for nw in $WORKERS; do
 			[ -n "$v" ] || continue
 			ak=$nw,$size,$a
 			[ -n "${REUSE[$ak]:-}" ] && ak=${REUSE[$ak]}
-			# judged on the median of the paired ratios: run r of adaptive against run r of the
-			# fixed strategy, which ran right beside it (round-robin), so that load that comes and
-			# goes between runs cancels; the ratio of the medians is printed beside it
+			# judged on the ratio of the medians; beside it run r of adaptive against run r of
+			# the fixed strategy (they ran next to each other, round-robin): a drift between runs
+			# shows there as pairs that agree, one disturbed run as one outlier
 			pr=()
 			for (( r = 1; r <= RUNS; r++ )); do
 				[ -n "${R_CPP[$ak,$r]:-}" ] && [ -n "${R_CPP[$nw,$size,$bname,$r]:-}" ] &&
 					pr+=("$(fmt "(${R_CPP[$ak,$r]} / ${R_CPP[$nw,$size,$bname,$r]} - 1) * 100" 1)")
 			done
-			dm=$(fmt "($v / $best - 1) * 100" 1)
-			d=$dm
-			[ ${#pr[@]} -gt 0 ] && d=$(fmt "$(median "${pr[@]}")" 1)
-			msg="$nw worker(s), $size B: $(label "$a") $v$(spread "$ak") cycles/pkt vs better fixed ($bname) $best$(spread "$nw,$size,$bname"): ${d} % (median of the paired runs: ${pr[*]}; ratio of the medians ${dm} %)"
+			d=$(fmt "($v / $best - 1) * 100" 1)
+			msg="$nw worker(s), $size B: $(label "$a") $v$(spread "$ak") cycles/pkt vs better fixed ($bname) $best$(spread "$nw,$size,$bname"): ${d} % (run by run: ${pr[*]} %)"
 			if [ "$(decision "$a" "$size")" = "$bname" ]; then
 				msg+=" (at this size it takes the $bname path itself: the difference is run-to-run variation)"
 			else
