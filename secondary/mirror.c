@@ -426,6 +426,25 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 }
 
 /*
+ * For a session without snaplen, RSPAN or strategy share (the common one), the largest one-segment
+ * frame classify() makes a one-mbuf copy of, bytes: the threshold of "adaptive", at most the room
+ * the header leaves in a copy mbuf; so that a burst's frames are classified with two compares
+ * each (-22 instructions per 64 B copy, docs/BENCHMARKS.md "third pass"). 0 for any other session
+ * (classify() decides every frame).
+ */
+static inline uint32_t copy_one_limit(const struct sbx_mirror_cfg *c, const struct burst_hdr *bh)
+{
+	uint32_t lim;
+
+	if (c->snaplen != 0 || c->encap == SBX_ENCAP_RSPAN || c->copy_strategy == SBX_COPY_SHARE)
+		return 0;
+	lim = bh->room - bh->len;
+	if (c->copy_strategy == SBX_COPY_ADAPTIVE && c->copy_threshold < lim)
+		lim = c->copy_threshold;
+	return lim;
+}
+
+/*
  * One mirror copy of @p m made as @p kind says, from the mbufs @p mb[*@p used...] and indirect
  * mbufs @p mi[*@p used_i...] (as many as classify said, taken over by the copy: the indexes move
  * past them) or, for the general code, its own allocations.
@@ -647,16 +666,31 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 	uint8_t kind[SBX_MAX_BURST];
 	unsigned int need = 0, need_i = 0, used = 0, used_i = 0, nmb, ni;
 	struct burst_hdr bh;
+	uint32_t fast_lim = 0;
 	uint16_t i, nc = 0;
 	bool bulk;
 
 	burst_hdr_init(&bh, e, rt, port, dir, now_ns);
+	fast_lim = copy_one_limit(rt->cfg, &bh);
 	/* how each copy is made: then one allocation for the burst's copies and headers, one for its
 	 * indirect mbufs */
-	for (i = 0; i < n; i++) {
-		kind[i] = (uint8_t)classify(rt, &bh, pkts[i], &nmb, &ni);
-		need += nmb;
-		need_i += ni;
+	if (fast_lim != 0) { /* a one-segment frame up to the limit: a one-mbuf copy, as classify says */
+		for (i = 0; i < n; i++) {
+			if (likely(pkts[i]->nb_segs == 1 && pkts[i]->pkt_len <= fast_lim)) {
+				kind[i] = COPY_ONE;
+				need++;
+				continue;
+			}
+			kind[i] = (uint8_t)classify(rt, &bh, pkts[i], &nmb, &ni);
+			need += nmb;
+			need_i += ni;
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			kind[i] = (uint8_t)classify(rt, &bh, pkts[i], &nmb, &ni);
+			need += nmb;
+			need_i += ni;
+		}
 	}
 	bulk = alloc_copies(e->mp, mb, need, mpi, mi, need_i);
 	for (i = 0; i < n; i++) {

@@ -944,6 +944,57 @@ static void test_burst_header(struct sbx_mirror_engine *e)
 	pool_full("the burst template");
 }
 
+/* The one-compare decision of a session without snaplen, RSPAN or strategy share: a one-segment
+ * frame of at most min(threshold, room - header) bytes is a one-mbuf copy; at the limits (the
+ * threshold, the data room) and for a chain the general code decides. Every copy is the frame
+ * under the header erspan.c writes, byte for byte. */
+static void test_one_compare(struct sbx_mirror_engine *e)
+{
+	static const struct {
+		uint8_t strategy;
+		uint32_t len[4]; /* 0: a 3-segment chain of 100 + 101 + 102 B */
+		unsigned int copied, shared, one_seg; /* one_seg: mask of copies in one private mbuf */
+		const char *what;
+	} c[] = {
+		{ SBX_COPY_ADAPTIVE, { 511, 512, 513, 0 }, 3, 1, 0xb, "adaptive 512: 511 and 512 B copied, 513 shared, a chain copied" },
+		{ SBX_COPY_COPY, { 1997, 1998, 1999, 0 }, 4, 0, 0xf, "copy: 1997 and 1998 B in one mbuf with the 50 B header, 1999 B by the general code, a chain" },
+	};
+	static uint8_t a[4096], x[4096];
+	unsigned int k;
+
+	for (k = 0; k < RTE_DIM(c); k++) {
+		struct rte_mbuf *f[4], *out[8];
+		const struct sbx_mirror_cfg *mc;
+		unsigned int n, i, same = 0, one = 0, sane = 0;
+		const char *why = "";
+
+		mc = begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_ERSPAN2, c[k].strategy, 512, 0, 1, c[k].what);
+		if (mc == NULL)
+			return;
+		for (i = 0; i < 4; i++)
+			f[i] = c[k].len[i] ? frame(c[k].len[i], (uint8_t)(i + 1)) : chain3(100, 101, 102, (uint8_t)(i + 1));
+		n = mirror_rx(e, f, 4, ring_w0, out, 8);
+		for (i = 0; i < n && i < 4; i++) {
+			uint32_t la = bytes(out[i], a, sizeof(a));
+			uint32_t lx = erspan_expect(mc, f[i], f[i]->pkt_len, (uint16_t)i, 0, SBX_DIR_RX, 0, x);
+
+			x[34 + 4 + 3] = (uint8_t)i; /* the GRE sequence number given at send time */
+			same += la == lx && memcmp(a, x, la) == 0;
+			one |= out[i]->nb_segs == 1 && !RTE_MBUF_CLONED(out[i]) ? 1u << i : 0;
+			/* every segment within its buffer (data_off + data_len <= buf_len), lengths summed */
+			sane += rte_mbuf_check(out[i], 1, &why) == 0;
+		}
+		check(sane == n, "%s: every copy passes rte_mbuf_check() (%u of %u%s%s)", c[k].what, sane, n,
+		      sane == n ? "" : ": ", sane == n ? "" : why);
+		check(n == 4 && same == 4 && ctr(0)->copied == c[k].copied && ctr(0)->shared == c[k].shared &&
+			      (one & 0x3) == (c[k].one_seg & 0x3),
+		      "%s (%u of %u as erspan.c writes them, copied %" PRIu64 ", shared %" PRIu64 ", one-mbuf mask %#x)",
+		      c[k].what, same, n, ctr(0)->copied, ctr(0)->shared, one);
+		free_all(out, n);
+		end(e, c[k].what, f, 4);
+	}
+}
+
 /* A pool runs dry halfway through a burst: the bulk allocation of the burst's copies (or of its
  * shares' indirect mbufs) fails, the engine takes what is left one at a time; the copies it cannot
  * make are counted drop_nombuf, the ones it makes are the first frames', and nothing leaks (a
@@ -1180,6 +1231,7 @@ int main(int argc, char **argv)
 	test_replay_wait(e0);
 	test_copy_one(e0);
 	test_burst_header(e0);
+	test_one_compare(e0);
 	test_nombuf(e0);
 	test_share_pools(e0);
 	test_share_clone(e0);
