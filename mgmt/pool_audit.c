@@ -20,19 +20,26 @@ uint64_t mgmt_mempool_cached(const struct rte_mempool *mp)
 	return n;
 }
 
+/* The free objects of @p mp: in its ring and in the lcore caches (rte_mempool_avail_count() is
+ * both), and its populated size. */
+static void free_split(const struct rte_mempool *mp, uint64_t *populated, uint64_t *in_ring, uint64_t *in_caches)
+{
+	uint64_t avail = rte_mempool_avail_count(mp);
+
+	*in_caches = mgmt_mempool_cached(mp);
+	*in_ring = avail > *in_caches ? avail - *in_caches : 0;
+	*populated = mp->populated_size;
+}
+
 int mgmt_ind_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_ind_pool_audit *a)
 {
 	const struct sbx_ind_pool_shm *ip = &shm->pools[i].indirect;
 	struct rte_mempool *mp = ip->name[0] ? rte_mempool_lookup(ip->name) : NULL;
-	uint64_t avail;
 
 	memset(a, 0, sizeof(*a));
 	if (mp == NULL)
 		return -1;
-	a->in_caches = mgmt_mempool_cached(mp);
-	avail = rte_mempool_avail_count(mp);
-	a->in_ring = avail > a->in_caches ? avail - a->in_caches : 0;
-	a->populated = mp->populated_size;
+	free_split(mp, &a->populated, &a->in_ring, &a->in_caches);
 	a->in_flight = (int64_t)a->populated - (int64_t)a->in_ring - (int64_t)a->in_caches;
 	return 0;
 }
@@ -41,17 +48,13 @@ int mgmt_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_pool_audi
 {
 	const struct sbx_pool_shm *ps = &shm->pools[i];
 	struct rte_mempool *mp = rte_mempool_lookup(ps->name);
-	uint64_t in_ring;
 	unsigned int q;
 	uint16_t p, w;
 
 	memset(a, 0, sizeof(*a));
 	if (mp == NULL)
 		return -1;
-	a->in_caches = mgmt_mempool_cached(mp);
-	/* rte_mempool_avail_count() = objects in the ring + in every lcore cache */
-	in_ring = rte_mempool_avail_count(mp);
-	a->in_ring = in_ring > a->in_caches ? in_ring - a->in_caches : 0;
+	free_split(mp, &a->populated, &a->in_ring, &a->in_caches);
 	for (p = 0; p < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); p++) {
 		const struct sbx_port_shm *pp = &shm->ports[p];
 
@@ -70,7 +73,6 @@ int mgmt_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_pool_audi
 		a->in_workers += shm->workers[w].stats.held;
 		a->recovered += shm->workers[w].recovered_mbufs;
 	}
-	a->populated = mp->populated_size;
 	a->rx_held = ps->rx_held;
 	a->unexplained = (int64_t)a->populated - (int64_t)a->in_ring - (int64_t)a->in_caches -
 			 (int64_t)a->rx_held - (int64_t)a->in_rings - (int64_t)a->in_workers;

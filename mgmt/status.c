@@ -337,6 +337,14 @@ cJSON *mgmt_pool_json(const struct sbx_shm *shm, uint32_t i)
 	return po;
 }
 
+/* The audit's first three figures, the same for a pool and its indirect pool, into @p a. */
+static void free_json(cJSON *a, uint64_t populated, uint64_t in_ring, uint64_t in_caches)
+{
+	num(a, "populated", (double)populated);
+	num(a, "available_in_ring", (double)in_ring);
+	num(a, "in_lcore_caches", (double)in_caches);
+}
+
 cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 {
 	struct mgmt_ind_pool_audit ia;
@@ -347,9 +355,7 @@ cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 		return NULL;
 	o = mgmt_pool_json(shm, i);
 	a = cJSON_AddObjectToObject(o, "audit");
-	num(a, "populated", (double)au.populated);
-	num(a, "available_in_ring", (double)au.in_ring);
-	num(a, "in_lcore_caches", (double)au.in_caches);
+	free_json(a, au.populated, au.in_ring, au.in_caches);
 	num(a, "held_by_rx_rings", (double)au.rx_held);
 	num(a, "in_flight_in_rings", (double)au.in_rings);
 	num(a, "held_by_workers", (double)au.in_workers);
@@ -361,9 +367,7 @@ cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 		" and any held by TX descriptors or in the primary's pcap read buffer at this instant");
 	if (mgmt_ind_pool_audit(shm, i, &ia) == 0 && cJSON_GetObjectItem(o, "indirect") != NULL) {
 		a = cJSON_AddObjectToObject(cJSON_GetObjectItem(o, "indirect"), "audit");
-		num(a, "populated", (double)ia.populated);
-		num(a, "available_in_ring", (double)ia.in_ring);
-		num(a, "in_lcore_caches", (double)ia.in_caches);
+		free_json(a, ia.populated, ia.in_ring, ia.in_caches);
 		num(a, "in_flight", (double)ia.in_flight);
 		cJSON_AddStringToObject(a, "note",
 			"in_flight = populated - ring - lcore caches: shares on mirror TX queues and in the"

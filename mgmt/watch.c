@@ -227,31 +227,27 @@ cJSON *mgmt_watch_problems(const struct sbx_shm *shm)
 			 (unsigned long long)stale, shm->cfg.hang_timeout_ms);
 		problem(a, "worker", msg);
 	}
-	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
+	for (i = 0; g.start_ns == shm->start_realtime_ns && i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
 		const struct pool_watch *x = &g.p[i];
 
-		if (g.start_ns != shm->start_realtime_ns || x->bad < MGMT_POOL_BAD_SAMPLES)
-			continue;
-		snprintf(msg, sizeof(msg),
-			 "pool %.*s: %lld mbufs unexplained by the pool audit for %u s, more than the %llu its plan allows "
-			 "in flight (TX descriptors, mirror queues, bursts, bridge rings, a burst per crash); %u of %u "
-			 "available: a process holds or leaks them (GET /api/v1/pools/%.*s)",
-			 SBX_NAME_LEN, shm->pools[i].name, (long long)x->unexplained, x->bad,
-			 (unsigned long long)x->allowance, x->available, x->size, SBX_NAME_LEN, shm->pools[i].name);
-		problem(a, "pool", msg);
-	}
-	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
-		const struct pool_watch *x = &g.p[i];
-
-		if (g.start_ns != shm->start_realtime_ns || x->ind_bad < MGMT_POOL_BAD_SAMPLES)
-			continue;
-		snprintf(msg, sizeof(msg),
-			 "pool %.*s: %lld indirect mbufs in flight for %u s, more than the %llu its plan allows "
-			 "(mirror queues, copy buffers, a burst per crash): a process holds or leaks shared mirror "
-			 "copies (GET /api/v1/pools/%.*s)",
-			 SBX_NAME_LEN, shm->pools[i].indirect.name, (long long)x->ind_in_flight, x->ind_bad,
-			 (unsigned long long)x->ind_allowance, SBX_NAME_LEN, shm->pools[i].name);
-		problem(a, "pool", msg);
+		if (x->bad >= MGMT_POOL_BAD_SAMPLES) {
+			snprintf(msg, sizeof(msg),
+				 "pool %.*s: %lld mbufs unexplained by the pool audit for %u s, more than the %llu its plan "
+				 "allows in flight (TX descriptors, mirror queues, bursts, bridge rings, a burst per crash); "
+				 "%u of %u available: a process holds or leaks them (GET /api/v1/pools/%.*s)",
+				 SBX_NAME_LEN, shm->pools[i].name, (long long)x->unexplained, x->bad,
+				 (unsigned long long)x->allowance, x->available, x->size, SBX_NAME_LEN, shm->pools[i].name);
+			problem(a, "pool", msg);
+		}
+		if (x->ind_bad >= MGMT_POOL_BAD_SAMPLES) { /* its indirect-mbuf pool */
+			snprintf(msg, sizeof(msg),
+				 "pool %.*s: %lld indirect mbufs in flight for %u s, more than the %llu its plan allows "
+				 "(mirror queues, copy buffers, a burst per crash): a process holds or leaks shared mirror "
+				 "copies (GET /api/v1/pools/%.*s)",
+				 SBX_NAME_LEN, shm->pools[i].indirect.name, (long long)x->ind_in_flight, x->ind_bad,
+				 (unsigned long long)x->ind_allowance, SBX_NAME_LEN, shm->pools[i].name);
+			problem(a, "pool", msg);
+		}
 	}
 	pthread_mutex_unlock(&g.mu);
 	return a;

@@ -316,12 +316,13 @@ static int hold_life(struct sbx_shm *shm, long id, char *err, size_t errlen)
 /*
  * Test hook (tests/e2e/42_impostor.sh): SBX_TEST_LEAK_MBUFS="W:N" makes the first process of worker
  * W (restarts 0) take N mbufs of the first pool and keep them until it exits cleanly: a pool that
- * drains with no explanation; a value that is not W:N in decimal is ignored, said on stdout.
+ * drains with no explanation; "W:N:indirect" the same of its indirect-mbuf pool
+ * (tests/e2e/93_indirect_pool.sh); any other value is ignored, said on stdout.
  * @return the mbufs taken (malloc'd array in *@p out, count in *@p n).
  */
 static void test_leak(const struct sbx_shm *shm, long id, struct rte_mbuf ***out, unsigned int *n)
 {
-	const char *s = getenv("SBX_TEST_LEAK_MBUFS");
+	const char *s = getenv("SBX_TEST_LEAK_MBUFS"), *name = shm->pools[0].name;
 	struct rte_mempool *mp;
 	unsigned long w, want;
 	char *end;
@@ -336,19 +337,22 @@ static void test_leak(const struct sbx_shm *shm, long id, struct rte_mbuf ***out
 		goto bad;
 	s = end + 1;
 	want = strtoul(s, &end, 10);
+	if (end != s && strcmp(end, ":indirect") == 0) {
+		name = shm->pools[0].indirect.name;
+		end += strlen(end);
+	}
 	if (end == s || *end != '\0' || errno != 0 || *s == '-' || want > UINT_MAX)
 		goto bad;
 	if ((long)w != id || shm->workers[id].restarts != 0)
 		return;
-	mp = rte_mempool_lookup(shm->pools[0].name);
+	mp = rte_mempool_lookup(name);
 	*out = mp && want ? calloc(want, sizeof(**out)) : NULL;
 	while (*out != NULL && *n < want && ((*out)[*n] = rte_pktmbuf_alloc(mp)) != NULL)
 		(*n)++;
-	printf("spanbox-worker %ld: test hook SBX_TEST_LEAK_MBUFS: keeping %u mbufs of %s\n", id, *n,
-	       shm->pools[0].name);
+	printf("spanbox-worker %ld: test hook SBX_TEST_LEAK_MBUFS: keeping %u mbufs of %s\n", id, *n, name);
 	return;
 bad:
-	printf("spanbox-worker %ld: test hook SBX_TEST_LEAK_MBUFS='%s' ignored: expected W:N (decimal)\n", id,
+	printf("spanbox-worker %ld: test hook SBX_TEST_LEAK_MBUFS='%s' ignored: expected W:N or W:N:indirect (decimal)\n", id,
 	       getenv("SBX_TEST_LEAK_MBUFS"));
 }
 

@@ -92,5 +92,24 @@ traffic_stop
 sleep 1
 check "4: with the traffic stopped nothing of the indirect pool is in flight beyond the crashes' bursts" \
 	bash -c "curl -sS $API/pools/sbx_pool_s0 | jq -e --argjson k $KILLS '.indirect.audit.in_flight <= 32 * \$k'"
+
+# 5. the health watch: worker 0 keeps 8000 indirect mbufs (test hook), more than the plan's
+# mirror_tx allows in flight: a pool problem naming the indirect pool, and none for the main pool
+allow=$(jq '.plan.mirror_tx' "$TMP/pool.json")
 "$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1
-check "4: ./spanbox stop leaves no process of prefix $P" bash -c "[ -z \"\$(ps -eo args= | grep -- '--file-prefix=$P ' | grep -v grep)\" ]"
+SBX_TEST_LEAK_MBUFS=0:8000:indirect timeout 180 "$ROOT/spanbox" start "$CFG" >"$TMP/start5.log" 2>&1
+check "5: appliance starts with worker 0 keeping 8000 indirect mbufs (SBX_TEST_LEAK_MBUFS=0:8000:indirect, plan allows $allow)" \
+	[ $? -eq 0 ]
+ind_problem() {
+	curl -sS --max-time 2 "$API/health" >"$TMP/h.json" &&
+		jq -e '.status == "degraded" and any(.problems[]; .kind == "pool" and (.message | test("sbx_pool_ind_s0: [0-9]+ indirect mbufs in flight")))' \
+			"$TMP/h.json" >/dev/null
+}
+check "5: within 8 s /health is degraded with a pool problem naming sbx_pool_ind_s0" wait_for 80 ind_problem
+jq -c '[.problems[] | .message[0:90]]' "$TMP/h.json" 2>/dev/null | sed 's/^/# problems: /'
+check "5: ... and none for the main pool sbx_pool_s0 (its audit explains its mbufs)" \
+	jq -e '[.problems[] | select(.kind == "pool" and (.message | test("^pool sbx_pool_s0:")))] | length == 0' "$TMP/h.json"
+check "5: the indirect pool's audit counts them in flight (>= 8000)" \
+	bash -c "curl -sS $API/pools/sbx_pool_s0 | jq -e '.indirect.audit.in_flight >= 8000' >/dev/null"
+"$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1
+check "5: ./spanbox stop leaves no process of prefix $P" bash -c "[ -z \"\$(ps -eo args= | grep -- '--file-prefix=$P ' | grep -v grep)\" ]"
