@@ -37,20 +37,13 @@ static void *watch(void *arg)
 
 	while (!__atomic_load_n(&lw.stop, __ATOMIC_ACQUIRE)) {
 		int32_t owner = __atomic_load_n(&ws->life_pid, __ATOMIC_ACQUIRE);
-		struct timespec until;
 		int rc;
 
 		if (owner == 0 || owner == seen) {
 			nanosleep(&idle, NULL);
 			continue;
 		}
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += SBX_LIFEWATCH_WAIT_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		rc = pthread_mutex_timedlock(&ws->life, &until);
+		rc = sbx_life_timedlock(&ws->life, SBX_LIFEWATCH_WAIT_MS);
 		if (rc == ETIMEDOUT)
 			continue; /* it lives */
 		/* whoever held it last published itself after it took it: that is who ended */

@@ -20,10 +20,9 @@ int sbx_life_init(pthread_mutex_t *m)
 	return rc;
 }
 
-int sbx_life_hold(pthread_mutex_t *m, int32_t *owner_pid, unsigned int timeout_ms)
+int sbx_life_timedlock(pthread_mutex_t *m, unsigned int timeout_ms)
 {
 	struct timespec until;
-	int rc;
 
 	clock_gettime(CLOCK_REALTIME, &until); /* pthread_mutex_timedlock's clock */
 	until.tv_sec += timeout_ms / 1000;
@@ -32,7 +31,13 @@ int sbx_life_hold(pthread_mutex_t *m, int32_t *owner_pid, unsigned int timeout_m
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	rc = pthread_mutex_timedlock(m, &until);
+	return pthread_mutex_timedlock(m, &until);
+}
+
+int sbx_life_hold(pthread_mutex_t *m, int32_t *owner_pid, unsigned int timeout_ms)
+{
+	int rc = sbx_life_timedlock(m, timeout_ms);
+
 	if (rc == EOWNERDEAD)
 		rc = pthread_mutex_consistent(m);
 	if (rc == 0)

@@ -26,6 +26,13 @@
 int sbx_life_init(pthread_mutex_t *m);
 
 /**
+ * pthread_mutex_timedlock() of @p m for at most @p timeout_ms from now (the deadline on
+ * CLOCK_REALTIME, the clock it takes). @return its result: 0, EOWNERDEAD (held, the previous owner
+ * died holding it: not made consistent), ETIMEDOUT, ...
+ */
+int sbx_life_timedlock(pthread_mutex_t *m, unsigned int timeout_ms);
+
+/**
  * Hold @p m for this process (the worker's thread that polls: the one whose death matters), and
  * publish its pid in @p owner_pid after it holds it (release store). A previous owner that died
  * holding it (the primary's watcher did not take its death yet) leaves it EOWNERDEAD: made

@@ -47,17 +47,8 @@ static pid_t child(struct slot *s, int release_after_ms)
 /* Lock as the primary's watcher does, at most @p ms. @return its result, the lock given back. */
 static int watch_once(struct slot *s, int ms)
 {
-	struct timespec until;
-	int rc;
+	int rc = sbx_life_timedlock(&s->life, (unsigned int)ms);
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	rc = pthread_mutex_timedlock(&s->life, &until);
 	if (rc == EOWNERDEAD)
 		pthread_mutex_consistent(&s->life);
 	if (rc == 0 || rc == EOWNERDEAD)
