@@ -41,19 +41,25 @@ static void on_signal(int sig)
 	quit = 1;
 }
 
-/* Return the mbufs in this lcore's mempool caches to the pools before the lcore id is reused. */
+/* Return the mbufs in this lcore's cache of pool @p name ("": none) to the pool. */
+static void flush_cache(const char *name)
+{
+	struct rte_mempool *mp = name[0] ? rte_mempool_lookup(name) : NULL;
+	struct rte_mempool_cache *c = mp ? rte_mempool_default_cache(mp, rte_lcore_id()) : NULL;
+
+	if (c != NULL)
+		rte_mempool_cache_flush(c, mp);
+}
+
+/* Return the mbufs in this lcore's mempool caches to the pools (and their indirect-mbuf pools)
+ * before the lcore id is reused. */
 static void flush_caches(const struct sbx_shm *shm)
 {
 	uint32_t i;
 
-	for (i = 0; i < 2 * shm->nb_pools; i++) {
-		const struct sbx_pool_shm *ps = &shm->pools[i / 2];
-		struct rte_mempool *mp = i % 2 == 0 ? rte_mempool_lookup(ps->name)
-				       : ps->indirect.name[0] ? rte_mempool_lookup(ps->indirect.name) : NULL;
-		struct rte_mempool_cache *c = mp ? rte_mempool_default_cache(mp, rte_lcore_id()) : NULL;
-
-		if (c != NULL)
-			rte_mempool_cache_flush(c, mp);
+	for (i = 0; i < shm->nb_pools; i++) {
+		flush_cache(shm->pools[i].name);
+		flush_cache(shm->pools[i].indirect.name);
 	}
 }
 
