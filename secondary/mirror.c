@@ -425,6 +425,12 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 	return COPY_ONE;
 }
 
+/* The pool of the indirect mbufs of shares: the indirect-mbuf pool, or the main pool without one. */
+static inline struct rte_mempool *share_pool(const struct sbx_mirror_engine *e)
+{
+	return e->mp_ind != NULL ? e->mp_ind : e->mp;
+}
+
 /*
  * For a session without snaplen, RSPAN or strategy share (the common one), the largest one-segment
  * frame classify() makes a one-mbuf copy of, bytes: the threshold of "adaptive", at most the room
@@ -442,6 +448,31 @@ static inline uint32_t copy_one_limit(const struct sbx_mirror_cfg *c, const stru
 	if (c->copy_strategy == SBX_COPY_ADAPTIVE && c->copy_threshold < lim)
 		lim = c->copy_threshold;
 	return lim;
+}
+
+/*
+ * classify() of the @p n frames @p pkts into @p kind, the mbufs they take added to @p need (main
+ * pool) and @p need_i (indirect pool); a one-segment frame of at most @p lim bytes (copy_one_limit(),
+ * 0: none) is a one-mbuf copy without classify(). Inlined with @p lim a constant 0 or known not 0,
+ * so that each caller's loop carries only its own test.
+ */
+static __rte_always_inline void classify_burst(const struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
+					       struct rte_mbuf **pkts, uint16_t n, uint8_t *kind, unsigned int *need,
+					       unsigned int *need_i, uint32_t lim)
+{
+	unsigned int nmb, ni;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		if (likely(lim != 0 && pkts[i]->nb_segs == 1 && pkts[i]->pkt_len <= lim)) {
+			kind[i] = COPY_ONE;
+			(*need)++;
+			continue;
+		}
+		kind[i] = (uint8_t)classify(rt, bh, pkts[i], &nmb, &ni);
+		*need += nmb;
+		*need_i += ni;
+	}
 }
 
 /*
@@ -515,7 +546,7 @@ make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct bu
 		rt->st->copied++;
 		break;
 	case SHARE_SLOW:
-		cp = rte_pktmbuf_clone(m, e->mp_ind != NULL ? e->mp_ind : e->mp);
+		cp = rte_pktmbuf_clone(m, share_pool(e));
 		if (cp == NULL) {
 			rt->st->drop_nombuf++;
 			return NULL;
@@ -661,12 +692,12 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 		uint16_t port, uint8_t dir, uint64_t now_ns, struct rte_mbuf **out, uint16_t *out_idx,
 		const uint16_t *bsel, const bool tag)
 {
-	struct rte_mempool *mpi = e->mp_ind != NULL ? e->mp_ind : e->mp;
+	struct rte_mempool *mpi = share_pool(e);
 	struct rte_mbuf *mb[SBX_MAX_BURST], *mi[SBX_MAX_BURST];
 	uint8_t kind[SBX_MAX_BURST];
-	unsigned int need = 0, need_i = 0, used = 0, used_i = 0, nmb, ni;
+	unsigned int need = 0, need_i = 0, used = 0, used_i = 0;
 	struct burst_hdr bh;
-	uint32_t fast_lim = 0;
+	uint32_t fast_lim;
 	uint16_t i, nc = 0;
 	bool bulk;
 
@@ -674,24 +705,10 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 	fast_lim = copy_one_limit(rt->cfg, &bh);
 	/* how each copy is made: then one allocation for the burst's copies and headers, one for its
 	 * indirect mbufs */
-	if (fast_lim != 0) { /* a one-segment frame up to the limit: a one-mbuf copy, as classify says */
-		for (i = 0; i < n; i++) {
-			if (likely(pkts[i]->nb_segs == 1 && pkts[i]->pkt_len <= fast_lim)) {
-				kind[i] = COPY_ONE;
-				need++;
-				continue;
-			}
-			kind[i] = (uint8_t)classify(rt, &bh, pkts[i], &nmb, &ni);
-			need += nmb;
-			need_i += ni;
-		}
-	} else {
-		for (i = 0; i < n; i++) {
-			kind[i] = (uint8_t)classify(rt, &bh, pkts[i], &nmb, &ni);
-			need += nmb;
-			need_i += ni;
-		}
-	}
+	if (fast_lim != 0) /* two loops: the one without the limit tests none */
+		classify_burst(rt, &bh, pkts, n, kind, &need, &need_i, fast_lim);
+	else
+		classify_burst(rt, &bh, pkts, n, kind, &need, &need_i, 0);
 	bulk = alloc_copies(e->mp, mb, need, mpi, mi, need_i);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i], *cp;
