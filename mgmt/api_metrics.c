@@ -528,12 +528,15 @@ static void pool_metrics(struct pbuf *b, const struct sbx_shm *shm)
 		label(pl[i], LBL, "pool", shm->pools[i].name, sizeof(shm->pools[i].name));
 		label_i(pl[i], LBL, "socket", shm->pools[i].socket_id);
 	}
-#define POOL_FAM(name, help, expr)                                 \
-	do {                                                      \
-		family(b, name, "gauge", help);                   \
-		for (i = 0; i < nb; i++)                          \
-			sample_u(b, name, pl[i], (uint64_t)(expr)); \
+	/* one family, a sample per pool for which @p cond holds */
+#define POOL_FAM_IF(fam, help, cond, expr)                                 \
+	do {                                                               \
+		family(b, fam, "gauge", help);                             \
+		for (i = 0; i < nb; i++)                                   \
+			if (cond)                                          \
+				sample_u(b, fam, pl[i], (uint64_t)(expr)); \
 	} while (0)
+#define POOL_FAM(fam, help, expr) POOL_FAM_IF(fam, help, true, expr)
 	POOL_FAM("spanbox_pool_size_mbufs", "Mbufs in the pool.", shm->pools[i].size);
 	POOL_FAM("spanbox_pool_in_use_mbufs", "Mbufs taken from the pool (refreshed by the primary every 100 ms).",
 		 shm->pools[i].in_use);
@@ -541,7 +544,6 @@ static void pool_metrics(struct pbuf *b, const struct sbx_shm *shm)
 		 shm->pools[i].avail);
 	POOL_FAM("spanbox_pool_cache_size_mbufs", "Size of each lcore's cache of the pool.", shm->pools[i].cache_size);
 	POOL_FAM("spanbox_pool_memory_bytes", "Memory holding the pool's objects.", shm->pools[i].bytes);
-#undef POOL_FAM
 	family(b, "spanbox_pool_cached_mbufs", "gauge", "Mbufs sitting in the pool's lcore caches now.");
 	for (i = 0; i < nb; i++) {
 		const struct rte_mempool *mp = rte_mempool_lookup(shm->pools[i].name);
@@ -553,13 +555,7 @@ static void pool_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	for (i = 0; i < nb; i++)
 		sample_d(b, "spanbox_pool_populate_seconds", pl[i], (double)shm->pools[i].populate_ns / 1e9);
 	/* the indirect-mbuf pool beside each pool (shared mirror copies), labelled by the main pool */
-#define IND_FAM(fam, help, expr)                                           \
-	do {                                                               \
-		family(b, fam, "gauge", help);                             \
-		for (i = 0; i < nb; i++)                                   \
-			if (shm->pools[i].indirect.name[0])                \
-				sample_u(b, fam, pl[i], (uint64_t)(expr)); \
-	} while (0)
+#define IND_FAM(fam, help, expr) POOL_FAM_IF(fam, help, shm->pools[i].indirect.name[0] != '\0', expr)
 	IND_FAM("spanbox_pool_indirect_size_mbufs", "Indirect mbufs (no data room) for shared mirror copies beside the pool.",
 		shm->pools[i].indirect.size);
 	IND_FAM("spanbox_pool_indirect_in_use_mbufs",
@@ -568,9 +564,10 @@ static void pool_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	IND_FAM("spanbox_pool_indirect_available_mbufs", "Indirect mbufs free, lcore caches included.",
 		shm->pools[i].indirect.avail);
 #undef IND_FAM
+#undef POOL_FAM
+#undef POOL_FAM_IF
 }
 
-/* Build the whole exposition; @p shm NULL when the appliance is down. */
 /*
  * The ingress senders and decap rules of every port, from the same sums /status shows
  * (mgmt_ingress_senders, mgmt_ingress_rules): spanbox_ingress_tunnel_* {port, kind, source, id}
@@ -636,6 +633,7 @@ out:
 	free(sum);
 }
 
+/* Build the whole exposition; @p shm NULL when the appliance is down. */
 static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct mgmt_db *db)
 {
 	char l[4 * LBL] = "";
