@@ -449,17 +449,30 @@ function renderEvents(events) {
 	]);
 }
 
+/** Fill select @p sel with @p names, keeping its choice when it is still there, else names[pick]. */
+function fillChoices(sel, names, pick) {
+	const keep = sel.value;
+	sel.replaceChildren(...names.map((n) => new Option(n, n)));
+	sel.value = names.includes(keep) ? keep : names[Math.max(0, pick)] || '';
+}
+
+/** Show the form's field group of each [selector, on] pair and enable its @p tag fields, or hide and disable them. */
+function showFields(groups, tag) {
+	for (const [sel, on] of groups) {
+		const g = document.querySelector(sel);
+		g.hidden = !on;
+		for (const i of g.querySelectorAll(tag))
+			i.disabled = !on;
+	}
+}
+
 /** Source / destination choices of the form follow the port list (the user's choice is kept). */
 function updatePortChoices(names) {
 	if (names.join('\n') === st.portNames.join('\n'))
 		return;
 	st.portNames = names;
-	for (const [id, pick] of [['m-src', 0], ['m-dst', names.length - 1]]) {
-		const sel = $(id);
-		const keep = sel.value;
-		sel.replaceChildren(...names.map((n) => new Option(n, n)));
-		sel.value = names.includes(keep) ? keep : names[Math.max(0, pick)] || '';
-	}
+	fillChoices($('m-src'), names, 0);
+	fillChoices($('m-dst'), names, names.length - 1);
 }
 
 /**
@@ -471,10 +484,7 @@ function updateGroupChoices(names) {
 	if (names.join('\n') === st.groupNames.join('\n'))
 		return;
 	st.groupNames = names;
-	const sel = $('m-dgroup');
-	const keep = sel.value;
-	sel.replaceChildren(...names.map((n) => new Option(n, n)));
-	sel.value = names.includes(keep) ? keep : names[0] || '';
+	fillChoices($('m-dgroup'), names, 0);
 	const kind = $('m-dkind');
 	kind.querySelector('option[value=group]').disabled = names.length === 0;
 	if (names.length === 0 && kind.value === 'group')
@@ -485,12 +495,7 @@ function updateGroupChoices(names) {
 /** Show the port or the tool group choice of the form's destination (the other one disabled). */
 function dstFields() {
 	const group = $('m-dkind').value === 'group';
-	for (const [cls, on] of [['.dst-port', !group], ['.dst-group', group]]) {
-		const g = document.querySelector(cls);
-		g.hidden = !on;
-		for (const i of g.querySelectorAll('select'))
-			i.disabled = !on;
-	}
+	showFields([['.dst-port', !group], ['.dst-group', group]], 'select');
 }
 
 // ------------------------------------------------------------------------------------------
@@ -698,13 +703,8 @@ function showTokenState() {
 
 function encapFields() {
 	const type = $('m-encap').value;
-	const groups = [['.encap-rspan', type === 'rspan'], ['.encap-erspan', type === 'erspan2' || type === 'erspan3' || type === 'vxlan']];
-	for (const [sel, on] of groups) {
-		const g = document.querySelector(sel);
-		g.hidden = !on;
-		for (const i of g.querySelectorAll('input'))
-			i.disabled = !on;
-	}
+	showFields([['.encap-rspan', type === 'rspan'], ['.encap-erspan', type === 'erspan2' || type === 'erspan3' || type === 'vxlan']],
+		'input');
 }
 
 /** The session object of the form (docs/CONFIG.md "mirrors"). */
