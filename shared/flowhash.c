@@ -97,23 +97,29 @@ static inline int has_ports(uint8_t proto)
 	return proto == PROTO_TCP || proto == PROTO_UDP || proto == PROTO_SCTP;
 }
 
+/* The IPv4 key words of the whole header at @p ip (@p ihl bytes) into the CRC from @p h: the sorted
+ * address pair, then protocol and ports (when @p five, not a fragment, and @p l4_whole: the 4 port
+ * bytes are in the segment). */
+static inline __attribute__((always_inline)) uint32_t ipv4_key(uint32_t h, const uint8_t *ip, uint32_t ihl, int five, int l4_whole)
+{
+	uint32_t a = load32(ip + 12), b = load32(ip + 16);
+	const uint8_t *l4 = five && (get16(ip + 6) & 0x3fff) == 0 && has_ports(ip[9]) && l4_whole ? ip + ihl : NULL;
+
+	return crc64(crc64(h, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a), tail_word(KEY_IPV4, ip[9], l4));
+}
+
 /* IPv4 at @p off: 0 and *h the hash, -1 when the header is not whole (the caller falls back). */
 static int ipv4_hash(uint32_t *h, const uint8_t *f, uint32_t off, uint32_t len, int five)
 {
-	const uint8_t *ip = f + off, *l4 = NULL;
-	uint32_t ihl, a, b;
+	const uint8_t *ip = f + off;
+	uint32_t ihl;
 
 	if (len < off + 20 || (ip[0] >> 4) != 4)
 		return -1;
 	ihl = (uint32_t)(ip[0] & 0x0f) * 4;
 	if (ihl < 20 || len < off + ihl)
 		return -1;
-	a = load32(ip + 12);
-	b = load32(ip + 16);
-	if (five && (get16(ip + 6) & 0x3fff) == 0 && has_ports(ip[9]) && len >= off + ihl + 4)
-		l4 = ip + ihl; /* not a fragment, ports in the first segment */
-	*h = crc64(crc64(*h, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a),
-		   tail_word(KEY_IPV4, ip[9], l4));
+	*h = ipv4_key(*h, ip, ihl, five, len >= off + ihl + 4);
 	return 0;
 }
 
@@ -180,16 +186,8 @@ uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields
 	 * frame of an EtherType that is neither IP, a tag nor MPLS (the MAC pair) */
 	if (__builtin_expect(len >= 34, 1)) {
 		et = get16(f + 12);
-		if (__builtin_expect(et == ET_IPV4 && f[14] == 0x45, 1)) {
-			const uint8_t *ip = f + 14;
-			uint32_t a = load32(ip + 12), b = load32(ip + 16);
-
-			h = crc64(seed, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a);
-			return fmix32(crc64(h, tail_word(KEY_IPV4, ip[9],
-							 five && (get16(ip + 6) & 0x3fff) == 0 && has_ports(ip[9]) &&
-								 len >= 38 ?
-								 ip + 20 : NULL)));
-		}
+		if (__builtin_expect(et == ET_IPV4 && f[14] == 0x45, 1)) /* a 20 B header: 14 + 20 <= len */
+			return fmix32(ipv4_key(seed, f + 14, 20, five, len >= 38));
 		if (et != ET_IPV4 && et != ET_IPV6 && et != ET_VLAN && et != ET_QINQ && et != ET_QINQ_OLD &&
 		    et != ET_MPLS && et != ET_MPLS_MC)
 			return fmix32(mac_hash(f, seed));
