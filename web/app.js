@@ -392,8 +392,10 @@ function renderTopology(status, mirrors, prev, dt) {
 	return Object.fromEntries(topo.edges.map((e) => [e.key, { packets: e.packets, bytes: e.bytes }]));
 }
 
+/** The pools table: each pool, and below it its indirect-mbuf pool (shared mirror copies). */
 function renderPools(pools) {
-	syncTable($('pools').tBodies[0], pools, (p) => p.name, (p) => [
+	const rows = pools.flatMap((p) => (p.indirect ? [p, { ...p.indirect, socket: p.socket }] : [p]));
+	syncTable($('pools').tBodies[0], rows, (p) => p.name, (p) => [
 		p.name,
 		String(p.socket),
 		{ text: count(p.size), cls: 'num' },

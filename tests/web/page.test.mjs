@@ -252,6 +252,16 @@ try {
 			cppApi.length === 2 && cppApi.every((w) => w.cycles_per_packet === null && w.cycles_per_packet_frames < 1000),
 		`cells: ${JSON.stringify(cppShown)}; API: ${JSON.stringify(cppApi.map((w) => [w.id, w.cycles_per_packet, w.cycles_per_packet_window_s, w.cycles_per_packet_frames]))}`);
 
+	// the pools table: each pool, and below it its indirect-mbuf pool, with the API's size
+	{
+		const pools = (await rest('GET', '/api/v1/pools')).body || [];
+		const ind = pools[0] && pools[0].indirect;
+		const rowText = ind ? await page.locator(`#pools tbody tr[data-key="${ind.name}"]`).textContent({ timeout: 5000 }).catch(() => '') : '';
+		check('pools table: a row of the indirect-mbuf pool (GET /api/v1/pools[0].indirect) with its size',
+			!!ind && rowText.includes(ind.name) && rowText.replace(/[^0-9]/g, '').includes(String(ind.size)),
+			`indirect ${JSON.stringify(ind && { name: ind.name, size: ind.size })}; row "${rowText}"`);
+	}
+
 	// chart, or the words that say there is no history
 	const hist = await rest('GET', `/api/v1/stats/history?metric=rx_bytes&port=p0&from=${Math.floor(Date.now() / 1000) - 3600}&to=${Math.floor(Date.now() / 1000)}&step=10`);
 	if (hist.status === 404) {
