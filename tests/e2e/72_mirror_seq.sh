@@ -7,13 +7,12 @@
 # pcap bridge paused by a test hook) forwards at full rate; the copies it cannot take are counted.
 # Own prefix, taps, namespaces, API port and database; iperf3 UDP inside the test's namespaces.
 source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/traffic.sh"
 API=http://127.0.0.1:18112/api/v1
 CFG="$TMP/seq.json" DB="$TMP/seq.db" MPCAP="$TMP/mirror.pcap" PAUSE="$TMP/pause"
 RESTARTS=${RESTARTS:-20}
-PIDS=()
 cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	traffic_stop
 	rm -f "$PAUSE"
 	"$ROOT/spanbox" stop "$CFG" >/dev/null 2>&1
 	rm -rf "$TMP"
@@ -29,7 +28,7 @@ jq --arg db "$DB" --arg m "net_pcap0,tx_pcap=$MPCAP" '.eal.file_prefix = "sbxseq
 	"$ROOT/config/default.json" >"$CFG"
 
 get() { curl -fsS --max-time 5 "$API$1"; }
-wrx() { get "/workers/$1" | jq -e '.ports.p0.rx_packets + .ports.p1.rx_packets'; }
+wrx() { get "/workers/$2" | jq -e '.ports.p0.rx_packets + .ports.p1.rx_packets'; } # wrx API W (traffic.sh)
 ptx() { get /status | jq -e '[.ports[] | select(.name == "p1")][0].workers.tx_packets'; }
 mctr() { get /mirrors/77 | jq -e ".counters.$1"; }
 
@@ -38,30 +37,9 @@ check "appliance starts: 2 workers, ERSPAN II session 77 of p0 and p1 to a pcap 
 	{ tail "$TMP/start.log" | sed 's/^/# /'; exit 1; }
 TOKEN=$(cat "$DB.token")
 
-start_traffic() { # iperf3 UDP, 8 streams of 2 Mbit/s for at most 120 s
-	ip netns exec sbxsq-b timeout 130 iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-	PIDS+=($!)
-	sleep 0.5
-	ip netns exec sbxsq-a timeout 130 iperf3 -u -c 198.18.0.2 -p 5201 -P 8 -b 2M -t 120 >/dev/null 2>&1 &
-	PIDS+=($!)
-}
-stop_traffic() { local p; for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; PIDS=(); }
-both_rise() {
-	local a0 a1 b0 b1
-	a0=$(wrx 0) && a1=$(wrx 1) || return 1
-	sleep 1
-	b0=$(wrx 0) && b1=$(wrx 1) || return 1
-	echo "# rx over 1 s: worker 0 +$((b0 - a0)), worker 1 +$((b1 - a1))"
-	[ $((b0 - a0)) -gt 0 ] && [ $((b1 - a1)) -gt 0 ]
-}
-for attempt in 1 2 3; do # flows spread over the tap queues by hash: retry until both workers get some
-	start_traffic
-	sleep 1
-	both_rise && break
-	stop_traffic
-	sleep 0.5
-done
-check "traffic reaches both workers" both_rise
+# iperf3 UDP, 8 streams of 2 Mbit/s (tests/lib/traffic.sh), until both workers get some of it
+traffic_to_both "$API" sbxsq-a sbxsq-b 5201 2
+check "traffic reaches both workers" both_rise "$API"
 
 # --- section 5: the pcap destination falls behind, forwarding does not -------------------------
 f0=$(ptx); sleep 1; f1=$(ptx)
@@ -91,7 +69,7 @@ for ((k = 0; k < RESTARTS; k++)); do
 done
 check "$RESTARTS graceful worker restarts, each running again ($bad failed)" [ $bad -eq 0 ]
 sleep 0.5
-stop_traffic
+traffic_stop
 # the namespaces send more than iperf3: its TCP control connection's FIN/RST, ARP and IPv6 neighbour
 # discovery; a frame let in between the counter read and the stop is a copy in the file the
 # counters did not see (it failed 1 run in ~5: 2 copies). Take the kernel side of the taps down,

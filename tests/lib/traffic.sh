@@ -1,12 +1,17 @@
-# UDP traffic through the appliance for the worker life-cycle tests (90, 91): iperf3 from one of
-# the test's namespaces to 198.18.0.2 in the other, 8 streams of 3 Mbit/s (about 2000 frames/s),
-# bounded to 100 s. Sourced after common.sh; the caller defines wrx API W (worker W's rx count).
-#   traffic_start NS_SRC NS_DST PORT   server in NS_DST, client in NS_SRC (pids in IPERF_PIDS,
-#                                      the client's in IPERF_CLIENT; output in $TMP/iperf_*.txt)
+# UDP traffic through the appliance for the tests with two workers (72, 90, 91, 93): iperf3 from
+# one of the test's namespaces to 198.18.0.2 in the other, 8 streams of MBIT (3) Mbit/s each
+# (about 2000 frames/s at 3), bounded to 100 s. Sourced after common.sh; the caller defines
+# wrx API W (worker W's rx count).
+#   traffic_start NS_SRC NS_DST PORT [MBIT]  server in NS_DST, client in NS_SRC (pids in
+#                                      IPERF_PIDS, the client's in IPERF_CLIENT; output in
+#                                      $TMP/iperf_*.txt)
 #   traffic_stop                       kill them
-#   both_rise API                      0 when the rx counters of workers 0 and 1 both rise over 1 s
-#   traffic_to_both API NS_SRC NS_DST PORT   traffic_start until both workers get some (the tap
-#                                      spreads the flows over its queues by hash; 3 attempts)
+#   both_rise API                      0 when the rx counters of workers 0 and 1 both rise over 1 s,
+#                                      by 100 frames or more each (a stray ARP or neighbour frame on
+#                                      a worker's queue is not traffic: a worker whose queues got
+#                                      none of the 8 streams rises by ~2)
+#   traffic_to_both API NS_SRC NS_DST PORT [MBIT]   traffic_start until both workers get some
+#                                      (the tap spreads the flows over its queues by hash; 3 attempts)
 #   keeps_rising API W N LABEL         N samples of worker W's rx 100 ms apart all rising (stalls)
 IPERF_PIDS=()
 
@@ -14,7 +19,7 @@ traffic_start() {
 	ip netns exec "$2" timeout 110 iperf3 -s -1 -p "$3" >"$TMP/iperf_s.txt" 2>&1 &
 	IPERF_PIDS+=($!)
 	sleep 0.5
-	ip netns exec "$1" timeout 110 iperf3 -u -c 198.18.0.2 -p "$3" -P 8 -b 3M -t 100 >"$TMP/iperf_c.txt" 2>&1 &
+	ip netns exec "$1" timeout 110 iperf3 -u -c 198.18.0.2 -p "$3" -P 8 -b "${4:-3}M" -t 100 >"$TMP/iperf_c.txt" 2>&1 &
 	IPERF_CLIENT=$!
 	IPERF_PIDS+=($!)
 }
@@ -25,12 +30,12 @@ both_rise() {
 	sleep 1
 	b0=$(wrx "$1" 0) && b1=$(wrx "$1" 1) || return 1
 	echo "# rx over 1 s: worker 0 +$((b0 - a0)), worker 1 +$((b1 - a1))"
-	[ $((b0 - a0)) -gt 0 ] && [ $((b1 - a1)) -gt 0 ]
+	[ $((b0 - a0)) -ge 100 ] && [ $((b1 - a1)) -ge 100 ]
 }
 traffic_to_both() {
 	local attempt
 	for attempt in 1 2 3; do
-		traffic_start "$2" "$3" "$4"
+		traffic_start "$2" "$3" "$4" "${5:-3}"
 		sleep 1
 		both_rise "$1" && return 0
 		echo "# attempt $attempt: the flows did not reach both workers' queues; new iperf3 run"
