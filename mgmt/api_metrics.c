@@ -21,6 +21,7 @@
 #include "spanbox/decap.h"
 
 #include "api.h"
+#include "http.h"
 #include "attach.h"
 #include "db.h"
 #include "ingress_view.h"
@@ -648,6 +649,25 @@ static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct
 	sample_u(b, "spanbox_database_size_bytes", "", mgmt_db_size(db));
 	family(b, "spanbox_database_schema_version", "gauge", "Highest schema migration applied to the database.");
 	sample_u(b, "spanbox_database_schema_version", "", (uint64_t)(db->schema_version > 0 ? db->schema_version : 0));
+	{
+		struct mgmt_http_closes hc;
+		const struct { const char *reason; const uint64_t *v; } closes[] = {
+			{ "deadline_waiting", &hc.deadline_waiting }, { "deadline_answering", &hc.deadline_answering },
+			{ "evicted", &hc.evicted }, { "stale", &hc.stale },
+		};
+		size_t k;
+
+		mgmt_http_closes(&hc);
+		family(b, "spanbox_mgmt_http_closed_total", "counter",
+		       "HTTP connections mgmt closed without waiting for the client, by reason: no complete request "
+		       "within the request deadline, answer not sent within the answer deadline (worth an alert), "
+		       "evicted at the connection limits, stale table entries.");
+		for (k = 0; k < sizeof(closes) / sizeof(closes[0]); k++) {
+			l[0] = '\0';
+			label_s(l, sizeof(l), "reason", closes[k].reason);
+			sample_u(b, "spanbox_mgmt_http_closed_total", l, *closes[k].v);
+		}
+	}
 	if (shm == NULL)
 		return;
 

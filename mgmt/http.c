@@ -142,8 +142,11 @@ static struct {
 	uint64_t evicted;         /**< closed at the limits, since start */
 	uint64_t evicted_logged;  /**< of those, logged already */
 	uint64_t log_ns;          /**< when they were last logged */
-	uint64_t stale;           /**< entries found stale (their fd reused) and forgotten, since start */
+	uint64_t stale;           /**< entries found stale (their fd reused): shut without a shutdown(), since start */
 	uint64_t stale_logged;    /**< of those, logged already */
+	struct mgmt_http_closes closed;        /**< connections closed by the guard, by reason, since start */
+	struct mgmt_http_closes closed_logged; /**< of those, logged already */
+	uint64_t waiting_log_ns;  /**< when deadline closes of waiting connections were last logged */
 } guard = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Calls of a suspended request's handler before its lane answered (see handle()), and how many
@@ -152,10 +155,12 @@ static unsigned long early_calls, early_logged;
 
 /*
  * Close @p e's connection (guard.lock held), unless its fd no longer is that connection: an entry
- * whose socket's peer differs from the one accepted is stale (libmicrohttpd closed the connection
- * without telling us, and the fd number now belongs to another connection or file), and a
- * shutdown() would cut an innocent client's request short ("Empty reply from server"). A stale
- * entry is only forgotten.
+ * whose socket's peer differs from the one accepted is stale (the fd number now belongs to
+ * another connection or file), and a shutdown() would cut an innocent client's request short
+ * ("Empty reply from server"). A stale entry is marked shut without a shutdown(), and stays
+ * tracked (its table entry and address count) until libmicrohttpd's CLOSED for it: libmicrohttpd
+ * still holds the entry as that connection's socket context, and freeing it here would let a new
+ * connection take it, whose counts the old connection's CLOSED would then decrement.
  */
 static void guard_shut(struct guard_conn *e)
 {
@@ -172,8 +177,6 @@ static void guard_shut(struct guard_conn *e)
 		e->shut = true;
 		guard.live--;
 		guard.addrs[e->addr].live--;
-		guard.addrs[e->addr].tracked--;
-		e->phase = PH_FREE;
 		return;
 	}
 	shutdown(e->fd, SHUT_RDWR);
@@ -312,12 +315,39 @@ static void guard_phase(struct MHD_Connection *c, enum conn_phase phase)
 	pthread_mutex_unlock(&guard.lock);
 }
 
+bool mgmt_http_overdue(uint64_t now_ns, uint64_t since_ns, uint64_t max_ns)
+{
+	/* a stamp at or after the clock read (another thread stamped the entry after it) is fresh:
+	 * the unsigned difference would wrap to about 2^64 and look overdue */
+	return since_ns < now_ns && now_ns - since_ns >= max_ns;
+}
+
+/* Test hook (tests/e2e/55d_http_guard.sh): SBX_TEST_SWEEP_DELAY_MS=N makes each sweep wait N ms
+ * (1..1000) before it takes the table's lock: the window in which the HTTP thread stamps entries
+ * while the sweep is on its way to the lock, widened. */
+static void sweep_test_delay(void)
+{
+	static long ms = -1;
+
+	if (ms < 0) {
+		const char *v = getenv("SBX_TEST_SWEEP_DELAY_MS");
+
+		ms = v != NULL ? strtol(v, NULL, 10) : 0;
+		if (ms < 0 || ms > 1000)
+			ms = 0;
+	}
+	if (ms > 0)
+		nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL);
+}
+
 void mgmt_http_sweep(void)
 {
-	uint64_t now = sbx_now_ns(), evicted = 0, stale;
+	uint64_t now, evicted = 0, stale, waiting = 0, answering = 0;
 	unsigned int i;
 
+	sweep_test_delay();
 	pthread_mutex_lock(&guard.lock);
+	now = sbx_now_ns(); /* under the lock: no entry is stamped after it and before the checks */
 	for (i = 0; i < guard.cap; i++) {
 		struct guard_conn *e = &guard.conns[i];
 		uint64_t max_s;
@@ -325,8 +355,12 @@ void mgmt_http_sweep(void)
 		if (e->shut || (e->phase != PH_WAITING && e->phase != PH_ANSWERING))
 			continue; /* free, closing, or waiting for a lane */
 		max_s = e->phase == PH_WAITING ? MGMT_HTTP_REQUEST_S : MGMT_HTTP_ANSWER_S;
-		if (now - e->since_ns < max_s * 1000000000ULL)
+		if (!mgmt_http_overdue(now, e->since_ns, max_s * 1000000000ULL))
 			continue;
+		if (e->phase == PH_WAITING)
+			guard.closed.deadline_waiting++;
+		else
+			guard.closed.deadline_answering++;
 		guard_shut(e);
 	}
 	/* at most one line per 10 s, and only under pressure (a deadline closing an idle keep-alive
@@ -336,12 +370,31 @@ void mgmt_http_sweep(void)
 		guard.evicted_logged = guard.evicted;
 		guard.log_ns = now;
 	}
+	/* an answer not sent in time is worth a line each sweep (a client that does not read, or a
+	 * bug); idle keep-alive connections closed by the request deadline once a minute at most */
+	answering = guard.closed.deadline_answering - guard.closed_logged.deadline_answering;
+	guard.closed_logged.deadline_answering = guard.closed.deadline_answering;
+	if (guard.closed.deadline_waiting != guard.closed_logged.deadline_waiting &&
+	    now - guard.waiting_log_ns >= 60000000000ULL) {
+		waiting = guard.closed.deadline_waiting - guard.closed_logged.deadline_waiting;
+		guard.closed_logged.deadline_waiting = guard.closed.deadline_waiting;
+		guard.waiting_log_ns = now;
+	}
 	stale = guard.stale - guard.stale_logged;
 	guard.stale_logged = guard.stale;
+	guard.closed.evicted = guard.evicted;
+	guard.closed.stale = guard.stale;
 	pthread_mutex_unlock(&guard.lock);
 	if (evicted > 0)
 		fprintf(stderr, "spanbox-mgmt: http: connection limits reached: closed %llu idle connections "
 			"to make room for new ones\n", (unsigned long long)evicted);
+	if (answering > 0)
+		fprintf(stderr, "spanbox-mgmt: http: answer deadline: closed %llu connection(s) whose answer was "
+			"not sent within %d s of the request\n", (unsigned long long)answering, MGMT_HTTP_ANSWER_S);
+	if (waiting > 0)
+		fprintf(stderr, "spanbox-mgmt: http: request deadline: closed %llu connection(s) without a complete "
+			"request within %d s (idle keep-alive connections, slow clients; counted since the last "
+			"such line)\n", (unsigned long long)waiting, MGMT_HTTP_REQUEST_S);
 	if (__atomic_load_n(&early_calls, __ATOMIC_RELAXED) != early_logged) {
 		unsigned long n = __atomic_load_n(&early_calls, __ATOMIC_RELAXED);
 
@@ -350,8 +403,17 @@ void mgmt_http_sweep(void)
 		early_logged = n;
 	}
 	if (stale > 0)
-		fprintf(stderr, "spanbox-mgmt: http: %llu connection entries were stale (their fd reused): forgotten, "
-			"nothing closed\n", (unsigned long long)stale);
+		fprintf(stderr, "spanbox-mgmt: http: %llu connection entries were stale (their fd reused): marked "
+			"closed until libmicrohttpd closes them, no shutdown()\n", (unsigned long long)stale);
+}
+
+void mgmt_http_closes(struct mgmt_http_closes *out)
+{
+	pthread_mutex_lock(&guard.lock);
+	*out = guard.closed;
+	out->evicted = guard.evicted;
+	out->stale = guard.stale;
+	pthread_mutex_unlock(&guard.lock);
 }
 
 const struct mgmt_http_limits *mgmt_http_limits(void)
@@ -453,9 +515,20 @@ struct defer_job {
 	void (*work)(void *arg, struct mgmt_answer *a);
 	void *arg;
 	struct mgmt_answer answer;
+	bool answered;     /**< mgmt_http_stop() answered its connection 503 already: drop the answer */
 };
 
 #define DEFER_DRAIN_S 30 /* mgmt_http_stop waits this long at most for the jobs (a change: 20 s) */
+
+/* DEFER_DRAIN_S, or SBX_TEST_DEFER_DRAIN_S (1..60; tests/e2e/55d_http_guard.sh: a job that
+ * outlasts the drain without a 30 s wait). */
+static unsigned int defer_drain_s(void)
+{
+	const char *v = getenv("SBX_TEST_DEFER_DRAIN_S");
+	long s = v != NULL ? strtol(v, NULL, 10) : 0;
+
+	return s >= 1 && s <= 60 ? (unsigned int)s : DEFER_DRAIN_S;
+}
 
 static struct {
 	pthread_mutex_t lock;
@@ -466,6 +539,8 @@ static struct {
 	bool started[MGMT_LANES];
 	unsigned int busy;   /**< jobs queued or running, all lanes */
 	unsigned int unsent; /**< deferred requests not yet completed (answer not yet sent) */
+	struct defer_job *running[MGMT_LANES]; /**< the job each lane runs now, NULL when none */
+	bool closing;        /**< mgmt_http_stop() began: a new deferred request is answered 503 */
 	bool stop;           /**< the lanes end once their queue is empty */
 	bool gone;           /**< the daemon is stopping: resume nothing any more */
 } defer = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
@@ -485,11 +560,13 @@ static void *lane_thread(void *arg)
 		defer.head[lane] = j->next;
 		if (defer.head[lane] == NULL)
 			defer.tail[lane] = NULL;
+		defer.running[lane] = j;
 		pthread_mutex_unlock(&defer.lock);
 		j->answer = (struct mgmt_answer){ .code = MHD_HTTP_INTERNAL_SERVER_ERROR };
 		j->work(j->arg, &j->answer);
 		pthread_mutex_lock(&defer.lock);
-		if (!defer.gone) {
+		defer.running[lane] = NULL;
+		if (!defer.gone && !j->answered) {
 			j->st->answer = j->answer;
 			MHD_resume_connection(j->conn); /* thread-safe (MHD_USE_ITC wakes the HTTP thread) */
 		} else {
@@ -513,6 +590,7 @@ static int lanes_start(char *err, size_t errlen)
 
 	defer.stop = false;
 	defer.gone = false;
+	defer.closing = false;
 	for (l = MGMT_LANE_INLINE + 1; l < MGMT_LANES; l++) {
 		if (pthread_create(&defer.tid[l], NULL, lane_thread, (void *)(uintptr_t)l) != 0) {
 			snprintf(err, errlen, "cannot start the HTTP lane threads");
@@ -558,21 +636,30 @@ void mgmt_defer(struct req *r, enum mgmt_lane lane, void (*work)(void *arg, stru
 	r->work_lane = lane > MGMT_LANE_INLINE && lane < MGMT_LANES ? (unsigned int)lane : MGMT_LANE_CONTROL;
 }
 
-/* Suspend @p c and queue its job on @p r's lane. */
+static enum MHD_Result reply_unavailable(struct MHD_Connection *c, const char *why);
+
+/* Suspend @p c and queue its job on @p r's lane; once mgmt_http_stop() began, answer 503 instead
+ * (the job only frees its argument): a connection suspended then might never be resumed. */
 static enum MHD_Result defer_start(struct MHD_Connection *c, struct conn_state *st, const struct req *r)
 {
 	struct defer_job *j = calloc(1, sizeof(*j));
 
 	if (j == NULL) {
 		r->work(r->work_arg, &(struct mgmt_answer){ 0 }); /* frees its argument */
-		return MHD_NO;
+		return reply_unavailable(c, "out of memory");
 	}
 	*j = (struct defer_job){ .conn = c, .st = st, .work = r->work, .arg = r->work_arg };
+	pthread_mutex_lock(&defer.lock);
+	if (defer.closing) {
+		pthread_mutex_unlock(&defer.lock);
+		r->work(r->work_arg, &(struct mgmt_answer){ 0 });
+		free(j);
+		return reply_unavailable(c, "stopping");
+	}
 	st->suspended = true;
 	st->deferred = true;
 	guard_phase(c, PH_SUSPENDED);
 	MHD_suspend_connection(c);
-	pthread_mutex_lock(&defer.lock);
 	if (defer.tail[r->work_lane] != NULL)
 		defer.tail[r->work_lane]->next = j;
 	else
@@ -583,6 +670,49 @@ static enum MHD_Result defer_start(struct MHD_Connection *c, struct conn_state *
 	pthread_cond_broadcast(&defer.cond);
 	pthread_mutex_unlock(&defer.lock);
 	return MHD_YES;
+}
+
+/*
+ * At a stop (defer.lock held), for every job still queued or running past the drain: its
+ * connection is answered 503 now and resumed, so that libmicrohttpd is never stopped with a
+ * suspended connection (MHD_stop_daemon() panics then). A queued job is taken off its queue and
+ * never runs (a change not applied; the answer says so); a running one finishes on its lane and
+ * its answer is dropped (its outcome is unknown to the client: the answer says so).
+ * @return the jobs answered so.
+ */
+static unsigned int defer_abandon(void)
+{
+	unsigned int l, n = 0;
+
+	for (l = 0; l < MGMT_LANES; l++) {
+		struct defer_job *j = defer.running[l], *next;
+
+		if (j != NULL && !j->answered) {
+			j->answered = true;
+			j->st->answer = (struct mgmt_answer){
+				.code = MHD_HTTP_SERVICE_UNAVAILABLE,
+				.body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
+						   "spanbox-mgmt is stopping and the request did not finish within %u s: "
+						   "its outcome is unknown (read the state again once mgmt is back)",
+						   defer_drain_s()) };
+			MHD_resume_connection(j->conn);
+			n++;
+		}
+		for (j = defer.head[l]; j != NULL; j = next) {
+			next = j->next;
+			j->st->answer = (struct mgmt_answer){
+				.code = MHD_HTTP_SERVICE_UNAVAILABLE,
+				.body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
+						   "spanbox-mgmt is stopping: the request was not run") };
+			MHD_resume_connection(j->conn);
+			j->work(j->arg, &(struct mgmt_answer){ 0 }); /* frees its argument */
+			free(j);
+			defer.busy--;
+			n++;
+		}
+		defer.head[l] = defer.tail[l] = NULL;
+	}
+	return n;
 }
 
 /** A route run on its lane: the handler and a copy of what it may read of the request. */
@@ -817,6 +947,31 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, cJSON 
 	return ret;
 }
 
+/*
+ * Answer 503 with a static JSON body that names @p why (a short constant string): what a request
+ * gets when mgmt cannot make its answer (out of memory) or will not run it (stopping). Needs no
+ * allocation but libmicrohttpd's response object; MHD_NO (the connection closed without an
+ * answer) only when even that fails.
+ */
+static enum MHD_Result reply_unavailable(struct MHD_Connection *c, const char *why)
+{
+	static const char oom[] = "{\"error\":{\"code\":503,\"message\":\"out of memory: try again\"}}";
+	static const char stopping[] = "{\"error\":{\"code\":503,\"message\":\"spanbox-mgmt is stopping: "
+				       "the request was not run\"}}";
+	const char *text = strcmp(why, "stopping") == 0 ? stopping : oom;
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (r == NULL)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+	ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* Answer 200 with the file a handler opened (req.file_set: a capture's download); closes it. */
 static enum MHD_Result reply_file(struct MHD_Connection *c, const struct req *rq)
 {
@@ -1010,7 +1165,7 @@ static enum MHD_Result slow_denial(struct MHD_Connection *c, struct conn_state *
 		if (j != NULL)
 			free(j->method);
 		free(j);
-		return MHD_NO;
+		return reply_unavailable(c, "out of memory");
 	}
 	j->due_ns = sbx_now_ns() + MGMT_AUTH_SLOW_MS * 1000000ULL;
 	mgmt_defer(&r, MGMT_LANE_SLOW, slow_work, j);
@@ -1033,7 +1188,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (st == NULL) {
 		st = calloc(1, sizeof(*st));
 		if (st == NULL)
-			return MHD_NO;
+			return reply_unavailable(c, "out of memory");
 		*con_cls = st;
 		authorize(c, ctx, method, url, st);
 		return MHD_YES;
@@ -1044,7 +1199,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	guard_phase(c, PH_ANSWERING); /* the request is complete: every path below answers it */
 	if (st->suspended) { /* resumed by its lane, with the answer */
 		struct mgmt_answer a;
 
@@ -1063,10 +1217,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		st->answer.body = NULL;
 		pthread_mutex_unlock(&defer.lock);
 		st->suspended = false;
+		guard_phase(c, PH_ANSWERING); /* its answer is here: from now it must be sent in time */
 		if (a.www_authenticate != NULL)
 			return reply(c, a.code, a.body, NULL, MHD_HTTP_HEADER_WWW_AUTHENTICATE, a.www_authenticate);
 		return reply(c, a.code, a.body, NULL, MHD_HTTP_HEADER_RETRY_AFTER, a.retry_after);
 	}
+	guard_phase(c, PH_ANSWERING); /* the request is complete: every path below answers it */
 	if (st->denied && st->slow)
 		return slow_denial(c, st, method, url);
 	if (st->denied)
@@ -1211,10 +1367,18 @@ int mgmt_http_stop(struct MHD_Daemon *d)
 {
 	MHD_socket fd;
 
+	unsigned int left;
+
 	/* every deferred request is answered first: its jobs end (bounded: each waits for a deadline
-	 * of its own), then the answers go out */
+	 * of its own), then the answers go out; what outlasts the drain is answered 503 (a suspended
+	 * connection left at MHD_stop_daemon() is a panic of libmicrohttpd) */
 	pthread_mutex_lock(&defer.lock);
-	defer_wait(&defer.busy, DEFER_DRAIN_S);
+	defer.closing = true;
+	defer_wait(&defer.busy, defer_drain_s());
+	left = defer_abandon();
+	if (left > 0)
+		fprintf(stderr, "spanbox-mgmt: http: stopping: %u request(s) still waiting for a lane after %u s "
+			"answered 503\n", left, defer_drain_s());
 	defer_wait(&defer.unsent, 2);
 	defer.gone = true; /* from now on no lane resumes a connection of this daemon */
 	pthread_mutex_unlock(&defer.lock);

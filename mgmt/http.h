@@ -57,6 +57,29 @@ struct mgmt_http_limits {
 struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, char *err,
 				   size_t errlen);
 
+/** Connections the guard closed, by reason, since mgmt started (monotonic counts). */
+struct mgmt_http_closes {
+	uint64_t deadline_waiting;   /**< no complete request MGMT_HTTP_REQUEST_S after the connection
+					  opened or its previous answer (idle keep-alive, slow client) */
+	uint64_t deadline_answering; /**< answer not sent MGMT_HTTP_ANSWER_S after its request (a client
+					  that does not read; an answer being made that long is a bug) */
+	uint64_t evicted;            /**< waiting connections closed at the connection limits */
+	uint64_t stale;              /**< entries whose fd no longer was their connection: marked closed,
+					  nothing shut down */
+};
+
+/**
+ * Copy the guard's close counts into @p out (takes the guard's lock; any thread).
+ */
+void mgmt_http_closes(struct mgmt_http_closes *out);
+
+/**
+ * Whether a connection that entered its phase at @p since_ns is past a deadline of @p max_ns at
+ * @p now_ns (all CLOCK_MONOTONIC ns, sbx_now_ns()). A stamp at or after @p now_ns (made by another
+ * thread after the clock was read) is never overdue: the unsigned difference would wrap.
+ */
+bool mgmt_http_overdue(uint64_t now_ns, uint64_t since_ns, uint64_t max_ns);
+
 /**
  * The limits mgmt_http_start() chose (see struct mgmt_http_limits; it raises the soft
  * RLIMIT_NOFILE, up to the hard one, to 2 fds a connection). Valid while the daemon runs.
