@@ -87,6 +87,14 @@
 #include "validate.h"
 
 #define MAX_BODY (64 * 1024) /* bytes of request body accepted; a longer body is refused (413) */
+/* The request line's URL (path and query, as received) and the header fields (names, values and
+ * 4 bytes each for ": " and CRLF) accepted, in bytes; longer ones are answered 414 / 431 in JSON.
+ * libmicrohttpd's own limit is its per-connection memory (CONN_MEMORY): a request past that is
+ * answered by libmicrohttpd itself (HTML, as it has no hook for it), so that limit sits well
+ * above ours. */
+#define MAX_URL (16 * 1024)
+#define MAX_HEADERS (32 * 1024)
+#define CONN_MEMORY (128 * 1024) /* MHD_OPTION_CONNECTION_MEMORY_LIMIT (libmicrohttpd: 32 KiB) */
 #define FD_MARGIN 64         /* fds kept for mgmt itself (database, history, probe, logs) */
 
 /** Per connection: the request body, and whether it waits for a lane. */
@@ -995,9 +1003,11 @@ static enum MHD_Result reply_file(struct MHD_Connection *c, const struct req *rq
 }
 
 /*
- * URL and query unescaping (MHD_OPTION_UNESCAPE_CALLBACK): %XX decoded in place, except %00,
- * which stays as the three characters: a decoded NUL would cut "p0-p1%00x" to "p0-p1" and
- * address an object the client did not name. @return the new length.
+ * URL and query unescaping (MHD_OPTION_UNESCAPE_CALLBACK): %XX decoded in place, except %00 and
+ * %2F, which stay as the three characters: a decoded NUL would cut "p0-p1%00x" to "p0-p1" and
+ * address an object the client did not name, and a decoded "/" would add path segments the
+ * client escaped ("/captures/1%2ffiles%2f1" reached the file route). A path that holds either
+ * names nothing (404). @return the new length.
  */
 static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 {
@@ -1008,7 +1018,7 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	(void)c;
 	while (*r) {
 		if (r[0] == '%' && isxdigit((unsigned char)r[1]) && isxdigit((unsigned char)r[2]) &&
-		    !(r[1] == '0' && r[2] == '0')) {
+		    !(r[1] == '0' && r[2] == '0') && !(r[1] == '2' && (r[2] == 'f' || r[2] == 'F'))) {
 			char hex[3] = { r[1], r[2], '\0' };
 
 			*w++ = (char)strtol(hex, NULL, 16);
@@ -1172,6 +1182,40 @@ static enum MHD_Result slow_denial(struct MHD_Connection *c, struct conn_state *
 	return defer_start(c, st, &r);
 }
 
+/* MHD_get_connection_values() iterator: add a field's length (name, value, 4 for ": " or "=&"
+ * and CRLF) to the size_t at @p cls. */
+static enum MHD_Result add_field_len(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	*(size_t *)cls += strlen(key) + (value != NULL ? strlen(value) : 0) + 4;
+	return MHD_YES;
+}
+
+/* 414 / 431 in the API's JSON when the URL or the header fields are longer than MAX_URL /
+ * MAX_HEADERS; MHD_YES with *answered false when neither is. */
+static enum MHD_Result check_request_size(struct MHD_Connection *c, const char *url, bool *answered)
+{
+	size_t ulen = strlen(url), hlen = 0;
+
+	*answered = false;
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_field_len, &ulen);
+	if (ulen > MAX_URL) {
+		*answered = true;
+		return reply(c, MHD_HTTP_URI_TOO_LONG,
+			     mgmt_error(MHD_HTTP_URI_TOO_LONG, NULL, "request URL longer than %d bytes", MAX_URL),
+			     NULL, NULL, NULL);
+	}
+	MHD_get_connection_values(c, MHD_HEADER_KIND, add_field_len, &hlen);
+	if (hlen > MAX_HEADERS) {
+		*answered = true;
+		return reply(c, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
+			     mgmt_error(MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, NULL,
+					"request header fields longer than %d bytes", MAX_HEADERS),
+			     NULL, NULL, NULL);
+	}
+	return MHD_YES;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
@@ -1186,6 +1230,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	/* Answer once the whole request is read: replying from the first call would make MHD close
 	 * the connection instead of keeping it alive. The body is kept (up to MAX_BODY bytes). */
 	if (st == NULL) {
+		bool answered;
+		enum MHD_Result ret = check_request_size(c, url, &answered);
+
+		if (answered)
+			return ret;
 		st = calloc(1, sizeof(*st));
 		if (st == NULL)
 			return reply_unavailable(c, "out of memory");
@@ -1236,6 +1285,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (st->too_big)
 		return reply(c, MHD_HTTP_CONTENT_TOO_LARGE,
 			     mgmt_error(MHD_HTTP_CONTENT_TOO_LARGE, NULL, "request body longer than %d bytes", MAX_BODY),
+			     NULL, NULL, NULL);
+	if (strcasestr(url, "%2f") != NULL || strstr(url, "%00") != NULL) /* left escaped (unescape()) */
+		return reply(c, MHD_HTTP_NOT_FOUND,
+			     mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no route %s %s: an escaped '/' or NUL names nothing",
+					method, url),
 			     NULL, NULL, NULL);
 	client_addr(c, client, sizeof(client));
 	snprintf(who, sizeof(who), "%s (%s)", client, mgmt_role_name(st->role));
@@ -1346,6 +1400,7 @@ struct MHD_Daemon *mgmt_http_start(int listen_fd, const struct mgmt_ctx *ctx, ch
 			     MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)MGMT_HTTP_REQUEST_S,
 			     MHD_OPTION_CONNECTION_LIMIT, guard.lim.limit,
+			     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
 			     MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 			     MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
 			     MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,

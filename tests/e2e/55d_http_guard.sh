@@ -53,6 +53,27 @@ check "1: ... all 200" jq -e '.statuses["200"] == 100' <<<"$j"
 w=$(closed deadline_waiting) a=$(closed deadline_answering)
 check "1: /metrics counts no deadline close (waiting $w, answering $a)" cond "[ '$w' = 0 ] && [ '$a' = 0 ]"
 check "1: mgmt logged no deadline close" bash -c "! grep -q 'deadline: closed' '$TMP/hg-mgmt.log'"
+
+# --- 3. what the HTTP layer answers for escaped slashes and long requests (item 12) -----------
+http() { # http OUT CURL_ARGS...: the status; headers and body in OUT.h / OUT
+	curl -sS --path-as-is --max-time 10 -D "$1.h" -o "$1" -w '%{http_code}' "${@:2}"
+}
+json_err() { # json_err OUT CODE: a JSON error body with that code, served as application/json
+	jq -e --argjson c "$2" '.error.code == $c' "$1" >/dev/null && grep -qi '^content-type: application/json' "$1.h"
+}
+code=$(http "$TMP/s" "http://127.0.0.1:$PORT/api/v1%2fhealth")
+check "3: GET /api/v1%2fhealth (an escaped '/'): 404 JSON, not /api/v1/health ($code: $(head -c 150 "$TMP/s"))" \
+	cond "[ '$code' = 404 ] && json_err '$TMP/s' 404"
+code=$(http "$TMP/s" "http://127.0.0.1:$PORT/api/v1/mirrors/5%2F..%2F..%2Fhealth")
+check "3: an escaped '/' inside a segment: 404 JSON ($code)" cond "[ '$code' = 404 ] && json_err '$TMP/s' 404"
+long=$(head -c 20000 /dev/zero | tr '\0' a)
+code=$(http "$TMP/s" "$API/health?x=$long")
+check "3: a 20 kB URL: 414 in the API's JSON ($code: $(head -c 150 "$TMP/s"))" cond "[ '$code' = 414 ] && json_err '$TMP/s' 414"
+big=$(head -c 40000 /dev/zero | tr '\0' b)
+code=$(http "$TMP/s" -H "X-Big: $big" "$API/health")
+check "3: 40 kB of header fields: 431 in the API's JSON ($code: $(head -c 150 "$TMP/s"))" cond "[ '$code' = 431 ] && json_err '$TMP/s' 431"
+code=$(http "$TMP/s" "$API/health")
+check "3: and the next request answers 200 ($code)" [ "$code" = 200 ]
 inst_stop_pid "$INST_MGMT"
 
 # --- 2. a stop while a change runs and another waits for the lane ----------------------------
