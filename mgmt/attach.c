@@ -69,7 +69,7 @@ const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog
 		snprintf(err, errlen, "primary starting (not yet attachable)");
 		return NULL;
 	}
-	if (sbx_eal_args_build(&a, cfg, SBX_ROLE_MGMT, prog, 0) < 0) {
+	if (sbx_eal_args_build(&a, cfg, SBX_ROLE_MGMT, prog, 0, -1) < 0) {
 		snprintf(err, errlen, "EAL arguments do not fit");
 		return NULL;
 	}

@@ -19,6 +19,7 @@
 #include <rte_eal.h>
 
 #include "spanbox/config.h"
+#include "spanbox/eal_args.h"
 #include "spanbox/ipc.h"
 #include "spanbox/lcore_lock.h"
 #include "attach.h"
@@ -98,6 +99,9 @@ static int parse_args(int argc, char **argv, struct sbx_config *cfg)
 		fprintf(stderr, PROG ": %s\n", err);
 		return 2;
 	}
+	/* before any thread: EAL's and ours then stay off the pinned workers' CPUs */
+	if (sbx_eal_housekeeping_affinity(cfg, err, sizeof(err)) != 0)
+		fprintf(stderr, PROG ": %s: its threads may share the workers' CPUs\n", err);
 	if ((listen_addr && strlen(listen_addr) >= sizeof(cfg->mgmt_listen)) ||
 	    (db && strlen(db) >= sizeof(cfg->mgmt_database))) {
 		fprintf(stderr, PROG ": --%s: too long\n", db && strlen(db) >= sizeof(cfg->mgmt_database) ? "db" : "listen");

@@ -349,6 +349,73 @@ static cJSON *hugepages_json(const struct sbx_shm *shm)
 	return o;
 }
 
+/* A sysfs CPU list file (one line) into @p buf; "" when missing or unreadable. */
+static void read_cpu_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/*
+ * "kernel": the CPU isolation the kernel command line asks for (isolcpus, nohz_full, rcu_nocbs:
+ * null when absent) and what the kernel applies (/sys/devices/system/cpu/isolated, nohz_full);
+ * "placement": pinned or floating workers, the housekeeping CPUs, and the workers' CPUs that
+ * the kernel does not isolate (a pinned worker shares its CPU with whatever the scheduler puts
+ * there: docs/CONFIG.md "Placement").
+ */
+static void placement_json(cJSON *o, const struct sbx_shm *shm)
+{
+	static const char *const params[] = { "isolcpus", "nohz_full", "rcu_nocbs" };
+	char cmdline[4096] = "", v[1024], isolated[1024];
+	cJSON *k = cJSON_AddObjectToObject(o, "kernel"), *pl, *a;
+	struct sbx_cpuset iso;
+	FILE *f = fopen("/proc/cmdline", "r");
+	size_t i;
+	uint16_t w;
+
+	if (f != NULL) {
+		if (fgets(cmdline, sizeof(cmdline), f) == NULL)
+			cmdline[0] = '\0';
+		fclose(f);
+	}
+	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
+		if (sbx_cmdline_param(cmdline, params[i], v, sizeof(v)) == 0)
+			cJSON_AddStringToObject(k, params[i], v);
+		else
+			cJSON_AddNullToObject(k, params[i]);
+	}
+	read_cpu_file("/sys/devices/system/cpu/isolated", isolated, sizeof(isolated));
+	cJSON_AddStringToObject(k, "isolated_cpus", isolated);
+	read_cpu_file("/sys/devices/system/cpu/nohz_full", v, sizeof(v));
+	cJSON_AddStringToObject(k, "nohz_full_cpus", strcmp(v, "(null)") == 0 ? "" : v);
+	if (sbx_cpulist_parse(isolated, &iso) < 0)
+		memset(&iso, 0, sizeof(iso));
+	pl = cJSON_AddObjectToObject(o, "placement");
+	if (shm == NULL) {
+		cJSON_AddNullToObject(pl, "pinned");
+		return;
+	}
+	cJSON_AddBoolToObject(pl, "pinned", shm->cfg.pinned);
+	FIXED_STR(pl, "cpus", shm->cfg.cpus);
+	FIXED_STR(pl, "housekeeping_cpus", shm->cfg.housekeeping_cpus[0] ? shm->cfg.housekeeping_cpus : shm->cfg.cpus);
+	a = cJSON_AddArrayToObject(pl, "workers_not_isolated");
+	for (w = 0; shm->cfg.pinned && w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++)
+		if (shm->cfg.workers[w].cpu >= 0 && !sbx_cpuset_has(&iso, (unsigned int)shm->cfg.workers[w].cpu)) {
+			cJSON *x = cJSON_CreateObject();
+
+			num(x, "worker", w);
+			num(x, "cpu", shm->cfg.workers[w].cpu);
+			cJSON_AddItemToArray(a, x);
+		}
+}
+
 cJSON *mgmt_system_json(const struct sbx_shm *shm)
 {
 	cJSON *o = cJSON_CreateObject(), *a, *x;
@@ -371,6 +438,7 @@ cJSON *mgmt_system_json(const struct sbx_shm *shm)
 		cJSON_AddItemToArray(a, x);
 	}
 	cJSON_AddItemToObject(o, "hugepages", hugepages_json(shm));
+	placement_json(o, shm);
 	a = cJSON_AddArrayToObject(o, "lcores");
 	for (k = 0; shm != NULL && k < MIN(shm->nb_lcores, SBX_MAX_LCORES); k++) {
 		const struct sbx_lcore_shm *l = &shm->lcores[k];

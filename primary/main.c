@@ -297,6 +297,10 @@ static int load_config(struct primary_run *r, struct sbx_primary *p)
 		fprintf(stderr, "spanbox-primary: %s\n", err); /* what spanbox-mgmt would refuse */
 		return 2;
 	}
+	if (sbx_config_placement_check(&r->cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spanbox-primary: %s\n", err); /* CPUs this machine does not have */
+		return 2;
+	}
 	if (r->check) {
 		printf("%s: valid\n", r->config_path);
 		return 0;
@@ -337,7 +341,9 @@ static int eal_start(struct primary_run *r, char *argv0)
 	struct sbx_eal_args eal;
 	char err[512];
 
-	if (sbx_eal_args_build(&eal, &r->cfg, SBX_ROLE_PRIMARY, argv0, 0) != 0) {
+	if (sbx_eal_housekeeping_affinity(&r->cfg, err, sizeof(err)) != 0)
+		fprintf(stderr, "spanbox-primary: %s: EAL's threads may share the workers' CPUs\n", err);
+	if (sbx_eal_args_build(&eal, &r->cfg, SBX_ROLE_PRIMARY, argv0, 0, -1) != 0) {
 		fprintf(stderr, "spanbox-primary: EAL arguments too long\n");
 		return 2;
 	}

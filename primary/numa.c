@@ -98,38 +98,65 @@ static const char *lcore_socket_text(const struct sbx_lcore_shm *l, char *buf, s
 	return buf;
 }
 
-/* Fill shm lcores[]: primary, mgmt, then every worker, each on the CPU set of eal.cpus. */
+/* The CPU set (canonical list into @p cpus) and NUMA socket of one lcore on the CPUs @p list;
+ * the socket's nodes as a list into @p nodes. */
+static int lcore_place(const char *list, char *cpus, size_t cpus_len, char *nodes, size_t nodes_len)
+{
+	struct sbx_cpuset set;
+	int socket;
+
+	if (sbx_cpulist_parse(list, &set) < 0)
+		memset(&set, 0, sizeof(set));
+	sbx_cpulist_format(&set, cpus, cpus_len);
+	socket = sbx_cpuset_socket(&set, nodes, nodes_len);
+	if (socket == SBX_SOCKET_UNKNOWN) { /* no NUMA information: one socket */
+		socket = 0;
+		snprintf(nodes, nodes_len, "0");
+	}
+	return socket;
+}
+
+/*
+ * Fill shm lcores[]: primary, mgmt, then every worker. The primary and mgmt on the housekeeping
+ * CPUs (eal.housekeeping_cpus: eal.cpus unless workers are pinned), a worker on its own CPU
+ * (workers.cpus) or, without workers.cpus, floating on eal.cpus as the others.
+ */
 static void lcores_setup(struct sbx_primary *p)
 {
 	const struct sbx_config *cfg = p->cfg;
 	struct sbx_shm *shm = p->shm;
-	struct sbx_cpuset set;
-	char nodes[SBX_NAME_LEN], sbuf[48];
-	int socket;
+	char sbuf[48], one[8];
 	uint16_t w;
 
-	if (sbx_cpulist_parse(cfg->cpus, &set) < 0)
-		memset(&set, 0, sizeof(set));
-	socket = sbx_cpuset_socket(&set, nodes, sizeof(nodes));
-	if (socket == SBX_SOCKET_UNKNOWN) { /* no NUMA information: one socket */
-		socket = 0;
-		snprintf(nodes, sizeof(nodes), "0");
-	}
 	shm->nb_lcores = 0;
 	for (w = 0; w < cfg->nb_workers + 2 && w < SBX_MAX_LCORES; w++) {
 		struct sbx_lcore_shm *l = &shm->lcores[shm->nb_lcores++];
+		const char *list = cfg->housekeeping_cpus[0] != '\0' ? cfg->housekeeping_cpus : cfg->cpus;
 
 		l->worker = (int16_t)(w >= 2 ? w - 2 : -1);
 		l->lcore_id = w == 0 ? cfg->primary_lcore : w == 1 ? cfg->mgmt_lcore : cfg->workers[w - 2].lcore_id;
 		snprintf(l->role, sizeof(l->role), "%s", w == 0 ? "primary" : w == 1 ? "mgmt" : "worker");
-		snprintf(l->cpus, sizeof(l->cpus), "%s", cfg->cpus);
-		snprintf(l->nodes, sizeof(l->nodes), "%s", nodes);
-		l->socket = socket;
+		if (w >= 2 && cfg->workers[w - 2].cpu >= 0) {
+			snprintf(one, sizeof(one), "%d", cfg->workers[w - 2].cpu);
+			list = one;
+		} else if (w >= 2) {
+			list = cfg->cpus;
+		}
+		l->socket = lcore_place(list, l->cpus, sizeof(l->cpus), l->nodes, sizeof(l->nodes));
 	}
-	printf("spanbox-primary: lcores: primary %u, mgmt %u, workers", cfg->primary_lcore, cfg->mgmt_lcore);
-	for (w = 0; w < cfg->nb_workers; w++)
-		printf(" %u", cfg->workers[w].lcore_id);
-	printf(": all float on CPUs %s (%s)\n", cfg->cpus, lcore_socket_text(&shm->lcores[0], sbuf, sizeof(sbuf)));
+	if (!cfg->pinned) {
+		printf("spanbox-primary: lcores: primary %u, mgmt %u, workers", cfg->primary_lcore, cfg->mgmt_lcore);
+		for (w = 0; w < cfg->nb_workers; w++)
+			printf(" %u", cfg->workers[w].lcore_id);
+		printf(": all float on CPUs %s (%s)\n", cfg->cpus, lcore_socket_text(&shm->lcores[0], sbuf, sizeof(sbuf)));
+		return;
+	}
+	printf("spanbox-primary: lcores: primary %u and mgmt %u on housekeeping CPUs %s (%s); workers pinned:",
+	       cfg->primary_lcore, cfg->mgmt_lcore, cfg->housekeeping_cpus,
+	       lcore_socket_text(&shm->lcores[0], sbuf, sizeof(sbuf)));
+	for (w = 0; w < cfg->nb_workers && w + 2 < SBX_MAX_LCORES; w++)
+		printf(" %u on CPU %d (socket %d)", cfg->workers[w].lcore_id, cfg->workers[w].cpu, shm->lcores[w + 2].socket);
+	printf("\n");
 }
 
 /*

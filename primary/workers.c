@@ -46,7 +46,7 @@
  * nonce is stored in *@p nonce before the fork (0 again if the fork fails): only the process
  * forked here can show it. @return the child's pid, or -1.
  */
-static pid_t spawn_secondary(struct sbx_primary *p, const char *bin, unsigned int lcore_id, const char *opt,
+static pid_t spawn_secondary(struct sbx_primary *p, const char *bin, unsigned int lcore_id, int cpu, const char *opt,
 			     unsigned int idx, uint64_t *nonce)
 {
 	struct sbx_eal_args a;
@@ -54,7 +54,7 @@ static pid_t spawn_secondary(struct sbx_primary *p, const char *bin, unsigned in
 	uint64_t n = 0;
 	pid_t pid;
 
-	if (sbx_eal_args_build(&a, p->cfg, SBX_ROLE_WORKER, bin, lcore_id) != 0 || a.argc + 5 > SBX_EAL_MAX_ARGS)
+	if (sbx_eal_args_build(&a, p->cfg, SBX_ROLE_WORKER, bin, lcore_id, cpu) != 0 || a.argc + 5 > SBX_EAL_MAX_ARGS)
 		return -1;
 	while (n == 0)
 		if (getrandom(&n, sizeof(n), 0) != (ssize_t)sizeof(n)) {
@@ -107,7 +107,7 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 	p->worker_spawn_ns[w] = sbx_now_ns();
 	p->kill_sent[w] = false;
 	p->takeover_pending[w] = false;
-	pid = spawn_secondary(p, p->worker_bin, ws->lcore_id, "--id", w, &ws->nonce);
+	pid = spawn_secondary(p, p->worker_bin, ws->lcore_id, p->cfg->workers[w].cpu, "--id", w, &ws->nonce);
 	if (pid < 0)
 		return -1;
 	ws->pid = pid;
@@ -130,7 +130,7 @@ int sbx_standby_spawn(struct sbx_primary *p, unsigned int s, unsigned int lcore_
 	sb->start_ns = sbx_realtime_ns();
 	p->standby_spawn_ns[s] = sbx_now_ns();
 	p->standby_kill_sent[s] = false;
-	pid = spawn_secondary(p, p->standby_bin, lcore_id, "--standby", s, &sb->nonce);
+	pid = spawn_secondary(p, p->standby_bin, lcore_id, -1, "--standby", s, &sb->nonce);
 	if (pid < 0) {
 		sb->state = SBX_SB_NONE;
 		return -1;

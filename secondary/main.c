@@ -236,6 +236,28 @@ static void on_wake(int sig)
 }
 
 /*
+ * A standby that took worker slot's role moves its polling thread (this one, the lcore's) from
+ * the housekeeping CPUs it parked on to the worker's own CPU (workers.cpus): the successor runs
+ * where its predecessor ran (docs/CONFIG.md "Placement"). @return 0, or -1 with why in @p err.
+ */
+static int take_worker_cpu(int cpu, char *err, size_t errlen)
+{
+	rte_cpuset_t set;
+	int rc;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	rc = rte_thread_set_affinity(&set);
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot move to the worker's CPU %d (%s): polling from the housekeeping CPUs",
+			 cpu, strerror(-rc > 0 ? -rc : errno));
+		return -1;
+	}
+	printf("spanbox-worker: standby took the worker's CPU %d\n", cpu);
+	return 0;
+}
+
+/*
  * A standby, ready: look the pools up (their memory is mapped), then park. Parked it waits in
  * ppoll() with SBX_STANDBY_WAKE_SIGNAL blocked except during the wait, at most
  * SBX_STANDBY_POLL_US each time: the primary sends that signal right after it wrote the role word,
@@ -454,6 +476,9 @@ int main(int argc, char **argv)
 			return quit ? 0 : 1;
 		}
 	}
+	if (shm != NULL && standby >= 0 && id < shm->cfg.nb_workers && shm->cfg.workers[id].cpu >= 0 &&
+	    take_worker_cpu(shm->cfg.workers[id].cpu, err, sizeof(err)) != 0)
+		fprintf(stderr, "spanbox-worker %ld: %s\n", id, err); /* polls on, from the housekeeping CPUs */
 	if (shm != NULL && id >= shm->cfg.nb_workers) {
 		snprintf(err, sizeof(err), "worker id %ld: the config has %u workers", id, shm->cfg.nb_workers);
 		shm = NULL;

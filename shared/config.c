@@ -16,6 +16,7 @@
 #include <pcap/pcap.h>
 
 #include "spanbox/config.h"
+#include "spanbox/hostinfo.h"
 #include "spanbox/erspan.h" /* SBX_VXLAN_PORT, SBX_VXLAN_VNI_MAX */
 #include "spanbox/shm.h" /* SBX_TABLES_JSON_MAX */
 
@@ -31,7 +32,8 @@ static const char TOKEN_CHARS[] =
 static const char *const root_keys[] = {
 	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", "tool_groups", NULL};
 static const char *const eal_keys[] = {
-	"file_prefix", "socket_mem_mb", "primary_lcore", "mgmt_lcore", "cpus", "extra_args", NULL};
+	"file_prefix", "socket_mem_mb", "primary_lcore", "mgmt_lcore", "cpus", "housekeeping_cpus", "extra_args",
+	NULL};
 static const char *const pool_keys[] = {"mbufs", "cache", "headroom", "force", "measure_memset", NULL};
 static const char *const port_keys[] = {
 	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", NULL};
@@ -41,7 +43,7 @@ static const char *const tag_keys[] = {"vlan", NULL};
 static const char *const dedup_keys[] = {"window_us", "ignore", "entries", NULL};
 static const char *const worker_keys[] = {
 	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues",
-	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", NULL};
+	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", "cpus", NULL};
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
 static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "token_file",
@@ -668,11 +670,23 @@ static int parse_eal(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 	    get_u16(c, o, "eal", "primary_lcore", 0, SBX_LCORE_ID_MAX, 0, &cfg->primary_lcore) ||
 	    get_u16(c, o, "eal", "mgmt_lcore", 0, SBX_LCORE_ID_MAX, 100, &cfg->mgmt_lcore) ||
 	    get_string(c, o, "eal", "cpus", cfg->cpus, sizeof(cfg->cpus), true, CPU_CHARS, "0-1") ||
+	    get_string(c, o, "eal", "housekeeping_cpus", cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus),
+		       false, CPU_CHARS, "") ||
 	    get_array(c, o, "eal", "extra_args", SBX_MAX_EXTRA_EAL, &arr))
 		return -1;
 	if (cfg->mgmt_lcore == cfg->primary_lcore)
 		return fail(c, "eal", "mgmt_lcore", "lcore %u is already eal.primary_lcore",
 			    cfg->mgmt_lcore);
+	{
+		struct sbx_cpuset set;
+
+		if (sbx_cpulist_parse(cfg->cpus, &set) <= 0)
+			return fail(c, "eal", "cpus", "\"%s\" is not a CPU list (\"0-3,8\", CPUs 0..%d)", cfg->cpus,
+				    SBX_MAX_CPUS - 1);
+		if (cfg->housekeeping_cpus[0] != '\0' && sbx_cpulist_parse(cfg->housekeeping_cpus, &set) <= 0)
+			return fail(c, "eal", "housekeeping_cpus", "\"%s\" is not a CPU list (\"0-3,8\", CPUs 0..%d)",
+				    cfg->housekeeping_cpus, SBX_MAX_CPUS - 1);
+	}
 	cJSON_ArrayForEach(it, arr) {
 		snprintf(path, sizeof(path), "eal.extra_args[%d]", i);
 		if (to_string(c, it, path, NULL, cfg->extra_eal[i], SBX_DEVARGS_LEN, true, NULL))
@@ -934,6 +948,63 @@ static int parse_queues(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
 }
 
 /* Parse "workers": count, lcores, polling knobs and queues (needs eal and ports parsed). */
+/*
+ * Parse workers.cpus (one CPU per worker, none twice, none of eal.housekeeping_cpus) and settle
+ * eal.housekeeping_cpus: given, or eal.cpus (no workers.cpus), or eal.cpus less the workers' CPUs.
+ * Whether the CPUs exist and are online is checked at start (sbx_config_placement_check()).
+ */
+static int parse_worker_cpus(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
+{
+	struct sbx_cpuset hk, workers;
+	const cJSON *arr;
+	char path[64];
+	long long v;
+	int w, j;
+	bool hk_given = cfg->housekeeping_cpus[0] != '\0';
+
+	if (get_array(c, o, "workers", "cpus", SBX_MAX_WORKERS, &arr))
+		return -1;
+	if (arr && cJSON_GetArraySize(arr) != cfg->nb_workers)
+		return fail(c, "workers", "cpus", "%d entries, expected workers.count = %u (one CPU per worker)",
+			    cJSON_GetArraySize(arr), cfg->nb_workers);
+	cfg->pinned = arr != NULL;
+	memset(&workers, 0, sizeof(workers));
+	for (w = 0; w < cfg->nb_workers; w++) {
+		cfg->workers[w].cpu = -1;
+		if (!arr)
+			continue;
+		snprintf(path, sizeof(path), "workers.cpus[%d]", w);
+		if (to_int(c, cJSON_GetArrayItem(arr, w), path, NULL, 0, SBX_MAX_CPUS - 1, &v))
+			return -1;
+		for (j = 0; j < w; j++)
+			if (cfg->workers[j].cpu == v)
+				return fail(c, path, NULL, "CPU %lld is already the CPU of worker %d: two polling workers "
+					    "on one CPU take turns (give each its own)", v, j);
+		cfg->workers[w].cpu = (int16_t)v;
+		workers.bits[v / 64] |= 1ULL << (v % 64);
+	}
+	if (sbx_cpulist_parse(hk_given ? cfg->housekeeping_cpus : cfg->cpus, &hk) < 0)
+		return fail(c, "eal", hk_given ? "housekeeping_cpus" : "cpus", "not a CPU list");
+	if (hk_given) {
+		for (w = 0; w < cfg->nb_workers; w++)
+			if (cfg->workers[w].cpu >= 0 && sbx_cpuset_has(&hk, (unsigned int)cfg->workers[w].cpu)) {
+				snprintf(path, sizeof(path), "workers.cpus[%d]", w);
+				return fail(c, path, NULL, "CPU %d is in eal.housekeeping_cpus (%s): a worker's CPU "
+					    "is its own", cfg->workers[w].cpu, cfg->housekeeping_cpus);
+			}
+	} else {
+		for (j = 0; j < SBX_MAX_CPUS / 64; j++)
+			hk.bits[j] &= ~workers.bits[j];
+		if (sbx_cpulist_format(&hk, cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus)),
+		    cfg->housekeeping_cpus[0] == '\0')
+			return fail(c, "eal", "housekeeping_cpus", "eal.cpus (%s) less workers.cpus leaves no CPU for the "
+				    "primary and mgmt: set eal.housekeeping_cpus", cfg->cpus);
+		return 0;
+	}
+	sbx_cpulist_format(&hk, cfg->housekeeping_cpus, sizeof(cfg->housekeeping_cpus));
+	return 0;
+}
+
 static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
 	const cJSON *o;
@@ -949,7 +1020,8 @@ static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cf
 		return -1;
 	if (get_bool(c, o, "workers", "busy_poll", false, &cfg->busy_poll))
 		return -1;
-	return (parse_lcores(c, o, cfg) || parse_standby(c, o, cfg) || parse_queues(c, o, cfg)) ? -1 : 0;
+	return (parse_lcores(c, o, cfg) || parse_standby(c, o, cfg) || parse_worker_cpus(c, o, cfg) ||
+		parse_queues(c, o, cfg)) ? -1 : 0;
 }
 
 /* Parse forwarding.xconnects: pairs of two distinct ports, each port in one pair at most. */
@@ -1950,5 +2022,44 @@ int sbx_config_mgmt_check(const struct sbx_config *cfg, bool files, char *err, s
 	if (pem_file("mgmt.tls.cert", cfg->mgmt_tls_cert, "CERTIFICATE", err, errlen) < 0 ||
 	    pem_file("mgmt.tls.key", cfg->mgmt_tls_key, "PRIVATE KEY", err, errlen) < 0)
 		return -1;
+	return 0;
+}
+
+/* The first CPU of @p set not in @p online, or -1. */
+static int first_offline(const struct sbx_cpuset *set, const struct sbx_cpuset *online)
+{
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < SBX_MAX_CPUS; cpu++)
+		if (sbx_cpuset_has(set, cpu) && !sbx_cpuset_has(online, cpu))
+			return (int)cpu;
+	return -1;
+}
+
+int sbx_config_placement_check(const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	struct sbx_cpuset online, set;
+	char list[256];
+	int cpu;
+	uint16_t w;
+
+	if (sbx_cpus_online(&online) < 0)
+		return 0; /* no sysfs: EAL checks the CPUs itself */
+	sbx_cpulist_format(&online, list, sizeof(list));
+	for (w = 0; w < cfg->nb_workers; w++)
+		if (cfg->workers[w].cpu >= 0 && !sbx_cpuset_has(&online, (unsigned int)cfg->workers[w].cpu)) {
+			snprintf(err, errlen, "workers.cpus[%u]: CPU %d does not exist or is offline (online: %s)", w,
+				 cfg->workers[w].cpu, list);
+			return -1;
+		}
+	if (sbx_cpulist_parse(cfg->cpus, &set) >= 0 && (cpu = first_offline(&set, &online)) >= 0) {
+		snprintf(err, errlen, "eal.cpus: CPU %d does not exist or is offline (online: %s)", cpu, list);
+		return -1;
+	}
+	if (sbx_cpulist_parse(cfg->housekeeping_cpus, &set) >= 0 && (cpu = first_offline(&set, &online)) >= 0) {
+		snprintf(err, errlen, "eal.housekeeping_cpus: CPU %d does not exist or is offline (online: %s)", cpu,
+			 list);
+		return -1;
+	}
 	return 0;
 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* EAL command lines for the primary, the workers and mgmt. */
+#include <errno.h>
 #include <glob.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "spanbox/eal_args.h"
+#include "spanbox/hostinfo.h"
 
 static int push(struct sbx_eal_args *a, const char *fmt, ...)
 {
@@ -38,8 +41,35 @@ static unsigned int numa_nodes(void)
 	return n;
 }
 
+/* The housekeeping CPU list of @p cfg (eal.cpus when the parser did not settle one). */
+static const char *housekeeping(const struct sbx_config *cfg)
+{
+	return cfg->housekeeping_cpus[0] != '\0' ? cfg->housekeeping_cpus : cfg->cpus;
+}
+
+int sbx_eal_housekeeping_affinity(const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	struct sbx_cpuset set;
+	cpu_set_t cs;
+	unsigned int cpu;
+
+	if (sbx_cpulist_parse(housekeeping(cfg), &set) <= 0) {
+		snprintf(err, errlen, "housekeeping CPUs \"%s\": not a CPU list", housekeeping(cfg));
+		return -1;
+	}
+	CPU_ZERO(&cs);
+	for (cpu = 0; cpu < SBX_MAX_CPUS && cpu < CPU_SETSIZE; cpu++)
+		if (sbx_cpuset_has(&set, cpu))
+			CPU_SET(cpu, &cs);
+	if (sched_setaffinity(0, sizeof(cs), &cs) != 0) {
+		snprintf(err, errlen, "cannot bind to the housekeeping CPUs %s: %s", housekeeping(cfg), strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int sbx_eal_args_build(struct sbx_eal_args *a, const struct sbx_config *cfg, enum sbx_role role,
-		       const char *prog, unsigned int lcore_id)
+		       const char *prog, unsigned int lcore_id, int cpu)
 {
 	int rc = 0;
 	uint16_t i;
@@ -52,7 +82,14 @@ int sbx_eal_args_build(struct sbx_eal_args *a, const struct sbx_config *cfg, enu
 
 	rc |= push(a, "%s", prog);
 	rc |= push(a, "--file-prefix=%s", cfg->file_prefix);
-	rc |= push(a, "--lcores=%u@(%s)", lcore_id, cfg->cpus);
+	/* a pinned worker's lcore on its one CPU; everything else (primary, mgmt, parked standbys,
+	 * workers without workers.cpus) on the housekeeping CPUs, which are eal.cpus without
+	 * workers.cpus. EAL's control threads run on the process's start-up affinity less its
+	 * lcore's CPU: the housekeeping CPUs (sbx_eal_housekeeping_affinity()). */
+	if (role == SBX_ROLE_WORKER && cpu >= 0)
+		rc |= push(a, "--lcores=%u@%d", lcore_id, cpu);
+	else
+		rc |= push(a, "--lcores=%u@(%s)", lcore_id, housekeeping(cfg));
 	rc |= push(a, "--main-lcore=%u", lcore_id);
 	rc |= push(a, "--log-level=lib.eal:notice");
 	/* one hugepage file per memory segment list instead of one per page: a worker attaches

@@ -196,6 +196,40 @@ static uint64_t read_u64(const char *dir, const char *name)
 	return read_line(path, buf, sizeof(buf)) == 0 ? strtoull(buf, NULL, 10) : 0;
 }
 
+int sbx_cpus_online(struct sbx_cpuset *set)
+{
+	char buf[4096];
+	const char *hook = getenv("SBX_TEST_ONLINE_CPUS");
+
+	if (hook != NULL)
+		snprintf(buf, sizeof(buf), "%s", hook);
+	else if (read_line("/sys/devices/system/cpu/online", buf, sizeof(buf)) != 0)
+		return -1;
+	return sbx_cpulist_parse(buf, set);
+}
+
+int sbx_cmdline_param(const char *cmdline, const char *key, char *out, size_t len)
+{
+	size_t klen = strlen(key);
+	const char *p = cmdline;
+	int found = -1;
+
+	if (len > 0)
+		out[0] = '\0';
+	while (p != NULL && *p != '\0') {
+		size_t n;
+
+		p += strspn(p, " \t\n");
+		n = strcspn(p, " \t\n");
+		if (n > klen && strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			snprintf(out, len, "%.*s", (int)(n - klen - 1), p + klen + 1);
+			found = 0;
+		}
+		p += n;
+	}
+	return found;
+}
+
 int sbx_numa_node_cpus(int node, char *buf, size_t len)
 {
 	char path[128];

@@ -120,6 +120,8 @@ struct sbx_rxq_cfg {
 /** One worker process. */
 struct sbx_worker_cfg {
 	uint16_t lcore_id;   /**< EAL lcore id; unique across every spanbox process */
+	int16_t cpu;         /**< the one CPU its polling thread is pinned to (workers.cpus[i]), or -1:
+				  it floats on eal.cpus (no workers.cpus) */
 	uint16_t nb_rxq;     /**< entries used in rxq[] */
 	struct sbx_rxq_cfg rxq[SBX_MAX_RXQ_PER_WORKER];
 };
@@ -271,7 +273,13 @@ struct sbx_config {
 	uint32_t socket_mem_mb;         /**< hugepage memory the primary reserves on each NUMA socket, MiB */
 	uint16_t primary_lcore;         /**< lcore id of the primary */
 	uint16_t mgmt_lcore;            /**< lcore id of mgmt */
-	char cpus[SBX_NAME_LEN];        /**< CPU set every lcore id floats on, e.g. "0-1" */
+	char cpus[SBX_NAME_LEN];        /**< CPU set every lcore id floats on, e.g. "0-1" (without
+					     workers.cpus), the default of housekeeping_cpus */
+	char housekeeping_cpus[SBX_NAME_LEN]; /**< CPU set of the primary's and mgmt's threads (recorder,
+						   watchers, EAL's control threads) and of parked standbys
+						   (eal.housekeeping_cpus; default eal.cpus without workers.cpus,
+						   eal.cpus less the workers' CPUs with it); canonical list */
+	bool pinned;                    /**< workers.cpus given: each worker on a CPU of its own */
 	uint16_t nb_extra_eal;
 	char extra_eal[SBX_MAX_EXTRA_EAL][SBX_DEVARGS_LEN]; /**< passed verbatim to every EAL */
 	/* pool */
@@ -435,6 +443,14 @@ const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_
  * address, 127.0.0.2 and ::1 included, needs a token for every API request, and TLS).
  */
 bool sbx_config_mgmt_local(const char *listen);
+
+/**
+ * Check @p cfg's CPUs against this machine (at start and with --check, not at parse time: a
+ * config is portable until it runs): every CPU of eal.cpus, eal.housekeeping_cpus and
+ * workers.cpus must exist and be online (sbx_cpus_online()).
+ * @return 0, or -1 with "FIELD: why" in @p err.
+ */
+int sbx_config_placement_check(const struct sbx_config *cfg, char *err, size_t errlen);
 
 /**
  * What spanbox-mgmt will refuse at start about HTTPS (docs/MGMT.md "HTTPS"), so that the

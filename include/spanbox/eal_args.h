@@ -27,9 +27,22 @@ struct sbx_eal_args {
  * Fill @p a with the EAL arguments for @p role.
  * @param prog      argv[0]
  * @param lcore_id  lcore id of the process (ignored for the primary and mgmt: taken from cfg)
+ * @param cpu       the one CPU of a pinned worker's lcore (workers.cpus), or -1: the lcore floats
+ *                  on the housekeeping CPUs (eal.housekeeping_cpus, which is eal.cpus without
+ *                  workers.cpus). A standby parks with -1 and moves to its worker's CPU itself.
  * @return 0, or -1 when the arguments do not fit.
  */
 int sbx_eal_args_build(struct sbx_eal_args *a, const struct sbx_config *cfg, enum sbx_role role,
-		       const char *prog, unsigned int lcore_id);
+		       const char *prog, unsigned int lcore_id, int cpu);
+
+/**
+ * Bind the calling process (call it before it starts any thread, before rte_eal_init()) to the
+ * housekeeping CPUs of @p cfg. EAL puts its control threads (interrupts, rte_mp, telemetry) on
+ * the start-up affinity less the lcores' CPUs: from a process allowed on every CPU they would
+ * land on the pinned workers' CPUs. The primary and mgmt call it; a worker inherits the
+ * primary's housekeeping affinity through fork().
+ * @return 0, or -1 with why in @p err (sched_setaffinity failed).
+ */
+int sbx_eal_housekeeping_affinity(const struct sbx_config *cfg, char *err, size_t errlen);
 
 #endif

@@ -49,6 +49,20 @@ bool sbx_cpuset_has(const struct sbx_cpuset *set, unsigned int cpu);
 void sbx_cpulist_format(const struct sbx_cpuset *set, char *buf, size_t len);
 
 /**
+ * The CPUs the kernel has online (/sys/devices/system/cpu/online; test hook: the environment's
+ * SBX_TEST_ONLINE_CPUS, a CPU list, stands in for that file).
+ * @return the number of CPUs in @p set, or -1 when the file is unreadable or not a CPU list.
+ */
+int sbx_cpus_online(struct sbx_cpuset *set);
+
+/**
+ * The value of kernel parameter @p key ("isolcpus", "nohz_full", "rcu_nocbs") in the kernel
+ * command line @p cmdline (/proc/cmdline's text): the last "key=value" word wins, as in the
+ * kernel. @return 0 with the value in @p out, -1 when the key is absent (out is "").
+ */
+int sbx_cmdline_param(const char *cmdline, const char *key, char *out, size_t len);
+
+/**
  * NUMA node of a CPU: the nodeM link in /sys/devices/system/cpu/cpuN/.
  * @return M, or -1 when the CPU does not exist or the kernel has no NUMA information.
  */
