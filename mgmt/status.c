@@ -5,6 +5,7 @@
  * as JSON numbers (doubles: exact up to 2^53). The counter families and their sums: shmview.c.
  * Status embeds the history's summary (history.h); the history never includes this file.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +60,35 @@ cJSON *mgmt_health_json(const struct sbx_shm *shm)
 	return o;
 }
 
+/* A port's RSS as its device reported it once started (null: no ports[].rss): the hash fields,
+ * the key (hex) and whether it is symmetric, the redirection table. */
+static cJSON *rss_json(const struct sbx_port_shm *ps)
+{
+	cJSON *o, *a;
+	char key[2 * SBX_RSS_KEY_MAX + 1], hf[24];
+	uint8_t fields, bit;
+	uint16_t k, size = MIN(ps->rss_reta_size, SBX_RSS_RETA_MAX);
+
+	if (!ps->rss_on)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	fields = sbx_rss_fields_of_hf(ps->rss_hf);
+	a = cJSON_AddArrayToObject(o, "fields");
+	for (bit = 1; bit <= SBX_RSS_F_UDP; bit <<= 1)
+		if (fields & bit)
+			cJSON_AddItemToArray(a, cJSON_CreateString(sbx_rss_field_name(bit)));
+	snprintf(hf, sizeof(hf), "0x%" PRIx64, ps->rss_hf);
+	cJSON_AddStringToObject(o, "hash_functions", hf);
+	sbx_rss_key_format(ps->rss_key, MIN(ps->rss_key_len, SBX_RSS_KEY_MAX), key, sizeof(key));
+	cJSON_AddStringToObject(o, "key", key);
+	cJSON_AddBoolToObject(o, "symmetric", sbx_rss_key_is_symmetric(ps->rss_key, MIN(ps->rss_key_len, SBX_RSS_KEY_MAX)));
+	num(o, "reta_size", size);
+	a = cJSON_AddArrayToObject(o, "reta");
+	for (k = 0; k < size; k++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(ps->rss_reta[k]));
+	return o;
+}
+
 static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports, uint16_t nb_w)
 {
 	const struct sbx_port_cfg *pc = &shm->cfg.ports[i];
@@ -92,6 +122,7 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	mgmt_port_counters_json(cJSON_AddObjectToObject(o, "workers"), &sum);
 	ing = mgmt_ingress_json(shm, i, nb_w); /* null: no ingress stage */
 	cJSON_AddItemToObject(o, "ingress", ing ? ing : cJSON_CreateNull());
+	cJSON_AddItemToObject(o, "rss", rss_json(ps));
 	return o;
 }
 

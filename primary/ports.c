@@ -7,6 +7,7 @@
  * workers through rte_rings (no copy).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -109,6 +110,109 @@ static int bridge_rings_create(struct sbx_primary *p, uint16_t i, int socket)
 	return 0;
 }
 
+/*
+ * ports[i].rss into @p conf (before rte_eth_dev_configure): the hash fields the device can do
+ * of those asked (each asked field needs at least one of its bits there), the key (the
+ * symmetric one as long as the device's). @return 0, or -1 naming the field (printed).
+ */
+static int rss_conf(const struct sbx_port_cfg *pc, uint16_t i, const struct rte_eth_dev_info *info,
+		    struct rte_eth_conf *conf, uint8_t key[SBX_RSS_KEY_MAX], uint8_t *key_len)
+{
+	uint64_t hf = sbx_rss_hf(pc->rss.fields) & info->flow_type_rss_offloads;
+	uint8_t missing = pc->rss.fields & (uint8_t)~sbx_rss_fields_of_hf(hf), bit;
+	size_t dev_len = info->hash_key_size != 0 ? info->hash_key_size : SBX_RSS_KEY_DEFAULT;
+
+	if (info->flow_type_rss_offloads == 0) {
+		fprintf(stderr, "spanbox-primary: ports[%u].rss (%s): driver %s has no RSS: remove rss from this port\n",
+			i, pc->name, info->driver_name);
+		return -1;
+	}
+	for (bit = 1; missing != 0 && bit <= SBX_RSS_F_UDP; bit <<= 1)
+		if (missing & bit) {
+			fprintf(stderr, "spanbox-primary: ports[%u].rss.fields (%s): driver %s cannot hash \"%s\" "
+				"(its RSS offloads: 0x%" PRIx64 ")\n", i, pc->name, info->driver_name,
+				sbx_rss_field_name(bit), info->flow_type_rss_offloads);
+			return -1;
+		}
+	if (dev_len > SBX_RSS_KEY_MAX) {
+		fprintf(stderr, "spanbox-primary: ports[%u].rss (%s): driver %s takes a %zu-byte key, spanbox at most %d\n",
+			i, pc->name, info->driver_name, dev_len, SBX_RSS_KEY_MAX);
+		return -1;
+	}
+	if (pc->rss.key_len == 0) {
+		sbx_rss_symmetric_key(key, dev_len);
+		*key_len = (uint8_t)dev_len;
+	} else if (pc->rss.key_len != dev_len) {
+		fprintf(stderr, "spanbox-primary: ports[%u].rss.key (%s): %u bytes, driver %s takes %zu\n", i,
+			pc->name, pc->rss.key_len, info->driver_name, dev_len);
+		return -1;
+	} else {
+		memcpy(key, pc->rss.key, pc->rss.key_len);
+		*key_len = pc->rss.key_len;
+	}
+	conf->rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+	conf->rx_adv_conf.rss_conf = (struct rte_eth_rss_conf){ .rss_key = key, .rss_key_len = *key_len,
+								 .rss_hf = hf };
+	return 0;
+}
+
+/*
+ * After the start: the key and fields once more (some drivers take them only here), the RETA
+ * spread over the port's RX queues, then what the device says of all three into the memzone.
+ * @return 0, or -1 naming the port (printed).
+ */
+static int rss_apply(const struct sbx_port_cfg *pc, uint16_t i, struct sbx_port_shm *ps,
+		     const struct rte_eth_dev_info *info, struct rte_eth_rss_conf *rc)
+{
+	struct rte_eth_rss_reta_entry64 reta[SBX_RSS_RETA_MAX / RTE_ETH_RETA_GROUP_SIZE];
+	uint16_t spread[SBX_RSS_RETA_MAX], size = info->reta_size, k;
+	/* the device's key length: drivers copy that many bytes, not all of them update rss_key_len */
+	struct rte_eth_rss_conf back = { .rss_key = ps->rss_key,
+					 .rss_key_len = info->hash_key_size != 0 ? info->hash_key_size : SBX_RSS_KEY_DEFAULT };
+	int rc2;
+
+	if (size == 0 || size > SBX_RSS_RETA_MAX) {
+		fprintf(stderr, "spanbox-primary: ports[%u].rss (%s): driver %s has %s redirection table\n", i, pc->name,
+			info->driver_name, size == 0 ? "no" : "too large a");
+		return -1;
+	}
+	rc2 = rte_eth_dev_rss_hash_update(ps->port_id, rc);
+	if (rc2 != 0 && rc2 != -ENOTSUP) {
+		fprintf(stderr, "spanbox-primary: ports[%u].rss (%s): key and fields refused: %s\n", i, pc->name,
+			rte_strerror(-rc2));
+		return -1;
+	}
+	sbx_rss_reta_spread(spread, size, ps->nb_rxq);
+	memset(reta, 0, sizeof(reta));
+	for (k = 0; k < size; k++) {
+		reta[k / RTE_ETH_RETA_GROUP_SIZE].mask |= 1ULL << (k % RTE_ETH_RETA_GROUP_SIZE);
+		reta[k / RTE_ETH_RETA_GROUP_SIZE].reta[k % RTE_ETH_RETA_GROUP_SIZE] = spread[k];
+	}
+	rc2 = rte_eth_dev_rss_reta_update(ps->port_id, reta, size);
+	if (rc2 != 0) {
+		fprintf(stderr, "spanbox-primary: ports[%u].rss (%s): driver %s refuses its redirection table: %s\n", i,
+			pc->name, info->driver_name, rte_strerror(-rc2));
+		return -1;
+	}
+	/* read back */
+	memset(reta, 0, sizeof(reta));
+	for (k = 0; k < size; k++)
+		reta[k / RTE_ETH_RETA_GROUP_SIZE].mask |= 1ULL << (k % RTE_ETH_RETA_GROUP_SIZE);
+	if (rte_eth_dev_rss_hash_conf_get(ps->port_id, &back) != 0 ||
+	    rte_eth_dev_rss_reta_query(ps->port_id, reta, size) != 0) {
+		fprintf(stderr, "spanbox-primary: ports[%u].rss (%s): driver %s cannot report its RSS state\n", i,
+			pc->name, info->driver_name);
+		return -1;
+	}
+	ps->rss_key_len = back.rss_key_len <= SBX_RSS_KEY_MAX ? (uint8_t)back.rss_key_len : SBX_RSS_KEY_MAX;
+	ps->rss_hf = back.rss_hf;
+	ps->rss_reta_size = size;
+	for (k = 0; k < size; k++)
+		ps->rss_reta[k] = reta[k / RTE_ETH_RETA_GROUP_SIZE].reta[k % RTE_ETH_RETA_GROUP_SIZE];
+	ps->rss_on = 1;
+	return 0;
+}
+
 /* Configure and start one port. */
 static int port_start(struct sbx_primary *p, uint16_t i)
 {
@@ -120,7 +224,13 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	struct rte_mempool *mp = sbx_pool_for_socket(p, ps->socket_id);
 	uint16_t nb_rxq, nb_txq, q, pid = ps->port_id;
 	int rc, socket = ps->socket_id < 0 ? 0 : ps->socket_id;
+	uint8_t rss_key[SBX_RSS_KEY_MAX], rss_key_len = 0;
 
+	if (pc->kind == SBX_PORT_PCAP_FILE && pc->rss.enabled) {
+		fprintf(stderr, "spanbox-primary: ports[%u].rss (%s): a pcap file port is bridged by the primary, which "
+			"spreads its frames itself: it has no RSS\n", i, pc->name);
+		return -1;
+	}
 	if (pc->kind == SBX_PORT_PCAP_FILE) {
 		ps->link_up = 1;
 		if (bridge_rings_create(p, i, socket) != 0) {
@@ -147,6 +257,8 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 		conf.rxmode.mtu = pc->mtu;
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	if (pc->rss.enabled && rss_conf(pc, i, &info, &conf, rss_key, &rss_key_len) != 0)
+		return -1;
 	rc = rte_eth_dev_configure(pid, nb_rxq, nb_txq, &conf);
 	if (rc != 0)
 		goto fail;
@@ -163,6 +275,15 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	rc = rte_eth_dev_start(pid);
 	if (rc != 0)
 		goto fail;
+	if (pc->rss.enabled && rss_apply(pc, i, ps, &info, &conf.rx_adv_conf.rss_conf) != 0)
+		return -1;
+	/* per-worker state of this port's frames (the dedup table, the tunnel senders' sequence
+	 * numbers) is exact only when a flow's frames, both directions, reach one worker */
+	if (ps->nb_rxq > 1 && (pc->ingress.dedup_window_us != 0 || pc->ingress.nb_decap != 0) &&
+	    (!ps->rss_on || !sbx_rss_key_is_symmetric(ps->rss_key, ps->rss_key_len)))
+		sbx_warn(p, "rss", "port %s has %u RX queues %s: its dedup and tunnel sequence state are per worker and "
+			 "miss what another worker sees of a flow (set ports[].rss with key \"symmetric\")", pc->name,
+			 ps->nb_rxq, ps->rss_on ? "and an RSS key that is not symmetric" : "and no RSS configuration");
 	rte_eth_promiscuous_enable(pid); /* not every PMD supports it; a forwarder wants all frames */
 	if (rte_eth_macaddr_get(pid, &mac) == 0)
 		memcpy(ps->mac, mac.addr_bytes, 6);

@@ -36,7 +36,8 @@ static const char *const eal_keys[] = {
 	NULL};
 static const char *const pool_keys[] = {"mbufs", "cache", "headroom", "force", "measure_memset", NULL};
 static const char *const port_keys[] = {
-	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", NULL};
+	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", "rss", NULL};
+static const char *const rss_keys[] = {"fields", "key", NULL};
 static const char *const ingress_keys[] = {"decap", "non_tunnel", "strip", "tag", "dedup", NULL};
 static const char *const decap_keys[] = {"type", "sessions", "vnis", "udp_port", "local_ip", "strip_fcs", NULL};
 static const char *const tag_keys[] = {"vlan", NULL};
@@ -722,6 +723,65 @@ static int parse_pool(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 
 static int parse_ingress(struct ctx *c, const cJSON *port, const char *path, struct sbx_port_cfg *p);
 
+/*
+ * Parse ports[i].rss: {"fields": ["ipv4", "ipv6", "tcp", "udp"] (default all four), "key":
+ * "symmetric" (default) or hex bytes}. Whether the device can do it is checked at start, when
+ * the primary configures the port (primary/ports.c).
+ */
+static int parse_rss(struct ctx *c, const cJSON *port, const char *ppath, struct sbx_port_cfg *p)
+{
+	const cJSON *o, *arr, *it;
+	char path[80], key[2 * SBX_RSS_KEY_MAX + SBX_RSS_KEY_MAX + 8];
+	int k = 0, n;
+
+	snprintf(path, sizeof(path), "%s.rss", ppath);
+	memset(&p->rss, 0, sizeof(p->rss));
+	if (get_object(c, port, ppath, "rss", path, rss_keys, &o))
+		return -1;
+	if (o == NULL)
+		return 0;
+	p->rss.enabled = true;
+	p->rss.fields = SBX_RSS_F_IPV4 | SBX_RSS_F_IPV6 | SBX_RSS_F_TCP | SBX_RSS_F_UDP;
+	if (get_array(c, o, path, "fields", 4, &arr))
+		return -1;
+	if (arr != NULL) {
+		p->rss.fields = 0;
+		cJSON_ArrayForEach(it, arr) {
+			char fpath[112];
+			uint8_t bit;
+
+			snprintf(fpath, sizeof(fpath), "%s.fields[%d]", path, k++);
+			if (!cJSON_IsString(it))
+				return fail(c, fpath, NULL, "expected one of \"ipv4\", \"ipv6\", \"tcp\", \"udp\"");
+			for (bit = 1; bit <= SBX_RSS_F_UDP; bit <<= 1)
+				if (strcmp(it->valuestring, sbx_rss_field_name(bit)) == 0)
+					break;
+			if (bit > SBX_RSS_F_UDP)
+				return fail(c, fpath, NULL, "\"%s\": expected one of \"ipv4\", \"ipv6\", \"tcp\", \"udp\"",
+					    it->valuestring);
+			if (p->rss.fields & bit)
+				return fail(c, fpath, NULL, "\"%s\" twice", it->valuestring);
+			p->rss.fields |= bit;
+		}
+		if (!(p->rss.fields & (SBX_RSS_F_IPV4 | SBX_RSS_F_IPV6)))
+			return fail(c, path, "fields", "names no IP version: add \"ipv4\" and/or \"ipv6\" (ports are "
+				    "hashed with the addresses of an IP version)");
+	}
+	if (get_string(c, o, path, "key", key, sizeof(key), false, NULL, "symmetric"))
+		return -1;
+	if (strcmp(key, "symmetric") == 0) {
+		p->rss.symmetric = true;
+		return 0;
+	}
+	n = sbx_rss_key_parse(key, p->rss.key);
+	if (n < 0)
+		return fail(c, path, "key", "\"%s\": expected \"symmetric\" or the key as hex bytes (40 or 52 "
+			    "bytes for most NICs, at most %d)", key, SBX_RSS_KEY_MAX);
+	p->rss.key_len = (uint8_t)n;
+	p->rss.symmetric = sbx_rss_key_is_symmetric(p->rss.key, (size_t)n);
+	return 0;
+}
+
 /* Parse the required "ports" array and derive each port's kind and PCI-ness. */
 static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
@@ -760,7 +820,8 @@ static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		p->kind = (!strncmp(p->devargs, "net_pcap", 8) || !strncmp(p->devargs, "eth_pcap", 8))
 				  ? SBX_PORT_PCAP_FILE : SBX_PORT_ETHDEV;
 		p->is_pci = match_pci(p->devargs, "hhhh:hh:hh.h") || match_pci(p->devargs, "hh:hh.h");
-		if ((!p->is_pci && check_devargs(c, path, p->devargs, rx, tx)) || parse_ingress(c, it, path, p))
+		if ((!p->is_pci && check_devargs(c, path, p->devargs, rx, tx)) || parse_ingress(c, it, path, p) ||
+		    parse_rss(c, it, path, p))
 			return -1;
 		i++;
 	}

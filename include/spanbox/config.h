@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "spanbox/rss.h"
+
 #define SBX_MAX_PORTS 16           /**< ports in one config */
 #define SBX_MAX_WORKERS 8          /**< worker processes */
 #define SBX_MAX_STANDBYS 4         /**< hot-standby worker processes (workers.standby) */
@@ -103,6 +105,7 @@ struct sbx_port_cfg {
 	uint8_t kind;                  /**< enum sbx_port_kind, derived from devargs */
 	bool is_pci;                   /**< devargs names a PCI address: EAL runs without --no-pci */
 	struct sbx_ingress_cfg ingress; /**< ingress stages of frames received here (all zero = none) */
+	struct sbx_rss_cfg rss;        /**< ports[].rss: hash fields, key, RETA spread (rss.h) */
 };
 
 /** @return true when @p c holds no ingress stage at all (the port's frames pass untouched). */

@@ -353,6 +353,14 @@ struct sbx_port_shm {
 	uint32_t link_up;        /**< 1 = up */
 	uint32_t link_speed;     /**< Mb/s */
 	uint64_t ipackets, opackets, ibytes, obytes, imissed, ierrors, oerrors, rx_nombuf;
+	/* RSS as the device reports it once started (ports[].rss; rte_eth_dev_rss_hash_conf_get and
+	 * rte_eth_dev_rss_reta_query): what /api/v1/status shows, not what the config asked */
+	uint8_t rss_on;          /**< 1 when ports[].rss was applied */
+	uint8_t rss_key_len;     /**< bytes of rss_key */
+	uint16_t rss_reta_size;  /**< entries of rss_reta (the device's RETA size, at most SBX_RSS_RETA_MAX) */
+	uint64_t rss_hf;         /**< hash fields (RTE_ETH_RSS_* bits) */
+	uint8_t rss_key[SBX_RSS_KEY_MAX];
+	uint16_t rss_reta[SBX_RSS_RETA_MAX]; /**< RX queue of each RETA entry */
 	/** For SBX_PORT_PCAP_FILE ports: names of the rings, "<rx|tx>_<port>_<queue>" form.
 	 *  RX ring q: primary enqueues, worker polling queue q dequeues.
 	 *  TX ring w: worker w enqueues, primary dequeues and transmits. */
