@@ -76,8 +76,6 @@ static int make_parent(const char *path)
 	return mkdir(buf, 0700) < 0 && errno != EEXIST ? -1 : 0;
 }
 
-static void unlock_file(int fd, char *path);
-
 static bool alive(int pid)
 {
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
@@ -175,6 +173,27 @@ static int take_lock(const char *path, const char *what, const char *role, int *
 	return fd;
 }
 
+/* Give up the lock @p fd on @p path: remove the file while still holding it, close, and remove
+ * its directory if that left it empty. */
+static void unlock_file(int fd, char *path)
+{
+	struct stat a, b;
+	char *slash;
+
+	if (fd < 0)
+		return;
+	/* still holding it: nobody else can have it, and a taker that opened this file meanwhile
+	 * finds it unlinked and makes a new one (take_lock) */
+	if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+		unlink(path);
+	close(fd);
+	slash = strrchr(path, '/');
+	if (slash != NULL) {
+		*slash = '\0';
+		rmdir(path); /* only when empty: no primary (nor anything else) uses the prefix */
+	}
+}
+
 int sbx_lcore_lock(const char *prefix, unsigned int lcore_id, const char *role, char *err, size_t errlen)
 {
 	char path[SBX_PATH_LEN + 128], who[192] = "another process", what[32];
@@ -233,27 +252,6 @@ int sbx_lcore_lock_adopt(int fd, const char *prefix, unsigned int lcore_id)
 		return -1;
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	return 0;
-}
-
-/* Give up the lock @p fd on @p path: remove the file while still holding it, close, and remove
- * its directory if that left it empty. */
-static void unlock_file(int fd, char *path)
-{
-	struct stat a, b;
-	char *slash;
-
-	if (fd < 0)
-		return;
-	/* still holding it: nobody else can have it, and a taker that opened this file meanwhile
-	 * finds it unlinked and makes a new one (take_lock) */
-	if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-		unlink(path);
-	close(fd);
-	slash = strrchr(path, '/');
-	if (slash != NULL) {
-		*slash = '\0';
-		rmdir(path); /* only when empty: no primary (nor anything else) uses the prefix */
-	}
 }
 
 void sbx_lcore_unlock(int fd, const char *prefix, unsigned int lcore_id)
