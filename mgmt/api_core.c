@@ -36,11 +36,23 @@ static int find_worker(struct req *r, cJSON **body, unsigned int *code, const st
 	return (int)v;
 }
 
+/* GET /api/v1/health: from the memzone and /proc alone, never a request to the primary (it answers
+ * at once whatever the primary does). An attached primary that does not answer (mgmt_primary_state)
+ * is down, and degraded with a problem of kind "primary" saying why. */
 static unsigned int get_health(struct req *r, cJSON **body)
 {
+	const struct sbx_shm *attached = __atomic_load_n(&r->ctx->shm, __ATOMIC_ACQUIRE);
 	char why[256];
 
 	*body = mgmt_health_json(mgmt_live_shm(r->ctx, why, sizeof(why)));
+	if (attached != NULL && mgmt_primary_state(attached, why, sizeof(why)) == MGMT_PRIMARY_NOT_RESPONDING) {
+		cJSON *p = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(p, "kind", "primary");
+		cJSON_AddStringToObject(p, "message", why);
+		cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(*body, "problems"), p);
+		cJSON_ReplaceItemInObjectCaseSensitive(*body, "status", cJSON_CreateString("degraded"));
+	}
 	return MHD_HTTP_OK;
 }
 

@@ -29,8 +29,8 @@ static void runtime_config_path(const char *prefix, char *buf, size_t len)
 	snprintf(buf, len, "%s/config", dir);
 }
 
-/* true when process @p pid is a zombie (dead, not yet reaped by its parent): /proc/<pid>/stat. */
-static bool is_zombie(int32_t pid)
+/* The state letter of process @p pid (/proc/<pid>/stat: R, S, D, T, t, Z, X...), 0 when unknown. */
+static char proc_state(int32_t pid)
 {
 	char path[64], buf[512], *p;
 	ssize_t n;
@@ -39,14 +39,26 @@ static bool is_zombie(int32_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return false;
+		return 0;
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-	return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return p != NULL && p[1] == ' ' ? p[2] : 0;
+}
+
+/* true when process @p pid is gone: no such process, or a zombie (dead, not yet reaped by its
+ * parent: a primary killed with -9 stays one until then). */
+static bool is_gone(int32_t pid)
+{
+	char st;
+
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH))
+		return true;
+	st = proc_state(pid);
+	return st == 'Z' || st == 'X';
 }
 
 const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog, bool *eal_up,
@@ -65,8 +77,14 @@ const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog
 	}
 	/* never run a secondary EAL against a primary still in its own EAL init (spanbox/shm.h) */
 	pid = sbx_attach_marker_pid(cfg->file_prefix);
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH) || is_zombie(pid)) {
+	if (is_gone(pid)) {
 		snprintf(err, errlen, "primary starting (not yet attachable)");
+		return NULL;
+	}
+	/* a stopped primary answers no EAL request: a secondary's rte_eal_init() would wait 5 s for
+	 * each (the vdev bus scan's), and mgmt serves nothing meanwhile */
+	if (proc_state(pid) == 'T' || proc_state(pid) == 't') {
+		snprintf(err, errlen, "primary (pid %d) not responding: stopped (SIGSTOP or a debugger)", pid);
 		return NULL;
 	}
 	if (sbx_eal_args_build(&a, cfg, SBX_ROLE_MGMT, prog, 0, -1) < 0) {
@@ -79,12 +97,13 @@ const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog
 	}
 	*eal_up = true;
 	shm = sbx_shm_attach(err, errlen);
-	if (shm == NULL || !mgmt_primary_alive(shm, err, errlen))
+	/* a primary that does not answer (stale heartbeat) but lives: stay attached and watch it */
+	if (shm == NULL || mgmt_primary_state(shm, err, errlen) == MGMT_PRIMARY_GONE)
 		return NULL;
 	return shm;
 }
 
-bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen)
+enum mgmt_primary mgmt_primary_state(const struct sbx_shm *shm, char *why, size_t whylen)
 {
 	uint64_t hb = __atomic_load_n(&shm->primary_heartbeat_ns, __ATOMIC_RELAXED);
 	uint64_t now = sbx_now_ns();
@@ -95,21 +114,28 @@ bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen)
 			snprintf(why, whylen, "primary (pid %d) stopped", pid);
 		else if (why) /* the primary zeroes the memzone when it frees it */
 			snprintf(why, whylen, "primary stopped");
-		return false;
+		return MGMT_PRIMARY_GONE;
 	}
-	if (now > hb && now - hb > MGMT_HEARTBEAT_MAX_NS) {
-		if (why)
-			snprintf(why, whylen, "primary (pid %d) heartbeat is %llu ms old", pid,
-				 (unsigned long long)((now - hb) / 1000000));
-		return false;
-	}
-	/* a primary killed with -9 stays a zombie until its parent reaps it: dead all the same */
-	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH) || is_zombie(pid)) {
+	if (is_gone(pid)) {
 		if (why)
 			snprintf(why, whylen, "primary (pid %d) has exited", pid);
-		return false;
+		return MGMT_PRIMARY_GONE;
 	}
-	return true;
+	if (now > hb && now - hb > MGMT_HEARTBEAT_MAX_NS) {
+		char st = proc_state(pid);
+
+		if (why)
+			snprintf(why, whylen, "primary (pid %d) not responding: heartbeat %llu ms old%s", pid,
+				 (unsigned long long)((now - hb) / 1000000),
+				 st == 'T' || st == 't' ? " (stopped: SIGSTOP or a debugger)" : "");
+		return MGMT_PRIMARY_NOT_RESPONDING;
+	}
+	return MGMT_PRIMARY_UP;
+}
+
+bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen)
+{
+	return mgmt_primary_state(shm, why, whylen) == MGMT_PRIMARY_UP;
 }
 
 /* Keep @p fd open across exec and name it in environment variable @p env. @return 0 or -1. */

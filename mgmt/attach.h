@@ -23,8 +23,10 @@
  *
  * First tests the primary's lock on the EAL runtime config file; when nobody holds it the EAL is
  * not initialised at all (rte_eal_init would fail, or worse map a dead primary's leftover files).
- * Otherwise calls rte_eal_init() with sbx_eal_args_build(SBX_ROLE_MGMT), sbx_shm_attach() and
- * mgmt_primary_alive().
+ * Nor when the attach marker's primary is stopped (SIGSTOP): a secondary's rte_eal_init() would
+ * wait for its EAL requests to time out (5 s each) while mgmt serves nothing. Otherwise calls
+ * rte_eal_init() with sbx_eal_args_build(SBX_ROLE_MGMT), sbx_shm_attach() and
+ * mgmt_primary_state(): a primary not responding (but alive) is attached all the same.
  *
  * @param cfg       the loaded config (file_prefix, mgmt_lcore, cpus...).
  * @param prog      argv[0], for the EAL.
@@ -39,12 +41,24 @@
 const struct sbx_shm *mgmt_attach(const struct sbx_config *cfg, const char *prog, bool *eal_up,
 				  char *err, size_t errlen);
 
+/** What mgmt_primary_state() makes of the primary behind the memzone. */
+enum mgmt_primary {
+	MGMT_PRIMARY_UP,             /**< running, heartbeat at most MGMT_HEARTBEAT_MAX_NS old */
+	MGMT_PRIMARY_NOT_RESPONDING, /**< running and its process lives, but its heartbeat is older
+				      *   (stopped, hung, starved): mgmt stays attached and answers
+				      *   "down" at once; it is up again when the heartbeat resumes */
+	MGMT_PRIMARY_GONE,           /**< stopped (shm->running 0), exited, or a zombie: mgmt detaches */
+};
+
 /**
- * Check that the primary behind @p shm still runs: shm->running is 1, its heartbeat is at most
- * MGMT_HEARTBEAT_MAX_NS old and its pid exists. Reads only.
- * @param why     receives the reason when the primary is gone (may be NULL).
- * @return true when alive.
+ * The state of the primary behind @p shm, from the memzone's running flag and heartbeat and its
+ * process (/proc): never asks the primary anything, so it answers at once whatever the primary
+ * does. Reads only.
+ * @param why  receives the reason when it is not MGMT_PRIMARY_UP (may be NULL).
  */
+enum mgmt_primary mgmt_primary_state(const struct sbx_shm *shm, char *why, size_t whylen);
+
+/** @return true when mgmt_primary_state() is MGMT_PRIMARY_UP (@p why as there). */
 bool mgmt_primary_alive(const struct sbx_shm *shm, char *why, size_t whylen);
 
 /**

@@ -397,7 +397,9 @@ static void mgmt_run(struct mgmt_run *r)
 		if (ctx->shm != NULL && ctx->shm->magic == SBX_SHM_MAGIC)
 			mgmt_db_import_events(&r->db, ctx->shm);
 		mgmt_db_flush_later(&r->db); /* events queued while a change held the write lock */
-		if (ctx->shm != NULL && !mgmt_primary_alive(ctx->shm, r->reason, sizeof(r->reason))) {
+		/* a primary that does not answer but lives (stopped, hung) is not lost: re-attaching
+		 * would block in rte_eal_init(); handlers answer "down" from its heartbeat meanwhile */
+		if (ctx->shm != NULL && mgmt_primary_state(ctx->shm, r->reason, sizeof(r->reason)) == MGMT_PRIMARY_GONE) {
 			r->lost = true;
 			return;
 		}

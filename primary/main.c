@@ -31,6 +31,8 @@
 #define SBX_READY_TIMEOUT_NS (20ULL * 1000 * 1000 * 1000)
 /* how long a new primary waits for a dead primary's secondaries to detach (mgmt re-attaches within 1 s) */
 #define SBX_STALE_WAIT_MS 10000
+/* how long --clean-prefix waits for a process of the prefix that is exiting */
+#define SBX_CLEAN_WAIT_MS 2000
 
 static volatile sig_atomic_t quit;
 
@@ -52,7 +54,10 @@ static void usage(void)
 		"  --worker-bin PATH     spanbox-worker binary (default: next to this one)\n"
 		"  --no-stored-config    ignore the forwarding and mirrors mgmt stored in its database\n"
 		"                        (they win over the file otherwise; never used with --replay)\n"
-		"  --forget-stored-config  forget what mgmt stored for this config file, and exit\n");
+		"  --forget-stored-config  forget what mgmt stored for this config file, and exit\n"
+		"  --clean-prefix        remove what a dead appliance of the config's file prefix left (hugepage\n"
+		"                        files, runtime directory) when no process of the prefix runs, and exit\n"
+		"                        (0 removed or nothing there, 1 a process of the prefix still runs)\n");
 }
 
 /*
@@ -228,8 +233,9 @@ struct primary_run {
 	struct sbx_config file_cfg; /**< the file alone */
 	char *json;                 /**< the document cfg was parsed from (the tables keep it) */
 	const char *config_path, *ready_file;
-	bool check, use_stored, from_store, forget;
+	bool check, use_stored, from_store, forget, clean;
 	int lock_fd;                /**< our lcore lock (lcore_lock.h), -1 none */
+	int prefix_fd;              /**< our prefix lock (sbx_prefix_lock()), -1 none */
 };
 
 /* Options into @p r and @p p. @return -1 to go on, else the exit code. */
@@ -240,6 +246,7 @@ static int parse_args(int argc, char **argv, struct primary_run *r, struct sbx_p
 		{ "replay", no_argument, NULL, 'r' },       { "ready-file", required_argument, NULL, 'f' },
 		{ "worker-bin", required_argument, NULL, 'w' }, { "help", no_argument, NULL, 'h' },
 		{ "no-stored-config", no_argument, NULL, 'n' }, { "forget-stored-config", no_argument, NULL, 'F' },
+		{ "clean-prefix", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -254,6 +261,7 @@ static int parse_args(int argc, char **argv, struct primary_run *r, struct sbx_p
 		case 'w': snprintf(p->worker_bin, sizeof(p->worker_bin), "%s", optarg); break;
 		case 'n': r->use_stored = false; break;
 		case 'F': r->forget = true; break;
+		case 'C': r->clean = true; break;
 		case 'h': usage(); return 0;
 		default: usage(); return 2;
 		}
@@ -307,6 +315,8 @@ static int load_config(struct primary_run *r, struct sbx_primary *p)
 	}
 	if (r->forget)
 		return forget_stored(r);
+	if (r->clean) /* a dead primary's workers and mgmt get 2 s to go */
+		return sbx_prefix_clean(r->cfg.file_prefix, SBX_CLEAN_WAIT_MS);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* lines in order with stderr in the log */
 	r->file_cfg = r->cfg;
 	r->json = sbx_tables_effective_json(r->config_path, &r->file_cfg, r->use_stored && !p->replay, err,
@@ -340,6 +350,7 @@ static int eal_start(struct primary_run *r, char *argv0)
 {
 	struct sbx_eal_args eal;
 	char err[512];
+	int pid;
 
 	if (sbx_eal_housekeeping_affinity(&r->cfg, err, sizeof(err)) != 0)
 		fprintf(stderr, "spanbox-primary: %s: EAL's threads may share the workers' CPUs\n", err);
@@ -348,7 +359,20 @@ static int eal_start(struct primary_run *r, char *argv0)
 		return 2;
 	}
 	/* first, before anything of the prefix is touched: a second primary of a running prefix must
-	 * not remove its marker, nor wait for its secondaries as if they were a dead primary's */
+	 * not remove its marker, nor wait for its secondaries as if they were a dead primary's. The
+	 * prefix lock whatever its primary_lcore; the EAL's own lock on its config file too (a primary
+	 * of another build or program on the same prefix) */
+	r->prefix_fd = sbx_prefix_lock(r->cfg.file_prefix, "primary", &pid, err, sizeof(err));
+	if (r->prefix_fd < 0) {
+		fprintf(stderr, "spanbox-primary: %s\n", err);
+		return 1;
+	}
+	if ((pid = sbx_prefix_eal_primary(r->cfg.file_prefix)) != 0) {
+		fprintf(stderr, "spanbox-primary: an appliance of file prefix '%s' is running (primary pid %d holds "
+			"its EAL config lock): stop it first, or use another eal.file_prefix; nothing of it was "
+			"touched\n", r->cfg.file_prefix, pid);
+		return 1;
+	}
 	r->lock_fd = sbx_lcore_lock(r->cfg.file_prefix, r->cfg.primary_lcore, "primary", err, sizeof(err));
 	if (r->lock_fd < 0) {
 		fprintf(stderr, "spanbox-primary: %s\n", err);
@@ -367,6 +391,7 @@ static int eal_start(struct primary_run *r, char *argv0)
 		rte_eal_cleanup();
 		close(r->lock_fd); /* our own lock file goes with the prefix's files */
 		sbx_prefix_files_remove(r->cfg.file_prefix);
+		sbx_prefix_unlock(r->prefix_fd, r->cfg.file_prefix);
 		return 2;
 	}
 	return -1;
@@ -518,13 +543,14 @@ static int primary_fini(struct primary_run *r, struct sbx_primary *p, int rc)
 	rte_eal_cleanup();
 	close(r->lock_fd); /* our own lock file goes with the prefix's files */
 	sbx_prefix_files_remove(r->cfg.file_prefix);
+	sbx_prefix_unlock(r->prefix_fd, r->cfg.file_prefix); /* last: the prefix is free from now */
 	printf("spanbox-primary: stopped\n");
 	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	static struct primary_run r = { .use_stored = true, .lock_fd = -1 };
+	static struct primary_run r = { .use_stored = true, .lock_fd = -1, .prefix_fd = -1 };
 	static struct sbx_primary p;
 	int rc;
 

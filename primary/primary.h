@@ -357,7 +357,23 @@ void sbx_marker_write(const char *prefix);
 /** Remove the prefix's attachable marker (missing is fine). */
 void sbx_marker_remove(const char *prefix);
 
-/** Remove the prefix's hugepage files (every hugetlbfs mount) and its DPDK runtime directory. */
+/** @return the pid of the DPDK primary holding the EAL config lock of @p prefix (its runtime
+ *  directory's "config", fcntl lock as rte_eal_primary_proc_alive() tests it), 0 when none. */
+int sbx_prefix_eal_primary(const char *prefix);
+
+/**
+ * `--clean-prefix`: remove what a dead appliance of @p prefix left (a primary killed with -9 leaves
+ * its hugepage files, 512 MiB by default, and its runtime directory until the prefix starts
+ * again), once no process of the prefix uses them: under the prefix lock (lcore_lock.h), when no
+ * EAL primary holds its config lock and no process holds a runtime or hugepage file, waiting up to
+ * @p timeout_ms for one that is exiting. An lcore lock a down mgmt still holds stays.
+ * @return 0 (removed, said on stdout, or nothing there), 1 when a process of the prefix still uses
+ *         them (named on stderr; nothing removed).
+ */
+int sbx_prefix_clean(const char *prefix, unsigned int timeout_ms);
+
+/** Remove the prefix's hugepage files (every hugetlbfs mount) and its DPDK runtime directory; lock
+ *  files someone holds (lcore locks, the prefix lock) stay. */
 void sbx_prefix_files_remove(const char *prefix);
 
 #endif

@@ -115,18 +115,23 @@ static int describe_holder(int fd, char *buf, size_t len)
 	return pid;
 }
 
-int sbx_lcore_lock(const char *prefix, unsigned int lcore_id, const char *role, char *err, size_t errlen)
+/*
+ * Take an exclusive flock on @p path (created, with its directory) and write "PID ROLE" into it,
+ * retrying for SBX_LCORE_LOCK_WAIT_MS while another process holds it. @p what names the lock in a
+ * system error. @return the fd; -1 when another process holds it (*@p holder its pid, 0 unknown,
+ * and @p who "pid N (comm, role)"); -2 on another error (@p err says which).
+ */
+static int take_lock(const char *path, const char *what, const char *role, int *holder, char *who, size_t wholen,
+		     char *err, size_t errlen)
 {
 	const struct timespec nap = { 0, 20 * 1000 * 1000 };
-	char path[SBX_PATH_LEN + 128], who[192] = "another process", me[96];
 	unsigned int waited = 0;
 	struct stat a, b;
+	char me[96];
 	int fd, n;
 
-	sbx_lcore_lock_path(prefix, lcore_id, path, sizeof(path));
 	if (make_parent(path) < 0) {
-		snprintf(err, errlen, "lcore %u: cannot create the runtime directory of %s: %s", lcore_id, path,
-			 strerror(errno));
+		snprintf(err, errlen, "%s: cannot create the runtime directory of %s: %s", what, path, strerror(errno));
 		return -2;
 	}
 	for (;;) {
@@ -136,7 +141,7 @@ int sbx_lcore_lock(const char *prefix, unsigned int lcore_id, const char *role, 
 			continue;
 		}
 		if (fd < 0) {
-			snprintf(err, errlen, "lcore %u: %s: %s", lcore_id, path, strerror(errno));
+			snprintf(err, errlen, "%s: %s: %s", what, path, strerror(errno));
 			return -2;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
@@ -148,16 +153,13 @@ int sbx_lcore_lock(const char *prefix, unsigned int lcore_id, const char *role, 
 			continue;
 		}
 		if (errno != EWOULDBLOCK) {
-			snprintf(err, errlen, "lcore %u: flock %s: %s", lcore_id, path, strerror(errno));
+			snprintf(err, errlen, "%s: flock %s: %s", what, path, strerror(errno));
 			close(fd);
 			return -2;
 		}
 		if (waited >= SBX_LCORE_LOCK_WAIT_MS) {
-			describe_holder(fd, who, sizeof(who));
+			*holder = describe_holder(fd, who, wholen);
 			close(fd);
-			snprintf(err, errlen,
-				 "lcore %u of file prefix '%s' is in use by %s: every process of a prefix needs its own "
-				 "lcore id (mempool caches are per lcore id), refusing to start", lcore_id, prefix, who);
 			return -1;
 		}
 		close(fd);
@@ -169,6 +171,72 @@ int sbx_lcore_lock(const char *prefix, unsigned int lcore_id, const char *role, 
 		/* the lock is what matters; the text only names the holder in a refusal */
 	}
 	return fd;
+}
+
+/* Give up the lock @p fd on @p path: remove the file while still holding it, close, and remove
+ * its directory if that left it empty. */
+static void unlock_file(int fd, char *path)
+{
+	struct stat a, b;
+	char *slash;
+
+	if (fd < 0)
+		return;
+	/* still holding it: nobody else can have it, and a taker that opened this file meanwhile
+	 * finds it unlinked and makes a new one (take_lock) */
+	if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+		unlink(path);
+	close(fd);
+	slash = strrchr(path, '/');
+	if (slash != NULL) {
+		*slash = '\0';
+		rmdir(path); /* only when empty: no primary (nor anything else) uses the prefix */
+	}
+}
+
+int sbx_lcore_lock(const char *prefix, unsigned int lcore_id, const char *role, char *err, size_t errlen)
+{
+	char path[SBX_PATH_LEN + 128], who[192] = "another process", what[32];
+	int fd, holder;
+
+	sbx_lcore_lock_path(prefix, lcore_id, path, sizeof(path));
+	snprintf(what, sizeof(what), "lcore %u", lcore_id);
+	fd = take_lock(path, what, role, &holder, who, sizeof(who), err, errlen);
+	if (fd == -1)
+		snprintf(err, errlen,
+			 "lcore %u of file prefix '%s' is in use by %s: every process of a prefix needs its own "
+			 "lcore id (mempool caches are per lcore id), refusing to start", lcore_id, prefix, who);
+	return fd;
+}
+
+void sbx_prefix_lock_path(const char *prefix, char *buf, size_t len)
+{
+	char dir[SBX_PATH_LEN + 64];
+
+	sbx_runtime_dir(prefix, dir, sizeof(dir));
+	snprintf(buf, len, "%s/" SBX_PREFIX_LOCK_NAME, dir);
+}
+
+int sbx_prefix_lock(const char *prefix, const char *role, int *holder, char *err, size_t errlen)
+{
+	char path[SBX_PATH_LEN + 128], who[192] = "another process";
+	int fd;
+
+	sbx_prefix_lock_path(prefix, path, sizeof(path));
+	*holder = 0;
+	fd = take_lock(path, "prefix lock", role, holder, who, sizeof(who), err, errlen);
+	if (fd == -1)
+		snprintf(err, errlen, "an appliance of file prefix '%s' is running (primary %s): stop it first, or "
+			 "use another eal.file_prefix; nothing of it was touched", prefix, who);
+	return fd;
+}
+
+void sbx_prefix_unlock(int fd, const char *prefix)
+{
+	char path[SBX_PATH_LEN + 128];
+
+	sbx_prefix_lock_path(prefix, path, sizeof(path));
+	unlock_file(fd, path);
 }
 
 int sbx_lcore_lock_adopt(int fd, const char *prefix, unsigned int lcore_id)
@@ -188,20 +256,8 @@ int sbx_lcore_lock_adopt(int fd, const char *prefix, unsigned int lcore_id)
 
 void sbx_lcore_unlock(int fd, const char *prefix, unsigned int lcore_id)
 {
-	char path[SBX_PATH_LEN + 128], *slash;
-	struct stat a, b;
+	char path[SBX_PATH_LEN + 128];
 
-	if (fd < 0)
-		return;
 	sbx_lcore_lock_path(prefix, lcore_id, path, sizeof(path));
-	/* still holding it: nobody else can have it, and a taker that opened this file meanwhile
-	 * finds it unlinked and makes a new one (sbx_lcore_lock) */
-	if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-		unlink(path);
-	close(fd);
-	slash = strrchr(path, '/');
-	if (slash != NULL) {
-		*slash = '\0';
-		rmdir(path); /* only when empty: no primary (nor anything else) uses the prefix */
-	}
+	unlock_file(fd, path);
 }

@@ -55,6 +55,31 @@ void sbx_lcore_unlock(int fd, const char *prefix, unsigned int lcore_id);
  */
 int sbx_lcore_lock_is_name(const char *name);
 
+/** File name of the prefix lock in the prefix's runtime directory (sbx_prefix_lock()). */
+#define SBX_PREFIX_LOCK_NAME "spanbox_primary.lock"
+
+/** Path of the prefix lock of file prefix @p prefix, into @p buf. */
+void sbx_prefix_lock_path(const char *prefix, char *buf, size_t len);
+
+/**
+ * One appliance per file prefix: the primary takes an exclusive flock on SBX_PREFIX_LOCK_NAME in
+ * the prefix's runtime directory first, before it touches anything of the prefix (its attach
+ * marker, its runtime files, its hugepages), and keeps it for its life; `spanbox-primary
+ * --clean-prefix` takes it while it removes a dead appliance's files. Retries for
+ * SBX_LCORE_LOCK_WAIT_MS while held, as sbx_lcore_lock().
+ * @param role    recorded in the file for the next taker's message ("primary", "clean-up").
+ * @param holder  set to the holder's pid when another process holds it (0 when unknown).
+ * @param err     on failure: "an appliance of file prefix 'P' is running (primary pid N (comm,
+ *                role)): ..." or the system error.
+ * @return the fd holding the lock (O_CLOEXEC: workers do not inherit it), -1 when another live
+ *         process holds it, -2 on another error.
+ */
+int sbx_prefix_lock(const char *prefix, const char *role, int *holder, char *err, size_t errlen);
+
+/** Give up the prefix lock @p fd at exit: remove its file, close @p fd, and remove the runtime
+ *  directory if that left it empty. -1 is ignored. */
+void sbx_prefix_unlock(int fd, const char *prefix);
+
 /** @return the pid holding a flock on inode @p ino (from /proc/locks), 0 when none is found. */
 int sbx_flock_holder(ino_t ino);
 

@@ -145,8 +145,8 @@ timeout 30 "$BUILD/primary/spanbox-primary" -c "$CFG" </dev/null >"$TMP/primary2
 echo $? >"$TMP/primary2.rc"
 sed 's/^/#   primary2: /' "$TMP/primary2.out" | tail -n 3
 check "4: a second primary of the same config exits non-zero by itself" refused primary2
-check "4: ... naming lcore $PL and the running primary's pid $PRIMARY" \
-	grep -qE "lcore $PL of file prefix '$PFX' is in use by pid $PRIMARY\b" "$TMP/primary2.out"
+check "4: ... saying that an appliance of prefix $PFX runs, naming its primary's pid $PRIMARY" \
+	grep -qE "an appliance of file prefix '$PFX' is running \(primary pid $PRIMARY\b" "$TMP/primary2.out"
 check "4: ... and leaves the running primary's attachable marker alone (it names pid $PRIMARY)" \
 	cond "[ \"\$(cat $RUNDIR/spanbox_attachable 2>/dev/null)\" = '$PRIMARY' ]"
 

@@ -112,6 +112,30 @@ int main(void)
 	sbx_lcore_unlock(fd2, prefix, 7);
 	check(stat(path, &st) < 0 && errno == ENOENT, "unlock: the lock file is removed");
 	check(stat(dir, &st) < 0 && errno == ENOENT, "unlock: the prefix's runtime directory, empty now, too");
+
+	/* one appliance per prefix: the prefix lock, whatever the lcore ids */
+	fd = sbx_prefix_lock(prefix, "primary", &other, err, sizeof(err));
+	sbx_prefix_lock_path(prefix, path, sizeof(path));
+	check(fd >= 0 && stat(path, &st) == 0, "prefix lock of a new prefix: locked, %s created", path);
+	other = fork();
+	if (other == 0) {
+		int holder = 0, cfd = sbx_prefix_lock(prefix, "primary", &holder, err, sizeof(err));
+		FILE *f = fopen(msg, "w");
+
+		if (f != NULL) {
+			fprintf(f, "%s\n", cfd >= 0 ? "(locked)" : err);
+			fclose(f);
+		}
+		snprintf(want, sizeof(want), "an appliance of file prefix '%s' is running (primary pid %d (", prefix,
+			 (int)getppid());
+		_exit(cfd == -1 && holder == getppid() && strstr(err, want) != NULL ? 0 : 1);
+	}
+	check(other > 0 && waitpid(other, &fd2, 0) == other && WIFEXITED(fd2) && WEXITSTATUS(fd2) == 0,
+	      "a second taker of the prefix lock is refused, naming the running appliance's pid");
+	show(msg);
+	sbx_prefix_unlock(fd, prefix);
+	check(stat(path, &st) < 0 && errno == ENOENT && stat(dir, &st) < 0 && errno == ENOENT,
+	      "prefix unlock: the lock file and the empty runtime directory are removed");
 	unlink(msg);
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
