@@ -133,14 +133,18 @@ for ((t = 0; t < 300; t++)); do
 	[ $(( $(now_ms) - t0 )) -gt $((LIMIT + 3000)) ] && break
 done
 echo "# worker 0 (pid $pid) stopped for good: replaced after ${replaced_ms:-never} ms (limit $LIMIT ms)"
-check "C: replaced at $STARVE_FACTOR x hang_timeout_ms or later, within + 700 ms (${replaced_ms:-never})" \
-	cond "[ -n '$replaced_ms' ] && [ '$replaced_ms' -ge $LIMIT ] && [ '$replaced_ms' -le $((LIMIT + 700)) ]"
+# as this script sees it (curl + jq per look, on a loaded machine: late by up to a second or so)...
+check "C: replaced at $STARVE_FACTOR x hang_timeout_ms or later, within + 1500 ms (${replaced_ms:-never})" \
+	cond "[ -n '$replaced_ms' ] && [ '$replaced_ms' -ge $LIMIT ] && [ '$replaced_ms' -le $((LIMIT + 1500)) ]"
 check "C: hangs +1 and starvations +1 for the slot" \
 	bash -c "curl -fsS $API/workers/0 | jq -e '.hangs == $((hangs + 1)) and .starvations == $((starv + 1))' >/dev/null"
 check "C: the stopped process was killed and reaped" wait_for 30 bash -c "[ ! -e /proc/$pid ]"
 sleep 0.2
-check "C: a worker_hang event for pid $pid that says it was not scheduled" \
-	bash -c "curl -fsS '$API/events?limit=50' | jq -e 'any(.[]; .kind == \"worker_hang\" and .pid == $pid and (.detail | test(\"not scheduled\")))' >/dev/null"
+# ...and as the primary measured it when it killed (its event: "not scheduled for N ms")
+ms=$(get "$API/events?limit=50" | jq -r --argjson p "$pid" \
+	'[.[] | select(.kind == "worker_hang" and .pid == $p) | .detail | capture("not scheduled for (?<ms>[0-9]+) ms").ms][0] // empty')
+check "C: a worker_hang event for pid $pid: not scheduled for $LIMIT..$((LIMIT + 200)) ms (${ms:-none})" \
+	cond "[ -n '$ms' ] && [ '$ms' -ge $LIMIT ] && [ '$ms' -le $((LIMIT + 200)) ]"
 
 # ---------------------------------------------------------------------------------------------
 # D. hung: the loop spins without heartbeats (its CPU time advances): killed after hang_timeout_ms
@@ -155,13 +159,17 @@ for ((t = 0; t < 200; t++)); do
 	[ $(( $(now_ms) - t0 )) -gt $((HANG_MS + 3000)) ] && break
 done
 echo "# worker 0 (pid $pid) hung (SIGUSR2 hook): replaced after ${replaced_ms:-never} ms (hang_timeout_ms $HANG_MS)"
-check "D: the hung worker replaced at hang_timeout_ms or later, within + 700 ms (${replaced_ms:-never})" \
-	cond "[ -n '$replaced_ms' ] && [ '$replaced_ms' -ge $HANG_MS ] && [ '$replaced_ms' -le $((HANG_MS + 700)) ]"
+check "D: the hung worker replaced at hang_timeout_ms or later, within + 1500 ms (${replaced_ms:-never})" \
+	cond "[ -n '$replaced_ms' ] && [ '$replaced_ms' -ge $HANG_MS ] && [ '$replaced_ms' -le $((HANG_MS + 1500)) ]"
 check "D: hangs +1, starvations unchanged ($starv)" \
 	bash -c "curl -fsS $API/workers/0 | jq -e '.hangs == $((hangs + 1)) and .starvations == $starv' >/dev/null"
 sleep 0.2
-check "D: a worker_hang event for pid $pid that says its CPU time advanced" \
-	bash -c "curl -fsS '$API/events?limit=50' | jq -e 'any(.[]; .kind == \"worker_hang\" and .pid == $pid and (.detail | test(\"ms of CPU\")))' >/dev/null"
+# the primary's own measure: "no heartbeat for N ms, its thread ran C ms of CPU ...: hung"; N at most
+# 1.5 x hang_timeout_ms (a primary that was not scheduled itself looks half a timeout longer)
+read -r ms cpu < <(get "$API/events?limit=50" | jq -r --argjson p "$pid" '[.[] | select(.kind == "worker_hang" and .pid == $p)
+	| .detail | capture("no heartbeat for (?<ms>[0-9]+) ms, its thread ran (?<cpu>[0-9]+) ms of CPU.*hung") | "\(.ms) \(.cpu)"][0] // empty')
+check "D: a worker_hang event for pid $pid: hung, CPU time advancing (${cpu:-?} ms), no heartbeat for $HANG_MS..$((HANG_MS * 3 / 2 + 100)) ms (${ms:-none})" \
+	cond "[ -n '$ms' ] && [ '$cpu' -ge 20 ] && [ '$ms' -ge $HANG_MS ] && [ '$ms' -le $((HANG_MS * 3 / 2 + 100)) ]"
 get "$API/events?limit=50" | jq -c '.[] | select(.worker == 0) | [.kind, .pid, .detail]' | sed 's/^/# event: /'
 
 inst_cleanup
