@@ -29,6 +29,26 @@ trap cleanup EXIT
 
 get() { curl -fsS --max-time 5 "$1"; }
 now_ms() { echo $(( ${EPOCHREALTIME/./} / 1000 )); }
+# replaced_after LABEL SIG MIN_MS: once worker 0 runs, read its pid, hangs and starvations (into
+# pid, hangs, starv), send SIG to it and check that another process runs as worker 0 after MIN_MS
+# or later, within + 1500 ms as this script sees it (curl + jq per look, on a loaded machine: late
+# by up to a second or so; the primary's own measure is in its event, checked after)
+replaced_after() {
+	local label=$1 sig=$2 min=$3 t0 t replaced_ms=""
+	wait_for 50 running0
+	read -r pid hangs starv < <(get "$API/workers/0" | jq -r '"\(.pid) \(.hangs) \(.starvations)"')
+	t0=$(now_ms)
+	kill -"$sig" "$pid"
+	for ((t = 0; t < 500; t++)); do
+		get "$API/workers/0" | jq -e --argjson old "$pid" '.pid != $old and .pid > 0 and .state == "running"' >/dev/null &&
+			{ replaced_ms=$(( $(now_ms) - t0 )); break; }
+		sleep 0.02
+		[ $(( $(now_ms) - t0 )) -gt $((min + 3000)) ] && break
+	done
+	echo "# worker 0 (pid $pid) SIG$sig: replaced after ${replaced_ms:-never} ms"
+	check "$label: replaced at $min ms or later, within + 1500 ms (${replaced_ms:-never})" \
+		cond "[ -n '$replaced_ms' ] && [ '$replaced_ms' -ge $min ] && [ '$replaced_ms' -le $((min + 1500)) ]"
+}
 
 cat >"$CFG" <<JSON
 {
@@ -121,26 +141,12 @@ check "B: /metrics spanbox_worker_starvations_total{worker=\"0\"} $((starv + 1))
 # ---------------------------------------------------------------------------------------------
 # C. stopped for good: replaced after STARVE_FACTOR x hang_timeout_ms
 LIMIT=$((STARVE_FACTOR * HANG_MS))
-wait_for 50 running0
-read -r pid hangs starv < <(w0 | jq -r '"\(.pid) \(.hangs) \(.starvations)"')
-t0=$(now_ms)
-kill -STOP "$pid"
-replaced_ms=""
-for ((t = 0; t < 300; t++)); do
-	w0 | jq -e --argjson old "$pid" '.pid != $old and .pid > 0 and .state == "running"' >/dev/null &&
-		{ replaced_ms=$(( $(now_ms) - t0 )); break; }
-	sleep 0.02
-	[ $(( $(now_ms) - t0 )) -gt $((LIMIT + 3000)) ] && break
-done
-echo "# worker 0 (pid $pid) stopped for good: replaced after ${replaced_ms:-never} ms (limit $LIMIT ms)"
-# as this script sees it (curl + jq per look, on a loaded machine: late by up to a second or so)...
-check "C: replaced at $STARVE_FACTOR x hang_timeout_ms or later, within + 1500 ms (${replaced_ms:-never})" \
-	cond "[ -n '$replaced_ms' ] && [ '$replaced_ms' -ge $LIMIT ] && [ '$replaced_ms' -le $((LIMIT + 1500)) ]"
+replaced_after "C: stopped for good (SIGSTOP): $STARVE_FACTOR x hang_timeout_ms" STOP $LIMIT
 check "C: hangs +1 and starvations +1 for the slot" \
 	bash -c "curl -fsS $API/workers/0 | jq -e '.hangs == $((hangs + 1)) and .starvations == $((starv + 1))' >/dev/null"
 check "C: the stopped process was killed and reaped" wait_for 30 bash -c "[ ! -e /proc/$pid ]"
 sleep 0.2
-# ...and as the primary measured it when it killed (its event: "not scheduled for N ms")
+# as the primary measured it when it killed (its event: "not scheduled for N ms")
 ms=$(get "$API/events?limit=50" | jq -r --argjson p "$pid" \
 	'[.[] | select(.kind == "worker_hang" and .pid == $p) | .detail | capture("not scheduled for (?<ms>[0-9]+) ms").ms][0] // empty')
 check "C: a worker_hang event for pid $pid: not scheduled for $LIMIT..$((LIMIT + 200)) ms (${ms:-none})" \
@@ -148,19 +154,7 @@ check "C: a worker_hang event for pid $pid: not scheduled for $LIMIT..$((LIMIT +
 
 # ---------------------------------------------------------------------------------------------
 # D. hung: the loop spins without heartbeats (its CPU time advances): killed after hang_timeout_ms
-wait_for 50 running0
-read -r pid hangs starv < <(w0 | jq -r '"\(.pid) \(.hangs) \(.starvations)"')
-t0=$(now_ms)
-kill -USR2 "$pid"
-replaced_ms=""
-for ((t = 0; t < 200; t++)); do
-	w0 | jq -e --argjson old "$pid" '.pid != $old and .pid > 0' >/dev/null && { replaced_ms=$(( $(now_ms) - t0 )); break; }
-	sleep 0.02
-	[ $(( $(now_ms) - t0 )) -gt $((HANG_MS + 3000)) ] && break
-done
-echo "# worker 0 (pid $pid) hung (SIGUSR2 hook): replaced after ${replaced_ms:-never} ms (hang_timeout_ms $HANG_MS)"
-check "D: the hung worker replaced at hang_timeout_ms or later, within + 1500 ms (${replaced_ms:-never})" \
-	cond "[ -n '$replaced_ms' ] && [ '$replaced_ms' -ge $HANG_MS ] && [ '$replaced_ms' -le $((HANG_MS + 1500)) ]"
+replaced_after "D: hung (SIGUSR2 to the hook): hang_timeout_ms" USR2 $HANG_MS
 check "D: hangs +1, starvations unchanged ($starv)" \
 	bash -c "curl -fsS $API/workers/0 | jq -e '.hangs == $((hangs + 1)) and .starvations == $starv' >/dev/null"
 sleep 0.2
