@@ -27,6 +27,7 @@
 #include "ingress_view.h"
 #include "pool_audit.h"
 #include "status.h"
+#include "watch.h"
 
 #ifndef SBX_VERSION
 #define SBX_VERSION "0.0.0"
@@ -210,6 +211,30 @@ struct mirror_fam {
 
 static const struct mirror_fam mirror_fams[] = { SBX_FOREACH_MIRROR_COUNTER(MIRROR_FAM) };
 
+/* The run-time problems of /health (watch.h), counted by kind: 0 samples too, for alerts. */
+static void health_metrics(struct pbuf *b, const struct sbx_shm *shm)
+{
+	static const char *const kinds[] = { "worker", "pool" };
+	cJSON *p = mgmt_watch_problems(shm), *it;
+	size_t k;
+
+	family(b, "spanbox_health_problems", "gauge",
+	       "Run-time problems GET /api/v1/health lists now (degraded while any), by kind.");
+	for (k = 0; k < RTE_DIM(kinds); k++) {
+		char l[LBL] = "";
+		uint64_t n = 0;
+
+		cJSON_ArrayForEach(it, p) {
+			const cJSON *kind = cJSON_GetObjectItemCaseSensitive(it, "kind");
+
+			n += cJSON_IsString(kind) && strcmp(kind->valuestring, kinds[k]) == 0;
+		}
+		label_s(l, sizeof(l), "kind", kinds[k]);
+		sample_u(b, "spanbox_health_problems", l, n);
+	}
+	cJSON_Delete(p);
+}
+
 /* Per-port families (ethdev counters refreshed by the primary every 100 ms, link). */
 static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)[LBL])
 {
@@ -225,6 +250,18 @@ static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)
 	family(b, "spanbox_port_link_up", "gauge", "1 when the port's link is up, else 0.");
 	for (i = 0; i < nb; i++)
 		sample_u(b, "spanbox_port_link_up", plbl[i], shm->ports[i].link_up != 0);
+	/* a worker in state failed is not restarted until asked: what arrives on its queues is lost */
+	family(b, "spanbox_port_rx_queues_unpolled", "gauge",
+	       "RX queues of the port whose worker is failed (crash_limit): nobody polls them until it is restarted.");
+	for (i = 0; i < nb; i++) {
+		uint16_t w, q, n = 0;
+
+		for (w = 0; w < mgmt_nb_workers(shm); w++)
+			for (q = 0; shm->workers[w].state == SBX_W_FAILED && q < shm->placement[w].nb_rxq &&
+				    q < SBX_MAX_RXQ_PER_WORKER; q++)
+				n += shm->placement[w].rxq[q].port == i;
+		sample_u(b, "spanbox_port_rx_queues_unpolled", plbl[i], n);
+	}
 	family(b, "spanbox_port_link_speed_bytes", "gauge", "Link speed in bytes per second (0 when unknown).");
 	for (i = 0; i < nb; i++)
 		sample_u(b, "spanbox_port_link_speed_bytes", plbl[i], (uint64_t)shm->ports[i].link_speed * 125000);
@@ -256,6 +293,9 @@ static const struct slot_fam {
 	  offsetof(struct sbx_worker_shm, crashes), sizeof(uint32_t) },
 	{ "spanbox_worker_hangs_total", "Times the primary killed the worker for a stale heartbeat.",
 	  offsetof(struct sbx_worker_shm, hangs), sizeof(uint32_t) },
+	{ "spanbox_worker_starvations_total",
+	  "Stale heartbeats of the worker while its thread got no CPU time: not scheduled, not hung (not killed).",
+	  offsetof(struct sbx_worker_shm, starvations), sizeof(uint32_t) },
 	{ "spanbox_worker_recovered_mbufs_total", "Mbufs of the worker's burst the primary freed after it died.",
 	  offsetof(struct sbx_worker_shm, recovered_mbufs), sizeof(uint64_t) },
 	{ "spanbox_worker_takeovers_total", "Times a hot standby took this worker slot over.",
@@ -263,7 +303,8 @@ static const struct slot_fam {
 };
 _Static_assert(sizeof(((struct sbx_worker_shm *)0)->restarts) == 4 && sizeof(((struct sbx_worker_shm *)0)->crashes) == 4 &&
 		       sizeof(((struct sbx_worker_shm *)0)->hangs) == 4 && sizeof(((struct sbx_worker_shm *)0)->takeovers) == 4 &&
-		       sizeof(((struct sbx_worker_shm *)0)->recovered_mbufs) == 8,
+		       sizeof(((struct sbx_worker_shm *)0)->recovered_mbufs) == 8 &&
+		       sizeof(((struct sbx_worker_shm *)0)->starvations) == 4,
 	       "slot_fams sizes");
 
 /* The value of slot counter @p f of @p ws. */
@@ -352,6 +393,10 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 			sample_u(b, "spanbox_worker_state", l, shm->workers[w].state == s);
 		}
 	}
+	family(b, "spanbox_worker_starved", "gauge",
+	       "1 while the worker's heartbeat is stale and its thread gets no CPU time (not scheduled), else 0.");
+	for (w = 0; w < nb_w; w++)
+		sample_u(b, "spanbox_worker_starved", wl[w], shm->workers[w].starved != 0);
 	family(b, "spanbox_worker_cycles_per_packet", "gauge",
 	       "TSC cycles per frame in busy loops (busy cycles / busy packets); absent before the first frame.");
 	for (w = 0; w < nb_w; w++) {
@@ -688,6 +733,7 @@ static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct
 			plbl[i][0] = '\0';
 			label(plbl[i], LBL, "port", shm->cfg.ports[i].name, sizeof(shm->cfg.ports[i].name));
 		}
+		health_metrics(b, shm);
 		port_metrics(b, shm, plbl);
 		worker_metrics(b, shm, plbl);
 		mirror_metrics(b, shm);

@@ -162,6 +162,9 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	num(o, "restarts", ws->restarts);
 	num(o, "crashes", ws->crashes);
 	num(o, "hangs", ws->hangs);
+	/* stale heartbeats while its thread got no CPU: not scheduled, not hung (primary/workers.c) */
+	num(o, "starvations", ws->starvations);
+	cJSON_AddBoolToObject(o, "starved", ws->starved != 0);
 	num(o, "recovered_mbufs", (double)ws->recovered_mbufs);
 	/* CLOCK_REALTIME ns of this process's first received burst (restart gap), 0 = none yet */
 	num(o, "first_rx_ns", (double)ws->stats.first_rx_ns);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "pool_audit.h"
 #include "watch.h"
@@ -187,13 +188,54 @@ void mgmt_watch_cpp(const struct sbx_shm *shm, uint16_t w, struct mgmt_cpp_windo
 		out->cpp = (double)(cycles - s.cycles) / (double)out->frames;
 }
 
-static void problem(cJSON *a, const char *kind, const char *msg)
+static cJSON *problem(cJSON *a, const char *kind, const char *msg)
 {
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "kind", kind);
 	cJSON_AddStringToObject(o, "message", msg);
 	cJSON_AddItemToArray(a, o);
+	return o;
+}
+
+/*
+ * Worker @p w is failed (crash_limit): a problem naming it and the RX queues nobody polls since
+ * (as "PORT/QUEUE" in the message, as {port, queue} objects in "queues"), with its last exit.
+ */
+static void failed_problem(cJSON *a, const struct sbx_shm *shm, uint16_t w)
+{
+	const struct sbx_worker_shm *ws = &shm->workers[w];
+	const struct sbx_worker_rxqs *wq = &shm->placement[w];
+	uint16_t nb_q = MIN(wq->nb_rxq, SBX_MAX_RXQ_PER_WORKER), i;
+	char qs[256] = "", last[80], msg[768];
+	size_t n = 0;
+	cJSON *o, *arr;
+	int st = (int)ws->exit_status;
+
+	for (i = 0; i < nb_q && n < sizeof(qs); i++)
+		n += (size_t)snprintf(qs + n, sizeof(qs) - n, "%s%.*s/%u", i ? ", " : "", SBX_NAME_LEN,
+				      shm->cfg.ports[wq->rxq[i].port % SBX_MAX_PORTS].name, wq->rxq[i].queue);
+	if (WIFSIGNALED(st))
+		snprintf(last, sizeof(last), "the last killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		snprintf(last, sizeof(last), "the last exited with status %d", WEXITSTATUS(st));
+	snprintf(msg, sizeof(msg),
+		 "worker %u failed: %u crashes within workers.crash_window_s %u s (workers.crash_limit), %s; not "
+		 "restarted: nobody polls its RX queues %s, what arrives there is lost; a parked standby does not take "
+		 "a failed worker over (it runs the same binary), POST /api/v1/workers/%u/restart starts it again",
+		 w, shm->cfg.crash_limit, shm->cfg.crash_window_s, last, nb_q ? qs : "(none)", w);
+	o = problem(a, "worker", msg);
+	cJSON_AddNumberToObject(o, "worker", w);
+	arr = cJSON_AddArrayToObject(o, "queues");
+	for (i = 0; i < nb_q; i++) {
+		cJSON *q = cJSON_CreateObject();
+		char port[SBX_NAME_LEN];
+
+		snprintf(port, sizeof(port), "%.*s", SBX_NAME_LEN - 1, shm->cfg.ports[wq->rxq[i].port % SBX_MAX_PORTS].name);
+		cJSON_AddStringToObject(q, "port", port);
+		cJSON_AddNumberToObject(q, "queue", wq->rxq[i].queue);
+		cJSON_AddItemToArray(arr, q);
+	}
 }
 
 cJSON *mgmt_watch_problems(const struct sbx_shm *shm)
@@ -213,6 +255,8 @@ cJSON *mgmt_watch_problems(const struct sbx_shm *shm)
 		const struct worker_watch *x = &g.w[w];
 		uint64_t hb = ws->stats.heartbeat_ns, hb_ms, loops_ms = 0;
 
+		if (ws->state == SBX_W_FAILED)
+			failed_problem(a, shm, w);
 		if (ws->state != SBX_W_RUNNING || ws->pid <= 0 || hb == 0)
 			continue;
 		hb_ms = now > hb ? (now - hb) / 1000000ULL : 0;
@@ -220,12 +264,21 @@ cJSON *mgmt_watch_problems(const struct sbx_shm *shm)
 			loops_ms = (g.tick_ns - x->loops_ns) / 1000000ULL;
 		if (hb_ms <= stale && loops_ms <= stale)
 			continue;
-		snprintf(msg, sizeof(msg),
-			 "worker %u (pid %d, lcore %u) is running but stalled: heartbeat %llu ms old, loops counter "
-			 "unchanged for %llu ms (more than %llu ms); the primary kills it after workers.hang_timeout_ms %u",
-			 w, (int)ws->pid, ws->lcore_id, (unsigned long long)hb_ms, (unsigned long long)loops_ms,
-			 (unsigned long long)stale, shm->cfg.hang_timeout_ms);
-		problem(a, "worker", msg);
+		if (ws->starved) /* the primary saw its CPU time stand still (primary/workers.c) */
+			snprintf(msg, sizeof(msg),
+				 "worker %u (pid %d, lcore %u) is not scheduled (CPU-starved or stopped): heartbeat %llu ms "
+				 "old, its thread's CPU time stands still; the primary kills it after %u x "
+				 "workers.hang_timeout_ms %u", w, (int)ws->pid, ws->lcore_id, (unsigned long long)hb_ms,
+				 SBX_STARVE_FACTOR, shm->cfg.hang_timeout_ms);
+		else
+			snprintf(msg, sizeof(msg),
+				 "worker %u (pid %d, lcore %u) is running but stalled: heartbeat %llu ms old, loops counter "
+				 "unchanged for %llu ms (more than %llu ms); the primary kills it after "
+				 "workers.hang_timeout_ms %u if its CPU time advances (hung), after %u x that if it does not "
+				 "(not scheduled)", w, (int)ws->pid, ws->lcore_id, (unsigned long long)hb_ms,
+				 (unsigned long long)loops_ms, (unsigned long long)stale, shm->cfg.hang_timeout_ms,
+				 SBX_STARVE_FACTOR);
+		cJSON_AddNumberToObject(problem(a, "worker", msg), "worker", w);
 	}
 	for (i = 0; g.start_ns == shm->start_realtime_ns && i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
 		const struct pool_watch *x = &g.p[i];

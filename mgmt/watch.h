@@ -54,8 +54,10 @@ void mgmt_watch_cpp(const struct sbx_shm *shm, uint16_t w, struct mgmt_cpp_windo
 uint64_t mgmt_watch_stale_ms(const struct sbx_shm *shm);
 
 /**
- * The run-time problems now, as {"kind", "message"} objects: kind "worker" for a worker in state
- * running whose heartbeat or loops counter is older than mgmt_watch_stale_ms(), kind "pool" for a
+ * The run-time problems now, as {"kind", "message"} objects: kind "worker" (with "worker": its id)
+ * for a worker in state failed (crash_limit; with "queues": the [{port, queue}] nobody polls since)
+ * and for a worker in state running whose heartbeat or loops counter is older than
+ * mgmt_watch_stale_ms() (the message says when the primary sees it not scheduled), kind "pool" for a
  * pool whose audit left more mbufs unexplained than its plan allows in flight (TX descriptors,
  * mirror queues, bursts, bridge rings, one burst per worker crash) on MGMT_POOL_BAD_SAMPLES samples
  * in a row.

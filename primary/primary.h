@@ -45,6 +45,11 @@ struct sbx_primary {
 	uint64_t worker_next_start_ns[SBX_MAX_WORKERS];
 	uint64_t worker_spawn_ns[SBX_MAX_WORKERS];   /**< CLOCK_MONOTONIC of the last fork */
 	bool kill_sent[SBX_MAX_WORKERS];             /**< SIGKILL sent for a hang, not yet reaped */
+	/* a stale heartbeat: hung or not scheduled? (workers.c check_hangs) */
+	int cpu_pid[SBX_MAX_WORKERS];                /**< process the CPU time sample is of (0 none) */
+	uint64_t cpu_ns[SBX_MAX_WORKERS];            /**< its polling thread's CPU time then, ns */
+	uint64_t cpu_at_ns[SBX_MAX_WORKERS];         /**< CLOCK_MONOTONIC of that sample */
+	uint64_t starved_hb_ns[SBX_MAX_WORKERS];     /**< heartbeat when the starvation was seen */
 	uint64_t crash_ns[SBX_MAX_WORKERS][SBX_CRASH_HISTORY];
 	unsigned int crash_next[SBX_MAX_WORKERS];
 	bool restart_requested[SBX_MAX_WORKERS];     /**< the stopping worker is to be started again */

@@ -40,6 +40,9 @@
 #define SBX_STATUS_DYING (-1) /* worker_ended(): died holding its life lock, not reaped yet (no wait status) */
 #define SBX_RETIRE_TIMEOUT_NS (3ULL * 1000 * 1000 * 1000) /* a handed-over worker must exit by then */
 #define SBX_UPGRADE_STALL_NS (30ULL * 1000 * 1000 * 1000) /* an upgrade that makes no progress that long ends */
+/* CPU time a worker's polling thread may get with a stale heartbeat before it is hung: it writes one
+ * in its first loop after it runs again (µs); 2 clock ticks of the stat fallback (check_stale) */
+#define SBX_HUNG_CPU_NS (20ULL * 1000 * 1000)
 
 /*
  * Fork/exec @p bin as a secondary on @p lcore_id with "-- OPT IDX --nonce HEX". A fresh random
@@ -103,6 +106,8 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 	ws->released = 0;
 	ws->state = SBX_W_STARTING;
 	ws->start_ns = sbx_realtime_ns();
+	ws->starved = 0;
+	p->cpu_pid[w] = 0;
 	snprintf(ws->binary, sizeof(ws->binary), "%s", p->worker_bin);
 	p->worker_spawn_ns[w] = sbx_now_ns();
 	p->kill_sent[w] = false;
@@ -197,6 +202,8 @@ static void handover(struct sbx_primary *p, unsigned int w, unsigned int s, uint
 	ws->released_ns = 0;
 	ws->state = SBX_W_STARTING;
 	ws->start_ns = sbx_realtime_ns();
+	ws->starved = 0;
+	p->cpu_pid[w] = 0;
 	ws->restarts++;
 	ws->takeovers++;
 	ws->takeovers_before_reap += old_pid > 0 && p->dying_pid[w] == old_pid; /* its life lock said so */
@@ -339,6 +346,8 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 		ws->exit_status = (uint32_t)status;
 	ws->pid = 0;
 	ws->nonce = 0; /* nobody may start as this process any more */
+	ws->starved = 0;
+	p->cpu_pid[s] = 0;
 	p->death_rt_ns[s] = sbx_realtime_ns();
 	p->dead_pid[s] = pid;
 	p->takeover_pending[s] = false;
@@ -596,7 +605,119 @@ static void worker_died(struct sbx_primary *p, unsigned int w, pid_t pid, bool r
 	worker_ended(p, w, pid, SBX_STATUS_DYING, restart);
 }
 
-/* Kill workers whose heartbeat is stale (hung, or stopped with SIGSTOP) or whose start stalls. */
+/*
+ * CPU time of thread @p tid of process @p pid so far, in *@p ns: the first field of
+ * /proc/PID/task/TID/schedstat (ns on a CPU; Linux with CONFIG_SCHED_INFO), else utime + stime of
+ * .../stat (clock ticks, proc(5)). *@p state: the thread's state letter of .../stat (R running or
+ * waiting for a CPU, S sleeping, D uninterruptible, T stopped...), '?' when unread.
+ * @return 0, or -1 (no such thread: it ended).
+ */
+static int thread_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns, char *state)
+{
+	unsigned long long utime, stime, run;
+	char path[64], buf[512], *r;
+	FILE *f;
+	size_t n;
+
+	*state = '?';
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "PID (COMM) S PPID ..." where COMM may hold ')' and spaces: fields 3.. follow the last ')' */
+	r = strrchr(buf, ')');
+	if (r == NULL || sscanf(r + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu", state, &utime,
+				&stime) != 3)
+		return -1;
+	*ns = (utime + stime) * (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK));
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	f = fopen(path, "r");
+	if (f != NULL) {
+		if (fscanf(f, "%llu", &run) == 1)
+			*ns = run;
+		fclose(f);
+	}
+	return 0;
+}
+
+/* A starvation of worker @p w ended (its heartbeat is fresh again, or the process is gone). */
+static void starve_end(struct sbx_primary *p, unsigned int w, uint64_t hb)
+{
+	struct sbx_worker_shm *ws = &p->shm->workers[w];
+
+	p->cpu_pid[w] = 0;
+	if (!ws->starved)
+		return;
+	ws->starved = 0;
+	if (hb > p->starved_hb_ns[w] && ws->pid > 0)
+		sbx_event(p, "worker_resumed", (int)w, ws->pid, "scheduled again after %llu ms without a heartbeat",
+			  (unsigned long long)((hb - p->starved_hb_ns[w]) / 1000000ULL));
+}
+
+/*
+ * A running worker whose heartbeat is older than hang_timeout_ms: hung, or not scheduled? Its
+ * polling thread (main(): tid = pid) writes the heartbeat in its first loop once it runs (every
+ * 10 ms of its time), so CPU time it got since the heartbeat went half stale without writing one
+ * (SBX_HUNG_CPU_NS or more) means hung: killed. CPU time that stood still over at least half the
+ * timeout means it was not scheduled (CPU-starved, or SIGSTOPped): counted as a starvation, not
+ * killed, unless the heartbeat gets SBX_STARVE_FACTOR x hang_timeout_ms old. The CPU time is read
+ * only while the heartbeat is more than half stale.
+ */
+static void check_stale(struct sbx_primary *p, unsigned int w, uint64_t now, uint64_t timeout)
+{
+	struct sbx_worker_shm *ws = &p->shm->workers[w];
+	uint64_t hb = __atomic_load_n(&ws->stats.heartbeat_ns, __ATOMIC_ACQUIRE), age, cpu, ran, window;
+	pid_t pid = ws->pid;
+	char st;
+
+	age = now > hb ? now - hb : 0;
+	if (age <= timeout / 2) {
+		starve_end(p, w, hb);
+		return;
+	}
+	if (thread_cpu_ns(pid, pid, &cpu, &st) != 0)
+		return; /* it ended: the reap (or its life lock) tells */
+	if (p->cpu_pid[w] != pid) { /* the first look at this stale heartbeat */
+		p->cpu_pid[w] = pid;
+		p->cpu_ns[w] = cpu;
+		p->cpu_at_ns[w] = now;
+		return;
+	}
+	/* read after its CPU time: a heartbeat written meanwhile means it runs */
+	if (age <= timeout || __atomic_load_n(&ws->stats.heartbeat_ns, __ATOMIC_ACQUIRE) != hb)
+		return;
+	ran = cpu > p->cpu_ns[w] ? cpu - p->cpu_ns[w] : 0;
+	window = now - p->cpu_at_ns[w];
+	if (ran >= SBX_HUNG_CPU_NS) {
+		sbx_event(p, "worker_hang", (int)w, pid, "no heartbeat for %llu ms, its thread ran %llu ms of CPU in "
+			  "%llu ms (state %c): hung: SIGKILL", (unsigned long long)(age / 1000000ULL),
+			  (unsigned long long)(ran / 1000000ULL), (unsigned long long)(window / 1000000ULL), st);
+	} else if (window < timeout / 2) {
+		return; /* too short a look to tell (the primary itself was not scheduled): look on */
+	} else if (age > SBX_STARVE_FACTOR * timeout) {
+		sbx_event(p, "worker_hang", (int)w, pid, "not scheduled for %llu ms (%llu ms of CPU in %llu ms, state %c), "
+			  "over %u x hang_timeout_ms: SIGKILL", (unsigned long long)(age / 1000000ULL), (unsigned long long)(ran / 1000000ULL),
+			  (unsigned long long)(window / 1000000ULL), st, SBX_STARVE_FACTOR);
+	} else {
+		if (!ws->starved) {
+			ws->starved = 1;
+			ws->starvations++;
+			p->starved_hb_ns[w] = hb;
+			sbx_event(p, "worker_starved", (int)w, pid, "no heartbeat for %llu ms, not scheduled (%llu ms of CPU "
+				  "in %llu ms, state %c): starved, not killed", (unsigned long long)(age / 1000000ULL),
+				  (unsigned long long)(ran / 1000000ULL), (unsigned long long)(window / 1000000ULL), st);
+		}
+		return;
+	}
+	ws->hangs++;
+	kill(pid, SIGKILL); /* also ends a SIGSTOPped process; reaped below */
+	p->kill_sent[w] = true;
+}
+
+/* Kill workers that hang (check_stale) or whose start stalls. */
 static void check_hangs(struct sbx_primary *p, uint64_t now)
 {
 	uint64_t timeout = (uint64_t)p->cfg->hang_timeout_ms * 1000000ULL;
@@ -604,16 +725,16 @@ static void check_hangs(struct sbx_primary *p, uint64_t now)
 
 	for (w = 0; w < p->cfg->nb_workers; w++) {
 		struct sbx_worker_shm *ws = &p->shm->workers[w];
-		uint64_t hb = ws->stats.heartbeat_ns;
 
 		if (ws->pid <= 0 || p->kill_sent[w])
 			continue;
-		if ((ws->state == SBX_W_RUNNING && hb && now > hb + timeout) ||
-		    (ws->state == SBX_W_STARTING && now > p->worker_spawn_ns[w] + SBX_START_TIMEOUT_NS)) {
+		if (ws->state == SBX_W_RUNNING && ws->stats.heartbeat_ns) {
+			check_stale(p, w, now, timeout);
+		} else if (ws->state == SBX_W_STARTING && now > p->worker_spawn_ns[w] + SBX_START_TIMEOUT_NS) {
 			ws->hangs++;
-			sbx_event(p, "worker_hang", (int)w, ws->pid, "no heartbeat for %llu ms: SIGKILL",
-				  (unsigned long long)((now - (hb ? hb : p->worker_spawn_ns[w])) / 1000000ULL));
-			kill(ws->pid, SIGKILL); /* also ends a SIGSTOPped process; reaped below */
+			sbx_event(p, "worker_hang", (int)w, ws->pid, "not running %llu ms after its start: SIGKILL",
+				  (unsigned long long)((now - p->worker_spawn_ns[w]) / 1000000ULL));
+			kill(ws->pid, SIGKILL);
 			p->kill_sent[w] = true;
 		}
 	}

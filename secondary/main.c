@@ -33,12 +33,18 @@
 
 #define SBX_STANDBY_POLL_US 10000 /* a parked standby reads its role word at least this often */
 
-static volatile sig_atomic_t quit;
+static volatile sig_atomic_t quit, test_hang;
 
 static void on_signal(int sig)
 {
 	(void)sig;
 	quit = 1;
+}
+
+static void on_test_hang(int sig)
+{
+	(void)sig;
+	test_hang = 1;
 }
 
 /* Return the mbufs in this lcore's cache of pool @p name ("": none) to the pool. */
@@ -493,6 +499,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	wk.quit = &quit;
+	/* test hook (tests/e2e/94_supervision.sh): SBX_TEST_HANG_WORKER=ID: on SIGUSR2 this worker's
+	 * loop spins without heartbeats, its CPU time advancing (a hung worker, not a starved one) */
+	if (getenv("SBX_TEST_HANG_WORKER") != NULL && atol(getenv("SBX_TEST_HANG_WORKER")) == id) {
+		wk.test_hang = &test_hang;
+		signal(SIGUSR2, on_test_hang);
+	}
 	/* test hook (tests/e2e/90_worker_lifecycle.sh): this worker crashes right after attaching */
 	if (getenv("SBX_TEST_CRASH_WORKER") != NULL && atol(getenv("SBX_TEST_CRASH_WORKER")) == id)
 		abort();

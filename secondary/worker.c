@@ -10,6 +10,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_memzone.h>
+#include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
 #include "chain.h"
@@ -284,6 +285,9 @@ int sbx_worker_run(struct sbx_worker *wk)
 		}
 		t_prev = t_now;
 		if (unlikely(t_now >= next_hb)) {
+			if (unlikely(wk->test_hang != NULL && *wk->test_hang))
+				while (!*wk->quit)
+					rte_pause(); /* hung: no heartbeat any more, CPU time advancing */
 			next_hb = t_now + hb_cycles;
 			st->loops = loops;
 			st->heartbeat_ns = sbx_now_ns();

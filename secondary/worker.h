@@ -32,6 +32,9 @@ struct sbx_worker {
 	uint64_t gen;                        /**< generation of the runtime tables in use */
 	uint64_t file_wait_cycles;           /**< longest wait for a full pcap-port TX ring, TSC cycles */
 	volatile sig_atomic_t *quit;
+	volatile sig_atomic_t *test_hang;    /**< test hook SBX_TEST_HANG_WORKER (main.c): once set, the loop
+						  spins without heartbeats until *quit (a hung worker);
+						  NULL without the hook */
 };
 
 /**

@@ -46,12 +46,12 @@ function errorText(e) {
 	return e instanceof ApiError ? e.describe() : String(e && e.message ? e.message : e);
 }
 
-/** The connection line: state "up", "down" or "unreachable", with a sentence. */
+/** The connection line: state "up", "degraded", "failed" (a worker), "down" or "unreachable", with a sentence. */
 function setConn(state, text) {
 	const c = $('conn');
 	c.textContent = text;
 	c.className = `conn conn-${state}`;
-	$('main').classList.toggle('stale', state !== 'up' && state !== 'degraded');
+	$('main').classList.toggle('stale', !['up', 'degraded', 'failed'].includes(state));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -142,14 +142,24 @@ function workerRx(w) {
 	return Object.values(w.ports || {}).reduce((a, p) => a + (p.rx_packets || 0), 0);
 }
 
+/** A worker's RX queues as "p0/1, p1/1" (DASH: none). */
+function queueText(w) {
+	return (w.queues || []).map((x) => `${x.port}/${x.queue}`).join(', ') || DASH;
+}
+
 function renderHealth(health, status) {
 	const a = status.appliance || {};
 	const db = status.database || {};
 	// run-time problems (a stalled worker, a drained pool): listed under Warnings with /status's
 	const problems = Array.isArray(health.problems) ? health.problems.length : 0;
-	if (health.status === 'degraded' && problems)
-		setConn('degraded', `appliance up · degraded: ${problems} problem${problems > 1 ? 's' : ''} (see Warnings)` +
-			` · uptime ${duration(health.uptime_s)}`);
+	const many = `${problems} problem${problems > 1 ? 's' : ''} (see Warnings)`;
+	// a failed worker loses what arrives on its queues until it is revived: red, named
+	const failed = (status.workers || []).filter((w) => w.state === 'failed');
+	if (failed.length)
+		setConn('failed', `appliance up · ${failed.map((w) => `worker ${w.id} failed: nobody polls ${queueText(w)}`).join(' · ')}` +
+			` · ${many} · uptime ${duration(health.uptime_s)}`);
+	else if (health.status === 'degraded' && problems)
+		setConn('degraded', `appliance up · degraded: ${many} · uptime ${duration(health.uptime_s)}`);
 	else
 		setConn('up', `appliance up · uptime ${duration(health.uptime_s)}`);
 	$('health').textContent = `version ${health.version || DASH} · primary pid ${a.primary_pid ?? DASH}` +
@@ -266,7 +276,10 @@ function renderWorkers(workers, standbys, prev, dt, nowMs) {
 		const busy = ['restarting', 'draining', 'starting'].includes(w.state);
 		return [
 			String(w.id),
-			{ text: w.state, cls: `state state-${w.state}` },
+			// starved: running, but its thread gets no CPU time (the primary does not kill it for that)
+			{ text: w.starved ? `${w.state} · not scheduled` : w.state, cls: `state state-${w.starved ? 'starved' : w.state}`,
+				title: `crashes ${w.crashes ?? DASH}, hangs ${w.hangs ?? DASH}, starvations ${w.starvations ?? DASH}` +
+					(w.state === 'failed' ? ': crash_limit reached, not restarted until revived' : '') },
 			w.pid > 0 ? String(w.pid) : DASH,
 			String(w.lcore),
 			{ text: duration(up), cls: 'num uptime' },
@@ -274,7 +287,7 @@ function renderWorkers(workers, standbys, prev, dt, nowMs) {
 			{ text: Number.isFinite(w.cycles_per_packet) ? w.cycles_per_packet.toFixed(1) : DASH, cls: 'num cpp',
 				title: cppTitle(w) },
 			{ text: pps(rate(workerRx(w), q, dt)), cls: 'num' },
-			(w.queues || []).map((x) => `${x.port}/${x.queue}`).join(', ') || DASH,
+			queueText(w),
 			{ button: { label: w.state === 'failed' ? 'Revive' : 'Restart', aria: `Restart worker ${w.id}`,
 				disabled: busy, onClick: (ev) => restartWorker(w.id, ev.currentTarget) } },
 		];

@@ -138,6 +138,14 @@ enum sbx_worker_state {
 const char *sbx_worker_state_name(uint32_t s);
 
 /**
+ * A worker whose heartbeat is older than workers.hang_timeout_ms but whose polling thread got no
+ * CPU time meanwhile (/proc/PID/task/TID/schedstat) is starved (or stopped), not hung: the primary
+ * counts it (sbx_worker_shm.starvations) and kills it only once the heartbeat is this many times
+ * hang_timeout_ms old (a SIGSTOPped worker never runs again by itself).
+ */
+#define SBX_STARVE_FACTOR 5
+
+/**
  * Life cycle of a hot-standby process (docs/CONFIG.md workers.standby): one writer per transition.
  * NONE -> STARTING (primary, at the fork) -> PARKED (the standby, once attached and ready) ->
  * ASSIGNED (primary: it wrote a role) -> TAKEN (the standby read it; the process is now the
@@ -269,7 +277,9 @@ struct sbx_worker_shm {
 	volatile uint32_t stop;  /**< set by the primary: drain and exit */
 	uint32_t exit_status;    /**< last wait status (as from waitpid) */
 	uint32_t crashes;        /**< exits on a signal or non-zero status, hangs included */
-	uint32_t hangs;          /**< times the primary killed it for a stale heartbeat */
+	uint32_t hangs;          /**< times the primary killed it for a stale heartbeat: hung (its CPU
+				      time advanced, its heartbeat did not), or not scheduled for
+				      SBX_STARVE_FACTOR x hang_timeout_ms */
 	uint64_t recovered_mbufs; /**< mbufs of its burst the primary freed after it crashed */
 	uint64_t nonce;          /**< random, written before each start and passed to that process as
 				      "--nonce HEX"; 0 while no start is pending or running. A worker
@@ -283,6 +293,11 @@ struct sbx_worker_shm {
 					 or let go of the queues (graceful hand-over) */
 	uint64_t takeover_gap_ns;   /**< from takeover_death_ns to the successor's first received burst,
 					 ns; 0 while it has received nothing */
+	uint32_t starvations;    /**< times the primary found the heartbeat older than hang_timeout_ms
+				      while the polling thread's CPU time stood still: not scheduled
+				      (CPU-starved, or stopped), not hung; not killed for it unless it
+				      lasts SBX_STARVE_FACTOR x hang_timeout_ms (primary/workers.c) */
+	uint32_t starved;        /**< 1 while such a starvation lasts (the heartbeat is still old), else 0 */
 	/* written by the worker at a graceful stop (a hand-over waits for it) */
 	uint64_t released_ns;    /**< CLOCK_REALTIME ns it stopped polling and flushed */
 	uint32_t released;       /**< 1 (release store, after released_ns): it touches no queue any more */
@@ -385,7 +400,8 @@ struct sbx_event {
 				      "standby_start", "standby_ready", "standby_exit", "standby_hang",
 				      "standby_failed", "upgrade_start", "upgrade_done", "upgrade_refused",
 				      "appliance_start", "appliance_stop", "tables_applied", "member_down",
-				      "member_holddown", "member_up", "capture_start", "capture_end" (at most 15) */
+				      "member_holddown", "member_up", "capture_start", "capture_end",
+				      "worker_starved", "worker_resumed" (at most 15) */
 	char detail[104];
 };
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Worker life cycle (issue 4): 20 kill -9 in a row under traffic (the other worker never stops, the
 # pool audit stays bounded, every crash and start is an event), graceful restarts through the API
-# with zero frames lost on a pcap input, a SIGSTOPped worker detected as hung, replaced and reaped,
+# with zero frames lost on a pcap input, a hung worker (test hook SBX_TEST_HANG_WORKER: its loop spins
+# without heartbeats on SIGUSR2) detected, replaced and reaped (a SIGSTOPped one is not scheduled,
+# not hung: tests/e2e/94_supervision.sh),
 # a crash loop ending in "failed", and lcore ids that never collide.
 #
 # Every instance here has its own file prefix, API port, database, tap names and namespaces, so the
@@ -62,7 +64,7 @@ jq --arg db "$TMP/live.db" '.eal.file_prefix = "sbxwl" | .mgmt.port = 18190 | .m
 	| .ports[2].devargs = "net_tap2,iface=sbxwl-m"
 	| .workers.crash_limit = 100 | .workers.crash_window_s = 1 | .workers.hang_timeout_ms = 500' \
 	"$ROOT/config/default.json" >"$CFG1"
-timeout 180 "$ROOT/spanbox" start "$CFG1" >"$TMP/start1.log" 2>&1
+SBX_TEST_HANG_WORKER=1 timeout 180 "$ROOT/spanbox" start "$CFG1" >"$TMP/start1.log" 2>&1
 check "1: ./spanbox start of the default config (crash_limit 100, crash_window_s 1, hang_timeout_ms 500) returns 0" [ $? -eq 0 ]
 PL1=$(jq '.eal.primary_lcore' "$CFG1") ML1=$(jq '.eal.mgmt_lcore' "$CFG1")
 
@@ -134,17 +136,18 @@ check "1: worker 0 restarts = $KILLS, crashes = $KILLS; worker 1 restarts = 0" \
 traffic_stop
 
 # ---------------------------------------------------------------------------------------------
-# 3. kill -STOP worker 1: detected within hang_timeout_ms (+ margin), replaced, and reaped
+# 3. worker 1 hangs (SIGUSR2: the hook makes its loop spin without heartbeats, its CPU time
+#    advancing): detected within hang_timeout_ms (+ margin), replaced, and reaped
 HANG_MS=$(jq '.workers.hang_timeout_ms' "$CFG1")
 old=$(get "$API1/workers/1" | jq -e '.pid')
 hangs0=$(get "$API1/workers/1" | jq -e '.hangs')
 t0=$(now_ms)
-kill -STOP "$old"
+kill -USR2 "$old"
 replaced() { get "$API1/workers/1" | jq -e --argjson old "$old" '.pid != $old and .pid > 0 and .state == "running"' >/dev/null; }
 replaced_ms=""
 for ((t = 0; t < 150; t++)); do replaced && { replaced_ms=$(( $(now_ms) - t0 )); break; }; sleep 0.02; done
-echo "# worker 1 (pid $old) SIGSTOPped; replaced and running after ${replaced_ms:-never} ms (hang_timeout_ms $HANG_MS)"
-check "3: SIGSTOPped worker replaced (new pid, running)" [ -n "$replaced_ms" ]
+echo "# worker 1 (pid $old) hung; replaced and running after ${replaced_ms:-never} ms (hang_timeout_ms $HANG_MS)"
+check "3: hung worker replaced (new pid, running)" [ -n "$replaced_ms" ]
 check "3: ... within hang_timeout_ms + 500 ms (${replaced_ms:-never} <= $((HANG_MS + 500)))" \
 	cond "[ -n '$replaced_ms' ] && [ '$replaced_ms' -le $((HANG_MS + 500)) ]"
 check "3: ... and not before hang_timeout_ms (${replaced_ms:-never} >= $HANG_MS)" \
@@ -154,7 +157,7 @@ check "3: hangs counter of worker 1 went up by 1" \
 sleep 0.3 # events are imported every 100 ms
 check "3: a worker_hang event for worker 1 pid $old" \
 	bash -c "curl -fsS '$API1/events?limit=50' | jq -e 'any(.[]; .kind == \"worker_hang\" and .worker == 1 and .pid == $old)' >/dev/null"
-check "3: the stopped process was reaped (pid $old gone, not even a zombie)" bash -c "[ ! -e /proc/$old ]"
+check "3: the hung process was reaped (pid $old gone, not even a zombie)" bash -c "[ ! -e /proc/$old ]"
 check "3: no zombie child of the primary" \
 	bash -c "! ps -o stat= --ppid $(cat /run/spanbox/$P1.primary.pid) | grep -q Z"
 ip netns exec sbxwl-a ping -c 5 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping3.txt" 2>&1

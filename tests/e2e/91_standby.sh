@@ -7,7 +7,8 @@
 #     standby parked before it (its pid becomes worker 0's), a new standby parks each time, the
 #     other worker never stalls, the pool audit's unexplained count stays within one burst;
 #     a parked standby costs almost no CPU;
-#  2. SIGSTOP of worker 1: detected within hang_timeout_ms, taken over by the standby;
+#  2. worker 1 hangs (hook SBX_TEST_HANG_WORKER, SIGUSR2: its loop spins without heartbeats):
+#     detected within hang_timeout_ms, taken over by the standby;
 #  3. RESTARTS (20) graceful restarts (POST /workers/0/restart) during a paced pcap replay: each a
 #     hand-over to the standby, and the output equals the input frame for frame.
 #
@@ -76,7 +77,7 @@ jq --arg db "$TMP/live.db" '.eal.file_prefix = "sbxsb" | .eal.primary_lcore = 3 
 	| .workers.lcores = [5, 6] | .workers.standby = 1 | .workers.standby_lcores = [7]
 	| .workers.crash_limit = 100 | .workers.crash_window_s = 1 | .workers.hang_timeout_ms = 500' \
 	"$ROOT/config/default.json" >"$CFG1"
-inst_start_primary live "$CFG1"
+inst_start_primary live "$CFG1" SBX_TEST_HANG_WORKER=1
 check "1: primary of the live config (taps, standby 1 on lcore 7) ready" [ $? -eq 0 ]
 sbx_net_up "$CFG1" "$TMP/netns.owned"
 check "1: taps moved into sbxsb-a / sbxsb-b" [ $? -eq 0 ]
@@ -180,28 +181,28 @@ check "1: events: a worker_crash (signal 9) of worker 0 per kill, written when i
 	"$TMP/events1.json"
 
 # ---------------------------------------------------------------------------------------------
-# 2. SIGSTOP worker 1: detected within hang_timeout_ms, taken over by the standby
+# 2. worker 1 hangs (SIGUSR2 to the hook): detected within hang_timeout_ms, taken over by the standby
 HANG_MS=$(jq '.workers.hang_timeout_ms' "$CFG1")
 wait_for 100 parked_pid "$API1"
 sb=$(parked_pid "$API1")
 old=$(get "$API1/workers/1" | jq -e '.pid')
 hangs0=$(get "$API1/workers/1" | jq -e '.hangs')
 t0=$(now_ms)
-kill -STOP "$old"
+kill -USR2 "$old"
 taken_ms=""
 for ((t = 0; t < 150; t++)); do
 	get "$API1/workers/1" | jq -e --argjson sb "${sb:-0}" '.pid == $sb and .state == "running"' >/dev/null &&
 		{ taken_ms=$(( $(now_ms) - t0 )); break; }
 	sleep 0.02
 done
-echo "# worker 1 (pid $old) SIGSTOPped; standby $sb running as worker 1 after ${taken_ms:-never} ms (hang_timeout_ms $HANG_MS)"
-check "2: the SIGSTOPped worker 1 taken over by the parked standby (pid $sb)" [ -n "$taken_ms" ]
+echo "# worker 1 (pid $old) hung; standby $sb running as worker 1 after ${taken_ms:-never} ms (hang_timeout_ms $HANG_MS)"
+check "2: the hung worker 1 taken over by the parked standby (pid $sb)" [ -n "$taken_ms" ]
 check "2: ... at hang_timeout_ms or later, within hang_timeout_ms + 500 ms (${taken_ms:-never})" \
 	cond "[ -n '$taken_ms' ] && [ '$taken_ms' -ge $HANG_MS ] && [ '$taken_ms' -le $((HANG_MS + 500)) ]"
 check "2: hangs of worker 1 went up by 1, takeovers 1" \
 	bash -o pipefail -c "curl -fsS $API1/workers/1 | jq -e '.hangs == $((hangs0 + 1)) and .takeovers == 1' >/dev/null"
 echo "# worker 1's takeover made before the reap: $(get "$API1/workers/1" | jq '.takeovers_before_reap') of 1"
-check "2: the stopped process was reaped" wait_for 20 bash -c "[ ! -e /proc/$old ]"
+check "2: the hung process was reaped" wait_for 20 bash -c "[ ! -e /proc/$old ]"
 ip netns exec sbxsb-a ping -c 5 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping2.txt" 2>&1
 check "2: forwarding after the takeover (ping sbxsb-a -> sbxsb-b, 0% loss)" grep -q ' 0% packet loss' "$TMP/ping2.txt"
 ids=$(ps -eo args= | awk '$1 ~ /spanbox-worker$/ && $2 == "--file-prefix=sbxsb"' | sed -n 's/.* --lcores=\([0-9]*\)@.*/\1/p' | sort -n | tr '\n' ' ')
