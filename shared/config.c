@@ -36,7 +36,7 @@ static const char *const pool_keys[] = {"mbufs", "cache", "headroom", "force", "
 static const char *const port_keys[] = {
 	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", NULL};
 static const char *const ingress_keys[] = {"decap", "non_tunnel", "strip", "tag", "dedup", NULL};
-static const char *const decap_keys[] = {"type", "sessions", "vnis", "udp_port", "local_ip", "strip_fcs", NULL};
+static const char *const decap_keys[] = {"type", "sessions", "vnis", "keys", "udp_port", "local_ip", "strip_fcs", NULL};
 static const char *const tag_keys[] = {"vlan", NULL};
 static const char *const dedup_keys[] = {"window_us", "ignore", "entries", NULL};
 static const char *const worker_keys[] = {
@@ -1141,10 +1141,11 @@ static const struct {
 } decap_scope[] = {
 	{"sessions", 1u << SBX_DECAP_ERSPAN, "erspan"},
 	{"vnis", 1u << SBX_DECAP_VXLAN, "vxlan"},
+	{"keys", 1u << SBX_DECAP_GRE, "gre"},
 	{"udp_port", 1u << SBX_DECAP_VXLAN, "vxlan"},
 };
 
-/* Parse the ids list @key ("sessions" 0..1023 or "vnis" 0..16777215) of rule @r at @path: 1..8
+/* Parse the ids list @key ("sessions" 0..1023, "vnis" 0..16777215 or "keys" 0..2^32-1) of rule @r at @path: 1..8
  * entries, each once. Absent: every id (nb_ids 0). */
 static int parse_decap_ids(struct ctx *c, const cJSON *obj, const char *path, const char *key,
 			   long long max, struct sbx_decap_rule *r)
@@ -1201,9 +1202,9 @@ static int parse_decap_rule(struct ctx *c, const cJSON *obj, const char *path, i
 			if (!strcmp(decap_scope[k].key, it->string) && !(decap_scope[k].types & (1u << r->type)))
 				return fail(c, path, it->string, "only for %s", decap_scope[k].only);
 	}
-	ids_key = r->type == SBX_DECAP_ERSPAN ? "sessions" : "vnis";
-	if ((r->type != SBX_DECAP_GRE &&
-	     parse_decap_ids(c, obj, path, ids_key, r->type == SBX_DECAP_ERSPAN ? 1023 : 16777215, r)) ||
+	ids_key = r->type == SBX_DECAP_ERSPAN ? "sessions" : r->type == SBX_DECAP_VXLAN ? "vnis" : "keys";
+	if (parse_decap_ids(c, obj, path, ids_key,
+			    r->type == SBX_DECAP_ERSPAN ? 1023 : r->type == SBX_DECAP_VXLAN ? 16777215 : 4294967295LL, r) ||
 	    get_u16(c, obj, path, "udp_port", 1, 65535, r->type == SBX_DECAP_VXLAN ? SBX_VXLAN_PORT : 0,
 		    &r->udp_port) ||
 	    get_bool(c, obj, path, "strip_fcs", false, &r->strip_fcs) ||

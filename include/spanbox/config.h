@@ -49,7 +49,7 @@ struct sbx_decap_rule {
 	bool strip_fcs;                   /**< the inner frame ends in a 4-byte FCS to remove (default false) */
 	uint16_t udp_port;                /**< vxlan: outer UDP destination port (default SBX_VXLAN_PORT) */
 	uint8_t nb_ids;                   /**< entries used in ids[]; 0 = every session / VNI */
-	uint32_t ids[SBX_MAX_DECAP_IDS];  /**< erspan: session ids 0..1023; vxlan: VNIs 0..16777215 */
+	uint32_t ids[SBX_MAX_DECAP_IDS];  /**< erspan: session ids 0..1023; vxlan: VNIs 0..16777215; gre: GRE keys */
 	uint8_t local_af;                 /**< 0 = any outer destination, 4 or 6: local_ip must match */
 	uint8_t local_ip[16];             /**< outer destination address, network order (IPv4 in bytes 0..3) */
 };

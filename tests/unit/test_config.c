@@ -742,6 +742,18 @@ static void test_ingress_inline(void)
 		{"{\"decap\":[{\"type\":\"gre\",\"sessions\":[1]}]}", "ports[0].ingress.decap[0].sessions: only for erspan"},
 		{"{\"decap\":[{\"type\":\"gre\",\"vnis\":[1]}]}", "ports[0].ingress.decap[0].vnis: only for vxlan"},
 		{"{\"decap\":[{\"type\":\"erspan\",\"udp_port\":4789}]}", "ports[0].ingress.decap[0].udp_port: only for vxlan"},
+		/* gre rules select by the GRE key (docs/INGRESS.md): "keys", 0..2^32-1 */
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[0,7,4294967295]}]}", NULL},
+		{"{\"decap\":[{\"type\":\"erspan\",\"keys\":[1]}]}", "ports[0].ingress.decap[0].keys: only for gre"},
+		{"{\"decap\":[{\"type\":\"vxlan\",\"keys\":[1]}]}", "ports[0].ingress.decap[0].keys: only for gre"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[4294967296]}]}",
+		 "ports[0].ingress.decap[0].keys[0]: 4294967296 out of range 0..4294967295"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[]}]}",
+		 "ports[0].ingress.decap[0].keys: at least one id (leave keys out to take every one)"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[3,3]}]}", "ports[0].ingress.decap[0].keys[1]: 3 given twice (see keys[0])"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[5]},{\"type\":\"gre\",\"keys\":[6,5]}]}",
+		 "ports[0].ingress.decap[1].keys[1]: 5 never matches: ingress.decap[0] takes it first (first match wins)"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[5]},{\"type\":\"gre\"}]}", NULL},
 		{"{\"decap\":[{\"type\":\"vxlan\",\"udp_port\":0}]}", "ports[0].ingress.decap[0].udp_port: 0 out of range 1..65535"},
 		{"{\"decap\":[{\"type\":\"vxlan\",\"vnis\":[16777216]}]}",
 		 "ports[0].ingress.decap[0].vnis[0]: 16777216 out of range 0..16777215"},
@@ -796,6 +808,10 @@ static void test_ingress_inline(void)
 		      cfg.ports[0].ingress.non_tunnel == SBX_NON_TUNNEL_PASS && cfg.ports[0].ingress.dedup_ignore == 0 &&
 		      cfg.ports[0].ingress.dedup_entries == 65536,
 	      "ingress defaults: udp_port 4789, every VNI, non_tunnel pass, no ignore, 65536 entries");
+	check(parse_ingress("{\"decap\":[{\"type\":\"gre\",\"keys\":[7,4294967295]}]}", &cfg, err, sizeof(err)) == 0 &&
+		      cfg.ports[0].ingress.decap[0].nb_ids == 2 && cfg.ports[0].ingress.decap[0].ids[0] == 7 &&
+		      cfg.ports[0].ingress.decap[0].ids[1] == 4294967295u,
+	      "ingress: a gre rule's keys are its ids (7, 4294967295)");
 }
 
 /* A config with one port and the pool section @pool (JSON object text). */
