@@ -41,7 +41,8 @@ static const char *const tag_keys[] = {"vlan", NULL};
 static const char *const dedup_keys[] = {"window_us", "ignore", "entries", NULL};
 static const char *const worker_keys[] = {
 	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues",
-	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", NULL};
+	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", "tunnel_senders", NULL};
+static const char *const tunnel_senders_keys[] = {"entries", "idle_s", NULL};
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
 static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "token_file",
@@ -936,7 +937,7 @@ static int parse_queues(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
 /* Parse "workers": count, lcores, polling knobs and queues (needs eal and ports parsed). */
 static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
-	const cJSON *o;
+	const cJSON *o, *ts;
 
 	if (get_section(c, root, "workers", worker_keys, &o) ||
 	    get_u16(c, o, "workers", "count", 1, SBX_MAX_WORKERS, 2, &cfg->nb_workers) ||
@@ -948,6 +949,11 @@ static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cf
 	    get_u16(c, o, "workers", "crash_window_s", 1, 3600, 30, &cfg->crash_window_s))
 		return -1;
 	if (get_bool(c, o, "workers", "busy_poll", false, &cfg->busy_poll))
+		return -1;
+	if (get_object(c, o, "workers", "tunnel_senders", "workers.tunnel_senders", tunnel_senders_keys, &ts) ||
+	    get_u32(c, ts, "workers.tunnel_senders", "entries", 1, SBX_MAX_TUNNEL_SOURCES, SBX_TUNNEL_SENDERS_DEFAULT,
+		    &cfg->tunnel_senders) ||
+	    get_u32(c, ts, "workers.tunnel_senders", "idle_s", 1, 86400, SBX_TUNNEL_IDLE_S_DEFAULT, &cfg->tunnel_idle_s))
 		return -1;
 	return (parse_lcores(c, o, cfg) || parse_standby(c, o, cfg) || parse_queues(c, o, cfg)) ? -1 : 0;
 }

@@ -729,6 +729,39 @@ static int parse_ingress(const char *ingress, struct sbx_config *cfg, char *err,
 	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\",\"ingress\":%s}]}", ingress, cfg, err, errlen);
 }
 
+/* A config with one port "a" and workers.tunnel_senders @ts (JSON text). */
+static int parse_senders(const char *ts, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}],\"workers\":{\"count\":1,\"tunnel_senders\":%s}}", ts,
+			 cfg, err, errlen);
+}
+
+/* workers.tunnel_senders: the size of each worker's tunnel sender table and the idle timeout. */
+static void test_tunnel_senders(void)
+{
+	static const struct text_case cases[] = {
+		{"{}", NULL},
+		{"{\"entries\":1,\"idle_s\":1}", NULL},
+		{"{\"entries\":1024,\"idle_s\":86400}", NULL},
+		{"{\"entries\":0}", "workers.tunnel_senders.entries: 0 out of range 1..1024"},
+		{"{\"entries\":1025}", "workers.tunnel_senders.entries: 1025 out of range 1..1024"},
+		{"{\"idle_s\":0}", "workers.tunnel_senders.idle_s: 0 out of range 1..86400"},
+		{"{\"size\":5}", "workers.tunnel_senders.size: unknown key"},
+		{"5", "workers.tunnel_senders: expected an object"},
+	};
+	static struct sbx_config cfg, cfg2;
+	char err[512];
+
+	check_cases(parse_senders, "workers.tunnel_senders", cases, sizeof(cases) / sizeof(cases[0]));
+	check(parse_senders("{}", &cfg, err, sizeof(err)) == 0 && cfg.tunnel_senders == 256 && cfg.tunnel_idle_s == 300,
+	      "workers.tunnel_senders defaults: 256 entries, idle_s 300 (%u, %u)", cfg.tunnel_senders, cfg.tunnel_idle_s);
+	check(parse_senders("{\"entries\":8,\"idle_s\":2}", &cfg2, err, sizeof(err)) == 0 && cfg2.tunnel_senders == 8 &&
+		      cfg2.tunnel_idle_s == 2,
+	      "workers.tunnel_senders: entries 8, idle_s 2");
+	check(sbx_config_static_diff(&cfg, &cfg2) != NULL && !strcmp(sbx_config_static_diff(&cfg, &cfg2), "workers"),
+	      "workers.tunnel_senders is static (a change needs a restart: section workers)");
+}
+
 /* ingress refusals and edge cases not worth a file: each refusal names its field. */
 static void test_ingress_inline(void)
 {
@@ -1081,6 +1114,7 @@ int main(int argc, char **argv)
 	test_inline();
 	test_mirrors_inline();
 	test_ingress_inline();
+	test_tunnel_senders();
 	test_pool_keys();
 	test_files();
 	test_devargs_keys();
