@@ -104,7 +104,7 @@ bool sbx_dedup_check_window(struct sbx_dedup_table *t, const uint8_t *const *seg
 
 /**
  * Sequence state of one tunnel sender (outer source, session or VNI), RFC 2890 numbers. Zero it for
- * a new sender. 192 bytes.
+ * a new sender. 168 bytes.
  */
 struct sbx_seq_state {
 	bool started;        /**< a first number was seen */
