@@ -69,10 +69,7 @@ cat >"$CFG" <<JSON
   "mgmt": {"port": $PORT, "database": "$TMP/snd.db", "token": "$TOKEN"}
 }
 JSON
-inst_start_primary snd "$CFG"
-check "primary ready" [ -f "$TMP/snd.ready" ] || { tail -20 "$TMP/snd-primary.log" | sed 's/^/# /'; exit 0; }
-inst_start_mgmt snd "$CFG" "$API"
-check "mgmt up" [ $? -eq 0 ] || exit 0
+inst_start_both snd "$CFG" "$API" || exit 0
 ip link set "$TAP" netns "$NS" && ip netns exec "$NS" sysctl -qw "net.ipv6.conf.$TAP.disable_ipv6=1" &&
 	ip -n "$NS" link set "$TAP" up
 check "tap $TAP up in namespace $NS" ip -n "$NS" link show "$TAP" up || exit 0
