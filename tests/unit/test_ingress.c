@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The byte-level ingress stages (shared/ingress.c, shared/dedup.c; include/spanbox/ingress.h):
- * strip of 802.1Q/802.1ad tags and MPLS stacks, tag push, sequence tracking, the dedup table.
+ * strip of 802.1Q/802.1ad tags and MPLS stacks, tag push, sequence tracking, the tunnel sender table,
+ * the dedup table.
  * No EAL, no mbufs: frames are byte arrays. TAP output.
  */
 #include <stdint.h>
