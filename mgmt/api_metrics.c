@@ -630,8 +630,14 @@ static void ingress_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*pl
 	} tf[] = {
 		TUN_FAM(packets, "Frames decapsulated of one tunnel sender."),
 		TUN_FAM(bytes, "Inner bytes delivered of one tunnel sender."),
-		TUN_FAM(seq_lost, "Frames a jump forward of the sender's GRE sequence number skipped."),
-		TUN_FAM(seq_reordered, "Frames of the sender numbered behind the expected sequence number."),
+		/* a counter never goes down: the losses final (seq.lost_final), not /status seq_lost, which a
+		 * late frame within the window takes back */
+		{ "spanbox_ingress_tunnel_seq_lost_total", offsetof(struct sbx_tunnel_source, seq.lost_final),
+		  "Frames of the sender's GRE sequence that never came: numbers skipped by a jump forward and not "
+		  "seen within the 1024 numbers after." },
+		TUN_FAM(seq_reordered, "Frames of the sender that came late: numbered behind the expected sequence number "
+				       "within 1024, not seen before."),
+		TUN_FAM(seq_duplicates, "Frames of the sender whose GRE sequence number was seen already (within 1024)."),
 		TUN_FAM(truncated, "Frames of the sender with the ERSPAN T bit."),
 	};
 #undef TUN_FAM

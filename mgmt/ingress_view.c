@@ -6,6 +6,7 @@
  * (counters.h) and appear with the others.
  */
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,39 +31,53 @@ void mgmt_ingress_rules(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w,
 	}
 }
 
+/* Copy slot @p e into @p out when it holds a sender of port @p port, consistently (its gen even and
+ * unchanged across the copy: the worker is not taking or freeing it). @return true when copied. */
+static bool sender_copy(const struct sbx_tunnel_source *e, uint16_t port, struct sbx_tunnel_source *out)
+{
+	uint32_t g = __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE);
+
+	if ((g & 1) || !__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->port != port)
+		return false;
+	memcpy(out, e, sizeof(*out));
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&e->gen, __ATOMIC_RELAXED) == g && out->used && out->port == port;
+}
+
 unsigned int mgmt_ingress_senders(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w,
 				  struct sbx_tunnel_source *sum, uint64_t *untracked)
 {
 	unsigned int n = 0, i, k, w;
+	struct sbx_tunnel_source e;
 
 	*untracked = 0;
 	for (w = 0; w < nb_w; w++) {
 		const struct sbx_ingress_stats *is = &shm->workers[w].stats.ingress;
 
-		*untracked += is->sources_full[port];
+		*untracked += shm->workers[w].stats.port[port].tunnels_untracked;
 		for (i = 0; i < SBX_MAX_TUNNEL_SOURCES; i++) {
-			const struct sbx_tunnel_source *e = &is->src[i];
-
-			if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE) || e->port != port)
+			if (!sender_copy(&is->src[i], port, &e))
 				continue;
 			for (k = 0; k < n; k++)
-				if (sum[k].kind == e->kind && sum[k].id == e->id && sum[k].af == e->af &&
-				    memcmp(sum[k].src, e->src, sizeof(e->src)) == 0)
+				if (sum[k].kind == e.kind && sum[k].id == e.id && sum[k].af == e.af &&
+				    memcmp(sum[k].src, e.src, sizeof(e.src)) == 0)
 					break;
 			if (k == n) {
-				sum[n++] = *e;
+				sum[n++] = e;
 				continue;
 			}
-			sum[k].packets += e->packets;
-			sum[k].bytes += e->bytes;
-			sum[k].seq_gaps += e->seq_gaps;
-			sum[k].seq_lost += e->seq_lost;
-			sum[k].seq_reordered += e->seq_reordered;
-			sum[k].seq_frames += e->seq_frames;
-			sum[k].truncated += e->truncated;
-			sum[k].seq_not_maintained |= e->seq_not_maintained;
-			if (e->last_seen_ns > sum[k].last_seen_ns)
-				sum[k].last_seen_ns = e->last_seen_ns;
+			sum[k].packets += e.packets;
+			sum[k].bytes += e.bytes;
+			sum[k].seq_gaps += e.seq_gaps;
+			sum[k].seq.lost += e.seq.lost;
+			sum[k].seq.lost_final += e.seq.lost_final;
+			sum[k].seq_reordered += e.seq_reordered;
+			sum[k].seq_duplicates += e.seq_duplicates;
+			sum[k].seq_frames += e.seq_frames;
+			sum[k].truncated += e.truncated;
+			sum[k].seq_not_maintained |= e.seq_not_maintained;
+			if (e.last_seen_ns > sum[k].last_seen_ns)
+				sum[k].last_seen_ns = e.last_seen_ns;
 		}
 	}
 	return n;
@@ -115,8 +130,9 @@ cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w
 		cJSON_AddNumberToObject(t, "bytes", (double)sum[k].bytes);
 		cJSON_AddStringToObject(t, "sequence", sbx_tunnel_sequence_name(&sum[k]));
 		cJSON_AddNumberToObject(t, "seq_gaps", (double)sum[k].seq_gaps);
-		cJSON_AddNumberToObject(t, "seq_lost", (double)sum[k].seq_lost);
+		cJSON_AddNumberToObject(t, "seq_lost", (double)sum[k].seq.lost);
 		cJSON_AddNumberToObject(t, "seq_reordered", (double)sum[k].seq_reordered);
+		cJSON_AddNumberToObject(t, "seq_duplicates", (double)sum[k].seq_duplicates);
 		cJSON_AddNumberToObject(t, "truncated", (double)sum[k].truncated);
 		mgmt_rfc3339(sum[k].last_seen_ns, ts, sizeof(ts));
 		cJSON_AddStringToObject(t, "last_seen", ts);

@@ -19,8 +19,9 @@ void mgmt_ingress_rules(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w,
 
 /**
  * The tunnel senders of port @p port, summed over workers 0..@p nb_w-1 by (kind, outer source, id)
- * into @p sum (MGMT_INGRESS_SENDERS_MAX entries); *@p untracked: frames of senders beyond the
- * workers' tables. @return the number of senders.
+ * into @p sum (MGMT_INGRESS_SENDERS_MAX entries; a slot the worker is taking or freeing at that
+ * moment is left out); *@p untracked: frames of senders beyond the workers' tables (the port counter
+ * tunnels_untracked summed). @return the number of senders.
  */
 unsigned int mgmt_ingress_senders(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w,
 				  struct sbx_tunnel_source *sum, uint64_t *untracked);
@@ -32,7 +33,8 @@ void mgmt_tunnel_source_text(const struct sbx_tunnel_source *e, char *buf, size_
  * The ingress object of port @p port for /status ports[].ingress: null when the port has no
  * ingress stage in the active runtime tables, else {"decap": [{type, packets, bytes} per rule],
  * "tunnels": [{kind, source, id, packets, bytes, sequence ("maintained", "not_maintained",
- * "absent"), seq_gaps, seq_lost, seq_reordered, truncated, last_seen}], "tunnels_untracked": N}
+ * "absent"), seq_gaps, seq_lost, seq_reordered, seq_duplicates, truncated, last_seen}],
+ * "tunnels_untracked": N}
  * summed over workers 0..@p nb_w-1. @return a new cJSON item (caller owns), NULL out of memory.
  */
 cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w);

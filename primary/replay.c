@@ -77,19 +77,19 @@ static void print_tunnels(struct sbx_primary *p)
 			if (!e->used)
 				continue;
 			if (!head) {
-				printf("%-10s %6s %-8s %-39s %10s %12s %14s %10s %12s %10s %13s %10s\n", "tunnel", "worker",
+				printf("%-10s %6s %-8s %-39s %10s %12s %14s %10s %12s %10s %13s %10s %10s\n", "tunnel", "worker",
 				       "kind", "source", "id", "packets", "bytes", "seq_gaps", "seq_lost", "reordered",
-				       "sequence", "truncated");
+				       "sequence", "truncated", "duplicates");
 				head = true;
 			}
 			if (inet_ntop(e->af == 6 ? AF_INET6 : AF_INET, e->src, addr, sizeof(addr)) == NULL)
 				snprintf(addr, sizeof(addr), "?");
 			printf("%-10s %6u %-8s %-39s %10u %12" PRIu64 " %14" PRIu64 " %10" PRIu64 " %12" PRIu64 " %10" PRIu64
-			       " %13s %10" PRIu64 "\n",
+			       " %13s %10" PRIu64 " %10" PRIu64 "\n",
 			       p->cfg->ports[e->port % SBX_MAX_PORTS].name, w, sbx_tunnel_kind_name(e->kind), addr, e->id,
-			       e->packets, e->bytes, e->seq_gaps, e->seq_lost, e->seq_reordered,
+			       e->packets, e->bytes, e->seq_gaps, e->seq.lost, e->seq_reordered,
 			       sbx_tunnel_sequence_name(e),
-			       e->truncated);
+			       e->truncated, e->seq_duplicates);
 		}
 	}
 }

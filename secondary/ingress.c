@@ -21,8 +21,9 @@ static bool rule_same(const struct sbx_decap_rule *a, const struct sbx_decap_rul
 	       a->local_af == b->local_af && !memcmp(a->local_ip, b->local_ip, sizeof(a->local_ip));
 }
 
-/* Zero the rule counters of port @p i when its rules are not those they counted for; remember them. */
-static void rules_take(struct sbx_ingress_engine *ig, uint16_t i, const struct sbx_ingress_cfg *c)
+/* Zero the rule counters of port @p i when its rules are not those they counted for (and mark its
+ * tunnel senders in @p drop: they were followed under other rules); remember them. */
+static void rules_take(struct sbx_ingress_engine *ig, uint16_t i, const struct sbx_ingress_cfg *c, bool *drop)
 {
 	uint8_t n = c ? RTE_MIN(c->nb_decap, SBX_MAX_DECAP_RULES) : 0, k;
 	bool same = n == ig->nb_rules[i];
@@ -32,6 +33,7 @@ static void rules_take(struct sbx_ingress_engine *ig, uint16_t i, const struct s
 	if (!same && ig->rules_known) {
 		memset(ig->st->ingress.rule_pkts[i], 0, sizeof(ig->st->ingress.rule_pkts[i]));
 		memset(ig->st->ingress.rule_bytes[i], 0, sizeof(ig->st->ingress.rule_bytes[i]));
+		drop[i] = true;
 	}
 	for (k = 0; k < n; k++)
 		ig->rules[i][k] = c->decap[k];
@@ -43,16 +45,22 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 {
 	const struct sbx_config *cfg = &t->cfg;
 	uint64_t hz = rte_get_tsc_hz();
+	bool drop[SBX_MAX_PORTS] = { false };
 	uint32_t entries = 0;
 	uint16_t i;
 
 	ig->st = st;
+	if (!ig->rules_known) { /* static (workers section): taken once; a restart keeps the slot's senders */
+		sbx_senders_init(&ig->senders, st->ingress.src,
+				 cfg->tunnel_senders ? cfg->tunnel_senders : SBX_TUNNEL_SENDERS_DEFAULT);
+		ig->idle_ns = (uint64_t)(cfg->tunnel_idle_s ? cfg->tunnel_idle_s : SBX_TUNNEL_IDLE_S_DEFAULT) * 1000000000ull;
+	}
 	for (i = 0; i < SBX_MAX_PORTS; i++) {
 		const struct sbx_ingress_cfg *c = i < cfg->nb_ports ? &cfg->ports[i].ingress : NULL;
 
 		ig->cfg[i] = NULL;
 		ig->window[i] = 0;
-		rules_take(ig, i, c);
+		rules_take(ig, i, c, drop);
 		if (c == NULL || sbx_ingress_cfg_empty(c))
 			continue;
 		ig->cfg[i] = c;
@@ -63,6 +71,8 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 		}
 	}
 	ig->rules_known = true;
+	/* a port whose rules changed starts its senders anew (their counts were of the old rules) */
+	sbx_senders_expire(&ig->senders, 0, UINT64_MAX, drop, NULL);
 	if (entries == 0) {
 		sbx_ingress_teardown(ig);
 		return 0;
@@ -95,47 +105,30 @@ void sbx_ingress_teardown(struct sbx_ingress_engine *ig)
 	ig->dedup_entries = 0;
 }
 
-/* The sender entry of @p ti on @p port: found, or taken when free; NULL when the table is full. */
-static struct sbx_tunnel_source *source_of(struct sbx_ingress_stats *is, uint16_t port, const struct sbx_tunnel_info *ti)
+void sbx_ingress_age(struct sbx_ingress_engine *ig, uint64_t now_ns)
 {
-	uint32_t h = (ti->id * 2654435761u) ^ ((uint32_t)ti->src[0] << 24 | (uint32_t)ti->src[1] << 16 |
-						(uint32_t)ti->src[2] << 8 | ti->src[3]) ^ ((uint32_t)port << 5 | ti->kind);
-	unsigned int k, i;
+	uint64_t expired[SBX_MAX_PORTS] = { 0 };
+	uint16_t i;
 
-	for (k = 0; k < SBX_MAX_TUNNEL_SOURCES; k++) {
-		struct sbx_tunnel_source *e = &is->src[(h + k) % SBX_MAX_TUNNEL_SOURCES];
-
-		if (!e->used) {
-			memset(e, 0, sizeof(*e));
-			e->port = (uint8_t)port;
-			e->kind = ti->kind;
-			e->af = ti->af;
-			e->id = ti->id;
-			memcpy(e->src, ti->src, sizeof(e->src));
-			__atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
-			return e;
-		}
-		if (e->port == port && e->kind == ti->kind && e->id == ti->id && e->af == ti->af) {
-			for (i = 0; i < (ti->af == 6 ? 16u : 4u) && e->src[i] == ti->src[i]; i++)
-				;
-			if (i == (ti->af == 6 ? 16u : 4u))
-				return e;
-		}
-	}
-	return NULL;
+	if (now_ns < ig->next_age_ns || ig->senders.nb_used == 0)
+		return;
+	ig->next_age_ns = now_ns + 1000000000ull;
+	if (sbx_senders_expire(&ig->senders, now_ns, ig->idle_ns, NULL, expired) == 0)
+		return;
+	for (i = 0; i < SBX_MAX_PORTS; i++)
+		ig->st->port[i].tunnel_senders_expired += expired[i];
 }
 
 /* Follow @p ti's sender: counters and sequence numbers (RFC 2890). *now_ns: the burst's
  * CLOCK_REALTIME, 0 until a sender of the burst reads it. */
-static void source_count(struct sbx_ingress_stats *is, uint16_t port, const struct sbx_tunnel_info *ti,
+static void source_count(struct sbx_ingress_engine *ig, uint16_t port, const struct sbx_tunnel_info *ti,
 			 uint32_t inner_len, uint64_t *now_ns)
 {
-	struct sbx_tunnel_source *e = source_of(is, port, ti);
-	struct sbx_seq_state s;
-	uint64_t lost = 0;
+	struct sbx_tunnel_source *e = sbx_senders_get(&ig->senders, (uint8_t)port, ti->kind, ti->af, ti->id, ti->src);
+	int64_t lost;
 
 	if (unlikely(e == NULL)) {
-		is->sources_full[port]++;
+		ig->st->port[port].tunnels_untracked++;
 		return;
 	}
 	e->packets++;
@@ -148,14 +141,15 @@ static void source_count(struct sbx_ingress_stats *is, uint16_t port, const stru
 	if (!ti->seq_present)
 		return;
 	e->seq_frames++;
-	s = (struct sbx_seq_state){ .started = e->seq_started, .next = e->seq_next, .zero_run = e->seq_zero_run };
-	switch (sbx_seq_track(&s, ti->seq, &lost)) {
+	switch (sbx_seq_track(&e->seq, ti->seq, &lost)) {
 	case SBX_SEQ_GAP:
 		e->seq_gaps++;
-		e->seq_lost += lost;
 		break;
 	case SBX_SEQ_REORDERED:
 		e->seq_reordered++;
+		break;
+	case SBX_SEQ_DUPLICATE:
+		e->seq_duplicates++;
 		break;
 	case SBX_SEQ_NOT_MAINTAINED:
 		e->seq_sticky_zero = 1;
@@ -163,11 +157,8 @@ static void source_count(struct sbx_ingress_stats *is, uint16_t port, const stru
 	default:
 		break;
 	}
-	e->seq_started = s.started;
-	e->seq_next = s.next;
-	e->seq_zero_run = s.zero_run;
 	/* "not maintained": the sender was seen numbering runs of 0, or no number but 0 came yet */
-	e->seq_not_maintained = e->seq_sticky_zero || s.zero_run >= e->seq_frames;
+	e->seq_not_maintained = e->seq_sticky_zero || e->seq.zero_run >= e->seq_frames;
 }
 
 /* Count a malformed tunnel frame by its reason. */
@@ -295,7 +286,7 @@ static enum verdict decap_one(struct sbx_ingress_engine *ig, uint16_t port, cons
 	pc->decap_bytes += m->pkt_len;
 	ig->st->ingress.rule_pkts[port][k]++;
 	ig->st->ingress.rule_bytes[port][k] += m->pkt_len;
-	source_count(&ig->st->ingress, port, &ti, m->pkt_len, now_ns);
+	source_count(ig, port, &ti, m->pkt_len, now_ns);
 	return KEEP;
 }
 

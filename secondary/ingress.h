@@ -33,6 +33,9 @@ struct sbx_ingress_engine {
 	struct sbx_decap_rule rules[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES];
 	uint8_t nb_rules[SBX_MAX_PORTS]; /**< entries used in rules[port] */
 	bool rules_known;                /**< rules[] hold the last tables' (false before the first setup) */
+	struct sbx_sender_table senders; /**< the tunnel senders this worker follows (slots: st->ingress.src) */
+	uint64_t idle_ns;                /**< workers.tunnel_senders.idle_s, ns */
+	uint64_t next_age_ns;            /**< CLOCK_REALTIME ns of the next look for idle senders */
 };
 
 /**
@@ -40,12 +43,20 @@ struct sbx_ingress_engine {
  * no stage; a dedup table (the largest dedup.entries of any port) is allocated on the caller's
  * socket, or kept with its entries when it already has that size (emptied only when allocated
  * again). The per-rule counters of a port whose decap rules differ from the previous tables' are
- * zeroed (not at the first call: a restarted worker keeps the counts of its slot).
+ * zeroed, and its tunnel senders dropped (not at the first call: a restarted worker keeps the counts
+ * and the senders of its slot). The first call takes the sender table (workers.tunnel_senders).
  * @return 0, or -1 with the reason in @p err (no memory for the table: the ports keep their other
  *         stages, dedup is off).
  */
 int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t, struct sbx_worker_stats *st,
 		      char *err, size_t errlen);
+
+/**
+ * Drop the tunnel senders idle for workers.tunnel_senders.idle_s or longer (counted per port in
+ * tunnel_senders_expired). Looks at most once a second, whatever the calls: the worker calls it
+ * every 100 ms, idle or not. @p now_ns: CLOCK_REALTIME ns.
+ */
+void sbx_ingress_age(struct sbx_ingress_engine *ig, uint64_t now_ns);
 
 /** Free what sbx_ingress_setup() allocated. */
 void sbx_ingress_teardown(struct sbx_ingress_engine *ig);

@@ -293,6 +293,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 			st->heartbeat_ns = sbx_now_ns();
 			if (t_now >= next_check) {
 				next_check = t_now + check_cycles;
+				sbx_ingress_age(&wk->ingress, sbx_realtime_ns()); /* idle tunnel senders */
 				if (!sbx_primary_alive(wk->shm)) {
 					sbx_pdump_teardown(&wk->pdump);
 					rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);

@@ -39,12 +39,13 @@ static const char *const port_keys[] = {
 	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", "rss", NULL};
 static const char *const rss_keys[] = {"fields", "key", NULL};
 static const char *const ingress_keys[] = {"decap", "non_tunnel", "strip", "tag", "dedup", NULL};
-static const char *const decap_keys[] = {"type", "sessions", "vnis", "udp_port", "local_ip", "strip_fcs", NULL};
+static const char *const decap_keys[] = {"type", "sessions", "vnis", "keys", "udp_port", "local_ip", "strip_fcs", NULL};
 static const char *const tag_keys[] = {"vlan", NULL};
 static const char *const dedup_keys[] = {"window_us", "ignore", "entries", NULL};
 static const char *const worker_keys[] = {
 	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues",
-	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", "cpus", NULL};
+	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", "tunnel_senders", "cpus", NULL};
+static const char *const tunnel_senders_keys[] = {"entries", "idle_s", NULL};
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
 static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "token_file",
@@ -1068,7 +1069,7 @@ static int parse_worker_cpus(struct ctx *c, const cJSON *o, struct sbx_config *c
 
 static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
-	const cJSON *o;
+	const cJSON *o, *ts;
 
 	if (get_section(c, root, "workers", worker_keys, &o) ||
 	    get_u16(c, o, "workers", "count", 1, SBX_MAX_WORKERS, 2, &cfg->nb_workers) ||
@@ -1080,6 +1081,11 @@ static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cf
 	    get_u16(c, o, "workers", "crash_window_s", 1, 3600, 30, &cfg->crash_window_s))
 		return -1;
 	if (get_bool(c, o, "workers", "busy_poll", false, &cfg->busy_poll))
+		return -1;
+	if (get_object(c, o, "workers", "tunnel_senders", "workers.tunnel_senders", tunnel_senders_keys, &ts) ||
+	    get_u32(c, ts, "workers.tunnel_senders", "entries", 1, SBX_MAX_TUNNEL_SOURCES, SBX_TUNNEL_SENDERS_DEFAULT,
+		    &cfg->tunnel_senders) ||
+	    get_u32(c, ts, "workers.tunnel_senders", "idle_s", 1, 86400, SBX_TUNNEL_IDLE_S_DEFAULT, &cfg->tunnel_idle_s))
 		return -1;
 	return (parse_lcores(c, o, cfg) || parse_standby(c, o, cfg) || parse_worker_cpus(c, o, cfg) ||
 		parse_queues(c, o, cfg)) ? -1 : 0;
@@ -1274,10 +1280,11 @@ static const struct {
 } decap_scope[] = {
 	{"sessions", 1u << SBX_DECAP_ERSPAN, "erspan"},
 	{"vnis", 1u << SBX_DECAP_VXLAN, "vxlan"},
+	{"keys", 1u << SBX_DECAP_GRE, "gre"},
 	{"udp_port", 1u << SBX_DECAP_VXLAN, "vxlan"},
 };
 
-/* Parse the ids list @key ("sessions" 0..1023 or "vnis" 0..16777215) of rule @r at @path: 1..8
+/* Parse the ids list @key ("sessions" 0..1023, "vnis" 0..16777215 or "keys" 0..2^32-1) of rule @r at @path: 1..8
  * entries, each once. Absent: every id (nb_ids 0). */
 static int parse_decap_ids(struct ctx *c, const cJSON *obj, const char *path, const char *key,
 			   long long max, struct sbx_decap_rule *r)
@@ -1334,9 +1341,9 @@ static int parse_decap_rule(struct ctx *c, const cJSON *obj, const char *path, i
 			if (!strcmp(decap_scope[k].key, it->string) && !(decap_scope[k].types & (1u << r->type)))
 				return fail(c, path, it->string, "only for %s", decap_scope[k].only);
 	}
-	ids_key = r->type == SBX_DECAP_ERSPAN ? "sessions" : "vnis";
-	if ((r->type != SBX_DECAP_GRE &&
-	     parse_decap_ids(c, obj, path, ids_key, r->type == SBX_DECAP_ERSPAN ? 1023 : 16777215, r)) ||
+	ids_key = r->type == SBX_DECAP_ERSPAN ? "sessions" : r->type == SBX_DECAP_VXLAN ? "vnis" : "keys";
+	if (parse_decap_ids(c, obj, path, ids_key,
+			    r->type == SBX_DECAP_ERSPAN ? 1023 : r->type == SBX_DECAP_VXLAN ? 16777215 : 4294967295LL, r) ||
 	    get_u16(c, obj, path, "udp_port", 1, 65535, r->type == SBX_DECAP_VXLAN ? SBX_VXLAN_PORT : 0,
 		    &r->udp_port) ||
 	    get_bool(c, obj, path, "strip_fcs", false, &r->strip_fcs) ||

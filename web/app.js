@@ -207,8 +207,11 @@ function renderIngress(ports) {
 		if (w.tagged_packets)
 			stages.push(`tagged ${count(w.tagged_packets)}`);
 		const senders = (ing.tunnels || []).map((t) => `${t.kind} ${t.source} id ${t.id}: ${count(t.packets)} pkts` +
-			(t.sequence === 'maintained' ? `, ${count(t.seq_lost)} lost, ${count(t.seq_reordered)} reordered`
+			(t.sequence === 'maintained' ? `, ${count(t.seq_lost)} lost, ${count(t.seq_reordered)} reordered` +
+				(t.seq_duplicates ? `, ${count(t.seq_duplicates)} duplicates` : '')
 				: t.sequence === 'not_maintained' ? ', sequence not maintained' : ''));
+		if (ing.tunnels_untracked)
+			senders.push(`${count(ing.tunnels_untracked)} pkts of untracked senders (table full)`);
 		return [
 			p.name,
 			stages.join('; ') || DASH,

@@ -25,6 +25,9 @@
 #define SBX_DEVARGS_LEN 256        /**< DPDK devargs string, NUL included */
 #define SBX_PATH_LEN 256           /**< file paths, NUL included */
 #define SBX_MAX_EXTRA_EAL 8        /**< extra EAL arguments passed to every process */
+#define SBX_MAX_TUNNEL_SOURCES 1024 /**< most tunnel senders one worker follows (workers.tunnel_senders) */
+#define SBX_TUNNEL_SENDERS_DEFAULT 256 /**< workers.tunnel_senders.entries by default */
+#define SBX_TUNNEL_IDLE_S_DEFAULT 300  /**< workers.tunnel_senders.idle_s by default */
 #define SBX_LCORE_ID_MAX 127       /**< highest lcore id (RTE_MAX_LCORE - 1 in Debian's DPDK 22.11) */
 
 /** How a port is driven. */
@@ -51,7 +54,7 @@ struct sbx_decap_rule {
 	bool strip_fcs;                   /**< the inner frame ends in a 4-byte FCS to remove (default false) */
 	uint16_t udp_port;                /**< vxlan: outer UDP destination port (default SBX_VXLAN_PORT) */
 	uint8_t nb_ids;                   /**< entries used in ids[]; 0 = every session / VNI */
-	uint32_t ids[SBX_MAX_DECAP_IDS];  /**< erspan: session ids 0..1023; vxlan: VNIs 0..16777215 */
+	uint32_t ids[SBX_MAX_DECAP_IDS];  /**< erspan: session ids 0..1023; vxlan: VNIs 0..16777215; gre: GRE keys */
 	uint8_t local_af;                 /**< 0 = any outer destination, 4 or 6: local_ip must match */
 	uint8_t local_ip[16];             /**< outer destination address, network order (IPv4 in bytes 0..3) */
 };
@@ -307,6 +310,10 @@ struct sbx_config {
 	uint16_t nb_standby;            /**< hot-standby processes (workers.standby), 0..SBX_MAX_STANDBYS */
 	uint16_t standby_lcores[SBX_MAX_STANDBYS]; /**< their first lcore ids (workers.standby_lcores, or the
 						       next free ids); unique across every spanbox process */
+	uint32_t tunnel_senders;        /**< workers.tunnel_senders.entries: tunnel senders each worker
+					     follows, 1..SBX_MAX_TUNNEL_SOURCES (default 256) */
+	uint32_t tunnel_idle_s;         /**< workers.tunnel_senders.idle_s: a sender with no frame for this
+					     many seconds leaves the table (1..86400, default 300) */
 	/* forwarding */
 	uint16_t nb_xconnects;
 	struct sbx_xconnect_cfg xconnects[SBX_MAX_XCONNECTS];

@@ -103,7 +103,13 @@
 	_(dedup_dup, "dedup_duplicates", "spanbox_worker_dedup_duplicate_packets_total", "packets", NONE,      \
 	  "Frames dropped as duplicates of one seen within the dedup window.") \
 	_(dedup_evict, "dedup_evictions", "spanbox_worker_dedup_evictions_total", "entries", NONE,             \
-	  "Dedup table entries younger than the window overwritten for want of room.")
+	  "Dedup table entries younger than the window overwritten for want of room.") \
+	_(tunnels_untracked, "tunnels_untracked", "spanbox_worker_tunnels_untracked_packets_total", "packets",  \
+	  NONE, "Decapsulated frames of a tunnel sender the worker does not follow: its sender table was full " \
+	  "(workers.tunnel_senders.entries).") \
+	_(tunnel_senders_expired, "tunnel_senders_expired", "spanbox_worker_tunnel_senders_expired_total",     \
+	  "senders", NONE, "Tunnel senders the worker dropped from its table after workers.tunnel_senders.idle_s " \
+	  "without a frame.")
 
 /**
  * Per worker, per mirror session counters: _(field, json, replay, prom, reason, unit, hist, help).

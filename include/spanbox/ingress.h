@@ -92,35 +92,135 @@ bool sbx_dedup_check(struct sbx_dedup_table *t, const uint8_t *const *seg, const
 bool sbx_dedup_check_window(struct sbx_dedup_table *t, const uint8_t *const *seg, const uint32_t *seg_len,
 			    uint32_t nb_seg, uint8_t ignore, uint64_t now, uint64_t window, struct sbx_dedup_stats *st);
 
-/** Sequence state of one tunnel sender (outer source, session or VNI). */
+/**
+ * Numbers a GRE sequence number may be behind the expected one and still be a late frame (or a
+ * duplicate): the window sbx_seq_track() remembers which numbers it saw in. A number further behind
+ * is a sender that started counting again (a switch reload, a session re-created): counting it as
+ * late would call every later frame reordered until the old count came back. A power of two.
+ */
+#define SBX_SEQ_WINDOW 1024u
+/** The old name of SBX_SEQ_WINDOW: frames a number may be behind the expected one and be late. */
+#define SBX_SEQ_REORDER_MAX SBX_SEQ_WINDOW
+
+/**
+ * Sequence state of one tunnel sender (outer source, session or VNI), RFC 2890 numbers. Zero it for
+ * a new sender. 168 bytes.
+ */
 struct sbx_seq_state {
-	bool started;       /**< a first number was seen */
-	uint32_t next;      /**< the number expected next */
-	uint64_t zero_run;  /**< frames in a row numbered 0: a sender that does not maintain numbers */
+	bool started;        /**< a first number was seen */
+	uint32_t next;       /**< the number expected next */
+	uint32_t span;       /**< numbers of the window (next - SBX_SEQ_WINDOW .. next - 1) at or after
+				  the first number seen since the start or a restart: 1..SBX_SEQ_WINDOW */
+	uint32_t missing;    /**< numbers of the window counted in @ref lost and not seen (yet): a late
+				  frame may still bring them */
+	uint64_t zero_run;   /**< frames in a row numbered 0: a sender that does not maintain numbers */
+	uint64_t lost;       /**< frames lost: numbers skipped by jumps forward, less those that came
+				  late within the window (RFC 3550's "cumulative number of packets lost"
+				  without duplicates): it goes down by one when a late frame fills a gap */
+	uint64_t lost_final; /**< the part of @ref lost that can no longer change: numbers that left the
+				  window unseen (never decreases: a counter for /metrics) */
+	uint64_t seen[SBX_SEQ_WINDOW / 64]; /**< bit n % SBX_SEQ_WINDOW: number n of the window was seen */
 };
 
 /** What one sequence number told sbx_seq_track(). */
 enum sbx_seq_verdict {
-	SBX_SEQ_IN_ORDER = 0,      /**< the expected number (or the first one) */
-	SBX_SEQ_GAP = 1,           /**< a jump forward: *lost frames were not seen */
-	SBX_SEQ_REORDERED = 2,     /**< a number behind the expected one (late, or a duplicate) */
+	SBX_SEQ_IN_ORDER = 0,       /**< the expected number (or the first one) */
+	SBX_SEQ_GAP = 1,            /**< a jump forward: *lost frames were not seen (yet) */
+	SBX_SEQ_REORDERED = 2,      /**< a late number, not seen before, within the window: when the gap
+				         that skipped it counted it lost, *lost = -1 (it is not lost) */
 	SBX_SEQ_NOT_MAINTAINED = 3, /**< the sender numbers every frame 0 */
-	SBX_SEQ_RESTARTED = 4      /**< more than SBX_SEQ_REORDER_MAX behind: the sender started again */
+	SBX_SEQ_RESTARTED = 4,      /**< SBX_SEQ_WINDOW or more behind: the sender started again */
+	SBX_SEQ_DUPLICATE = 5,      /**< a number of the window seen already (the same frame twice) */
 };
 
 /**
- * Frames a number may be behind the expected one and still be a late frame (reordered). A number
- * further behind is a sender that started counting again (a switch reload, a session re-created):
- * counting it as late would call every later frame reordered until the old count came back.
+ * Follow one sender's GRE sequence numbers (RFC 2890; 32-bit, wrapping). A jump forward of less than
+ * 2^31 is a gap: its (seq - next) numbers are counted lost (*lost = that many). A number behind the
+ * expected one within SBX_SEQ_WINDOW is a duplicate when it was seen, else a late frame (reordered):
+ * one a gap counted lost is taken out of the loss again (*lost = -1; numbers from before the first
+ * one seen were never counted). One further behind is a restart: the count goes on from it (neither
+ * loss nor reordering). A sender whose numbers stay 0 is "not maintained" and never counted as loss.
+ * Updates s->lost, s->lost_final and s->missing; *lost: the change of s->lost by this number.
+ * Example (issue #24): 10, 11, 12, 16, 15, 17 is one gap (13..15: +3), 15 late (-1): 2 lost, 1
+ * reordered.
  */
-#define SBX_SEQ_REORDER_MAX 4096u
+enum sbx_seq_verdict sbx_seq_track(struct sbx_seq_state *s, uint32_t seq, int64_t *lost);
 
 /**
- * Follow one sender's GRE sequence numbers (RFC 2890; 32-bit, wrapping). A jump forward of less than
- * 2^31 is a gap of (seq - next) frames written to @p lost; a number at most SBX_SEQ_REORDER_MAX behind
- * is reordered (never lost); one further behind is a restart: the count goes on from it (neither loss
- * nor reordering); a sender whose numbers stay 0 is "not maintained" and never counted as loss.
+ * One tunnel sender a worker decapsulated frames of: (input port, outer source address, kind,
+ * ERSPAN session id / VNI / GRE key), a slot of the worker's table in the memzone
+ * (struct sbx_ingress_stats.src). Written by that worker only. The key is written under @ref gen:
+ * odd while the worker takes or frees the slot, so a reader (mgmt) copies a slot whose gen was even
+ * and unchanged before and after the copy (and @ref used set). Counters of one sender whose frames
+ * reach two workers (two RX queues) are summed by mgmt; its sequence numbers are followed per
+ * worker (docs/INGRESS.md).
  */
-enum sbx_seq_verdict sbx_seq_track(struct sbx_seq_state *s, uint32_t seq, uint64_t *lost);
+struct sbx_tunnel_source {
+	uint32_t gen;            /**< odd while the key is being written or cleared */
+	uint8_t used;            /**< 1 while the slot holds a sender */
+	uint8_t port;            /**< input port index */
+	uint8_t kind;            /**< enum sbx_tunnel_kind (decap.h) */
+	uint8_t af;              /**< 4 or 6 */
+	uint32_t id;             /**< ERSPAN session id, VNI or GRE key (0: none) */
+	uint8_t src[16];         /**< outer source address, network order (IPv4: bytes 0..3, the rest 0) */
+	uint64_t packets;        /**< frames decapsulated */
+	uint64_t bytes;          /**< inner bytes delivered */
+	uint64_t seq_gaps;       /**< jumps forward of the GRE sequence number */
+	uint64_t seq_reordered;  /**< late numbers within the window (SBX_SEQ_REORDERED) */
+	uint64_t seq_duplicates; /**< numbers of the window seen twice (SBX_SEQ_DUPLICATE) */
+	uint64_t seq_frames;     /**< frames that carried a sequence number */
+	uint64_t truncated;      /**< frames with the ERSPAN T bit (cut by the sender) */
+	uint64_t last_seen_ns;   /**< CLOCK_REALTIME ns of the last frame (the idle timeout runs from it) */
+	uint8_t seq_not_maintained; /**< "sequence not maintained": every number so far was 0, or the
+					 sender was seen numbering a run of frames 0 (seq_sticky_zero) */
+	uint8_t seq_sticky_zero; /**< sbx_seq_track() said SBX_SEQ_NOT_MAINTAINED once */
+	struct sbx_seq_state seq; /**< sequence state: seq.lost, seq.lost_final are the loss counts */
+};
+
+/** The sequence state of sender @p e as /status and the replay summary name it: "absent" (no
+ * frame had the GRE S bit), "not_maintained", or "maintained". */
+static inline const char *sbx_tunnel_sequence_name(const struct sbx_tunnel_source *e)
+{
+	return e->seq_frames == 0 ? "absent" : e->seq_not_maintained ? "not_maintained" : "maintained";
+}
+
+/** Cells of a sender table's index: twice the most slots, so a probe ends soon (load <= 1/2). */
+#define SBX_SENDER_INDEX_CELLS (2 * SBX_MAX_TUNNEL_SOURCES)
+
+/**
+ * A worker's tunnel sender table: @ref nb slots of the memzone (struct sbx_tunnel_source) and the
+ * worker's own index of them (open addressing, linear probing; rebuilt whole after a slot is freed,
+ * so no tombstones). Only the worker writes it; mgmt reads the slots (see gen).
+ */
+struct sbx_sender_table {
+	struct sbx_tunnel_source *src;  /**< the slots */
+	uint32_t nb;                    /**< slots in use of src[] (workers.tunnel_senders.entries) */
+	uint32_t nb_used;               /**< slots holding a sender */
+	uint32_t free_hint;             /**< where the search for a free slot starts */
+	uint16_t index[SBX_SENDER_INDEX_CELLS]; /**< slot + 1, 0 = empty cell */
+};
+
+/**
+ * Take @p nb slots at @p src (@p nb <= SBX_MAX_TUNNEL_SOURCES) as table @p t: the senders the slots
+ * hold (a worker restarted into its slot keeps them) are indexed; slots from @p nb on are freed.
+ */
+void sbx_senders_init(struct sbx_sender_table *t, struct sbx_tunnel_source *src, uint32_t nb);
+
+/**
+ * The slot of sender (@p port, @p kind, @p af, @p id, @p addr: 4 or 16 bytes by af): found, or taken
+ * (zeroed, key written, used) when a slot is free. @return the slot, NULL when the table is full
+ * (the caller counts the frame as untracked).
+ */
+struct sbx_tunnel_source *sbx_senders_get(struct sbx_sender_table *t, uint8_t port, uint8_t kind, uint8_t af,
+					  uint32_t id, const uint8_t *addr);
+
+/**
+ * Free the senders whose last frame is older than @p idle_ns before @p now_ns (CLOCK_REALTIME ns),
+ * and every sender of a port whose @p drop_port[port] is true (its rules changed). @p expired[port]
+ * (SBX_MAX_PORTS entries, may be NULL) is increased by the senders freed for idleness per port.
+ * @return the number of slots freed.
+ */
+uint32_t sbx_senders_expire(struct sbx_sender_table *t, uint64_t now_ns, uint64_t idle_ns, const bool *drop_port,
+			    uint64_t *expired);
 
 #endif

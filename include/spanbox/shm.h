@@ -42,6 +42,7 @@
 
 #include "config.h"
 #include "counters.h"
+#include "ingress.h"
 #include "ipc.h"
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
@@ -173,50 +174,13 @@ const char *sbx_standby_state_name(uint32_t s);
 
 /* struct sbx_port_counters and struct sbx_mirror_counters: counters.h (one list per family) */
 
-#define SBX_MAX_TUNNEL_SOURCES 32 /**< tunnel senders one worker follows (struct sbx_ingress_stats) */
-
-/**
- * One tunnel sender a worker decapsulated frames of: (input port, outer source address, kind,
- * ERSPAN session id / VNI / GRE key). Written by that worker only; `used` is stored last (release)
- * when the entry is taken, so a reader that sees used = 1 sees the key. Counters of one sender
- * whose frames reach two workers (two RX queues) are summed by mgmt; its sequence numbers are
- * followed per worker (docs/INGRESS.md).
- */
-struct sbx_tunnel_source {
-	uint8_t used;            /**< 1 once the key below is written */
-	uint8_t port;            /**< input port index */
-	uint8_t kind;            /**< enum sbx_tunnel_kind (decap.h) */
-	uint8_t af;              /**< 4 or 6 */
-	uint32_t id;             /**< ERSPAN session id, VNI or GRE key (0: none) */
-	uint8_t src[16];         /**< outer source address, network order */
-	uint64_t packets;        /**< frames decapsulated */
-	uint64_t bytes;          /**< inner bytes delivered */
-	uint64_t seq_gaps;       /**< jumps forward of the GRE sequence number */
-	uint64_t seq_lost;       /**< frames those jumps skipped */
-	uint64_t seq_reordered;  /**< numbers behind the expected one (late or repeated) */
-	uint64_t seq_frames;     /**< frames that carried a sequence number */
-	uint64_t truncated;      /**< frames with the ERSPAN T bit (cut by the sender) */
-	uint64_t last_seen_ns;   /**< CLOCK_REALTIME ns of the last frame */
-	uint64_t seq_zero_run;   /**< frames in a row numbered 0 (sbx_seq_state.zero_run) */
-	uint32_t seq_next;       /**< sbx_seq_state.next */
-	uint8_t seq_started;     /**< sbx_seq_state.started */
-	uint8_t seq_not_maintained; /**< "sequence not maintained": every number so far was 0, or the
-					 sender was seen numbering a run of frames 0 (seq_sticky_zero) */
-	uint8_t seq_sticky_zero; /**< sbx_seq_track() said SBX_SEQ_NOT_MAINTAINED once */
-};
-
-/** The sequence state of sender @p e as /status and the replay summary name it: "absent" (no
- * frame had the GRE S bit), "not_maintained", or "maintained". */
-static inline const char *sbx_tunnel_sequence_name(const struct sbx_tunnel_source *e)
-{
-	return e->seq_frames == 0 ? "absent" : e->seq_not_maintained ? "not_maintained" : "maintained";
-}
 
 /** Per worker ingress counters beyond the port counters (counters.h): per decap rule, per sender. */
 struct sbx_ingress_stats {
 	uint64_t rule_pkts[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES];  /**< frames decapsulated by rule r of port p */
 	uint64_t rule_bytes[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES]; /**< their inner bytes */
-	uint64_t sources_full[SBX_MAX_PORTS]; /**< per port: decapsulated frames of a sender not followed (table full) */
+	/** the worker's tunnel sender table: workers.tunnel_senders.entries slots used (frames of a sender
+	 *  that finds it full: port counter tunnels_untracked; the index is the worker's, ingress.c) */
 	struct sbx_tunnel_source src[SBX_MAX_TUNNEL_SOURCES];
 };
 

@@ -9,7 +9,8 @@
  *  - sbx_ingress_tag_push() into 4 bytes of headroom;
  *  - sbx_dedup_check() of the frame whole, then cut in segments (each its own exact allocation):
  *    the cut copy must be a duplicate of the whole one (abort otherwise);
- *  - sbx_seq_track() on the frame's 32-bit words: a gap never exceeds 2^31 - 1.
+ *  - sbx_seq_track() on the frame's 32-bit words: a gap never exceeds 2^31 - 1, the final losses never
+ *    go down, and the loss is the final one plus the numbers still missing in the window.
  * Seeds: the first frames of the captures (tests/fuzz/seeds.py).
  */
 #include <stdint.h>
@@ -33,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	uint32_t seg_len[3], flen, cut1, cut2, n, n2, k;
 	struct sbx_dedup_table *t;
 	uint8_t *buf, *head, *s[3], what, ignore;
-	uint64_t lost;
+	uint64_t final = 0;
+	int64_t lost;
 
 	if (len < 3 || len > 65536 + 3)
 		return 0;
@@ -88,8 +90,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		uint32_t v = (uint32_t)data[3 + k] << 24 | (uint32_t)data[4 + k] << 16 | (uint32_t)data[5 + k] << 8 |
 			     data[6 + k];
 
-		if (sbx_seq_track(&seq, v, &lost) == SBX_SEQ_GAP && (lost == 0 || lost >= 0x80000000u))
+		if (sbx_seq_track(&seq, v, &lost) == SBX_SEQ_GAP && (lost <= 0 || lost >= 0x80000000))
 			abort();
+		/* the final losses never go down; lost = final + the numbers missing in the window */
+		if (seq.lost_final < final || seq.lost != seq.lost_final + seq.missing || seq.missing >= SBX_SEQ_WINDOW)
+			abort();
+		final = seq.lost_final;
 	}
 	return 0;
 }

@@ -729,6 +729,39 @@ static int parse_ingress(const char *ingress, struct sbx_config *cfg, char *err,
 	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\",\"ingress\":%s}]}", ingress, cfg, err, errlen);
 }
 
+/* A config with one port "a" and workers.tunnel_senders @ts (JSON text). */
+static int parse_senders(const char *ts, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}],\"workers\":{\"count\":1,\"tunnel_senders\":%s}}", ts,
+			 cfg, err, errlen);
+}
+
+/* workers.tunnel_senders: the size of each worker's tunnel sender table and the idle timeout. */
+static void test_tunnel_senders(void)
+{
+	static const struct text_case cases[] = {
+		{"{}", NULL},
+		{"{\"entries\":1,\"idle_s\":1}", NULL},
+		{"{\"entries\":1024,\"idle_s\":86400}", NULL},
+		{"{\"entries\":0}", "workers.tunnel_senders.entries: 0 out of range 1..1024"},
+		{"{\"entries\":1025}", "workers.tunnel_senders.entries: 1025 out of range 1..1024"},
+		{"{\"idle_s\":0}", "workers.tunnel_senders.idle_s: 0 out of range 1..86400"},
+		{"{\"size\":5}", "workers.tunnel_senders.size: unknown key"},
+		{"5", "workers.tunnel_senders: expected an object"},
+	};
+	static struct sbx_config cfg, cfg2;
+	char err[512];
+
+	check_cases(parse_senders, "workers.tunnel_senders", cases, sizeof(cases) / sizeof(cases[0]));
+	check(parse_senders("{}", &cfg, err, sizeof(err)) == 0 && cfg.tunnel_senders == 256 && cfg.tunnel_idle_s == 300,
+	      "workers.tunnel_senders defaults: 256 entries, idle_s 300 (%u, %u)", cfg.tunnel_senders, cfg.tunnel_idle_s);
+	check(parse_senders("{\"entries\":8,\"idle_s\":2}", &cfg2, err, sizeof(err)) == 0 && cfg2.tunnel_senders == 8 &&
+		      cfg2.tunnel_idle_s == 2,
+	      "workers.tunnel_senders: entries 8, idle_s 2");
+	check(sbx_config_static_diff(&cfg, &cfg2) != NULL && !strcmp(sbx_config_static_diff(&cfg, &cfg2), "workers"),
+	      "workers.tunnel_senders is static (a change needs a restart: section workers)");
+}
+
 /* ingress refusals and edge cases not worth a file: each refusal names its field. */
 static void test_ingress_inline(void)
 {
@@ -742,6 +775,18 @@ static void test_ingress_inline(void)
 		{"{\"decap\":[{\"type\":\"gre\",\"sessions\":[1]}]}", "ports[0].ingress.decap[0].sessions: only for erspan"},
 		{"{\"decap\":[{\"type\":\"gre\",\"vnis\":[1]}]}", "ports[0].ingress.decap[0].vnis: only for vxlan"},
 		{"{\"decap\":[{\"type\":\"erspan\",\"udp_port\":4789}]}", "ports[0].ingress.decap[0].udp_port: only for vxlan"},
+		/* gre rules select by the GRE key (docs/INGRESS.md): "keys", 0..2^32-1 */
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[0,7,4294967295]}]}", NULL},
+		{"{\"decap\":[{\"type\":\"erspan\",\"keys\":[1]}]}", "ports[0].ingress.decap[0].keys: only for gre"},
+		{"{\"decap\":[{\"type\":\"vxlan\",\"keys\":[1]}]}", "ports[0].ingress.decap[0].keys: only for gre"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[4294967296]}]}",
+		 "ports[0].ingress.decap[0].keys[0]: 4294967296 out of range 0..4294967295"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[]}]}",
+		 "ports[0].ingress.decap[0].keys: at least one id (leave keys out to take every one)"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[3,3]}]}", "ports[0].ingress.decap[0].keys[1]: 3 given twice (see keys[0])"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[5]},{\"type\":\"gre\",\"keys\":[6,5]}]}",
+		 "ports[0].ingress.decap[1].keys[1]: 5 never matches: ingress.decap[0] takes it first (first match wins)"},
+		{"{\"decap\":[{\"type\":\"gre\",\"keys\":[5]},{\"type\":\"gre\"}]}", NULL},
 		{"{\"decap\":[{\"type\":\"vxlan\",\"udp_port\":0}]}", "ports[0].ingress.decap[0].udp_port: 0 out of range 1..65535"},
 		{"{\"decap\":[{\"type\":\"vxlan\",\"vnis\":[16777216]}]}",
 		 "ports[0].ingress.decap[0].vnis[0]: 16777216 out of range 0..16777215"},
@@ -796,6 +841,10 @@ static void test_ingress_inline(void)
 		      cfg.ports[0].ingress.non_tunnel == SBX_NON_TUNNEL_PASS && cfg.ports[0].ingress.dedup_ignore == 0 &&
 		      cfg.ports[0].ingress.dedup_entries == 65536,
 	      "ingress defaults: udp_port 4789, every VNI, non_tunnel pass, no ignore, 65536 entries");
+	check(parse_ingress("{\"decap\":[{\"type\":\"gre\",\"keys\":[7,4294967295]}]}", &cfg, err, sizeof(err)) == 0 &&
+		      cfg.ports[0].ingress.decap[0].nb_ids == 2 && cfg.ports[0].ingress.decap[0].ids[0] == 7 &&
+		      cfg.ports[0].ingress.decap[0].ids[1] == 4294967295u,
+	      "ingress: a gre rule's keys are its ids (7, 4294967295)");
 }
 
 /* A config with one port and the pool section @pool (JSON object text). */
@@ -1065,6 +1114,7 @@ int main(int argc, char **argv)
 	test_inline();
 	test_mirrors_inline();
 	test_ingress_inline();
+	test_tunnel_senders();
 	test_pool_keys();
 	test_files();
 	test_devargs_keys();

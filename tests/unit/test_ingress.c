@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The byte-level ingress stages (shared/ingress.c, shared/dedup.c; include/spanbox/ingress.h):
- * strip of 802.1Q/802.1ad tags and MPLS stacks, tag push, sequence tracking, the dedup table.
+ * strip of 802.1Q/802.1ad tags and MPLS stacks, tag push, sequence tracking, the tunnel sender table,
+ * the dedup table.
  * No EAL, no mbufs: frames are byte arrays. TAP output.
  */
 #include <stdint.h>
@@ -182,10 +183,140 @@ static void test_tag_push(void)
 	      "tag push: VLAN 4094 (0x0ffe)");
 }
 
+/* What a run of sequence numbers counted: the sums a sender's counters would hold. */
+struct seq_counts {
+	int64_t lost;          /* sum of *lost (= s.lost) */
+	unsigned int gaps, reordered, duplicates, restarts;
+};
+
+/* Feed the @p n numbers of @p seq to a new sender's state @p s. */
+static struct seq_counts seq_run(struct sbx_seq_state *s, const uint32_t *seq, unsigned int n)
+{
+	struct seq_counts c = {0};
+	unsigned int i;
+	int64_t lost;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < n; i++) {
+		switch (sbx_seq_track(s, seq[i], &lost)) {
+		case SBX_SEQ_GAP: c.gaps++; break;
+		case SBX_SEQ_REORDERED: c.reordered++; break;
+		case SBX_SEQ_DUPLICATE: c.duplicates++; break;
+		case SBX_SEQ_RESTARTED: c.restarts++; break;
+		default: break;
+		}
+		c.lost += lost;
+	}
+	return c;
+}
+
+/* Sequences with their counts worked out by hand (lost = numbers skipped less those that came late). */
+static void test_seq_cases(void)
+{
+	static const struct {
+		const char *what;
+		uint32_t seq[12];
+		unsigned int n;
+		int64_t lost;
+		unsigned int gaps, reordered, duplicates;
+	} cases[] = {
+		{"10 11 12 16 15 17 (issue #24): 13..15 skipped, 15 late", {10, 11, 12, 16, 15, 17}, 6, 2, 1, 1, 0},
+		{"1 3 2: the gap filled", {1, 3, 2}, 3, 0, 1, 1, 0},
+		{"1 2 2 3: a duplicate", {1, 2, 2, 3}, 4, 0, 0, 0, 1},
+		{"1 5 4 3 2: every skipped number late", {1, 5, 4, 3, 2}, 5, 0, 1, 3, 0},
+		{"1 5 3 3 6: one late, then its duplicate", {1, 5, 3, 3, 6}, 5, 2, 1, 1, 1},
+		{"5 4 4 6: 4 from before the first number: late, never lost", {5, 4, 4, 6}, 4, 0, 0, 1, 1},
+		{"1 2 5 5 3 4 1: both late, 5 and 1 twice", {1, 2, 5, 5, 3, 4, 1}, 7, 0, 1, 2, 2},
+		{"1 4 8 2 7 3: two gaps, 3 of 5 late", {1, 4, 8, 2, 7, 3}, 6, 2, 2, 3, 0},
+		{"0xfffffffe 0xffffffff 2 1 0: late across the wrap", {0xfffffffeu, 0xffffffffu, 2, 1, 0}, 5, 0, 1, 2, 0},
+		{"7 7 7: the same number again is a duplicate", {7, 7, 7}, 3, 0, 0, 0, 2},
+		{"20 19 18 21 19: late before the first, then a duplicate", {20, 19, 18, 21, 19}, 5, 0, 0, 2, 1},
+	};
+	struct sbx_seq_state s;
+	struct seq_counts c;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c = seq_run(&s, cases[i].seq, cases[i].n);
+		check(c.lost == cases[i].lost && (int64_t)s.lost == c.lost && c.gaps == cases[i].gaps &&
+			      c.reordered == cases[i].reordered && c.duplicates == cases[i].duplicates,
+		      "seq %s: lost %lld gaps %u reordered %u duplicates %u (want %lld %u %u %u)", cases[i].what,
+		      (long long)c.lost, c.gaps, c.reordered, c.duplicates, (long long)cases[i].lost, cases[i].gaps,
+		      cases[i].reordered, cases[i].duplicates);
+	}
+}
+
+/* The window: a late frame un-counts its loss only within SBX_SEQ_WINDOW; lost_final is what left it. */
+static void test_seq_window(void)
+{
+	const uint32_t w = SBX_SEQ_WINDOW;
+	struct sbx_seq_state s = {0};
+	int64_t lost;
+	uint32_t i;
+	int ok = 1;
+
+	sbx_seq_track(&s, 100, &lost);
+	check(sbx_seq_track(&s, 100 + w, &lost) == SBX_SEQ_GAP && lost == w - 1 && s.missing == w - 1 && s.lost_final == 0,
+	      "seq window: a gap of W-1 (101..100+W-1): all W-1 missing, none final");
+	ok = sbx_seq_track(&s, 101, &lost) == SBX_SEQ_REORDERED && lost == -1 && s.lost == w - 2 && s.missing == w - 2;
+	check(ok, "seq window: 101, W-1 behind, is late: its loss un-counted (lost %llu)", (unsigned long long)s.lost);
+	ok = sbx_seq_track(&s, 100, &lost) == SBX_SEQ_RESTARTED && lost == 0 && s.lost == w - 2 &&
+	     s.lost_final == w - 2 && s.missing == 0;
+	check(ok, "seq window: 100, W behind, is a restart; what was missing is final (%llu)", (unsigned long long)s.lost_final);
+	ok = 1;
+	/* missing numbers become final when they leave the window */
+	memset(&s, 0, sizeof(s));
+	sbx_seq_track(&s, 1, &lost);
+	sbx_seq_track(&s, 5, &lost); /* 2, 3, 4 missing */
+	for (i = 6; i <= w; i++)
+		ok &= sbx_seq_track(&s, i, &lost) == SBX_SEQ_IN_ORDER;
+	check(ok && s.lost == 3 && s.missing == 3 && s.lost_final == 0,
+	      "seq window: 1, 5, 6..W: 2..4 still in the window (missing %u, final %llu)", s.missing,
+	      (unsigned long long)s.lost_final);
+	ok = sbx_seq_track(&s, w + 1, &lost) == SBX_SEQ_IN_ORDER && s.missing == 3 && s.lost_final == 0;
+	check(ok, "seq window: W+1 pushes out 1, which came: nothing final (missing %u)", s.missing);
+	ok = sbx_seq_track(&s, w + 2, &lost) == SBX_SEQ_IN_ORDER && s.missing == 2 && s.lost_final == 1;
+	check(ok, "seq window: W+2 pushes out 2, which never came: 1 final (final %llu, missing %u)",
+	      (unsigned long long)s.lost_final, s.missing);
+	for (i = w + 2; i <= w + 5; i++)
+		sbx_seq_track(&s, i, &lost);
+	check(s.lost == 3 && s.missing == 0 && s.lost_final == 3, "seq window: at W+5, 2..4 are final: lost 3, final 3");
+	check(sbx_seq_track(&s, 4, &lost) == SBX_SEQ_RESTARTED && s.lost == 3,
+	      "seq window: 4 once it left the window: a restart, not a late frame");
+	/* a gap wider than the window: what it skips beyond the window is final at once */
+	memset(&s, 0, sizeof(s));
+	sbx_seq_track(&s, 1, &lost);
+	check(sbx_seq_track(&s, 1 + w + 10, &lost) == SBX_SEQ_GAP && lost == w + 9 && s.missing == w - 1 &&
+		      s.lost_final == 10,
+	      "seq window: a gap of W+9: W-1 missing, 10 final");
+	check(sbx_seq_track(&s, w + 10, &lost) == SBX_SEQ_REORDERED && lost == -1 && s.lost == w + 8 &&
+		      s.lost_final == 10,
+	      "seq window: the number before the gap's end is late: lost W+8");
+	/* lost_final never goes down, lost never below it */
+	memset(&s, 0, sizeof(s));
+	{
+		uint64_t prev = 0;
+		uint32_t x = 12345, n = 1000;
+
+		ok = 1;
+		for (i = 0; i < 200000; i++) {
+			x = x * 1103515245u + 12345u;
+			/* mostly forward, sometimes late or repeated, sometimes skipping */
+			n += (x >> 16) % 7 == 0 ? (uint32_t)-(int32_t)((x >> 8) % 40) : (x >> 20) % 5;
+			sbx_seq_track(&s, n, &lost);
+			ok &= s.lost_final >= prev && s.lost >= s.lost_final && s.lost - s.lost_final == s.missing &&
+			      s.missing < w;
+			prev = s.lost_final;
+		}
+		check(ok, "seq window: 200000 random numbers: lost_final never decreases, lost = final + missing "
+			  "(lost %llu, final %llu)", (unsigned long long)s.lost, (unsigned long long)s.lost_final);
+	}
+}
+
 static void test_seq(void)
 {
 	struct sbx_seq_state s = {0};
-	uint64_t lost = 99, total = 0;
+	int64_t lost = 99, total = 0;
 	int i, ok = 1;
 
 	check(sbx_seq_track(&s, 100, &lost) == SBX_SEQ_IN_ORDER && lost == 0 && s.started && s.next == 101,
@@ -194,24 +325,24 @@ static void test_seq(void)
 		ok &= sbx_seq_track(&s, (uint32_t)i, &lost) == SBX_SEQ_IN_ORDER && lost == 0;
 	check(ok, "seq: 101..109 in order");
 	check(sbx_seq_track(&s, 115, &lost) == SBX_SEQ_GAP && lost == 5 && s.next == 116, "seq: 110..114 missing: a gap of 5");
-	check(sbx_seq_track(&s, 112, &lost) == SBX_SEQ_REORDERED && lost == 0 && s.next == 116,
-	      "seq: 112 late: reordered, not lost, next unchanged");
-	check(sbx_seq_track(&s, 115, &lost) == SBX_SEQ_REORDERED && lost == 0, "seq: 115 again: reordered (a duplicate)");
+	check(sbx_seq_track(&s, 112, &lost) == SBX_SEQ_REORDERED && lost == -1 && s.next == 116 && s.lost == 4,
+	      "seq: 112 late: reordered, no longer lost (4 are), next unchanged");
+	check(sbx_seq_track(&s, 115, &lost) == SBX_SEQ_DUPLICATE && lost == 0, "seq: 115 again: a duplicate");
 	check(sbx_seq_track(&s, 116, &lost) == SBX_SEQ_IN_ORDER, "seq: 116 in order after it");
 	/* wrap at 2^32 */
-	s = (struct sbx_seq_state){0};
+	memset(&s, 0, sizeof(s));
 	sbx_seq_track(&s, 0xfffffffeu, &lost);
 	check(sbx_seq_track(&s, 0xffffffffu, &lost) == SBX_SEQ_IN_ORDER && sbx_seq_track(&s, 0, &lost) == SBX_SEQ_IN_ORDER &&
 		      sbx_seq_track(&s, 1, &lost) == SBX_SEQ_IN_ORDER,
 	      "seq: 0xfffffffe, 0xffffffff, 0, 1: in order across the wrap");
 	check(sbx_seq_track(&s, 4, &lost) == SBX_SEQ_GAP && lost == 2, "seq: after the wrap, 2..3 missing: a gap of 2");
-	s = (struct sbx_seq_state){0};
+	memset(&s, 0, sizeof(s));
 	sbx_seq_track(&s, 0xfffffff0u, &lost);
 	check(sbx_seq_track(&s, 3, &lost) == SBX_SEQ_GAP && lost == 18, "seq: a gap across the wrap: 0xfffffff1..2 = 18 lost");
-	check(sbx_seq_track(&s, 0xfffffff5u, &lost) == SBX_SEQ_REORDERED && lost == 0,
-	      "seq: a number from before the wrap is reordered");
+	check(sbx_seq_track(&s, 0xfffffff5u, &lost) == SBX_SEQ_REORDERED && lost == -1,
+	      "seq: a number from before the wrap is late (17 lost)");
 	/* a sender that numbers every frame 0 */
-	s = (struct sbx_seq_state){0};
+	memset(&s, 0, sizeof(s));
 	ok = sbx_seq_track(&s, 0, &lost) == SBX_SEQ_IN_ORDER;
 	for (i = 0; i < 1000; i++) {
 		ok &= sbx_seq_track(&s, 0, &lost) == SBX_SEQ_NOT_MAINTAINED;
@@ -220,7 +351,7 @@ static void test_seq(void)
 	check(ok && total == 0 && s.zero_run == 1001, "seq: 1001 frames numbered 0: not maintained, 0 lost (zero_run %llu)",
 	      (unsigned long long)s.zero_run);
 	/* a sender that starts at 0 and counts */
-	s = (struct sbx_seq_state){0};
+	memset(&s, 0, sizeof(s));
 	check(sbx_seq_track(&s, 0, &lost) == SBX_SEQ_IN_ORDER && sbx_seq_track(&s, 1, &lost) == SBX_SEQ_IN_ORDER &&
 		      sbx_seq_track(&s, 2, &lost) == SBX_SEQ_IN_ORDER && s.zero_run == 0,
 	      "seq: 0, 1, 2 is a maintained sequence");
@@ -228,7 +359,7 @@ static void test_seq(void)
 	      "seq: a jump of 2^31 or more is never counted as loss (a restart)");
 	/* a sender that starts counting again (a switch reload): the count goes on from the new number,
 	 * no frame after it is "reordered" and a later gap is seen again */
-	s = (struct sbx_seq_state){0};
+	memset(&s, 0, sizeof(s));
 	for (i = 0; i < 100000; i++)
 		sbx_seq_track(&s, (uint32_t)i, &lost);
 	ok = sbx_seq_track(&s, 0, &lost) == SBX_SEQ_RESTARTED && lost == 0;
@@ -236,11 +367,13 @@ static void test_seq(void)
 		ok &= sbx_seq_track(&s, (uint32_t)i, &lost) == SBX_SEQ_IN_ORDER;
 	check(ok, "seq: 0..99999, then 0..49 again (a restart): no frame after the restart is reordered");
 	check(sbx_seq_track(&s, 53, &lost) == SBX_SEQ_GAP && lost == 3, "seq: after the restart a gap of 3 is seen");
-	s = (struct sbx_seq_state){0};
+	memset(&s, 0, sizeof(s));
 	sbx_seq_track(&s, 10000, &lost);
 	check(sbx_seq_track(&s, 10001 - SBX_SEQ_REORDER_MAX, &lost) == SBX_SEQ_REORDERED &&
 		      sbx_seq_track(&s, 10000 - SBX_SEQ_REORDER_MAX, &lost) == SBX_SEQ_RESTARTED && s.next == 10001 - SBX_SEQ_REORDER_MAX,
 	      "seq: SBX_SEQ_REORDER_MAX behind is late, one more is a restart");
+	test_seq_cases();
+	test_seq_window();
 }
 
 /* dedup_one(t, frame, len, ignore, now, st): a single-segment check */
@@ -458,12 +591,107 @@ static void test_dedup(void)
 	free(mem);
 }
 
+/* The tunnel sender table (sbx_senders_*): a bounded table in caller memory, senders found again,
+ * a full table refuses, idle senders and a port's senders leave it, a restart keeps the slots. */
+static void test_senders(void)
+{
+	static struct sbx_tunnel_source src[SBX_MAX_TUNNEL_SOURCES];
+	static struct sbx_sender_table t, t2;
+	uint64_t expired[SBX_MAX_PORTS] = { 0 };
+	bool drop[SBX_MAX_PORTS] = { false };
+	uint8_t a[16] = { 192, 0, 2, 0 }, a6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+	struct sbx_tunnel_source *e[8], *x;
+	unsigned int i, used;
+	int ok = 1;
+
+	sbx_senders_init(&t, src, 8);
+	for (i = 0; i < 8; i++) {
+		a[3] = (uint8_t)(i + 1);
+		e[i] = sbx_senders_get(&t, (uint8_t)(i % 2), 2, 4, 100 + i, a);
+		ok &= e[i] != NULL && e[i]->used && !(e[i]->gen & 1) && e[i]->port == i % 2 && e[i]->id == 100 + i;
+		if (e[i])
+			e[i]->last_seen_ns = 1000 + i; /* sender i last seen at 1000 + i */
+	}
+	check(ok && t.nb_used == 8, "senders: a table of 8 takes 8 senders (ports 0 and 1)");
+	a[3] = 9;
+	check(sbx_senders_get(&t, 0, 2, 4, 108, a) == NULL, "senders: the 9th finds the table full (untracked)");
+	for (i = 0, ok = 1; i < 8; i++) {
+		a[3] = (uint8_t)(i + 1);
+		ok &= sbx_senders_get(&t, (uint8_t)(i % 2), 2, 4, 100 + i, a) == e[i];
+	}
+	check(ok, "senders: each of the 8 finds its own slot again");
+	a[3] = 1;
+	check(sbx_senders_get(&t, 0, 2, 4, 101, a) == NULL && sbx_senders_get(&t, 1, 2, 4, 100, a) == NULL &&
+		      sbx_senders_get(&t, 0, 3, 4, 100, a) == NULL && sbx_senders_get(&t, 0, 2, 6, 100, a) == NULL,
+	      "senders: another id, port, kind or family is another sender");
+	/* idle: at 1000 + 3 + idle, senders 0..3 are idle for >= idle, 4..7 not */
+	check(sbx_senders_expire(&t, 1003 + 50, 50, NULL, expired) == 4 && t.nb_used == 4 && expired[0] == 2 &&
+		      expired[1] == 2,
+	      "senders: the 4 idle for 50 ns or longer leave (2 of port 0, 2 of port 1)");
+	for (i = 0, ok = 1; i < 8; i++) {
+		a[3] = (uint8_t)(i + 1);
+		ok &= i < 4 ? !e[i]->used : sbx_senders_get(&t, (uint8_t)(i % 2), 2, 4, 100 + i, a) == e[i];
+	}
+	check(ok, "senders: the others keep their slots and are found again");
+	for (i = 0, ok = 1; i < 4; i++) {
+		a[3] = (uint8_t)(20 + i);
+		x = sbx_senders_get(&t, 2, 5, 4, i, a);
+		ok &= x != NULL && x->packets == 0 && x->seq.lost == 0 && x->port == 2;
+		if (x)
+			x->last_seen_ns = 5000;
+	}
+	a6[15] = 1;
+	check(ok && t.nb_used == 8 && sbx_senders_get(&t, 2, 5, 6, 0, a6) == NULL,
+	      "senders: 4 new senders take the freed slots, zeroed; then the table is full again");
+	/* a port's senders dropped (its rules changed), whatever their age */
+	drop[1] = true;
+	memset(expired, 0, sizeof(expired));
+	check(sbx_senders_expire(&t, 0, UINT64_MAX, drop, expired) == 2 && t.nb_used == 6 && expired[1] == 0,
+	      "senders: the rules of port 1 changed: its 2 senders leave (not counted as expired)");
+	x = sbx_senders_get(&t, 2, 5, 6, 0, a6);
+	check(x != NULL && x->af == 6 && !memcmp(x->src, a6, 16), "senders: an IPv6 sender takes a freed slot");
+	/* a worker restarted into its slots finds the senders again */
+	for (i = 0, used = 0; i < SBX_MAX_TUNNEL_SOURCES; i++)
+		used += src[i].used;
+	sbx_senders_init(&t2, src, 8);
+	a[3] = 20;
+	check(t2.nb_used == used && used == 7 && sbx_senders_get(&t2, 2, 5, 4, 0, a) != NULL && t2.nb_used == 7 &&
+		      sbx_senders_get(&t2, 2, 5, 6, 0, a6) == x,
+	      "senders: a new table on the same slots (a restarted worker) has the 7 senders (%u)", t2.nb_used);
+	/* a slot left half written (gen odd) is freed at init; a smaller table frees the slots beyond it */
+	x->gen |= 1;
+	sbx_senders_init(&t2, src, 4);
+	for (i = 0, used = 0; i < SBX_MAX_TUNNEL_SOURCES; i++)
+		used += src[i].used;
+	check(t2.nb_used == used && used <= 4 && !x->used && !(x->gen & 1),
+	      "senders: a half-written slot and the slots beyond the table's size are freed (%u left)", used);
+	/* a full table of the most slots: every sender found again, lookups stay bounded */
+	memset(src, 0, sizeof(src));
+	sbx_senders_init(&t, src, SBX_MAX_TUNNEL_SOURCES);
+	for (i = 0, ok = 1; i < SBX_MAX_TUNNEL_SOURCES; i++) {
+		a[2] = (uint8_t)(i >> 8);
+		a[3] = (uint8_t)i;
+		ok &= sbx_senders_get(&t, 0, 2, 4, 7, a) != NULL;
+	}
+	for (i = 0; i < SBX_MAX_TUNNEL_SOURCES; i++) {
+		a[2] = (uint8_t)(i >> 8);
+		a[3] = (uint8_t)i;
+		x = sbx_senders_get(&t, 0, 2, 4, 7, a);
+		ok &= x != NULL && x->src[2] == a[2] && x->src[3] == a[3];
+	}
+	a[1] = 1;
+	check(ok && t.nb_used == SBX_MAX_TUNNEL_SOURCES && sbx_senders_get(&t, 0, 2, 4, 7, a) == NULL,
+	      "senders: %u senders in a table of %u, each found again; one more is untracked", SBX_MAX_TUNNEL_SOURCES,
+	      SBX_MAX_TUNNEL_SOURCES);
+}
+
 int main(void)
 {
 	test_strip();
 	test_tag_push();
 	test_seq();
 	test_dedup();
+	test_senders();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }
