@@ -92,16 +92,20 @@ check "GET /mirrors never lists a capture" [ "$(cap_get /mirrors | jq 'length')"
 
 # a capture whose file blocks (the next file of its ring is a FIFO nobody reads: open() waits)
 # stalls only itself: another capture starts (a change of the tables) and ends on its stop.seconds
-code=$(cap_post '{"sources": [{"port": "in0"}], "files": {"seconds": 2}, "stop": {"packets": 100}}')
+# (a filter no frame matches: it must not end on stop.packets, which bounds its quota share)
+t0=$(date +%s%N)
+code=$(cap_post '{"sources": [{"port": "in0"}], "filter": "udp port 9", "files": {"seconds": 6}, "stop": {"packets": 100}}')
 X=$(jq -r .id "$TMP/post.json")
-[ "$code" = 201 ] && mkfifo "$TMP/captures/$X/2.pcapng"
-sleep 3 # its writer is in open() of file 2 now
+check "capture $X started ($code in $((($(date +%s%N) - t0) / 1000000)) ms), its next file 2.pcapng made a FIFO before it is due" \
+	mkfifo "$TMP/captures/$X/2.pcapng"
+wait_for 100 cond "[ \$((\$(date +%s%N) - t0)) -gt 7000000000 ]" # its writer is in open() of file 2 now
+stX=$(cap_state "$X")
 t0=$(date +%s%N)
 code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"seconds": 1, "packets": 100}}')
 Y=$(jq -r .id "$TMP/post.json")
 ms=$((($(date +%s%N) - t0) / 1000000))
-check "while capture $X ($(cap_state "$X")) waits in open() of its FIFO file: POST /captures starts another ($code in $ms ms, id $Y)" \
-	[ "$code" = 201 ]
+check "while capture $X ($stX) waits in open() of its FIFO file: POST /captures starts another ($code in $ms ms, id $Y)" \
+	[ "$stX" = running -a "$code" = 201 ]
 wait_for 50 cap_ended "$Y"
 check "and capture $Y ends on its stop.seconds meanwhile ($(cap_state "$Y"))" [ "$(cap_state "$Y")" = "ended: stop.seconds" ]
 timeout 20 cat "$TMP/captures/$X/2.pcapng" >/dev/null 2>&1 & # lets it go
