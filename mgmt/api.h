@@ -113,6 +113,16 @@ extern const struct mgmt_route mgmt_routes_ports[];   /* api_ports.c: port stats
 extern const struct mgmt_route mgmt_routes_captures[]; /* api_captures.c: captures into pcapng files */
 
 /**
+ * Make room for one more session in @p doc (the running document, about to get it): while its
+ * mirrors hold SBX_MAX_MIRRORS sessions, remove the capture session that ended first (its
+ * recorder slot in @p shm ended; running captures and mirror sessions are never removed). Such a
+ * capture stays listed by GET /captures with its files and last state (an earlier capture) until
+ * DELETE (docs/CAPTURE.md). @p ids gets " id id ..." of those removed ("" none).
+ * @return how many were removed.
+ */
+int mgmt_captures_evict(const struct sbx_shm *shm, cJSON *doc, char *ids, size_t len);
+
+/**
  * The running config document (the active tables' json), or NULL with a 503/500 in *body and
  * *code (api_tables.c). The caller frees it.
  */

@@ -99,7 +99,7 @@ static const struct sbx_capture_shm *cap_slot(const struct sbx_shm *shm, long id
 {
 	unsigned int k;
 
-	for (k = 0; k < SBX_MAX_CAPTURES; k++)
+	for (k = 0; k < SBX_CAPTURE_SLOTS; k++)
 		if (__atomic_load_n(&shm->captures[k].state, __ATOMIC_ACQUIRE) != SBX_CAP_FREE &&
 		    shm->captures[k].id == id)
 			return &shm->captures[k];
@@ -129,6 +129,40 @@ static bool id_free(const void *shm, long id)
 
 	cap_path(shm, id, 0, false, path, sizeof(path));
 	return stat(path, &st) != 0;
+}
+
+int mgmt_captures_evict(const struct sbx_shm *shm, cJSON *doc, char *ids, size_t len)
+{
+	cJSON *arr = mgmt_doc_array(doc, "mirrors");
+	size_t off = 0;
+	int n = 0;
+
+	ids[0] = '\0';
+	while (cJSON_GetArraySize(arr) >= SBX_MAX_MIRRORS) {
+		const struct sbx_capture_shm *cs, *oldest = NULL;
+		int i = 0, at = -1;
+		cJSON *it;
+
+		cJSON_ArrayForEach(it, arr) {
+			const cJSON *idv = cJSON_GetObjectItemCaseSensitive(it, "id");
+
+			cs = cJSON_IsNumber(idv) && cap_session(shm, (long)idv->valuedouble, NULL) != NULL
+				     ? cap_slot(shm, (long)idv->valuedouble) : NULL;
+			if (cs != NULL && __atomic_load_n(&cs->state, __ATOMIC_ACQUIRE) == SBX_CAP_ENDED &&
+			    (oldest == NULL || cs->end_ns < oldest->end_ns)) {
+				oldest = cs;
+				at = i;
+			}
+			i++;
+		}
+		if (oldest == NULL)
+			break;
+		if (off < len)
+			off += (size_t)snprintf(ids + off, len - off, " %u", oldest->id);
+		cJSON_DeleteItemFromArray(arr, at);
+		n++;
+	}
+	return n;
 }
 
 /* What the capture directory holds and what running captures may still write. */
@@ -379,7 +413,7 @@ static unsigned int post_capture(struct req *r, cJSON **body)
 	unsigned int code = MHD_HTTP_CREATED;
 	struct mgmt_capture_room room;
 	struct mgmt_verdict v;
-	char detail[160], prefix[32];
+	char detail[160], prefix[32], evicted[64];
 	const struct sbx_shm *shm;
 	cJSON *in, *doc, *ok;
 	long id = 0;
@@ -396,6 +430,7 @@ static unsigned int post_capture(struct req *r, cJSON **body)
 		return code;
 	}
 	cap_room(shm, &room);
+	mgmt_captures_evict(shm, doc, evicted, sizeof(evicted));
 	if (mgmt_merge_post_capture(in, doc, &room, id_free, shm, &id, prefix, sizeof(prefix), &v) != 0) {
 		*body = mgmt_error(v.code, v.field, "%s", v.msg);
 		cJSON_Delete(in);
@@ -407,7 +442,8 @@ static unsigned int post_capture(struct req *r, cJSON **body)
 	cJSON_AddNumberToObject(ok, "id", (double)id);
 	snprintf(detail, sizeof(detail), "/api/v1/captures/%ld", id);
 	cJSON_AddStringToObject(ok, "href", detail);
-	snprintf(detail, sizeof(detail), "POST /api/v1/captures: capture %ld started", id);
+	snprintf(detail, sizeof(detail), "POST /api/v1/captures: capture %ld started%s%.80s", id,
+		 evicted[0] ? "; ended captures out of the sessions:" : "", evicted);
 	return mgmt_tables_change(r, body, doc, "capture_start", detail, MHD_HTTP_CREATED, ok, prefix);
 }
 

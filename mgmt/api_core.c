@@ -239,18 +239,23 @@ static unsigned int get_pool(struct req *r, cJSON **body)
 	return MHD_HTTP_NOT_FOUND;
 }
 
-/* GET /events?limit=N (default 100, at most 1000), newest first. */
+/* GET /events?limit=N (default 100, at most 1000)&kind=K (only that kind), newest first. */
 static unsigned int get_events(struct req *r, cJSON **body)
 {
 	const char *l = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "limit");
+	const char *kind = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "kind");
 	char *end = NULL;
 	long limit = l ? strtol(l, &end, 10) : 100;
 
 	if (l != NULL && (*l == '\0' || *end != '\0' || limit < 1 || limit > 1000)) {
-		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, NULL, "limit: %s is not an integer in 1..1000", l);
+		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, "limit", "limit: %s is not an integer in 1..1000", l);
 		return MHD_HTTP_BAD_REQUEST;
 	}
-	*body = mgmt_db_events_json(r->ctx->db, (int)limit);
+	if (kind != NULL && (kind[0] == '\0' || strlen(kind) > 64 || strspn(kind, "abcdefghijklmnopqrstuvwxyz_") != strlen(kind))) {
+		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, "kind", "kind: \"%.64s\" is not an event kind (a-z and _, at most 64)", kind);
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	*body = mgmt_db_events_json(r->ctx->db, (int)limit, kind);
 	if (*body == NULL) {
 		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "database: cannot read events");
 		return MHD_HTTP_SERVICE_UNAVAILABLE;

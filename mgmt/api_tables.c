@@ -438,8 +438,9 @@ static unsigned int get_mirror(struct req *r, cJSON **body)
 static unsigned int post_mirror(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_CREATED;
+	const struct sbx_shm *shm;
 	cJSON *in, *doc;
-	char detail[160], prefix[32];
+	char detail[160], prefix[32], evicted[64];
 	struct mgmt_verdict v;
 	long id;
 
@@ -453,18 +454,21 @@ static unsigned int post_mirror(struct req *r, cJSON **body)
 		*body = verdict_error(&v);
 		return v.code;
 	}
-	doc = running_doc(r, body, &code);
+	shm = mgmt_need_shm(r, body, &code);
+	doc = shm != NULL ? running_doc(r, body, &code) : NULL;
 	if (doc == NULL) {
 		cJSON_Delete(in);
 		return code;
 	}
+	mgmt_captures_evict(shm, doc, evicted, sizeof(evicted));
 	if (mgmt_merge_post_mirror(in, doc, &id, prefix, sizeof(prefix), &v) != 0) {
 		*body = verdict_error(&v);
 		cJSON_Delete(in);
 		cJSON_Delete(doc);
 		return v.code;
 	}
-	snprintf(detail, sizeof(detail), "POST /api/v1/mirrors: session %ld added", id);
+	snprintf(detail, sizeof(detail), "POST /api/v1/mirrors: session %ld added%s%.80s", id,
+		 evicted[0] ? "; ended captures out of the sessions:" : "", evicted);
 	return change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, in, prefix);
 }
 

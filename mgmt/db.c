@@ -381,16 +381,19 @@ int mgmt_db_import_events(struct mgmt_db *db, const struct sbx_shm *shm)
 	return n;
 }
 
-cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit)
+cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit, const char *kind)
 {
 	cJSON *arr = cJSON_CreateArray();
 	sqlite3_stmt *st;
 
 	if (db->h == NULL || sqlite3_prepare_v2(db->h,
-			"SELECT id, ts, kind, detail, worker, pid, client FROM events ORDER BY id DESC LIMIT ?1",
+			"SELECT id, ts, kind, detail, worker, pid, client FROM events WHERE ?2 IS NULL OR kind = ?2"
+			" ORDER BY id DESC LIMIT ?1",
 			-1, &st, NULL) != SQLITE_OK)
 		return NULL;
 	sqlite3_bind_int(st, 1, limit);
+	if (kind != NULL)
+		sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		cJSON *o = cJSON_CreateObject();
 

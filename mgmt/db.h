@@ -90,8 +90,9 @@ int mgmt_db_insert_event(sqlite3 *h, const char *ts, const char *kind, const cha
  */
 int mgmt_db_import_events(struct mgmt_db *db, const struct sbx_shm *shm);
 
-/** @return the newest @p limit events, newest first, as a new JSON array; NULL on error. */
-cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit);
+/** @return the newest @p limit events (only those of kind @p kind unless it is NULL), newest
+ *  first, as a new JSON array; NULL on error. */
+cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit, const char *kind);
 
 /** @return bytes the database uses on disk (main file plus WAL), 0 when unknown. */
 uint64_t mgmt_db_size(const struct mgmt_db *db);

@@ -39,7 +39,9 @@
 #define LISTEN_BACKLOG 4096
 
 static volatile sig_atomic_t g_stop;
-static bool g_print_token; /* --print-token: print the effective token and exit */
+/* --print-token: print the effective admin token and exit; --print-token-source: print where
+ * it comes from ("config", or the path of the token file mgmt reads) and exit */
+static enum { PRINT_NONE, PRINT_TOKEN, PRINT_TOKEN_SOURCE } g_print_token;
 
 static void on_signal(int sig)
 {
@@ -50,6 +52,7 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " -c CONFIG.json [--listen ADDR] [--port N] [--db PATH] [--print-token]\n"
+		   "       " PROG " -c CONFIG.json --print-token-source\n"
 		   "       " PROG " --routes   (print every route as \"METHOD PATH\" and exit)\n");
 }
 
@@ -60,7 +63,7 @@ static int parse_args(int argc, char **argv, struct sbx_config *cfg)
 		{ "config", required_argument, NULL, 'c' }, { "listen", required_argument, NULL, 'l' },
 		{ "port", required_argument, NULL, 'p' },   { "db", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },         { "print-token", no_argument, NULL, 't' },
-		{ "routes", no_argument, NULL, 'r' },
+		{ "routes", no_argument, NULL, 'r' },       { "print-token-source", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *listen_addr = NULL, *db = NULL;
@@ -81,7 +84,8 @@ static int parse_args(int argc, char **argv, struct sbx_config *cfg)
 				return 2;
 			}
 			break;
-		case 't': g_print_token = true; break;
+		case 't': g_print_token = PRINT_TOKEN; break;
+		case 's': g_print_token = PRINT_TOKEN_SOURCE; break;
 		case 'r': routes = true; break;
 		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return 2;
@@ -236,11 +240,17 @@ static int mgmt_setup(struct mgmt_run *r, int argc, char **argv)
 	return 0;
 }
 
-/* --print-token: the effective token on stdout. @return the exit code. */
+/* --print-token: the effective admin token on stdout; --print-token-source: "config" when the
+ * config holds it (mgmt.token or mgmt.tokens.admin), else the token file it is read from
+ * (mgmt.token_file, mgmt.tokens.admin_file or the database's ".token"). @return the exit code. */
 static int print_token(const struct sbx_config *cfg)
 {
 	char token[MGMT_TOKEN_MAX + 1], err[512];
 
+	if (g_print_token == PRINT_TOKEN_SOURCE) {
+		printf("%s\n", cfg->mgmt_token[0] != '\0' ? "config" : cfg->mgmt_token_file);
+		return 0;
+	}
 	if (mgmt_auth_load(cfg, false, token, NULL, err, sizeof(err)) < 0) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return 1;
@@ -258,7 +268,7 @@ static void announce_start(struct mgmt_run *r)
 	fprintf(stderr, PROG ": listening on %s port %u, database %s\n", cfg->mgmt_listen, cfg->mgmt_port,
 		cfg->mgmt_database);
 	if (cfg->mgmt_token[0] != '\0')
-		fprintf(stderr, PROG ": token: from the config (mgmt.token)\n");
+		fprintf(stderr, PROG ": token: from the config (mgmt.token or mgmt.tokens.admin)\n");
 	else
 		fprintf(stderr, PROG ": token: %s (%s)\n", cfg->mgmt_token_file,
 			r->token_created ? "generated now" : "existing");

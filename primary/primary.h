@@ -275,12 +275,13 @@ void sbx_groups_lock(void);
 void sbx_groups_unlock(void);
 /* recorder.c: captures into pcapng files (docs/CAPTURE.md) */
 
-/** Start the recorder thread (it drains every capture's ring into its files). @return 0 or -1. */
+/** Ready the recorder (each capture gets a writer thread of its own at its start). @return 0. */
 int sbx_recorder_init(struct sbx_primary *p);
 /**
  * Start a capture for every session of @p n whose destination is the recorder and that has none
  * yet: its slot in shm->captures, its ring, its directory <mgmt.captures.directory>/<id> (older
- * files of that id removed) and its first file. Called before @p n is published, so that the
+ * files of that id removed), its first file and its writer thread. At most SBX_MAX_CAPTURES
+ * running at once (ended captures keep their slot but do not count). Called before @p n is published, so that the
  * workers find the ring. @return 0, or -1 with "field: reason" in @p err (the change is refused;
  * the captures it started are pruned by the caller).
  */
@@ -288,10 +289,11 @@ int sbx_recorder_add(const struct sbx_config *n, char *err, size_t errlen);
 /**
  * End and free the capture of every slot whose session is not in @p n (the running tables): its
  * ring drained into its files, its last file closed with its statistics. Only once no worker can
- * use the ring any more (after the grace period of the change that removed the session).
+ * use the ring any more (after the grace period of the change that removed the session). Joins
+ * the capture's writer: waits for a write of that capture that blocks (of no other).
  */
 void sbx_recorder_prune(const struct sbx_config *n);
-/** End every capture ("primary stopped") and stop the thread; after the workers stopped. */
+/** End every capture ("primary stopped") and join its writer; after the workers stopped. */
 void sbx_recorder_fini(void);
 /* pdump.c: DPDK's capture tools (docs/CAPTURE.md "DPDK's own tools") */
 

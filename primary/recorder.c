@@ -3,8 +3,8 @@
  * The recorder: the half of a capture that writes files (docs/CAPTURE.md "Recording through the
  * API"). A capture is a mirror session whose destination is "recorder": the workers make pcapng
  * copies of its frames (rte_pcapng_copy, secondary/capture.c) from the capture pool and enqueue
- * them to the capture's ring; a thread of the primary of its own (not an EAL lcore: it takes no
- * worker's core and never delays the main loop's supervision or pcap bridging) drains every ring
+ * them to the capture's ring; a thread of the primary per capture (not an EAL lcore: it takes no
+ * worker's core and never delays the main loop's supervision or pcap bridging) drains its ring
  * and writes the blocks to <mgmt.captures.directory>/<id>/<n>.pcapng, one file or a ring of
  * files, until a stop condition, the quota share, a mgmt restart or the removal of the session.
  *
@@ -24,9 +24,18 @@
  * format of draft-ietf-opsawg-pcapng; the packet blocks are rte_pcapng_copy()'s, written as they
  * are with the interface id set to the spanbox port index.
  *
- * Locking: the tables thread adds slots (sbx_recorder_add, before a change is published) and
- * frees them (sbx_recorder_prune, after its grace period); the recorder thread writes. Both take
- * rec.lock; the workers never do (they see only the ring and the slot's `ended` flag).
+ * Threads and locking: every capture has a writer thread of its own (started with its slot, joined
+ * when the slot is freed) that drains its ring and writes its files; it shares nothing with the
+ * other captures' writers, so a write (or open) that blocks, a slow disk or a FIFO nobody reads,
+ * stalls that capture only: the others keep writing and ending on their stop conditions. rec.lock
+ * guards the slot table alone: the tables thread adds slots (sbx_recorder_add, before a change is
+ * published) and frees them (sbx_recorder_prune, after its grace period), sbx_recorder_fini frees
+ * them all; no writer takes it, so a blocked write never holds up a change of the tables (the
+ * workers' hand-over to new rings) nor the start of another capture. The one wait left: freeing
+ * a slot joins its writer, so deleting a capture whose own write blocks waits for that write. A
+ * writer alone touches its rec_slot and its shm slot's counters after the start (before: the
+ * tables thread, which creates the thread afterwards; after the join: the tables thread again).
+ * The workers never take the lock (they see only the ring and the slot's `ended` flag).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -77,16 +86,16 @@ struct rec_slot {
 	uint64_t ifrecv[SBX_MAX_PORTS]; /**< frames of each port written into this file */
 	uint64_t file_frames;       /**< frames written into this file */
 	uint64_t drops_at_open;     /**< the capture's drops when this file was opened */
+	pthread_t tid;              /**< its writer thread (slot_writer) */
+	volatile bool quit;         /**< set by slot_free: the writer returns */
 };
 
 static struct {
 	struct sbx_primary *p;
-	pthread_mutex_t lock;
-	pthread_t tid;
+	pthread_mutex_t lock;       /**< the slot table (used flags): add, prune, fini */
 	bool started;
-	volatile bool stop;
 	struct rte_mempool *mp;
-	struct rec_slot s[SBX_MAX_CAPTURES];
+	struct rec_slot s[SBX_CAPTURE_SLOTS];
 } rec = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static size_t pad4(size_t n)
@@ -431,35 +440,30 @@ static void check_time(struct rec_slot *sl, uint64_t now)
 		file_next(sl);
 }
 
-static void *recorder_thread(void *arg)
+/* The writer of one capture (@p arg: its rec_slot), until slot_free sets quit: drains the ring
+ * into the files while it runs, frees what the workers still enqueue after its end (1 ms naps
+ * when the ring is empty, 10 ms once ended). */
+static void *slot_writer(void *arg)
 {
+	struct rec_slot *sl = arg;
 	struct rte_mbuf *pkts[REC_BURST];
-	struct timespec nap = { 0, 1000000 };
 
-	(void)arg;
-	while (!rec.stop) {
-		unsigned int k, n, busy = 0;
-		uint64_t now = sbx_now_ns();
+	while (!sl->quit) {
+		unsigned int n = rte_ring_sc_dequeue_burst(sl->ring, (void **)pkts, REC_BURST, NULL);
+		bool running = slot_shm(sl)->state == SBX_CAP_RUNNING;
 
-		pthread_mutex_lock(&rec.lock);
-		for (k = 0; k < SBX_MAX_CAPTURES; k++) {
-			struct rec_slot *sl = &rec.s[k];
-
-			if (!sl->used)
-				continue;
-			n = rte_ring_sc_dequeue_burst(sl->ring, (void **)pkts, REC_BURST, NULL);
-			busy += n;
-			if (slot_shm(sl)->state == SBX_CAP_RUNNING) {
-				write_packets(sl, pkts, n);
-				if (slot_shm(sl)->state == SBX_CAP_RUNNING)
-					check_time(sl, now);
-			} else if (n > 0) {
-				rte_pktmbuf_free_bulk(pkts, n); /* taken before the workers saw the end */
-			}
+		if (running) {
+			write_packets(sl, pkts, n);
+			if (slot_shm(sl)->state == SBX_CAP_RUNNING)
+				check_time(sl, sbx_now_ns());
+		} else if (n > 0) {
+			rte_pktmbuf_free_bulk(pkts, n); /* taken before the workers saw the end */
 		}
-		pthread_mutex_unlock(&rec.lock);
-		if (busy == 0)
+		if (n == 0) {
+			struct timespec nap = { 0, running ? 1000000 : 10000000 };
+
 			nanosleep(&nap, NULL);
+		}
 	}
 	return NULL;
 }
@@ -503,13 +507,15 @@ static int capture_start(const struct sbx_mirror_cfg *mc, unsigned int idx, char
 	const struct sbx_config *cfg = rec.p->cfg;
 	struct rec_slot *sl = NULL;
 	struct sbx_capture_shm *cs;
-	unsigned int k;
+	unsigned int k, running = 0;
 
-	for (k = 0; k < SBX_MAX_CAPTURES && sl == NULL; k++)
+	for (k = 0; k < SBX_CAPTURE_SLOTS; k++) /* ended ones keep their slot, but do not count */
+		running += rec.s[k].used && slot_shm(&rec.s[k])->state == SBX_CAP_RUNNING;
+	for (k = 0; k < SBX_CAPTURE_SLOTS && sl == NULL; k++)
 		if (!rec.s[k].used)
 			sl = &rec.s[k];
-	if (sl == NULL) {
-		snprintf(err, errlen, "mirrors[%u].destination.recorder: at most %d captures at once", idx,
+	if (sl == NULL || running >= SBX_MAX_CAPTURES) {
+		snprintf(err, errlen, "mirrors[%u].destination.recorder: at most %d captures recording at once", idx,
 			 SBX_MAX_CAPTURES);
 		return -1;
 	}
@@ -546,8 +552,16 @@ static int capture_start(const struct sbx_mirror_cfg *mc, unsigned int idx, char
 		return -1;
 	}
 	state_write(sl, "running");
-	sl->used = true;
 	__atomic_store_n(&cs->state, SBX_CAP_RUNNING, __ATOMIC_RELEASE);
+	if (pthread_create(&sl->tid, NULL, slot_writer, sl) != 0) {
+		snprintf(err, errlen, "mirrors[%u].destination.recorder: cannot start its writer thread", idx);
+		close(sl->fd);
+		sl->fd = -1;
+		rte_ring_free(sl->ring);
+		memset(cs, 0, sizeof(*cs));
+		return -1;
+	}
+	sl->used = true;
 	sbx_event(rec.p, "capture_start", -1, 0, "capture %u into %s", mc->id, sl->dir);
 	return 0;
 }
@@ -557,7 +571,7 @@ static struct rec_slot *slot_of(uint16_t id)
 {
 	unsigned int k;
 
-	for (k = 0; k < SBX_MAX_CAPTURES; k++)
+	for (k = 0; k < SBX_CAPTURE_SLOTS; k++)
 		if (rec.s[k].used && rec.s[k].mc.id == id)
 			return &rec.s[k];
 	return NULL;
@@ -576,11 +590,15 @@ int sbx_recorder_add(const struct sbx_config *n, char *err, size_t errlen)
 	return rc;
 }
 
-/* Free slot @p sl: ended first (reason @p why), its ring drained and freed. */
+/* Free slot @p sl: its writer stopped (joined: a write of its own that blocks is waited for), the
+ * capture ended (reason @p why), its ring drained and freed. */
 static void slot_free(struct rec_slot *sl, const char *why)
 {
 	struct rte_mbuf *pkts[REC_BURST];
 	unsigned int n;
+
+	sl->quit = true;
+	pthread_join(sl->tid, NULL);
 
 	while ((n = rte_ring_sc_dequeue_burst(sl->ring, (void **)pkts, REC_BURST, NULL)) > 0) {
 		if (slot_shm(sl)->state == SBX_CAP_RUNNING)
@@ -601,7 +619,7 @@ void sbx_recorder_prune(const struct sbx_config *n)
 	uint16_t i;
 
 	pthread_mutex_lock(&rec.lock);
-	for (k = 0; k < SBX_MAX_CAPTURES; k++) {
+	for (k = 0; k < SBX_CAPTURE_SLOTS; k++) {
 		bool live = false;
 
 		if (!rec.s[k].used)
@@ -617,11 +635,6 @@ void sbx_recorder_prune(const struct sbx_config *n)
 int sbx_recorder_init(struct sbx_primary *p)
 {
 	rec.p = p;
-	rec.stop = false;
-	if (pthread_create(&rec.tid, NULL, recorder_thread, NULL) != 0) {
-		fprintf(stderr, "spanbox-primary: cannot start the recorder thread\n");
-		return -1;
-	}
 	rec.started = true;
 	return 0;
 }
@@ -632,11 +645,9 @@ void sbx_recorder_fini(void)
 
 	if (!rec.started)
 		return;
-	rec.stop = true;
-	pthread_join(rec.tid, NULL);
 	rec.started = false;
 	pthread_mutex_lock(&rec.lock);
-	for (k = 0; k < SBX_MAX_CAPTURES; k++)
+	for (k = 0; k < SBX_CAPTURE_SLOTS; k++)
 		if (rec.s[k].used)
 			slot_free(&rec.s[k], "primary stopped");
 	pthread_mutex_unlock(&rec.lock);

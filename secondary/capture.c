@@ -17,7 +17,7 @@ void sbx_capture_setup(struct sbx_mirror_rt *rt, struct sbx_shm *shm, const stru
 	rt->rec_ended = &no_capture;
 	rt->rec_ring = NULL;
 	rt->rec_mp = rte_mempool_lookup(SBX_CAPTURE_POOL_NAME);
-	for (k = 0; k < SBX_MAX_CAPTURES && rt->rec_mp != NULL; k++) {
+	for (k = 0; k < SBX_CAPTURE_SLOTS && rt->rec_mp != NULL; k++) {
 		struct sbx_capture_shm *cs = &shm->captures[k];
 
 		if (__atomic_load_n(&cs->state, __ATOMIC_ACQUIRE) == SBX_CAP_FREE || cs->id != mc->id)

@@ -550,7 +550,17 @@ async function refreshHistory(names, nowMs) {
 			note.textContent = `history not available: ${errorText(e)}`;
 		return;
 	}
-	note.textContent = `Bits per second received (rx) and sent (tx) per port, ${step} s steps, from the stats history.`;
+	// the appliance's starts (events of SQLite): the lines left of one are an earlier instance's
+	let starts = [];
+	try {
+		starts = ((await api('GET', '/api/v1/events?kind=appliance_start&limit=100')).data || [])
+			.filter((e) => e.kind === 'appliance_start').map((e) => Date.parse(e.time))
+			.filter((t) => Number.isFinite(t) && t >= from * 1000).sort((a, b) => a - b);
+	} catch {
+		/* no marks: the charts stay */
+	}
+	note.textContent = `Bits per second received (rx) and sent (tx) per port, ${step} s steps, from the stats history.` +
+		(starts.length ? ' Dashed lines: appliance starts (the traffic before one is an earlier instance\'s).' : '');
 	const keep = new Set(names);
 	for (const f of [...box.children])
 		if (!keep.has(f.dataset.port))
@@ -567,7 +577,7 @@ async function refreshHistory(names, nowMs) {
 		}
 		lineChart(fig.querySelector('svg'), { series: f.series, from: f.range[0], to: f.range[1],
 			yLabel: 'bits per second (bit/s)', yFormat: (v) => si(v, 'bit/s').replace(/(\.\d*?[1-9])0+ |\.0+ /, '$1 '),
-			title: `Port ${f.name}: rx and tx bits per second over the last hour` });
+			title: `Port ${f.name}: rx and tx bits per second over the last hour`, marks: starts });
 	}
 }
 

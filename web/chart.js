@@ -33,8 +33,10 @@ const hhmm = (t) => {
  * @param opts.yLabel  axis title with its unit, e.g. "bits per second (bit/s)"
  * @param opts.yFormat value -> tick text, e.g. v => "1.2 Mbit/s"
  * @param opts.title   accessible name of the chart
+ * @param opts.marks   [t_ms, ...]: appliance starts, drawn as dashed vertical lines labelled
+ *                     "start HH:MM" (<g class="start" data-t="t_ms">); those outside [from, to] are left out
  */
-export function lineChart(svg, { series, from, to, yLabel, yFormat, title }) {
+export function lineChart(svg, { series, from, to, yLabel, yFormat, title, marks = [] }) {
 	svg.replaceChildren();
 	svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
 	svg.setAttribute('role', 'img');
@@ -72,6 +74,18 @@ export function lineChart(svg, { series, from, to, yLabel, yFormat, title }) {
 	axes.append(el('text', { class: 'axis-title', x: M.left + pw / 2, y: H - 6, 'text-anchor': 'middle' },
 		'time (local clock, last hour)'));
 	svg.append(axes);
+
+	// appliance starts: the traffic left of one is an earlier instance's; labels alternate in
+	// height so that two close starts stay readable, right of the line unless near the right edge
+	marks.filter((t) => t >= from && t <= to).forEach((t, i) => {
+		const g = el('g', { class: 'start', 'data-t': t });
+		const right = x(t) > M.left + pw - 80;
+		g.append(el('title', {}, `appliance start at ${new Date(t).toLocaleString()}: the traffic before it is an earlier instance's`));
+		g.append(el('line', { x1: x(t), x2: x(t), y1: M.top, y2: M.top + ph }));
+		g.append(el('text', { x: x(t) + (right ? -3 : 3), y: M.top + 11 + (i % 2) * 13, 'text-anchor': right ? 'end' : 'start' },
+			`start ${hhmm(t)}`));
+		svg.append(g);
+	});
 
 	// lines: a path per series, broken where a value is missing
 	series.forEach((s, i) => {

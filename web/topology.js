@@ -225,10 +225,8 @@ export function drawTopology(svg, topo, rates) {
 	}
 
 	svg.replaceChildren();
-	svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
 	svg.setAttribute('role', 'img');
 	svg.setAttribute('aria-label', 'Topology of the appliance: ports, cross-connects, mirror sessions, tool groups and ingress tunnels, with the rates between two reads');
-	svg.style.maxWidth = `${W}px`;
 	svg.append(el('title', {}, svg.getAttribute('aria-label')));
 	const defs = el('defs');
 	const marker = el('marker', { id: 'topo-arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7,
@@ -299,4 +297,18 @@ export function drawTopology(svg, topo, rates) {
 			t.length > 26 ? `${t.slice(0, 25)}…` : t)));
 		nodeLayer.append(g);
 	}
+
+	// the view: the columns, widened to the labels that reach beyond them (a cross-connect's label,
+	// anchored at its end left of the first column; a backwards edge's, right of the last), which
+	// the viewBox would clip; in steps of 40 so that it does not shift with every new rate
+	let x0 = 0, x1 = W;
+	for (const t of edgeLayer.querySelectorAll('text.rate')) {
+		const b = t.getBBox(); // 0 x 0 while the page is hidden: then the columns only
+		if (b.width > 0) {
+			x0 = Math.min(x0, Math.floor((b.x - 4) / 40) * 40);
+			x1 = Math.max(x1, Math.ceil((b.x + b.width + 4 - W) / 40) * 40 + W);
+		}
+	}
+	svg.setAttribute('viewBox', `${x0} 0 ${x1 - x0} ${H}`);
+	svg.style.maxWidth = `${x1 - x0}px`;
 }

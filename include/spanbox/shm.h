@@ -527,7 +527,11 @@ struct sbx_tables_staging {
 	char error_field[128];        /**< the field alone */
 };
 
-#define SBX_MAX_CAPTURES 8            /**< captures recording at once (slots of the recorder) */
+#define SBX_MAX_CAPTURES 8            /**< captures recording at once (running; ended ones do not count) */
+/** Slots of the recorder (struct sbx_shm.captures): an ended capture keeps its slot until its
+ *  session is removed, and a change that removes ended captures and adds new ones holds both until
+ *  the workers' grace period: twice the sessions of `mirrors`, as the counter sets. */
+#define SBX_CAPTURE_SLOTS (2 * SBX_MAX_MIRRORS)
 #define SBX_CAPTURE_RING_SIZE 8192    /**< entries of a capture's ring (workers -> recorder) */
 #define SBX_CAPTURE_POOL_MBUFS 16383  /**< mbufs of the capture pool (the pcapng copies) */
 #define SBX_CAPTURE_POOL_NAME "sbx_capture_pool" /**< created by the primary at the first capture */
@@ -650,7 +654,7 @@ struct sbx_shm {
 				      primary frees the memzone only after that, or a timeout) */
 	struct sbx_tables tables[2];
 	struct sbx_tables_staging staging;
-	struct sbx_capture_shm captures[SBX_MAX_CAPTURES]; /**< the recorder's slots (primary/recorder.c) */
+	struct sbx_capture_shm captures[SBX_CAPTURE_SLOTS]; /**< the recorder's slots (primary/recorder.c) */
 	struct sbx_pdump_table pdump[2]; /**< captures of dpdk-dumpcap / dpdk-pdump (see pdump_gen) */
 	struct sbx_pdump_stats pdump_stats;
 };

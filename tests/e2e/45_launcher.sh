@@ -24,6 +24,22 @@ ip netns exec sbx-a ping -c 3 -i 0.1 -W 2 198.18.0.2 >"$TMP/ping.txt" 2>&1
 check "the first instance still forwards (0% loss)" grep -q ' 0% packet loss' "$TMP/ping.txt"
 "$ROOT/spanbox" stop "$DEF" >/dev/null 2>&1
 
+# where start says the admin token comes from: the config key that holds it, or the token file
+# mgmt really reads (a tester saw "file .../spanbox.db.token" with mgmt.tokens.admin: no such file)
+ADM=admin-token_0123456789-launcher
+jq --arg a $ADM '.mgmt.database = "'"$TMP"'/adm.db" | .mgmt.tokens = {admin: $a}' "$DEF" >"$TMP/adm.json"
+timeout 60 "$ROOT/spanbox" start "$TMP/adm.json" >"$TMP/adm.out" 2>&1; rc=$?
+echo "# start with mgmt.tokens.admin: $(grep 'API token' "$TMP/adm.out")"
+check "with mgmt.tokens.admin, start names that key and prints that token, and no token file" \
+	cond "[ $rc -eq 0 ] && grep -q 'API token.*: from the config (mgmt.tokens.admin): $ADM\$' '$TMP/adm.out' && ! grep -q 'token.*file' '$TMP/adm.out'"
+"$ROOT/spanbox" stop "$TMP/adm.json" >/dev/null 2>&1
+jq '.mgmt.database = "'"$TMP"'/admf.db" | .mgmt.tokens = {admin_file: "'"$TMP"'/admin.tok"}' "$DEF" >"$TMP/admf.json"
+timeout 60 "$ROOT/spanbox" start "$TMP/admf.json" >"$TMP/admf.out" 2>&1; rc=$?
+echo "# start with mgmt.tokens.admin_file: $(grep 'API token' "$TMP/admf.out")"
+check "with mgmt.tokens.admin_file, start names that file, which holds the token it prints" \
+	cond "[ $rc -eq 0 ] && [ -s '$TMP/admin.tok' ] && grep -qF \"file $TMP/admin.tok: \$(cat '$TMP/admin.tok')\" '$TMP/admf.out'"
+"$ROOT/spanbox" stop "$TMP/admf.json" >/dev/null 2>&1
+
 # the API port is taken by someone else: start fails and stops everything it started
 jq '.mgmt.port = 18123 | .mgmt.database = "'"$TMP"'/port.db"' "$DEF" >"$TMP/port.json"
 timeout 30 python3 -m http.server 18123 --bind 127.0.0.1 >/dev/null 2>&1 &

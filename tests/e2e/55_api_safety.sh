@@ -215,7 +215,7 @@ rm -f "$TOKFILE"
 inst_start_mgmt b "$CFGB" "$API"
 check "6: mgmt with mgmt.token and mgmt.web_root in the config up" [ $? -eq 0 ]
 check "6: ... logs that the token comes from the config, and the web root" \
-	cond "grep -qF 'token: from the config (mgmt.token)' '$TMP/b-mgmt.log' && grep -qF 'static files from $W' '$TMP/b-mgmt.log'"
+	cond "grep -qF 'token: from the config (mgmt.token or mgmt.tokens.admin)' '$TMP/b-mgmt.log' && grep -qF 'static files from $W' '$TMP/b-mgmt.log'"
 check "6: ... and created no token file" [ ! -e "$TOKFILE" ]
 check "6: --print-token prints the config's token" cond "[ \"\$(inst_token '$CFGB')\" = '$CFG_TOKEN' ]"
 expect_err cfgold 401 "6: POST /api/v1/health with the earlier file token" -H "Authorization: Bearer $NEW" -X POST "$API/health"

@@ -90,6 +90,61 @@ code=$(curl -sS --max-time 5 -o /dev/null -w '%{http_code}' "$API/captures/$ID")
 check "GET /captures/$ID after DELETE: 404 ($code)" [ "$code" = 404 ]
 check "GET /mirrors never lists a capture" [ "$(cap_get /mirrors | jq 'length')" = 0 ]
 
+# a capture whose file blocks (the next file of its ring is a FIFO nobody reads: open() waits)
+# stalls only itself: another capture starts (a change of the tables) and ends on its stop.seconds
+# (a filter no frame matches: it must not end on stop.packets, which bounds its quota share)
+t0=$(date +%s%N)
+code=$(cap_post '{"sources": [{"port": "in0"}], "filter": "udp port 9", "files": {"seconds": 6}, "stop": {"packets": 100}}')
+X=$(jq -r .id "$TMP/post.json")
+check "capture $X started ($code in $((($(date +%s%N) - t0) / 1000000)) ms), its next file 2.pcapng made a FIFO before it is due" \
+	mkfifo "$TMP/captures/$X/2.pcapng"
+wait_for 100 cond "[ \$((\$(date +%s%N) - t0)) -gt 7000000000 ]" # its writer is in open() of file 2 now
+stX=$(cap_state "$X")
+t0=$(date +%s%N)
+code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"seconds": 1, "packets": 100}}')
+Y=$(jq -r .id "$TMP/post.json")
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "while capture $X ($stX) waits in open() of its FIFO file: POST /captures starts another ($code in $ms ms, id $Y)" \
+	[ "$stX" = running -a "$code" = 201 ]
+wait_for 50 cap_ended "$Y"
+check "and capture $Y ends on its stop.seconds meanwhile ($(cap_state "$Y"))" [ "$(cap_state "$Y")" = "ended: stop.seconds" ]
+timeout 20 cat "$TMP/captures/$X/2.pcapng" >/dev/null 2>&1 & # lets it go
+for c in $X $Y; do curl -sS --max-time 25 -o /dev/null -H "$AUTH" -X DELETE "$API/captures/$c"; done
+wait_for 50 cond "[ \"\$(cap_get /captures | jq length)\" = 0 ]"
+
+# ended captures do not count towards the limits (8 recording at once, 16 sessions): a new session
+# evicts the capture that ended first from the sessions; it stays listed with its files until DELETE
+ids=""
+for i in 1 2 3 4 5 6 7 8; do
+	cap_post '{"sources": [{"port": "in0"}], "stop": {"seconds": 1, "packets": 100}}' >/dev/null
+	ids="$ids $(jq -r .id "$TMP/post.json")"
+done
+set -- $ids
+first=$1
+ended8() { for c in $ids; do cap_ended "$c" || return 1; done; }
+wait_for 80 ended8
+check "8 captures started and ended on stop.seconds ($(for c in $ids; do cap_state "$c" | cut -c8-; done | sort | uniq -c | tr -s ' \n' ' '))" ended8
+code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"packets": 100}}')
+check "a 9th capture with 8 ended ones: 201, all 9 listed ($code: $(jq -c . "$TMP/post.json" | head -c 160))" \
+	[ "$code" = 201 -a "$(cap_get /captures | jq length)" = 9 ]
+mirror() { curl -sS --max-time 15 -o "$TMP/out/m.json" -w '%{http_code}' -H "$AUTH" -X POST -H 'Content-Type: application/json' \
+	--data-binary "{\"id\": $1, \"sources\": [{\"port\": \"in0\", \"direction\": \"rx\"}], \"destination\": {\"port\": \"null1\", \"allow_forwarding\": true}}" "$API/mirrors"; }
+for i in 1 2 3 4 5 6 7; do mirror $((200 + i)) >/dev/null; done
+check "7 mirror sessions beside the 9 captures: 16 sessions ($(cap_get /status | jq '.mirrors | length'))" [ "$(cap_get /status | jq '.mirrors | length')" = 16 ]
+in_tables() { cap_get /status | jq -e ".mirrors[] | select(.id == $1)" >/dev/null; }
+code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"packets": 100}}')
+check "one more capture with 16 sessions, 8 of them ended captures: 201 ($code: $(jq -c . "$TMP/post.json" | head -c 160))" [ "$code" = 201 ]
+check "capture $first, the first to end, left the sessions for it (16: $(cap_get /status | jq -c '[.mirrors[].id]'))" \
+	cond "! in_tables $first && [ \"\$(cap_get /status | jq '.mirrors | length')\" = 16 ]"
+check "and is still listed, ended with its reason, its file downloadable ($(cap_get "/captures/$first" | jq -c '[.state, [.downloads[].n]]'))" \
+	cond "[ \"\$(cap_state $first)\" = 'ended: stop.seconds' ] && [ \"\$(cap_download $first 1 '$TMP/out/first.pcapng')\" = 200 ]"
+code=$(mirror 208)
+check "a mirror session with 16 sessions: 201, capture $2 (the next to have ended) left the sessions ($code: $(head -c 160 "$TMP/out/m.json"))" \
+	cond "[ $code = 201 ] && ! in_tables $2 && in_tables 208"
+for i in 1 2 3 4 5 6 7 8; do curl -sS --max-time 15 -o /dev/null -H "$AUTH" -X DELETE "$API/mirrors/$((200 + i))"; done
+for c in $(cap_get /captures | jq -r '.[].id'); do curl -sS --max-time 15 -o /dev/null -H "$AUTH" -X DELETE "$API/captures/$c"; done
+check "every capture deleted: GET /captures is [] ($(cap_get /captures | jq -c '[.[].id]'))" [ "$(cap_get /captures | jq length)" = 0 ]
+
 # captures survive nothing: a mgmt restart ends one, a primary restart another; both say so
 code=$(cap_post '{"sources": [{"port": "in0"}], "stop": {"packets": 1000}}')
 C=$(jq -r .id "$TMP/post.json")

@@ -21,7 +21,9 @@ mkdirSync(OUT, { recursive: true });
 // the canned appliance: what /status and /mirrors answer; `mode` changes it during the test
 
 const T0 = Date.now();
-const canned = { mode: 'groups', p1Down: false, posted: [] }; // posted: bodies of POST /api/v1/mirrors
+const canned = { mode: 'groups', p1Down: false, ingress: true, posted: [] }; // posted: bodies of POST /api/v1/mirrors
+/** Two appliance starts in the last hour (events kind appliance_start): the charts must mark them. */
+const STARTS = [T0 - 41 * 60000, T0 - 17 * 60000].map((t) => Math.floor(t / 1000) * 1000);
 /** A counter that grows by @p perS a second since the test started (rates come out as perS). */
 const grow = (perS) => Math.floor(((Date.now() - T0) / 1000) * perS);
 
@@ -69,7 +71,7 @@ function status() {
 		tunnels_untracked: 0 };
 	const s = {
 		appliance: { state: 'up', primary_pid: 1, uptime_s: 10, file_prefix: 'wbg', tsc_hz: 1e9 },
-		ports: [port('p0', { peer: 'p1', pps: 2000, ingress: vx }), port('p1', { peer: 'p0', pps: 2000, up: !canned.p1Down }),
+		ports: [port('p0', { peer: 'p1', pps: 2000, ingress: canned.ingress ? vx : null }), port('p1', { peer: 'p0', pps: 2000, up: !canned.p1Down }),
 			port('t0', { pps: 1000 }), port('t1', { up: false }), port('t2', { pps: 1000 }),
 			port('r0', { pps: 300 }), port('r1', { pps: 300 }), port('mirror', { pps: 50 })],
 		workers: [], pools: [], warnings: [],
@@ -106,8 +108,17 @@ function answer(req, res) {
 		}
 		return json(200, canned.mode === 'groups' ? mirrors() : mirrors().slice(2));
 	case '/api/v1/system': return json(200, { warnings: [], ports: [] });
-	case '/api/v1/events': return json(200, []);
-	case '/api/v1/stats/history': return json(404, { error: { code: 404, message: 'no route' } });
+	case '/api/v1/events': // the starts for kind=appliance_start, else no event
+		return json(200, url.searchParams.get('kind') !== 'appliance_start' ? [] : STARTS.toReversed().map((t, i) =>
+			({ id: 10 - i, time: new Date(t).toISOString(), kind: 'appliance_start', detail: '8 ports, 0 workers, 1 pools',
+				worker: null, pid: 100 + i, client: null })));
+	case '/api/v1/stats/history': { // 1 kB/s on every port since the first start, 10 s steps
+		const to = Number(url.searchParams.get('to')), from = Number(url.searchParams.get('from'));
+		const points = [];
+		for (let t = Math.ceil(from / 10) * 10; t <= to; t += 10)
+			points.push([t, t * 1000 >= STARTS[0] ? 1000 : null]);
+		return json(200, { metric: url.searchParams.get('metric'), unit: 'bytes/s', step: 10, from, to, resolution_s: 1, points });
+	}
 	default: return json(404, { error: { code: 404, message: 'no route' } });
 	}
 }
@@ -135,6 +146,14 @@ function rateOf(text, unit = 'pkt/s') {
 	const m = new RegExp(`([\\d.]+) ([kMG]?)${unit.replace('/', '\\/')}`).exec(text || '');
 	return m ? Number(m[1]) * { '': 1, k: 1e3, M: 1e6, G: 1e9 }[m[2]] : NaN;
 }
+/** The edge labels of the drawing that reach out of its viewBox (clipped): [] when none. */
+const labelsOutside = () => page.evaluate(() => {
+	const svg = document.getElementById('topology'), vb = svg.viewBox.baseVal;
+	return [...svg.querySelectorAll('g.edge text.rate')].map((t) => ({ key: t.parentNode.dataset.id, b: t.getBBox() }))
+		.filter(({ b }) => b.x < vb.x || b.x + b.width > vb.x + vb.width || b.y < vb.y || b.y + b.height > vb.y + vb.height)
+		.map(({ key, b }) => `${key} at x ${b.x.toFixed(0)}..${(b.x + b.width).toFixed(0)} (viewBox x ${vb.x}..${vb.x + vb.width})`);
+});
+const hhmm = (t) => `${String(new Date(t).getHours()).padStart(2, '0')}:${String(new Date(t).getMinutes()).padStart(2, '0')}`;
 /** Within 25 % of @p want: the rates are timed by a shared, noisy machine. */
 const near = (v, want) => v > want * 0.75 && v < want * 1.25;
 const has = (cls, word) => new RegExp(`(^| )${word}( |$)`).test(cls || '');
@@ -194,7 +213,35 @@ try {
 	check('topology: rates on the edges (member t0 about 1 kpkt/s and 1.6 Mbit/s, session 5 about 2 kpkt/s)',
 		near(rateOf(e['member:ids:t0'].rate), 1000) && near(rateOf(e['member:ids:t0'].rate, 'bit/s'), 1.6e6) &&
 		near(rateOf(e['dst:5'].rate), 2000), `t0: "${e['member:ids:t0'].rate}", dst:5: "${e['dst:5'].rate}"`);
+	const out = await labelsOutside();
+	check('topology: every edge label lies inside the drawing (none clipped)', out.length === 0, out.join('\n'));
 	await page.locator('#topology').screenshot({ path: path.join(OUT, 'topology-groups.png') });
+
+	// 2b. without ingress the cross-connected pair is the first column: its labels (left of the
+	// wires, anchored at their end) must not be cut at the drawing's left edge
+	canned.ingress = false;
+	const noIngress = await until(async () => (!(await readTopology(page)).nodes['decap:p0:0'] &&
+		/pkt\/s/.test((await page.locator('#topology g.edge[data-id="xc:p0>p1"] text.rate').textContent()) || '') ? true : null), 5000);
+	const outFirst = await labelsOutside();
+	check('topology: with the cross-connected ports in the first column, their rate labels are inside the drawing',
+		noIngress && outFirst.length === 0, `drawn without ingress: ${noIngress}; outside: ${outFirst.join('; ')}`);
+	await page.locator('#topology').screenshot({ path: path.join(OUT, 'topology-first-column.png') });
+	canned.ingress = true;
+
+	// 2c. the charts mark the appliance's starts of the last hour (what came before is another instance's)
+	const marks = await until(async () => {
+		const m = await page.locator('#charts figure[data-port="p0"] svg g.start').evaluateAll((gs) => gs.map((g) => ({
+			t: Number(g.dataset.t), text: g.querySelector("text").textContent, inside: (() => {
+				const b = g.getBBox(), vb = g.ownerSVGElement.viewBox.baseVal;
+				return b.x >= vb.x && b.x + b.width <= vb.x + vb.width;
+			})() })));
+		return m.length >= 2 ? m : null;
+	}, 15000) || [];
+	const note2 = await page.locator('#chart-note').textContent();
+	check('throughput chart of p0: the 2 appliance starts of the last hour marked at their times, labelled "start HH:MM", inside the chart; the note says what the marks are',
+		marks.length === 2 && marks.every((m, i) => m.t === STARTS[i] && m.text === `start ${hhmm(STARTS[i])}` && m.inside) &&
+		/start/.test(note2), `marks ${JSON.stringify(marks)}; note "${note2}"`);
+	await page.locator('#charts figure[data-port="p0"]').screenshot({ path: path.join(OUT, 'chart-starts.png') }).catch(() => {});
 
 	// 3. the form's destination: a tool group of /status, posted as destination.group
 	const choices = await until(async () => {

@@ -273,6 +273,17 @@ try {
 			/bit\/s/.test(await page.locator('#charts figure[data-port="p0"] svg').textContent()), 12000);
 		check('throughput chart of p0: an rx line drawn, axes labelled in bit/s and time',
 			ok, `history answered ${hist.status}: ${hist.text.slice(0, 200)}`);
+		// this instance started within the hour: GET /events?kind=appliance_start has it, the chart marks it
+		const starts = (await rest('GET', '/api/v1/events?kind=appliance_start&limit=100')).body || [];
+		const hourAgo = Date.now() - 3600e3;
+		const want = starts.filter((e) => Date.parse(e.time) >= hourAgo).map((e) => Date.parse(e.time));
+		const got = await until(async () => {
+			const m = await page.locator('#charts figure[data-port="p0"] svg g.start').evaluateAll((gs) => gs.map((g) => Number(g.dataset.t)));
+			return m.length > 0 ? m : null;
+		}, 12000) || [];
+		check('throughput chart of p0: a dashed line at each appliance start of the hour (GET /events?kind=appliance_start: only that kind, this start among them)',
+			Array.isArray(starts) && starts.length > 0 && starts.every((e) => e.kind === 'appliance_start') && want.length > 0 &&
+			want.every((t) => got.includes(t)), `starts ${JSON.stringify(starts.map((e) => [e.kind, e.time]))}; marks ${JSON.stringify(got)}`);
 	}
 
 	// hot standbys (issue 16): a row per standby slot in the workers table, as /api/v1/standbys says
