@@ -23,7 +23,7 @@ struct actx {
 	uint8_t field[SBX_MF_COUNT];
 };
 
-/* Up to 16 maps: their categories, one context per family (single: ctx[1] unused). */
+/* Up to 16 maps (consecutive): their categories, one context per family (single: c[1] unused). */
 struct set {
 	uint32_t first_map, nb_maps, cats;
 	struct actx c[2];
@@ -216,46 +216,79 @@ static int build_ctx(const struct sbx_map_rules *maps, struct set *s, int fam, i
 	return 0;
 }
 
+static void free_set(struct set *x)
+{
+	rte_acl_free(x->c[0].ctx);
+	rte_acl_free(x->c[1].ctx);
+	memset(x, 0, sizeof(*x));
+}
+
+/* The maps first..first+n-1 into the next set(s): one set when rte_acl builds them, else the two
+ * halves apart (rte_acl gives up past 8 tries: rules of many maps with different fields). */
+static int build_sets(struct sbx_mapacl *a, const struct sbx_map_rules *maps, uint32_t first, uint32_t n,
+		      const struct sbx_mapacl_opts *o, struct sbx_mapacl_stats *st, char *err, size_t errlen)
+{
+	struct set *x = &a->set[a->nb_sets];
+	struct sbx_mapacl_stats before = st ? *st : (struct sbx_mapacl_stats){0};
+
+	x->first_map = first;
+	x->nb_maps = n;
+	x->cats = cats_for(n);
+	if (build_ctx(maps, x, FAM_V4, a->single, o, st, err, errlen) == 0 &&
+	    (a->single || build_ctx(maps, x, FAM_V6, a->single, o, st, err, errlen) == 0)) {
+		a->nb_sets++;
+		if (st && a->nb_sets == 1) {
+			st->fields[0] = x->c[FAM_V4].nb_fields;
+			st->fields[1] = a->single ? x->c[FAM_V4].nb_fields : x->c[FAM_V6].nb_fields;
+		}
+		return 0;
+	}
+	free_set(x);
+	if (st)
+		*st = before;
+	if (n == 1) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "maps[%u]: %u rules do not fit one rte_acl context (%s)", first, maps[first].n, why);
+		return -1;
+	}
+	if (st)
+		st->splits++;
+	return build_sets(a, maps, first, n / 2, o, st, err, errlen) ||
+	       build_sets(a, maps, first + n / 2, n - n / 2, o, st, err, errlen);
+}
+
 struct sbx_mapacl *sbx_mapacl_build(const struct sbx_map_rules *maps, uint32_t nb_maps,
 				    const struct sbx_mapacl_opts *o, struct sbx_mapacl_stats *st,
 				    char *err, size_t errlen)
 {
-	uint32_t nb_sets = (nb_maps + SBX_MAPACL_MAPS_PER_CTX - 1) / SBX_MAPACL_MAPS_PER_CTX, s;
 	struct sbx_mapacl *a;
 	size_t mem0 = heap_bytes();
 	uint64_t t0 = now_ns();
-	int single = o && o->single;
+	uint32_t m, s;
 
 	if (st)
 		memset(st, 0, sizeof(*st));
-	if (nb_maps == 0)
-		nb_sets = 0;
-	a = calloc(1, sizeof(*a) + nb_sets * sizeof(a->set[0]));
+	a = calloc(1, sizeof(*a) + (nb_maps ? nb_maps : 1) * sizeof(a->set[0]));
 	if (a == NULL) {
 		snprintf(err, errlen, "maps: out of memory");
 		return NULL;
 	}
 	a->nb_maps = nb_maps;
-	a->nb_sets = nb_sets;
-	a->single = single;
-	for (s = 0; s < nb_sets; s++) {
-		struct set *x = &a->set[s];
-
-		x->first_map = s * SBX_MAPACL_MAPS_PER_CTX;
-		x->nb_maps = nb_maps - x->first_map < SBX_MAPACL_MAPS_PER_CTX ? nb_maps - x->first_map : SBX_MAPACL_MAPS_PER_CTX;
-		x->cats = cats_for(x->nb_maps);
-		if (build_ctx(maps, x, FAM_V4, single, o, st, err, errlen) != 0 ||
-		    (!single && build_ctx(maps, x, FAM_V6, single, o, st, err, errlen) != 0)) {
+	a->single = o && o->single;
+	for (m = 0; m < nb_maps; m += SBX_MAPACL_MAPS_PER_CTX)
+		if (build_sets(a, maps, m, nb_maps - m < SBX_MAPACL_MAPS_PER_CTX ? nb_maps - m : SBX_MAPACL_MAPS_PER_CTX,
+			       o, st, err, errlen) != 0) {
 			sbx_mapacl_free(a);
 			return NULL;
 		}
-		if (st && s == 0) {
-			st->fields[0] = x->c[FAM_V4].nb_fields;
-			st->fields[1] = single ? x->c[FAM_V4].nb_fields : x->c[FAM_V6].nb_fields;
-		}
-	}
-	a->stride = nb_sets == 0 ? 1 : (nb_sets - 1) * SBX_MAPACL_MAPS_PER_CTX + a->set[nb_sets - 1].cats;
+	a->stride = 1;
+	for (s = 0; s < a->nb_sets; s++)
+		if (a->set[s].first_map + a->set[s].cats > a->stride)
+			a->stride = a->set[s].first_map + a->set[s].cats;
 	if (st) {
+		st->sets = a->nb_sets;
 		st->build_ns = now_ns() - t0;
 		st->memory = heap_bytes() - mem0;
 	}
@@ -268,10 +301,8 @@ void sbx_mapacl_free(struct sbx_mapacl *a)
 
 	if (a == NULL)
 		return;
-	for (s = 0; s < a->nb_sets; s++) {
-		rte_acl_free(a->set[s].c[0].ctx);
-		rte_acl_free(a->set[s].c[1].ctx);
-	}
+	for (s = 0; s < a->nb_sets; s++)
+		free_set(&a->set[s]);
 	free(a);
 }
 
@@ -328,10 +359,8 @@ int sbx_mapacl_classify(const struct sbx_mapacl *a, const struct sbx_map_key *ke
 	for (s = 0; s < a->nb_sets; s++) {
 		const struct set *x = &a->set[s];
 
-		classify_some(x, &x->c[FAM_V4], p[FAM_V4], idx[FAM_V4], cnt[FAM_V4], results, a->stride,
-			      s * SBX_MAPACL_MAPS_PER_CTX);
-		classify_some(x, &x->c[FAM_V6], p[FAM_V6], idx[FAM_V6], cnt[FAM_V6], results, a->stride,
-			      s * SBX_MAPACL_MAPS_PER_CTX);
+		classify_some(x, &x->c[FAM_V4], p[FAM_V4], idx[FAM_V4], cnt[FAM_V4], results, a->stride, x->first_map);
+		classify_some(x, &x->c[FAM_V6], p[FAM_V6], idx[FAM_V6], cnt[FAM_V6], results, a->stride, x->first_map);
 	}
 	return 0;
 }

@@ -3,9 +3,11 @@
  * The rte_acl classifier of maps (docs/MAPS.md "Design"): the rule tables of N maps built into DPDK
  * rte_acl contexts, one lookup per frame answering every map.
  *
- *   - Each map is one rte_acl category (a rule's category_mask has its map's bit); a context holds
- *     up to 16 maps (RTE_ACL_MAX_CATEGORIES). Past 16 maps there is one context set per 16 maps and
- *     a frame is looked up once in each set.
+ *   - Each map is one rte_acl category (a rule's category_mask has its map's bit); a context set
+ *     holds up to 16 consecutive maps (RTE_ACL_MAX_CATEGORIES). Past 16 maps there is one set per
+ *     16 maps and a frame is looked up once in each set. When rte_acl cannot build a group of maps
+ *     into one context (it gives up past 8 tries: rules of many maps naming different fields), the
+ *     group is split in halves, down to one map per set; one map that does not fit is an error.
  *   - First match within a map: rule i of a map has priority 65536 - i, so the earliest matching
  *     rule wins its category; its userdata says the rule index and the action.
  *   - Per set, by default two contexts: one for IPv4 and non-IP frames (address fields one 32-bit
@@ -48,6 +50,8 @@ struct sbx_mapacl_stats {
 	uint64_t build_ns;   /**< wall time of create + add + build, all contexts */
 	size_t memory;       /**< rte_malloc bytes the contexts hold (rules and run-time tries) */
 	uint32_t contexts;   /**< rte_acl contexts built (empty ones are not built) */
+	uint32_t sets;       /**< context sets: one lookup per set (and family) per frame */
+	uint32_t splits;     /**< groups of maps rte_acl could not build together, split in halves */
 	uint32_t acl_rules;  /**< rules added over all contexts (a rule without addresses counts twice) */
 	uint32_t fields[2];  /**< rte_acl fields of the first set's contexts: [0] IPv4/non-IP, [1] IPv6 */
 };
