@@ -544,8 +544,8 @@ static void ipv6_fields(const uint8_t *f, uint32_t off, uint32_t len, struct sbx
 			nh = f[p];
 			fo = get16(f + p + 2);
 			p += 8;
-			if (fo & 0xfff8) { /* offset != 0: no transport header */
-				k->flags |= SBX_MAPK_FRAG_LATER;
+			if (fo & 0xfff8) { /* offset != 0: no transport header (later, whatever came before) */
+				k->flags = (uint8_t)((k->flags & ~SBX_MAPK_FRAG_FIRST) | SBX_MAPK_FRAG_LATER);
 				k->proto = nh;
 				return;
 			}

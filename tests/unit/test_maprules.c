@@ -305,6 +305,16 @@ static void extractor(void)
 	sbx_map_key_extract(f, len, &k);
 	check(k.flags == (SBX_MAPK_IP | SBX_MAPK_IP6 | SBX_MAPK_FRAG_LATER | SBX_MAPK_VLAN) && k.proto == 17 && k.dst_port == 0,
 	      "IPv6 later fragment: protocol from the fragment header, no ports");
+	{
+		static const uint8_t two[] = { 44, 44 };
+		uint32_t l3 = eth(f, 0, 0x86dd);
+
+		len = ipv6(f, l3, two, 2, 17, 0x0001);
+		put16(f + l3 + 40 + 8 + 2, 185 << 3); /* the second fragment header: a later one */
+		sbx_map_key_extract(f, len, &k);
+		check(k.flags == (SBX_MAPK_IP | SBX_MAPK_IP6 | SBX_MAPK_FRAG_LATER),
+		      "IPv6 first then later fragment header: later only, no ports (fuzz_maprules found first+later)");
+	}
 	len = ipv6(f, eth(f, 0, 0x86dd), frag, 2, 17, 0);
 	sbx_map_key_extract(f, len, &k);
 	check(k.flags == (SBX_MAPK_IP | SBX_MAPK_IP6 | SBX_MAPK_PORTS), "IPv6 atomic fragment (offset 0, no M): not a fragment");
