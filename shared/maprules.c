@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "spanbox/ip6walk.h"
 #include "spanbox/maprules.h"
 
 #define ET_IPV4 0x0800
@@ -24,11 +25,7 @@
 #define PROTO_TCP 6
 #define PROTO_UDP 17
 #define PROTO_SCTP 132
-#define IP6_HOPOPTS 0
-#define IP6_ROUTING 43
 #define IP6_FRAG 44
-#define IP6_AH 51
-#define IP6_DSTOPTS 60
 
 /* groups: 0 the first byte, 1 meta, 2 VLANs, 3 EtherType, 4-6 MACs, 7 ports, 8 src word 0, 9 src
  * words 1-3 (IPv6 only), 10 dst word 0, 11 dst words 1-3 */
@@ -266,6 +263,17 @@ static void need(struct sbx_map_rule *r, uint32_t value, uint32_t mask)
 	r->f[SBX_MF_FLAGS].mask_range |= mask;
 }
 
+/* An exact 8-bit field of the IP header (protocol, DSCP): 0..max, needs IP. */
+static int parse_ip_byte(const struct ctx *c, const char *key, const cJSON *v, uint32_t max, const char *what,
+			 struct sbx_map_rule *r, enum sbx_map_field f)
+{
+	if (json_num(v, max, &r->f[f].value) != 0)
+		return fail(c, key, v, "%s", what);
+	r->f[f].mask_range = 0xff;
+	need(r, SBX_MAPK_IP, SBX_MAPK_IP);
+	return 0;
+}
+
 static int has_ports(uint32_t proto)
 {
 	return proto == PROTO_TCP || proto == PROTO_UDP || proto == PROTO_SCTP;
@@ -310,21 +318,9 @@ static int parse_rule(const struct ctx *c, const cJSON *o, struct sbx_map_rule *
 		} else if (strcmp(k, "src") == 0 || strcmp(k, "dst") == 0) {
 			rc = parse_prefix(c, k, v, r, k[0] == 's' ? SBX_MF_SRC0 : SBX_MF_DST0);
 		} else if (strcmp(k, "ip_proto") == 0) {
-			uint32_t p;
-
-			if (json_num(v, 255, &p) != 0)
-				rc = fail(c, k, v, "is not an IP protocol (0..255)");
-			r->f[SBX_MF_PROTO].value = p;
-			r->f[SBX_MF_PROTO].mask_range = 0xff;
-			need(r, SBX_MAPK_IP, SBX_MAPK_IP);
+			rc = parse_ip_byte(c, k, v, 255, "is not an IP protocol (0..255)", r, SBX_MF_PROTO);
 		} else if (strcmp(k, "dscp") == 0) {
-			uint32_t d;
-
-			if (json_num(v, 63, &d) != 0)
-				rc = fail(c, k, v, "is not a DSCP value (0..63)");
-			r->f[SBX_MF_DSCP].value = d;
-			r->f[SBX_MF_DSCP].mask_range = 0xff;
-			need(r, SBX_MAPK_IP, SBX_MAPK_IP);
+			rc = parse_ip_byte(c, k, v, 63, "is not a DSCP value (0..63)", r, SBX_MF_DSCP);
 		} else if (strcmp(k, "src_port") == 0 || strcmp(k, "dst_port") == 0) {
 			rc = parse_range(c, k, v, 65535, "a port", &r->f[k[0] == 's' ? SBX_MF_SPORT : SBX_MF_DPORT]);
 			need(r, SBX_MAPK_PORTS, SBX_MAPK_PORTS);
@@ -526,17 +522,13 @@ static void ipv6_fields(const uint8_t *f, uint32_t off, uint32_t len, struct sbx
 	memcpy(k->dst, ip + 24, 16);
 	nh = ip[6];
 	for (i = 0; i < MAX_EXT_HDRS; i++) {
-		if (nh == IP6_HOPOPTS || nh == IP6_ROUTING || nh == IP6_DSTOPTS) {
-			if (len < p + 2)
-				goto cut;
-			nh = f[p];
-			p += ((uint32_t)f[p + 1] + 1) * 8;
-		} else if (nh == IP6_AH) {
-			if (len < p + 2)
-				goto cut;
-			nh = f[p];
-			p += ((uint32_t)f[p + 1] + 2) * 4;
-		} else if (nh == IP6_FRAG) {
+		int r = sbx_ip6_ext_skip(f, len, &nh, &p);
+
+		if (r < 0)
+			goto cut;
+		if (r > 0)
+			continue;
+		if (nh == IP6_FRAG) {
 			uint16_t fo;
 
 			if (len < p + 8)
