@@ -209,6 +209,10 @@ static int build_ctx(const struct sbx_map_rules *maps, struct set *s, int fam, i
 		snprintf(err, errlen, "maps: rte_acl build of %u rules: %s", n, strerror(-rc));
 		return -1;
 	}
+	if (o && o->alg && (rc = rte_acl_set_ctx_classify(c->ctx, (enum rte_acl_classify_alg)o->alg)) != 0) {
+		snprintf(err, errlen, "maps: rte_acl classify algorithm %d: %s", o->alg, strerror(-rc));
+		return -1;
+	}
 	if (st) {
 		st->contexts++;
 		st->acl_rules += n;

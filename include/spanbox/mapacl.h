@@ -43,6 +43,8 @@ struct sbx_mapacl_opts {
 			       smaller splits the rules into more tries: less memory, slower lookups */
 	int socket_id;    /**< NUMA socket of the contexts (0 is taken as SOCKET_ID_ANY) */
 	int single;       /**< 1: one context per set for IPv4, IPv6 and non-IP frames */
+	int alg;          /**< enum rte_acl_classify_alg (0: rte_acl's choice for the CPU and the EAL's
+			       max SIMD width); a value the CPU cannot run fails the build */
 };
 
 /** What a build cost. */

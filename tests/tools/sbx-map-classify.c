@@ -17,6 +17,7 @@
  *       cycles/frame (bursts of 32), and with --verify F the number of F frames whose results
  *       differ from the reference match (sbx_map_rule_match, first match per map).
  *   OPTS: --single (one context for both families), --max-size BYTES (rte_acl max_size),
+ *         --alg N (enum rte_acl_classify_alg: 1 scalar, 2 SSE, 3 AVX2, 6 AVX512X16, 7 AVX512X32),
  *         --dump (rte_acl_dump of every context to stdout), --eal ARG (one more EAL argument)
  */
 #include <getopt.h>
@@ -410,7 +411,7 @@ int main(int argc, char **argv)
 		{ "max-size", required_argument, NULL, 'x' }, { "dump", no_argument, NULL, 'd' },
 		{ "rules", required_argument, NULL, 'r' }, { "maps", required_argument, NULL, 'm' },
 		{ "seed", required_argument, NULL, 'S' }, { "verify", required_argument, NULL, 'v' },
-		{ "eal", required_argument, NULL, 'e' }, { NULL, 0, NULL, 0 } };
+		{ "eal", required_argument, NULL, 'e' }, { "alg", required_argument, NULL, 'a' }, { NULL, 0, NULL, 0 } };
 	char prefix[64];
 	char *eal[16] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "2048", "--lcores", "118@(0-1)",
 			  prefix, "--no-telemetry", "--log-level=lib.eal:error" };
@@ -428,6 +429,7 @@ int main(int argc, char **argv)
 		case 'S': rng_state = (strtoull(optarg, NULL, 0) + 1) * 0x9e3779b97f4a7c15ull; break; /* never 0 */
 		case 'v': verify = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'e': if (neal < 15) eal[neal++] = optarg; break;
+		case 'a': opts.alg = atoi(optarg); break;
 		default: return 2;
 		}
 	}
