@@ -7,6 +7,7 @@
 # MAP_FRAMES frames (200,000) built to hit every rule (IPv6 extension-header chains, IPv4 options,
 # first and later fragments, ARP/MPLS/LLDP); every frame's results for every map must equal the
 # model's: 0 differ. scapy decodes a sample as a third, independent parser of the same frames.
+# Then 20 maps (past 16 maps: two context sets), one of them empty.
 # The longer runs (16,384 and 65,536 rules): docs/TESTING.md.
 # Own EAL: --no-huge --no-shconf --no-pci, lcore 118, file prefix sbxmapc<pid>; no port, no root.
 set -uo pipefail
@@ -48,6 +49,22 @@ if [ -n "$SCAPY_PY" ]; then
 else
 	ok "scapy decodes a sample # SKIP python3-scapy is not installed (./spanbox deps)"
 fi
+# past 16 maps: 20 maps (two context sets, results gathered from both), one of them empty
+M2="$TMP/m20"
+python3 "$MODEL" gen "$((SEED + 1))" 400 20 20000 "$M2" >/dev/null &&
+python3 - "$M2" <<'PY'
+import json, sys
+d = sys.argv[1]
+j = json.load(open(d + "/rules.json"))
+j["maps"][17]["rules"] = []
+json.dump(j, open(d + "/rules.json", "w"))
+PY
+"$TOOL" "$M2/rules.json" "$M2/frames.pcap" >"$M2/ours.txt" 2>"$M2/ours.err"
+grep '^# maps' "$M2/ours.err" | sed 's/^/# /'
+python3 "$MODEL" compare "$M2" "$M2/ours.txt" >"$M2/cmp.txt"; rc=$?
+sed -n '$p' "$M2/cmp.txt" | sed 's/^/# /'
+check "20 maps (past 16: two context sets), map 17 empty: 0 of 20,000 frames differ, 20 results a frame" \
+	cond '[ "$rc" -eq 0 ] && grep -q " differ 0 " "$M2/cmp.txt" && [ "$(awk "{print NF}" "$M2/ours.txt" | sort -u)" = 20 ] && ! cut -d" " -f18 "$M2/ours.txt" | grep -qv "^-$"'
 # a bad rule is refused, naming it, and nothing is classified
 python3 - "$TMP" <<'PY'
 import json, sys
