@@ -17,8 +17,8 @@
  *   - IPv4 (RFC 791: DSCP = TOS >> 2; fragment: offset != 0 "later", MF set "first", else "none") and
  *     IPv6 (RFC 8200: DSCP = traffic class >> 2; hop-by-hop, routing, destination options, AH
  *     (RFC 4302) and fragment extension headers walked, at most 8, as shared/flowhash.c does; a
- *     fragment header with offset != 0 is "later", with M set "first", an atomic one (RFC 6946)
- *     "none"); any other EtherType (ARP, MPLS 0x8847, PPPoE 0x8864, ...) is not IP: only its L2
+ *     fragment header with offset != 0 is "later" (also after a first one), with M set "first", an
+ *     atomic one (RFC 6946) "none"); any other EtherType (ARP, MPLS 0x8847, PPPoE 0x8864, ...) is not IP: only its L2
  *     fields match;
  *   - ports of TCP (6), UDP (17), SCTP (132) when the first 4 bytes of the transport header are in
  *     the frame and the packet is not a later fragment; TCP flags (byte 13 of the TCP header) when
