@@ -10,6 +10,7 @@
 #endif
 
 #include "spanbox/flowhash.h"
+#include "spanbox/ip6walk.h"
 
 #define ET_IPV4 0x0800
 #define ET_IPV6 0x86dd
@@ -24,11 +25,7 @@
 #define PROTO_TCP 6
 #define PROTO_UDP 17
 #define PROTO_SCTP 132
-#define IP6_HOPOPTS 0
-#define IP6_ROUTING 43
 #define IP6_FRAG 44
-#define IP6_AH 51
-#define IP6_DSTOPTS 60
 
 /*
  * The key, hashed as it is found: kind (mac / ipv4 / ipv6) and protocol in one word with the
@@ -138,17 +135,13 @@ static int ipv6_hash(uint32_t *h, const uint8_t *f, uint32_t off, uint32_t len, 
 	nh = ip[6];
 	p = off + 40;
 	for (i = 0; five && i < MAX_EXT_HDRS; i++) {
-		if (nh == IP6_HOPOPTS || nh == IP6_ROUTING || nh == IP6_DSTOPTS) {
-			if (len < p + 2)
-				goto addresses;
-			nh = f[p];
-			p += ((uint32_t)f[p + 1] + 1) * 8;
-		} else if (nh == IP6_AH) {
-			if (len < p + 2)
-				goto addresses;
-			nh = f[p];
-			p += ((uint32_t)f[p + 1] + 2) * 4;
-		} else if (nh == IP6_FRAG) {
+		int r = sbx_ip6_ext_skip(f, len, &nh, &p); /* hop-by-hop, routing, destination options, AH */
+
+		if (r < 0)
+			goto addresses;
+		if (r > 0)
+			continue;
+		if (nh == IP6_FRAG) {
 			if (len < p + 8 || (get16(f + p + 2) & 0xfff9) != 0)
 				goto addresses; /* a fragment (offset or M set; reserved bits ignored) */
 			nh = f[p];

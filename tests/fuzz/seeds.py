@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seed corpora of the libFuzzer harnesses (tests/fuzz/*.c) from the test files.
 
-    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie, OUT/fuzz_ingress, OUT/fuzz_decap
+    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie, OUT/fuzz_ingress, OUT/fuzz_decap, OUT/fuzz_maprules
 
 fuzz_config: every tests/configs/{good,bad}/*.json. fuzz_rest: byte 0 = route, byte 1 = session
 index (fuzz_rest.c), then a body: each mirror session of the good configs (POST and PUT), each
@@ -14,6 +14,7 @@ strip and dedup-ignore bits, bytes 1-2 = segment cuts (fuzz_ingress.c), then the
 every capture (whole, at most 2048 bytes), each with every strip/ignore combination of a few.
 fuzz_decap: the first 16 frames of every capture, whole (the parser checks lengths against the
 frame), behind byte 0 = 0 (avail = len, fuzz_decap.c), and each frame once more with byte 0 = 128 + 64 (64 readable bytes).
+fuzz_maprules: byte 0 = 0 + two rules arrays (every field), byte 0 = 1 + the first 8 frames of every capture (at most 512 B).
 """
 import glob, json, os, struct, sys
 
@@ -98,3 +99,20 @@ for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
 
 for p in sorted(glob.glob(os.path.join(ROOT, "tests/fixtures/pcie/*.bin"))):
     put("fuzz_pcie", os.path.basename(p), open(p, "rb").read())
+
+# fuzz_maprules: byte 0 even + a rules array (the issue's example, every field), byte 0 odd + a
+# frame (the first 8 frames of every capture, at most 512 B)
+MAP_RULES = [
+    [{"action": "drop", "ip_proto": 6, "dst_port": "873"}, {"action": "pass", "vlan": "100-199"},
+     {"action": "pass", "src": "10.20.0.0/16", "dst_port": "1-1023"}, {"action": "pass", "dst": "2001:db8::/32", "ip_proto": 17}],
+    [{"action": "pass", "inner_vlan": 7, "ethertype": "0x0800", "src_mac": "02:00:00:00:00:00/ff:00:00:00:00:00",
+      "dst_mac": "02:00:00:00:00:0b", "dscp": 46, "tcp_flags": "0x02/0x12", "fragment": "first", "src_port": "1024-65535"},
+     {"action": "pass", "fragment": "later", "ip_proto": 17}, {"action": "pass", "src": "10.0.0.0/8"}, {"action": "drop", "src": "10.1.0.0/16"}],
+]
+for i, rules in enumerate(MAP_RULES):
+    put("fuzz_maprules", "rules_%d" % i, b"\x00" + json.dumps(rules).encode())
+for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
+    for i, fr in enumerate(frames(p)):
+        if i >= 8:
+            break
+        put("fuzz_maprules", "%s_%d" % (os.path.basename(p), i), b"\x01" + fr[:512])

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Micro-benchmark of map classification (docs/MAPS.md, docs/BENCHMARKS.md "Maps"): for each rule
+# count, ClassBench-like random rules over MAPS maps (prefixes of every length cut from a few base
+# networks so that they nest and overlap, 1 in 8 IPv6, TCP/UDP/any, exact destination ports and port
+# ranges, source port ranges), built into rte_acl contexts by shared/mapacl.c, and 2,048 frames built
+# to hit random rules, classified in bursts of 32 as a worker would (key extraction, then one lookup
+# per context set). Prints one TSV row per size: parse ms (with making the JSON), shadow-check ms,
+# build ms, context MiB (rte_malloc), extract and classify cycles per frame (the quickest of 64
+# rounds: preemption on a shared machine only adds), frames of VERIFY whose results differ from the
+# reference match, shadowed rules, context sets, contexts; then the issue's targets.
+#   bench/maps_micro.sh                      sizes 0 100 1024 16384 65536, 16 maps, max_size 0
+#   SIZES="1024 16384" MAX_SIZE=$((512<<20)) MAPS=16 SINGLE=1 TIMEOUT=900 VERIFY=512 bench/maps_micro.sh
+# Needs the build (build/tests/sbx-map-classify: EAL without hugepages, lcore 118; no port).
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TOOL=${SBX_BUILD:-$ROOT/build}/tests/sbx-map-classify
+SIZES=${SIZES:-0 100 1024 16384 65536} MAPS=${MAPS:-16} MAX_SIZE=${MAX_SIZE:-0} TIMEOUT=${TIMEOUT:-900}
+VERIFY=${VERIFY:-512} SEED=${SEED:-1}
+[ -x "$TOOL" ] || { echo "maps_micro.sh: no $TOOL (build first)" >&2; exit 1; }
+args=(--bench --maps "$MAPS" --max-size "$MAX_SIZE" --seed "$SEED" --verify "$VERIFY")
+[ "${SINGLE:-0}" = 1 ] && args+=(--single)
+echo "# spanbox $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# maps $MAPS, max_size $MAX_SIZE, single ${SINGLE:-0}, seed $SEED"
+printf 'rules\tmaps\tparse_ms\tshadow_ms\tbuild_ms\tMiB\textract_cyc\tclassify_cyc\tdiffer\tshadowed\tsets\tcontexts\tpeak_RSS_MiB\n'
+declare -A cyc build mib
+for n in $SIZES; do
+	out=$(timeout "$TIMEOUT" /usr/bin/time -f 'RSS %M' "$TOOL" "${args[@]}" --rules "$n" 2>&1); rc=$?
+	row=$(grep -P '^\d+\t' <<<"$out" | tail -n 1)
+	rss=$(sed -n 's/^RSS //p' <<<"$out")
+	if [ -z "$row" ]; then
+		echo -e "$n\t(failed: exit $rc$( [ "$rc" = 124 ] && echo ", over $TIMEOUT s"); $(grep -v '^RSS' <<<"$out" | tail -n 1))"
+		continue
+	fi
+	echo -e "$row\t$((rss / 1024))"
+	IFS=$'\t' read -r _ _ _ _ b m _ c _ <<<"$row"
+	cyc[$n]=$c build[$n]=$b mib[$n]=$m
+done
+if [ -n "${cyc[65536]:-}" ] && [ -n "${cyc[1024]:-}" ] && [ -n "${cyc[0]:-}" ]; then
+	awk -v c0="${cyc[0]}" -v c1k="${cyc[1024]}" -v c64k="${cyc[65536]}" -v b="${build[65536]}" -v m="${mib[65536]}" 'BEGIN {
+		printf "# 65,536 rules: %.1f cycles/frame added (target <= 60): %s\n", c64k - c0, c64k - c0 <= 60 ? "met" : "MISSED"
+		printf "# 65,536 rules: %.2f x the 1,024-rule cost (target <= 1.5): %s\n", c64k / c1k, c64k / c1k <= 1.5 ? "met" : "MISSED"
+		printf "# 65,536 rules: built in %.1f s (target <= 5), %.0f MiB (target <= 512): %s\n", b / 1000, m,
+		       b <= 5000 && m <= 512 ? "met" : "MISSED" }'
+fi

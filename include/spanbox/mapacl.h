@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The rte_acl classifier of maps (docs/MAPS.md "Design"): the rule tables of N maps built into DPDK
+ * rte_acl contexts, one lookup per frame answering every map.
+ *
+ *   - Each map is one rte_acl category (a rule's category_mask has its map's bit); a context set
+ *     holds up to 16 consecutive maps (RTE_ACL_MAX_CATEGORIES). Past 16 maps there is one set per
+ *     16 maps and a frame is looked up once in each set. When rte_acl cannot build a group of maps
+ *     into one context (it gives up past 8 tries: rules of many maps naming different fields), the
+ *     group is split in halves, down to one map per set; one map that does not fit is an error.
+ *   - First match within a map: rule i of a map has priority 65536 - i, so the earliest matching
+ *     rule wins its category; its userdata says the rule index and the action.
+ *   - Per set, by default two contexts: one for IPv4 and non-IP frames (address fields one 32-bit
+ *     word each) and one for IPv6 frames (four words each); a rule without addresses is in both.
+ *     The fields of a context are only those some rule of it names (plus the protocol byte and the
+ *     flags group), so a context of 5-tuple rules never walks the MAC or VLAN bytes.
+ *     SBX_MAPACL_SINGLE builds one context per set for both families instead (measured in
+ *     docs/BENCHMARKS.md "Maps").
+ * The caller owns the rule tables; the contexts copy what they need. Building needs an initialised
+ * EAL (rte_acl allocates with rte_malloc); classifying is thread safe on a built context (read only).
+ */
+#ifndef SPANBOX_MAPACL_H
+#define SPANBOX_MAPACL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spanbox/maprules.h"
+
+/** Maps one context answers (rte_acl's categories). */
+#define SBX_MAPACL_MAPS_PER_CTX 16u
+/** Most frames one sbx_mapacl_classify call takes. */
+#define SBX_MAPACL_MAX_BURST 256u
+
+/** A result: 0 = no rule of the map matched; else the deciding rule and its action. */
+#define SBX_MAPACL_MATCHED(r) ((r) != 0)
+#define SBX_MAPACL_RULE(r) (((r) & 0x7fffffffu) - 1u)   /**< the rule's index in its map */
+#define SBX_MAPACL_ACTION(r) ((r) >> 31)                /**< enum sbx_map_action */
+
+/** Build options (zeroed: the defaults). */
+struct sbx_mapacl_opts {
+	size_t max_size;  /**< rte_acl_config.max_size: bytes the run-time tries may use (0: no limit);
+			       smaller splits the rules into more tries: less memory, slower lookups */
+	int socket_id;    /**< NUMA socket of the contexts (0 is taken as SOCKET_ID_ANY) */
+	int single;       /**< 1: one context per set for IPv4, IPv6 and non-IP frames */
+	int alg;          /**< enum rte_acl_classify_alg (0: rte_acl's choice for the CPU and the EAL's
+			       max SIMD width); a value the CPU cannot run fails the build */
+};
+
+/** What a build cost. */
+struct sbx_mapacl_stats {
+	uint64_t build_ns;   /**< wall time of create + add + build, all contexts */
+	size_t memory;       /**< rte_malloc bytes the contexts hold (rules and run-time tries) */
+	uint32_t contexts;   /**< rte_acl contexts built (empty ones are not built) */
+	uint32_t sets;       /**< context sets: one lookup per set (and family) per frame */
+	uint32_t splits;     /**< groups of maps rte_acl could not build together, split in halves */
+	uint32_t acl_rules;  /**< rules added over all contexts (a rule without addresses counts twice) */
+	uint32_t fields[2];  /**< rte_acl fields of the first set's contexts: [0] IPv4/non-IP, [1] IPv6 */
+};
+
+struct sbx_mapacl;
+
+/**
+ * Build the contexts of @p nb_maps maps (map m's rules: maps[m]).
+ * @param st   filled when not NULL
+ * @return the classifier, or NULL with @p err set (no EAL, rte_acl out of memory or over max_size)
+ */
+struct sbx_mapacl *sbx_mapacl_build(const struct sbx_map_rules *maps, uint32_t nb_maps,
+				    const struct sbx_mapacl_opts *opts, struct sbx_mapacl_stats *st,
+				    char *err, size_t errlen);
+
+/** Free the contexts (NULL is fine). Not while a classify call runs on them. */
+void sbx_mapacl_free(struct sbx_mapacl *a);
+
+/** Results per frame in sbx_mapacl_classify's output (>= the number of maps). */
+uint32_t sbx_mapacl_stride(const struct sbx_mapacl *a);
+
+/**
+ * Classify @p n keys (n <= SBX_MAPACL_MAX_BURST): results[i * stride + m] is frame i's result for
+ * map m (SBX_MAPACL_* macros); columns past the number of maps are 0.
+ * @return 0, or -1 when n is too large
+ */
+int sbx_mapacl_classify(const struct sbx_mapacl *a, const struct sbx_map_key *keys, uint32_t n, uint32_t *results);
+
+/** rte_acl_dump of every context to stdout (diagnostics). */
+void sbx_mapacl_dump(const struct sbx_mapacl *a);
+
+#endif
