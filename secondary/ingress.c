@@ -312,8 +312,12 @@ static enum verdict dedup_one(struct sbx_ingress_engine *ig, uint16_t port, cons
 	/* the table keeps TSC stamps: "seen within the window" is now - stamp < window[port] */
 	dup = sbx_dedup_check_window(ig->dedup, seg, seg_len, nb, c->dedup_ignore, now, ig->window[port], &ds);
 	pc->dedup_unique += ds.unique;
-	pc->dedup_dup += ds.duplicates;
 	pc->dedup_evict += ds.evictions;
+	if (c->dedup_action == SBX_DEDUP_COUNT) { /* measure before dropping: the duplicate goes on */
+		pc->dedup_counted += ds.duplicates;
+		return KEEP;
+	}
+	pc->dedup_dup += ds.duplicates;
 	return dup ? DROP : KEEP;
 }
 

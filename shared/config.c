@@ -41,7 +41,7 @@ static const char *const rss_keys[] = {"fields", "key", NULL};
 static const char *const ingress_keys[] = {"decap", "non_tunnel", "strip", "tag", "dedup", NULL};
 static const char *const decap_keys[] = {"type", "sessions", "vnis", "keys", "udp_port", "local_ip", "strip_fcs", NULL};
 static const char *const tag_keys[] = {"vlan", NULL};
-static const char *const dedup_keys[] = {"window_us", "ignore", "entries", NULL};
+static const char *const dedup_keys[] = {"window_us", "ignore", "entries", "action", NULL};
 static const char *const worker_keys[] = {
 	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues",
 	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", "tunnel_senders", "cpus", NULL};
@@ -100,7 +100,9 @@ static const struct choice strip_choices[] = {
 	{"vlan", SBX_STRIP_VLAN}, {"mpls", SBX_STRIP_MPLS}, {NULL, 0}};
 static const struct choice ignore_choices[] = {
 	{"ttl", SBX_DEDUP_IGNORE_TTL}, {"ip_checksum", SBX_DEDUP_IGNORE_IP_CHECKSUM},
-	{"dscp", SBX_DEDUP_IGNORE_DSCP}, {NULL, 0}};
+	{"dscp", SBX_DEDUP_IGNORE_DSCP}, {"vlan", SBX_DEDUP_IGNORE_VLAN}, {NULL, 0}};
+static const struct choice dedup_action_choices[] = {
+	{"drop", SBX_DEDUP_DROP}, {"count", SBX_DEDUP_COUNT}, {NULL, 0}};
 static const struct choice group_hash_choices[] = {
 	{"5tuple", SBX_GROUP_HASH_5TUPLE}, {"2tuple", SBX_GROUP_HASH_2TUPLE}, {NULL, 0}};
 static const struct choice strategy_choices[] = {
@@ -1409,6 +1411,7 @@ static int parse_ingress(struct ctx *c, const cJSON *port, const char *path, str
 	if (need(c, x, rpath, "window_us") ||
 	    get_u32(c, x, rpath, "window_us", 1, 1000000, 0, &in->dedup_window_us) ||
 	    get_flags(c, x, rpath, "ignore", ignore_choices, &in->dedup_ignore) ||
+	    get_choice(c, x, rpath, "action", dedup_action_choices, SBX_DEDUP_DROP, &in->dedup_action) ||
 	    get_u32(c, x, rpath, "entries", SBX_DEDUP_ENTRIES_MIN, SBX_DEDUP_ENTRIES_MAX, SBX_DEDUP_ENTRIES_DEFAULT,
 		    &in->dedup_entries))
 		return -1;

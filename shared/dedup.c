@@ -132,11 +132,10 @@ static void gather(struct reader *r, uint8_t *dst, uint32_t n)
 	}
 }
 
-/* Zero the ignored fields of the first block @b (@n bytes): the IPv4 or IPv6 header after at most
- * two VLAN tags. */
-static void mask_fields(uint8_t *b, uint32_t n, uint8_t ignore)
+/* Zero the ignored fields of the first block @b (@n bytes), whose EtherType (or first VLAN tag)
+ * is at offset @p: the IPv4 or IPv6 header after at most two VLAN tags. */
+static void mask_fields(uint8_t *b, uint32_t n, uint8_t ignore, uint32_t p)
 {
-	uint32_t p = 12;
 	uint16_t type;
 	int tags;
 
@@ -179,7 +178,7 @@ bool sbx_dedup_check_window(struct sbx_dedup_table *t, const uint8_t *const *seg
 	/* + 4: rte_jhash reads the last bytes as a whole 32-bit word */
 	uint32_t buf[(BLOCK + 4) / 4] __attribute__((aligned(16)));
 	struct reader r = {seg, seg_len, nb_seg, 0, 0};
-	uint32_t pc = SEED_JHASH_C, pb = SEED_JHASH_B, crc = SEED_CRC, n, w, victim = 0;
+	uint32_t pc = SEED_JHASH_C, pb = SEED_JHASH_B, crc = SEED_CRC, n, w, victim = 0, type_at = 12;
 	uint64_t len = 0, h64, oldest = UINT64_MAX;
 	struct bucket *b;
 	bool first = true, have_free = false;
@@ -190,13 +189,35 @@ bool sbx_dedup_check_window(struct sbx_dedup_table *t, const uint8_t *const *seg
 		st->unique++;
 		return false;
 	}
+	if (ignore & SBX_DEDUP_IGNORE_VLAN) {
+		/* compared from the first EtherType that is not a VLAN tag's: the MAC addresses and the
+		 * tags (802.1Q, 802.1ad, 0x9100; at most 8) are left out, so that one packet seen on two
+		 * VLANs of a trunk is one */
+		uint8_t head[12 + 8 * 4 + 2];
+		uint32_t skip = 12, hn = len < sizeof(head) ? (uint32_t)len : (uint32_t)sizeof(head);
+		struct reader peek = r;
+
+		gather(&peek, head, hn);
+		while (skip + 4 + 2 <= hn) {
+			uint16_t t = (uint16_t)(head[skip] << 8 | head[skip + 1]);
+
+			if (t != 0x8100 && t != 0x88A8 && t != 0x9100)
+				break;
+			skip += 4;
+		}
+		if (skip < len) {
+			gather(&r, head, skip); /* past the MACs and tags */
+			len -= skip;
+			type_at = 0;
+		}
+	}
 	/* the bytes, BLOCK at a time at fixed offsets of the frame, whatever the segments */
 	for (uint64_t left = len; left > 0; left -= n) {
 		n = left > BLOCK ? BLOCK : (uint32_t)left;
 		buf[n / 4] = 0;
 		gather(&r, (uint8_t *)buf, n);
 		if (first)
-			mask_fields((uint8_t *)buf, n, ignore);
+			mask_fields((uint8_t *)buf, n, ignore, type_at);
 		first = false;
 		rte_jhash_2hashes(buf, n, &pc, &pb);
 		crc = crc32c((const uint8_t *)buf, n, crc);

@@ -73,6 +73,14 @@ enum sbx_non_tunnel { SBX_NON_TUNNEL_PASS = 0, SBX_NON_TUNNEL_DROP = 1 };
 #define SBX_DEDUP_IGNORE_TTL 0x1         /**< IPv4 TTL, IPv6 hop limit */
 #define SBX_DEDUP_IGNORE_IP_CHECKSUM 0x2 /**< IPv4 header checksum (implied by TTL or DSCP) */
 #define SBX_DEDUP_IGNORE_DSCP 0x4        /**< IPv4 DSCP, IPv6 traffic class DSCP bits */
+#define SBX_DEDUP_IGNORE_VLAN 0x8        /**< the MAC addresses and every VLAN tag: frames are compared from
+					      their first EtherType that is not a VLAN tag's on */
+
+/** ingress.dedup.action: what the dedup stage does with a duplicate. */
+enum sbx_dedup_action {
+	SBX_DEDUP_DROP = 0,  /**< "drop" (default): dropped, counted in dedup_duplicates */
+	SBX_DEDUP_COUNT = 1, /**< "count": passed on, counted in dedup_duplicates_passed (measure first) */
+};
 
 /** ingress.dedup.entries: entries of a worker's dedup table (a power of two; 24 bytes each, plus a
  * 64-byte header: sbx_dedup_mem_size() in ingress.h). The default takes 1572928 bytes (1.5 MiB). */
@@ -93,6 +101,7 @@ struct sbx_ingress_cfg {
 	uint16_t tag_vlan;                                /**< 802.1Q VLAN id 1..4094 pushed after strip; 0 = none */
 	uint32_t dedup_window_us;                         /**< microseconds, 1..1000000; 0 = no dedup */
 	uint8_t dedup_ignore;                             /**< SBX_DEDUP_IGNORE_* bits */
+	uint8_t dedup_action;                             /**< enum sbx_dedup_action */
 	uint32_t dedup_entries;                           /**< dedup table entries per worker (power of two) */
 };
 

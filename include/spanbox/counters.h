@@ -102,6 +102,8 @@
 	  "Frames the dedup stage had not seen within its window: passed on.") \
 	_(dedup_dup, "dedup_duplicates", "spanbox_worker_dedup_duplicate_packets_total", "packets", NONE,      \
 	  "Frames dropped as duplicates of one seen within the dedup window.") \
+	_(dedup_counted, "dedup_duplicates_passed", "spanbox_worker_dedup_duplicates_passed_packets_total",     \
+	  "packets", NONE, "Duplicates found in dedup action count: counted and passed on, not dropped.") \
 	_(dedup_evict, "dedup_evictions", "spanbox_worker_dedup_evictions_total", "entries", NONE,             \
 	  "Dedup table entries younger than the window overwritten for want of room.") \
 	_(tunnels_untracked, "tunnels_untracked", "spanbox_worker_tunnels_untracked_packets_total", "packets",  \

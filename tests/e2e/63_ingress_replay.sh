@@ -252,4 +252,67 @@ check "dedup without ignore: the output is the model's, frame for frame" peq "$T
 mkcfg "$TMP/dd_off.json" "$TMP/twice.pcap" 1500 ''
 replay dd_off
 eq "no dedup: every frame forwarded" "$(pctr "$TMP/dd_off.log" p1 tx_packets)" $((2 * N))
+
+# 5. dedup action count (issue #26): the doubled capture passes whole, the duplicates are counted
+mkcfg "$TMP/dd_count.json" "$TMP/twice.pcap" 1500 '{"dedup": {"window_us": 1000000, "ignore": ["ttl"], "action": "count"}}'
+replay dd_count
+eq "dedup action count: dedup_duplicates_passed = the model's duplicates" \
+	"$(pctr "$TMP/dd_count.log" p0 dedup_duplicates_passed)" "$(cat "$TMP/dd_ttl.want")"
+eq "dedup action count: nothing dropped as a duplicate" "$(pctr "$TMP/dd_count.log" p0 dedup_duplicates)" 0
+check "dedup action count: the output is the input, frame for frame" peq "$TMP/twice.pcap" "$TMP/dd_count_p1.pcap"
+
+# 6. dedup ignore vlan (issue #26): each frame, then the same frame re-tagged on VLAN 200 (an 802.1Q
+# tag inserted, or an existing outer tag's VLAN id changed): one packet seen on two VLANs of a trunk
+python3 - "$IN" "$TMP/retag.pcap" "$TMP" <<'PY'
+import struct, sys
+src, dst, out = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(src, 'rb') as f:
+    hdr = f.read(24)
+    end = '<' if hdr[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    recs = []
+    while True:
+        rec = f.read(16)
+        if len(rec) < 16:
+            break
+        ts, us, cap, orig = struct.unpack(end + 'IIII', rec)
+        recs.append((ts, us, f.read(cap)))
+TAGS = (b'\x81\x00', b'\x88\xa8', b'\x91\x00')
+def retag(d):
+    if d[12:14] in TAGS:
+        return d[:14] + bytes([(d[14] & 0xf0) | 0x00, 200]) + d[16:]
+    return d[:12] + b'\x81\x00\x00\xc8' + d[12:]
+def key_vlan(d):  # from the first EtherType that is not a VLAN tag's on (at most 8 tags)
+    p = 12
+    while p + 6 <= len(d) and d[p:p + 2] in TAGS and p < 12 + 8 * 4:
+        p += 4
+    return d[p:] if p < len(d) else d
+frames = []
+for ts, us, d in recs:
+    frames += [(ts, us, d), (ts, us + 1, retag(d))]
+with open(dst, 'wb') as f:
+    f.write(hdr)
+    for ts, us, d in frames:
+        f.write(struct.pack(end + 'IIII', ts, us, len(d), len(d)) + d)
+for name, key in (('vlan', key_vlan), ('novlan', lambda d: d)):
+    seen, kept, dups = set(), [], 0
+    for ts, us, d in frames:
+        k = key(d)
+        if k in seen:
+            dups += 1
+            continue
+        seen.add(k)
+        kept.append(struct.pack(end + 'IIII', ts, us, len(d), len(d)) + d)
+    open('%s/dd_%s.want' % (out, name), 'w').write('%d\n' % dups)
+    open('%s/dd_%s_want.pcap' % (out, name), 'wb').write(hdr + b''.join(kept))
+PY
+mkcfg "$TMP/dd_vlan.json" "$TMP/retag.pcap" 1500 '{"dedup": {"window_us": 1000000, "ignore": ["vlan"]}}'
+replay dd_vlan
+eq "dedup ignore vlan: the re-tagged copies are duplicates (the model's count)" \
+	"$(pctr "$TMP/dd_vlan.log" p0 dedup_duplicates)" "$(cat "$TMP/dd_vlan.want")"
+check "dedup ignore vlan: at least one duplicate per original frame" [ "$(cat "$TMP/dd_vlan.want")" -ge "$N" ]
+check "dedup ignore vlan: the output is the model's, frame for frame" peq "$TMP/dd_vlan_want.pcap" "$TMP/dd_vlan_p1.pcap"
+mkcfg "$TMP/dd_novlan.json" "$TMP/retag.pcap" 1500 '{"dedup": {"window_us": 1000000}}'
+replay dd_novlan
+eq "dedup without ignore vlan: the re-tagged copies are not duplicates (the model's count)" \
+	"$(pctr "$TMP/dd_novlan.log" p0 dedup_duplicates)" "$(cat "$TMP/dd_novlan.want")"
 exit 0
