@@ -77,7 +77,7 @@
 	_(decap_bad_short_outer, "decap_malformed_short_outer", "spanbox_worker_decap_malformed_short_outer_total", \
 	  "packets", NONE, "Tunnel frames dropped: the outer headers end before the frame does.") \
 	_(decap_bad_ip_fragment, "decap_malformed_ip_fragment", "spanbox_worker_decap_malformed_ip_fragment_total", \
-	  "packets", NONE, "Tunnel frames dropped: an outer IPv4 or IPv6 fragment (never reassembled).") \
+	  "packets", NONE, "Outer fragments reassembly gave up on (timeout, full table, overlap, over 8 fragments), dropped.") \
 	_(decap_bad_gre, "decap_malformed_gre_unsupported", "spanbox_worker_decap_malformed_gre_unsupported_total", \
 	  "packets", NONE, "Tunnel frames dropped: GRE version other than 0, or the routing bit set.") \
 	_(decap_bad_vxlan_flags, "decap_malformed_vxlan_flags", "spanbox_worker_decap_malformed_vxlan_flags_total", \
@@ -103,7 +103,11 @@
 	_(dedup_dup, "dedup_duplicates", "spanbox_worker_dedup_duplicate_packets_total", "packets", NONE,      \
 	  "Frames dropped as duplicates of one seen within the dedup window.") \
 	_(dedup_evict, "dedup_evictions", "spanbox_worker_dedup_evictions_total", "entries", NONE,             \
-	  "Dedup table entries younger than the window overwritten for want of room.")
+	  "Dedup table entries younger than the window overwritten for want of room.") \
+	_(reasm_fragments, "reassembly_fragments", "spanbox_worker_reassembly_fragments_total", "packets", NONE, \
+	  "Outer IP fragments of GRE or UDP a decap rule of the port could concern, handed to reassembly.") \
+	_(reasm_datagrams, "reassembly_datagrams", "spanbox_worker_reassembly_datagrams_total", "packets", NONE, \
+	  "Datagrams reassembled from those fragments, then decapsulated or passed as one frame.")
 
 /**
  * Per worker, per mirror session counters: _(field, json, replay, prom, reason, unit, hist, help).

@@ -49,7 +49,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 21
+#define SBX_SHM_VERSION 22
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -231,6 +231,9 @@ struct sbx_worker_stats {
 	uint64_t bad_pkts;       /**< mbufs dropped because their chain is inconsistent */
 	uint64_t held;           /**< mbufs of burst[] still owned by the burst (freed by the primary if
 				      the worker dies); 0 once any of them was freed or handed to a PMD */
+	uint64_t reasm_held;     /**< mbufs the worker's reassembly tables hold now (outer fragments
+				      waiting for the rest of their datagram, secondary/ingress.c): the
+				      pool audit's held_by_reassembly */
 	struct sbx_port_counters port[SBX_MAX_PORTS];
 	/** indexed by the session's counter set (struct sbx_tables.cset) */
 	struct sbx_mirror_counters mirror[SBX_MIRROR_COUNTER_SETS];
