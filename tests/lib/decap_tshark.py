@@ -169,7 +169,7 @@ for i in range(n):
         vlans.add(exp["vlan"])
         coss.add(exp["cos"])
 
-tap(not mism_set, "tshark decodes %d frame(s) as tunnels: %d are ok here, %d outer IP fragments ("fragment" here)%s" %
+tap(not mism_set, "tshark decodes %d frame(s) as tunnels: %d are ok here, %d outer IP fragments ('fragment' here)%s" %
     (n_tun, n_ok, n_frag, "; differ: " + "; ".join(mism_set[:5]) if mism_set else ""))
 tap(not mism_kind, "tunnel kind equal tshark's on %d frame(s)%s" % (n_ok, "; differ: " + "; ".join(mism_kind[:5]) if mism_kind else ""))
 tap(not mism_bytes and written == expect_written,
