@@ -17,6 +17,7 @@
 #include <rte_ip_frag.h>
 #include <rte_mbuf.h>
 
+#include "spanbox/decap.h"
 #include "spanbox/ingress.h"
 #include "spanbox/shm.h"
 
@@ -42,11 +43,8 @@ struct sbx_ingress_engine {
 	struct rte_ip_frag_death_row dr;
 };
 
-/** Datagrams one port's reassembly table holds in progress per worker (each of at most
- *  RTE_LIBRTE_IP_FRAG_MAX_FRAG = 8 fragments: at most 2048 mbufs). */
-#define SBX_REASM_FLOWS 256
-/** A datagram whose fragments did not all arrive within this is dropped (decap_malformed_ip_fragment). */
-#define SBX_REASM_TIMEOUT_MS 1000
+/* rte_ip_frag keeps what SBX_REASM_MAX_FRAGS says (the pool plan counts with it) */
+_Static_assert(SBX_REASM_MAX_FRAGS == RTE_LIBRTE_IP_FRAG_MAX_FRAG, "SBX_REASM_MAX_FRAGS");
 
 /**
  * Take the ingress config of tables @p t for worker stats @p st: ports without an ingress object get

@@ -32,6 +32,15 @@
 
 #include "config.h"
 
+/** Datagrams one port's reassembly table (secondary/ingress.c, rte_ip_frag) holds in progress per
+ *  worker: outer fragments of a port with decap rules (docs/INGRESS.md "Fragments"). */
+#define SBX_REASM_FLOWS 256
+/** Fragments a datagram may have (DPDK's RTE_LIBRTE_IP_FRAG_MAX_FRAG): a table holds at most
+ *  SBX_REASM_FLOWS x this many mbufs (the pool plan's "reassembly" term). */
+#define SBX_REASM_MAX_FRAGS 8
+/** A datagram whose fragments did not all arrive within this is dropped (decap_malformed_ip_fragment). */
+#define SBX_REASM_TIMEOUT_MS 1000
+
 /** What kind of tunnel a frame arrived in (sbx_tunnel_info.kind). */
 enum sbx_tunnel_kind {
 	SBX_TUN_NONE = 0,

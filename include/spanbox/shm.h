@@ -397,6 +397,8 @@ struct sbx_pool_plan {
 	uint64_t bursts;       /**< sum over workers of burst x RX queues it polls on these ports */
 	uint64_t rings;        /**< bridged (pcap) ports: ring entries, the primary's read burst and its
 				    lcore cache (1.5 x pool.cache) */
+	uint64_t reassembly;   /**< ports with decap rules in the config at start: workers x
+				    SBX_REASM_FLOWS x SBX_REASM_MAX_FRAGS (outer fragments waiting) */
 	uint64_t headroom;     /**< pool.headroom */
 	uint64_t total;        /**< sum of the terms above */
 	uint32_t ports;        /**< ports this pool serves */

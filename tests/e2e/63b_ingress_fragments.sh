@@ -10,7 +10,8 @@
 #     tshark (IP reassembly on) is the independent decoder of which datagrams are tunnels;
 #  3. gre_teb_zeek_keyed: its 55 outer fragments make 16 datagrams tshark decodes as GRE-TEB;
 #  4. live, with mgmt: the incomplete datagram's fragments are dropped by the timeout while the
-#     worker runs, and the pool audit explains every mbuf (none held, none unexplained).
+#     worker runs, and the pool audit explains every mbuf (none held, none unexplained); the pool
+#     plan counts the reassembly table's mbufs.
 # Captures built by tests/lib/frags_gen.py (scapy). Own prefix sbxfrag, lcores 106-108, API 18463.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/replay.sh"
@@ -112,6 +113,8 @@ wait_for 50 bash -c "[ \"\$(curl -fsS --max-time 5 '$API/status' | jq -r '.ports
 eq "4: the $TUN_LOST fragments of the incomplete datagram dropped by the timeout while the worker runs" \
 	"$(p0 decap_malformed_ip_fragment)" "$TUN_LOST"
 pool=$(curl -fsS --max-time 5 "$API/pools" | jq -r '.[0].name')
+check "4: the pool plan holds what p0's reassembly table may: 1 worker x 256 datagrams x 8 fragments" \
+	bash -c "curl -fsS --max-time 5 '$API/pools/$pool' | jq -e '.plan.reassembly == 2048' >/dev/null"
 audit() { curl -fsS --max-time 5 "$API/pools/$pool" | jq -c '.audit | del(.note)'; }
 audit_ok() { audit | jq -e '.held_by_reassembly == 0 and .unexplained == 0' >/dev/null; }
 wait_for 30 audit_ok
