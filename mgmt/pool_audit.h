@@ -23,6 +23,7 @@ struct mgmt_pool_audit {
 	uint64_t rx_held;     /**< held by the ports' RX rings (measured at start, before traffic) */
 	uint64_t in_rings;    /**< in the bridge rings of pcap ports */
 	uint64_t in_workers;  /**< bursts the workers hold (stats.held) */
+	uint64_t in_reasm;    /**< outer fragments the workers' reassembly tables hold (stats.reasm_held) */
 	uint64_t recovered;   /**< burst mbufs the primary freed after crashes (not subtracted) */
 	int64_t unexplained;  /**< populated minus all of the above but recovered */
 };

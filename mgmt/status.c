@@ -393,11 +393,12 @@ cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i)
 	num(a, "held_by_rx_rings", (double)au.rx_held);
 	num(a, "in_flight_in_rings", (double)au.in_rings);
 	num(a, "held_by_workers", (double)au.in_workers);
+	num(a, "held_by_reassembly", (double)au.in_reasm);
 	num(a, "recovered_after_crashes", (double)au.recovered);
 	num(a, "unexplained", (double)au.unexplained);
 	cJSON_AddStringToObject(a, "note",
 		"unexplained = populated - ring - lcore caches - RX rings (measured at start) - bridge rings"
-		" - bursts held by workers; includes mbufs lost in worker crashes (at most one burst each)"
+		" - bursts held by workers - fragments held by their reassembly tables; includes mbufs lost in worker crashes (at most one burst each)"
 		" and any held by TX descriptors or in the primary's pcap read buffer at this instant");
 	if (mgmt_ind_pool_audit(shm, i, &ia) == 0 && cJSON_GetObjectItem(o, "indirect") != NULL) {
 		a = cJSON_AddObjectToObject(cJSON_GetObjectItem(o, "indirect"), "audit");

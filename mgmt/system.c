@@ -90,6 +90,7 @@ void mgmt_pool_details_json(cJSON *po, const struct sbx_shm *shm, uint32_t i)
 	num(o, "lcore_caches", (double)pl->lcore_caches);
 	num(o, "bursts", (double)pl->bursts);
 	num(o, "rings", (double)pl->rings);
+	num(o, "reassembly", (double)pl->reassembly);
 	num(o, "headroom", (double)pl->headroom);
 	num(o, "total", (double)pl->total);
 	num(o, "ports", pl->ports);

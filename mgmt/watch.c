@@ -68,8 +68,10 @@ static uint64_t pool_allowance(const struct sbx_shm *shm, uint32_t i)
 		crashes += shm->workers[w].crashes;
 	/* TX descriptors and mirror queues hold frames until the PMD frees them, a worker holds its
 	 * burst (and the copies of it) between RX and TX, the primary one read burst per bridged port;
-	 * a crash loses at most the burst it was sending (primary/workers.c) */
-	return pl->tx_desc + pl->mirror_tx + pl->bursts + pl->rings + crashes * shm->cfg.burst;
+	 * a crash loses at most the burst it was sending (primary/workers.c) and the outer fragments
+	 * its reassembly tables held (its share of plan.reassembly, docs/INGRESS.md "Fragments") */
+	return pl->tx_desc + pl->mirror_tx + pl->bursts + pl->rings +
+	       crashes * (shm->cfg.burst + pl->reassembly / MAX(pl->workers, 1u));
 }
 
 /* Indirect mbufs of the pool beside pool @p i the plan allows in flight: the shares mirror TX

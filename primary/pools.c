@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "spanbox/decap.h"
 #include "spanbox/hostinfo.h"
 #include "spanbox/poolsize.h"
 #include "spanbox/pool_mem.h"
@@ -80,6 +81,9 @@ static void plan_pool(const struct sbx_primary *p, int socket, struct sbx_pool_p
 			/* every port has its mirror queues: a session may be added at run time */
 			pl->mirror_tx += (uint64_t)(ps->nb_txq - fwd_txq) * pc->tx_desc;
 		}
+		/* outer fragments its reassembly tables may hold, one per worker (docs/INGRESS.md) */
+		if (pc->ingress.nb_decap > 0)
+			pl->reassembly += (uint64_t)cfg->nb_workers * SBX_REASM_FLOWS * SBX_REASM_MAX_FRAGS;
 		/* copies a worker builds for a session before handing them to the destination queue */
 		pl->mirror_tx += (uint64_t)cfg->nb_workers * cfg->burst * sessions_to(cfg, i);
 	}
@@ -93,18 +97,20 @@ static void plan_pool(const struct sbx_primary *p, int socket, struct sbx_pool_p
 				pl->bursts += cfg->burst;
 	pl->headroom = cfg->pool_headroom;
 	pl->total = pl->rx_desc + pl->tx_desc + pl->mirror_tx + pl->lcore_caches + pl->bursts + pl->rings +
-		    pl->headroom;
+		    pl->reassembly + pl->headroom;
 }
 
 static void print_plan(FILE *f, const char *name, int socket, const struct sbx_pool_plan *pl)
 {
 	fprintf(f,
 		"spanbox-primary: pool plan %s (socket %d, %u ports, %u workers): rx_desc %llu + tx_desc %llu"
-		" + mirror_tx %llu + lcore_caches %llu + bursts %llu + rings %llu + headroom %llu = %llu mbufs\n",
+		" + mirror_tx %llu + lcore_caches %llu + bursts %llu + rings %llu + reassembly %llu + headroom %llu"
+		" = %llu mbufs\n",
 		name, socket, pl->ports, pl->workers, (unsigned long long)pl->rx_desc,
 		(unsigned long long)pl->tx_desc, (unsigned long long)pl->mirror_tx,
 		(unsigned long long)pl->lcore_caches, (unsigned long long)pl->bursts,
-		(unsigned long long)pl->rings, (unsigned long long)pl->headroom, (unsigned long long)pl->total);
+		(unsigned long long)pl->rings, (unsigned long long)pl->reassembly, (unsigned long long)pl->headroom,
+		(unsigned long long)pl->total);
 }
 
 /*

@@ -11,7 +11,10 @@
 #include "primary.h"
 #include "spanbox/decap.h"
 
-/* Every worker has forwarded or dropped all it received. */
+/* Every worker has forwarded or dropped all it received. A fragment handed to reassembly counts as
+ * done (decap_malformed_ip_fragment counts those dropped, a datagram goes on as one frame of its
+ * fragments): those still held wait for the rest of their datagram, which a finished input will
+ * not bring; the worker's end drops and counts them (sbx_ingress_teardown). */
 static bool workers_drained(struct sbx_primary *p)
 {
 	unsigned int w, i;
@@ -22,7 +25,8 @@ static bool workers_drained(struct sbx_primary *p)
 
 		for (i = 0; i < p->cfg->nb_ports; i++) {
 			rx += st->port[i].rx_pkts;
-			out += st->port[i].tx_pkts + st->port[i].drop_pkts;
+			out += st->port[i].tx_pkts + st->port[i].drop_pkts + st->port[i].reasm_fragments -
+			       st->port[i].reasm_datagrams - st->port[i].decap_bad_ip_fragment;
 		}
 		if (rx != out)
 			return false;

@@ -101,6 +101,7 @@ int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 	ws->pid = 0;
 	ws->stats.heartbeat_ns = 0;
 	ws->stats.held = 0;
+	ws->stats.reasm_held = 0; /* a new process holds no fragment (a dead one's are lost) */
 	ws->stats.first_rx_ns = 0;
 	ws->stop = 0;
 	ws->released = 0;
@@ -196,6 +197,7 @@ static void handover(struct sbx_primary *p, unsigned int w, unsigned int s, uint
 	memcpy(ws->binary, sb->binary, sizeof(ws->binary));
 	ws->stats.heartbeat_ns = 0;
 	ws->stats.held = 0;
+	ws->stats.reasm_held = 0; /* a new process holds no fragment (a dead one's are lost) */
 	ws->stats.first_rx_ns = 0;
 	ws->stop = 0;
 	ws->released = 0;
@@ -375,6 +377,9 @@ static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int s
 			p->dying_held[s] = held;
 		else
 			crash_event(p, s, pid, status, held);
+		/* the fragments its reassembly tables held died with it: lost ("unexplained" in the
+		 * audit from now on), held by no one */
+		ws->stats.reasm_held = 0;
 	}
 	ws->stats.held = 0;
 	flush_lcore_caches(p, ws->lcore_id);

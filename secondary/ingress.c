@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
@@ -40,6 +41,86 @@ static void rules_take(struct sbx_ingress_engine *ig, uint16_t i, const struct s
 	ig->nb_rules[i] = n;
 }
 
+static void dedup_free(struct sbx_ingress_engine *ig)
+{
+	rte_free(ig->dedup_mem);
+	ig->dedup_mem = NULL;
+	ig->dedup = NULL;
+	ig->dedup_entries = 0;
+}
+
+/*
+ * Free the mbufs of the death row: the fragments port @p port's table gave up on (a timeout, the
+ * table full, an overlap, more than RTE_LIBRTE_IP_FRAG_MAX_FRAG fragments). Each is a fragment the
+ * port received: counted as dropped there (decap_malformed_ip_fragment, drop_packets, its bytes).
+ */
+static void dr_flush(struct sbx_ingress_engine *ig, uint16_t port)
+{
+	struct sbx_port_counters *pc = &ig->st->port[port];
+	uint64_t bytes = 0, segs = 0;
+	uint32_t k;
+
+	if (ig->dr.cnt == 0)
+		return;
+	for (k = 0; k < ig->dr.cnt; k++) {
+		bytes += ig->dr.row[k]->pkt_len;
+		segs += ig->dr.row[k]->nb_segs;
+	}
+	pc->decap_bad_ip_fragment += ig->dr.cnt;
+	pc->drop_pkts += ig->dr.cnt;
+	pc->drop_bytes += bytes;
+	ig->st->reasm_held -= segs;
+	rte_ip_frag_free_death_row(&ig->dr, 0);
+}
+
+/* Free port @p port's reassembly table, counting the fragments it held as dropped. */
+static void reasm_free(struct sbx_ingress_engine *ig, uint16_t port)
+{
+	unsigned int n;
+
+	if (ig->frag[port] == NULL)
+		return;
+	/* everything expires at the end of time; the death row takes a bounded number per call */
+	for (n = 0; n < SBX_REASM_FLOWS * 2; n++) {
+		rte_ip_frag_table_del_expired_entries(ig->frag[port], &ig->dr, UINT64_MAX);
+		if (ig->dr.cnt == 0)
+			break;
+		dr_flush(ig, port);
+	}
+	rte_ip_frag_table_destroy(ig->frag[port]); /* frees what is left, if anything */
+	ig->frag[port] = NULL;
+}
+
+/* A reassembly table for every port with decap rules (kept across changes of the tables), none
+ * elsewhere. @return 0, or -1 with the reason in @p err (that port's fragments are dropped). */
+static int reasm_setup(struct sbx_ingress_engine *ig, const struct sbx_config *cfg, char *err, size_t errlen)
+{
+	uint16_t i;
+	int rc = 0;
+
+	ig->frag_timeout = rte_get_tsc_hz() / 1000 * SBX_REASM_TIMEOUT_MS;
+	for (i = 0; i < SBX_MAX_PORTS; i++) {
+		bool want = ig->cfg[i] != NULL && ig->cfg[i]->nb_decap > 0;
+
+		if (!want) {
+			reasm_free(ig, i);
+			continue;
+		}
+		if (ig->frag[i] != NULL)
+			continue;
+		/* SBX_REASM_FLOWS buckets of 4 entries for at most SBX_REASM_FLOWS datagrams: a datagram
+		 * finds room unless 4 others share its bucket or the table is full (then it is dropped) */
+		ig->frag[i] = rte_ip_frag_table_create(SBX_REASM_FLOWS, 4, SBX_REASM_FLOWS, ig->frag_timeout,
+						       (int)rte_socket_id());
+		if (ig->frag[i] == NULL && rc == 0) {
+			snprintf(err, errlen, "port %s: no memory for a reassembly table of %u datagrams: its outer "
+				 "fragments are dropped", cfg->ports[i].name, SBX_REASM_FLOWS);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
 int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t, struct sbx_worker_stats *st,
 		      char *err, size_t errlen)
 {
@@ -48,6 +129,7 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 	bool drop[SBX_MAX_PORTS] = { false };
 	uint32_t entries = 0;
 	uint16_t i;
+	int rc = 0;
 
 	ig->st = st;
 	if (!ig->rules_known) { /* static (workers section): taken once; a restart keeps the slot's senders */
@@ -73,12 +155,14 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 	ig->rules_known = true;
 	/* a port whose rules changed starts its senders anew (their counts were of the old rules) */
 	sbx_senders_expire(&ig->senders, 0, UINT64_MAX, drop, NULL);
+	if (reasm_setup(ig, cfg, err, errlen) != 0)
+		rc = -1;
 	if (entries == 0) {
-		sbx_ingress_teardown(ig);
-		return 0;
+		dedup_free(ig);
+		return rc;
 	}
 	if (ig->dedup_mem == NULL || ig->dedup_entries != entries) {
-		sbx_ingress_teardown(ig);
+		dedup_free(ig);
 		ig->dedup_mem = rte_malloc_socket("sbx_dedup", sbx_dedup_mem_size(entries), RTE_CACHE_LINE_SIZE,
 						  (int)rte_socket_id());
 		if (ig->dedup_mem == NULL) {
@@ -94,15 +178,27 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 	}
 	/* a table of the same size is kept as it is: emptying it at every change of the tables (a
 	 * mirror, another port's ingress) let the copy of every frame seen before the change through */
-	return 0;
+	return rc;
 }
 
 void sbx_ingress_teardown(struct sbx_ingress_engine *ig)
 {
-	rte_free(ig->dedup_mem);
-	ig->dedup_mem = NULL;
-	ig->dedup = NULL;
-	ig->dedup_entries = 0;
+	uint16_t i;
+
+	dedup_free(ig);
+	for (i = 0; i < SBX_MAX_PORTS; i++)
+		reasm_free(ig, i);
+}
+
+void sbx_ingress_tick(struct sbx_ingress_engine *ig, uint64_t now)
+{
+	uint16_t i;
+
+	for (i = 0; i < SBX_MAX_PORTS; i++)
+		if (ig->frag[i] != NULL) {
+			rte_ip_frag_table_del_expired_entries(ig->frag[i], &ig->dr, now);
+			dr_flush(ig, i);
+		}
 }
 
 void sbx_ingress_age(struct sbx_ingress_engine *ig, uint64_t now_ns)
@@ -166,7 +262,6 @@ static void count_malformed(struct sbx_port_counters *pc, enum sbx_decap_result 
 {
 	switch (r) {
 	case SBX_DECAP_MALFORMED_short_outer: pc->decap_bad_short_outer++; break;
-	case SBX_DECAP_MALFORMED_ip_fragment: pc->decap_bad_ip_fragment++; break;
 	case SBX_DECAP_MALFORMED_gre_unsupported: pc->decap_bad_gre++; break;
 	case SBX_DECAP_MALFORMED_vxlan_flags: pc->decap_bad_vxlan_flags++; break;
 	case SBX_DECAP_MALFORMED_inner_runt: pc->decap_bad_inner_runt++; break;
@@ -176,23 +271,35 @@ static void count_malformed(struct sbx_port_counters *pc, enum sbx_decap_result 
 	}
 }
 
+/* Could a GRE (47) or UDP (17) datagram, @p ip_proto, be a tunnel of one of @p c's rules? */
+static bool proto_candidate(const struct sbx_ingress_cfg *c, uint8_t ip_proto)
+{
+	unsigned int k;
+
+	for (k = 0; k < c->nb_decap; k++)
+		if (ip_proto == 17 ? c->decap[k].type == SBX_DECAP_VXLAN : c->decap[k].type != SBX_DECAP_VXLAN)
+			return true;
+	return false;
+}
+
 /*
  * Is a malformed parse of @p ti one of this port's tunnels? Only then is it counted and dropped;
  * otherwise the frame is "not a tunnel" (non_tunnel decides). Every UDP datagram is a VXLAN
  * candidate to the parser (decap.h): it counts for a VXLAN rule on its destination port only. A
- * fault found before the kind was known (an outer GRE or UDP fragment, a cut header) counts for
- * any port with rules: docs/INGRESS.md.
+ * fault found before the kind was known (an outer IP header cut short or of a wrong length) counts
+ * for a port with a rule its protocol could carry (GRE: erspan and gre rules, UDP: vxlan rules):
+ * docs/INGRESS.md.
  */
 static bool malformed_applies(const struct sbx_ingress_cfg *c, const struct sbx_tunnel_info *ti)
 {
 	unsigned int k;
 
+	if (ti->kind == SBX_TUN_NONE)
+		return proto_candidate(c, ti->ip_proto);
 	for (k = 0; k < c->nb_decap; k++) {
 		const struct sbx_decap_rule *r = &c->decap[k];
 
 		switch (ti->kind) {
-		case SBX_TUN_NONE:
-			return true;
 		case SBX_TUN_VXLAN:
 			if (r->type == SBX_DECAP_VXLAN && (r->udp_port ? r->udp_port : SBX_VXLAN_PORT) == ti->udp_dst)
 				return true;
@@ -211,22 +318,93 @@ static bool malformed_applies(const struct sbx_ingress_cfg *c, const struct sbx_
 }
 
 /* Drop reasons of the stage, for the caller's accounting. */
-enum verdict { KEEP = 0, DROP = 1 };
+enum verdict { KEEP = 0, DROP = 1, TAKEN = 2 /* by the reassembly table: neither out nor dropped */ };
 
 /*
- * Decap one frame by the port's rules. Changes @p m in place. @return KEEP or DROP (counted).
+ * Hand the outer fragment *@p mp (parsed into @p ti) to port @p port's reassembly table (DPDK's
+ * rte_ip_frag). @return TAKEN (held, or given up on and counted by dr_flush), KEEP with *mp the
+ * reassembled datagram (a chain, the first fragment's headers in front; IPv6: without its
+ * Fragment header), or DROP (no table, or padding it cannot cut: counted here).
  */
-static enum verdict decap_one(struct sbx_ingress_engine *ig, uint16_t port, const struct sbx_ingress_cfg *c,
-			      struct rte_mbuf *m, uint64_t *now_ns)
+static enum verdict reassemble(struct sbx_ingress_engine *ig, uint16_t port, const struct sbx_tunnel_info *ti,
+			       struct rte_mbuf **mp, uint64_t now)
 {
 	struct sbx_port_counters *pc = &ig->st->port[port];
+	struct rte_mbuf *m = *mp, *d;
+	uint32_t end = (uint32_t)ti->ip_off + ti->ip_len;
+	uint8_t *ip;
+
+	pc->reasm_fragments++;
+	/* Ethernet padding is not the fragment's: the table adds up the fragments' payload lengths */
+	if (ig->frag[port] == NULL || (m->pkt_len > end && rte_pktmbuf_trim(m, (uint16_t)(m->pkt_len - end)) != 0)) {
+		pc->decap_bad_ip_fragment++;
+		return DROP;
+	}
+	/* the burst array no longer describes the mbufs: a crash from here on leaks, never frees twice */
+	if (ig->st->held != 0)
+		__atomic_store_n(&ig->st->held, 0, __ATOMIC_RELEASE);
+	m->l2_len = ti->ip_off;
+	m->l3_len = ti->ip_hlen;
+	ip = rte_pktmbuf_mtod_offset(m, uint8_t *, ti->ip_off);
+	ig->st->reasm_held += m->nb_segs;
+	/* the death row has room for one call's worst (a datagram's fragments and this one) */
+	if (ig->dr.cnt > RTE_IP_FRAG_DEATH_ROW_MBUF_LEN - RTE_LIBRTE_IP_FRAG_MAX_FRAG - 1)
+		dr_flush(ig, port);
+	if (ti->af == 4)
+		d = rte_ipv4_frag_reassemble_packet(ig->frag[port], &ig->dr, m, now, (struct rte_ipv4_hdr *)ip);
+	else
+		d = rte_ipv6_frag_reassemble_packet(ig->frag[port], &ig->dr, m, now, (struct rte_ipv6_hdr *)ip,
+						    (struct rte_ipv6_fragment_ext *)(ip + 40));
+	dr_flush(ig, port);
+	if (d == NULL)
+		return TAKEN;
+	ig->st->reasm_held -= d->nb_segs;
+	pc->reasm_datagrams++;
+	if (ti->af == 4) { /* rte_ip_frag leaves the checksum 0 for a TX offload to fill: fill it here */
+		struct rte_ipv4_hdr *h = rte_pktmbuf_mtod_offset(d, struct rte_ipv4_hdr *, d->l2_len);
+
+		h->hdr_checksum = 0;
+		h->hdr_checksum = rte_ipv4_cksum(h);
+	}
+	d->ol_flags &= ~(RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6);
+	*mp = d;
+	return KEEP;
+}
+
+/*
+ * Decap one frame by the port's rules. Changes *@p mp in place; an outer fragment of GRE or UDP
+ * that a rule of the port could concern is reassembled first (*mp becomes the datagram once it is
+ * whole). @return KEEP, DROP (counted) or TAKEN (by the reassembly table).
+ */
+static enum verdict decap_one(struct sbx_ingress_engine *ig, uint16_t port, const struct sbx_ingress_cfg *c,
+			      struct rte_mbuf **mp, uint64_t now, uint64_t *now_ns)
+{
+	struct sbx_port_counters *pc = &ig->st->port[port];
+	struct rte_mbuf *m = *mp;
 	struct sbx_tunnel_info ti;
 	enum sbx_decap_result r;
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t inner_len, excess;
 	unsigned int k;
+	enum verdict v;
 
 	r = sbx_decap_parse(f, m->pkt_len, m->data_len, &ti);
+	if (r == SBX_DECAP_FRAGMENT) {
+		/* a later fragment has no GRE or UDP header: what only the whole datagram says, a
+		 * protocol some rule of the port could carry is reason enough to reassemble it */
+		if (!proto_candidate(c, ti.ip_proto)) {
+			r = SBX_DECAP_NOT_TUNNEL; /* a UDP fragment (DNS, NFS) on a port with ERSPAN rules */
+		} else {
+			v = reassemble(ig, port, &ti, mp, now);
+			if (v != KEEP)
+				return v;
+			m = *mp;
+			f = rte_pktmbuf_mtod(m, uint8_t *);
+			r = sbx_decap_parse(f, m->pkt_len, m->data_len, &ti);
+			if (r == SBX_DECAP_FRAGMENT) /* not what rte_ip_frag returns: never passed on half */
+				r = SBX_DECAP_MALFORMED_short_outer;
+		}
+	}
 	if (r != SBX_DECAP_OK && r != SBX_DECAP_NOT_TUNNEL) {
 		if (malformed_applies(c, &ti)) {
 			count_malformed(pc, r);
@@ -343,8 +521,11 @@ uint16_t sbx_ingress_burst(struct sbx_ingress_engine *ig, uint16_t port, struct 
 			pc->ingress_unwritable++;
 			v = DROP;
 		}
-		if (v == KEEP && c->nb_decap)
-			v = decap_one(ig, port, c, m, &now_ns);
+		if (v == KEEP && c->nb_decap) {
+			v = decap_one(ig, port, c, &m, now, &now_ns);
+			if (v == TAKEN)
+				continue;
+		}
 		if (v == KEEP && c->strip) {
 			struct sbx_strip_result sr = { 0 };
 			uint32_t cut = sbx_ingress_strip(rte_pktmbuf_mtod(m, uint8_t *), m->data_len, c->strip, &sr);

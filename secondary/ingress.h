@@ -14,8 +14,10 @@
 
 #include <stdint.h>
 
+#include <rte_ip_frag.h>
 #include <rte_mbuf.h>
 
+#include "spanbox/decap.h"
 #include "spanbox/ingress.h"
 #include "spanbox/shm.h"
 
@@ -36,7 +38,16 @@ struct sbx_ingress_engine {
 	struct sbx_sender_table senders; /**< the tunnel senders this worker follows (slots: st->ingress.src) */
 	uint64_t idle_ns;                /**< workers.tunnel_senders.idle_s, ns */
 	uint64_t next_age_ns;            /**< CLOCK_REALTIME ns of the next look for idle senders */
+	/** per input port with decap rules: the reassembly table of its outer fragments (rte_ip_frag,
+	 *  SBX_REASM_FLOWS datagrams in progress, SBX_REASM_TIMEOUT_MS), NULL elsewhere */
+	struct rte_ip_frag_tbl *frag[SBX_MAX_PORTS];
+	uint64_t frag_timeout;           /**< SBX_REASM_TIMEOUT_MS in TSC cycles */
+	/** mbufs a table gave up on, freed (and counted on their port) after each call that fills it */
+	struct rte_ip_frag_death_row dr;
 };
+
+/* rte_ip_frag keeps what SBX_REASM_MAX_FRAGS says (the pool plan counts with it) */
+_Static_assert(SBX_REASM_MAX_FRAGS == RTE_LIBRTE_IP_FRAG_MAX_FRAG, "SBX_REASM_MAX_FRAGS");
 
 /**
  * Take the ingress config of tables @p t for worker stats @p st: ports without an ingress object get
@@ -58,8 +69,16 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
  */
 void sbx_ingress_age(struct sbx_ingress_engine *ig, uint64_t now_ns);
 
-/** Free what sbx_ingress_setup() allocated. */
+/** Free what sbx_ingress_setup() allocated; the fragments the reassembly tables hold are freed
+ *  and counted as dropped (decap_malformed_ip_fragment, drop_packets) on their port. */
 void sbx_ingress_teardown(struct sbx_ingress_engine *ig);
+
+/**
+ * Drop the datagrams whose fragments waited longer than SBX_REASM_TIMEOUT_MS at TSC @p now (counted
+ * as above). The worker calls it every heartbeat (10 ms), traffic or not, so that an idle port
+ * holds no mbuf for longer than the timeout.
+ */
+void sbx_ingress_tick(struct sbx_ingress_engine *ig, uint64_t now);
 
 /** @return true when input port @p port has an ingress stage. */
 static inline bool sbx_ingress_active(const struct sbx_ingress_engine *ig, uint16_t port)
@@ -74,6 +93,11 @@ static inline bool sbx_ingress_active(const struct sbx_ingress_engine *ig, uint1
  * stage drops go to @p drop (*nb_drop of them), counted on the port (drop_packets, drop_bytes and
  * their reason). Ownership: the caller frees @p drop once the burst is no longer recoverable by
  * the primary (struct sbx_worker_stats.held = 0), so that a crash in between frees nothing twice.
+ * Outer fragments of GRE or UDP that a decap rule of the port could concern are handed to the
+ * port's reassembly table (they leave the burst: neither in @p out nor in @p drop; the stage sets
+ * held = 0 before the first one goes, as a crash after it would leave a chain the burst array
+ * does not describe); a datagram they complete comes out in @p out in the place of the fragment
+ * that completed it, and goes through the stage like any frame.
  * @param now  the TSC of this burst (dedup window).
  * @param out_bytes  receives the bytes of the frames in @p out.
  * @return the number of frames in @p out.

@@ -510,6 +510,9 @@ int main(int argc, char **argv)
 		abort();
 	test_leak(shm, id, &leaked, &nb_leaked);
 	rc = sbx_worker_run(&wk);
+	/* while the slot is ours: the fragments the reassembly tables hold are freed and counted as
+	 * dropped (a replay's end, a restart), the dedup table freed */
+	sbx_ingress_teardown(&wk.ingress);
 	if (rc == 0) {
 		/* stopped at a burst boundary, TX flushed: a standby may take the queues from here on (the
 		 * slot is not ours to write after released: the primary gives it to the successor) */

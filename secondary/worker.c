@@ -289,6 +289,8 @@ int sbx_worker_run(struct sbx_worker *wk)
 				while (!*wk->quit)
 					rte_pause(); /* hung: no heartbeat any more, CPU time advancing */
 			next_hb = t_now + hb_cycles;
+			/* outer fragments that waited too long, traffic or not (ingress.c) */
+			sbx_ingress_tick(&wk->ingress, t_now);
 			st->loops = loops;
 			st->heartbeat_ns = sbx_now_ns();
 			if (t_now >= next_check) {

@@ -173,6 +173,7 @@ enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32
 		type = get16(frame + off);
 	}
 	off += 2; /* the outer IP header */
+	ti->ip_off = (uint16_t)off;
 	if (type == ET_IPV4) {
 		uint32_t ihl, tot;
 
@@ -181,6 +182,7 @@ enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32
 		proto = frame[off + 9];
 		if (proto != IPPROTO_GRE_ && proto != IPPROTO_UDP_)
 			return SBX_DECAP_NOT_TUNNEL;
+		ti->ip_proto = proto;
 		if (off + (uint32_t)(frame[off] & 0xf) * 4 > lim) /* says GRE/UDP, its header is cut */
 			return SBX_DECAP_MALFORMED_short_outer;
 		ti->af = 4;
@@ -188,10 +190,12 @@ enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32
 		memcpy(ti->dst, frame + off + 16, 4);
 		ihl = (uint32_t)(frame[off] & 0xf) * 4;
 		tot = get16(frame + off + 2);
-		if ((get16(frame + off + 6) & 0x3fff) != 0) /* MF or a fragment offset */
-			return SBX_DECAP_MALFORMED_ip_fragment;
 		if (tot > len - off || tot < ihl)
 			return SBX_DECAP_MALFORMED_length_mismatch;
+		ti->ip_hlen = (uint16_t)ihl;
+		ti->ip_len = tot;
+		if ((get16(frame + off + 6) & 0x3fff) != 0) /* MF or a fragment offset */
+			return SBX_DECAP_FRAGMENT;
 		end = off + tot; /* shorter than the frame: Ethernet padding follows */
 		off += ihl;
 	} else if (type == ET_IPV6) {
@@ -202,18 +206,26 @@ enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32
 			/* a fragment of a tunnel: the Fragment header says what it carries */
 			if (off + 41 > lim || (frame[off + 40] != IPPROTO_GRE_ && frame[off + 40] != IPPROTO_UDP_))
 				return SBX_DECAP_NOT_TUNNEL;
+			ti->ip_proto = frame[off + 40];
+			if (off + 48 > lim)
+				return SBX_DECAP_MALFORMED_short_outer; /* the Fragment header is cut */
 		} else if (proto != IPPROTO_GRE_ && proto != IPPROTO_UDP_) {
 			return SBX_DECAP_NOT_TUNNEL; /* extension headers are not walked */
 		} else if (off + 40 > lim) {
+			ti->ip_proto = proto;
 			return SBX_DECAP_MALFORMED_short_outer; /* says GRE/UDP, its header is cut */
+		} else {
+			ti->ip_proto = proto;
 		}
 		ti->af = 6;
 		memcpy(ti->src, frame + off + 8, 16);
 		memcpy(ti->dst, frame + off + 24, 16);
-		if (proto == IP6_NH_FRAG)
-			return SBX_DECAP_MALFORMED_ip_fragment;
-		if (get16(frame + off + 4) > len - off - 40)
+		if (get16(frame + off + 4) > len - off - 40 || (proto == IP6_NH_FRAG && get16(frame + off + 4) < 8))
 			return SBX_DECAP_MALFORMED_length_mismatch;
+		ti->ip_len = 40 + (uint32_t)get16(frame + off + 4);
+		ti->ip_hlen = proto == IP6_NH_FRAG ? 48 : 40;
+		if (proto == IP6_NH_FRAG)
+			return SBX_DECAP_FRAGMENT;
 		end = off + 40 + get16(frame + off + 4);
 		off += 40;
 	} else {
@@ -270,6 +282,7 @@ const char *sbx_decap_result_name(enum sbx_decap_result r)
 	static const char *const names[SBX_DECAP_RESULT_MAX] = {
 		[SBX_DECAP_NOT_TUNNEL] = "not_tunnel",
 		[SBX_DECAP_OK] = "ok",
+		[SBX_DECAP_FRAGMENT] = "fragment",
 #define _(n, h) [SBX_DECAP_MALFORMED_##n] = #n,
 		foreach_sbx_decap_malformed
 #undef _

@@ -89,9 +89,12 @@ static inline uint64_t tail_word(enum key_kind kind, uint8_t proto, const uint8_
 	return (uint64_t)(s < d ? s : d) << 48 | (uint64_t)(s < d ? d : s) << 32 | (uint32_t)proto << 8 | kind;
 }
 
+/* Are the ports of @p proto part of a 5-tuple key? TCP and SCTP; not UDP, whose datagrams are
+ * fragmented often enough (DNS, NFS, tunnels) that a key with ports sent one flow's fragmented and
+ * unfragmented datagrams to two members (issue #24 item 6; docs/CONFIG.md "tool_groups"). */
 static inline int has_ports(uint8_t proto)
 {
-	return proto == PROTO_TCP || proto == PROTO_UDP || proto == PROTO_SCTP;
+	return proto == PROTO_TCP || proto == PROTO_SCTP;
 }
 
 /* The IPv4 key words of the whole header at @p ip (@p ihl bytes) into the CRC from @p h: the sorted
@@ -175,7 +178,7 @@ uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields
 	int five = fields != SBX_FLOW_HASH_2TUPLE, i, r = -1;
 
 	/* the common frames first, with the values the general walk below gives them: untagged
-	 * IPv4 without options (TCP/UDP/SCTP ports unless a fragment or 2tuple), and an untagged
+	 * IPv4 without options (TCP/SCTP ports unless a fragment or 2tuple), and an untagged
 	 * frame of an EtherType that is neither IP, a tag nor MPLS (the MAC pair) */
 	if (__builtin_expect(len >= 34, 1)) {
 		et = get16(f + 12);

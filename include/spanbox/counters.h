@@ -77,7 +77,7 @@
 	_(decap_bad_short_outer, "decap_malformed_short_outer", "spanbox_worker_decap_malformed_short_outer_total", \
 	  "packets", NONE, "Tunnel frames dropped: the outer headers end before the frame does.") \
 	_(decap_bad_ip_fragment, "decap_malformed_ip_fragment", "spanbox_worker_decap_malformed_ip_fragment_total", \
-	  "packets", NONE, "Tunnel frames dropped: an outer IPv4 or IPv6 fragment (never reassembled).") \
+	  "packets", NONE, "Outer fragments reassembly gave up on (timeout, full table, overlap, over 8 fragments), dropped.") \
 	_(decap_bad_gre, "decap_malformed_gre_unsupported", "spanbox_worker_decap_malformed_gre_unsupported_total", \
 	  "packets", NONE, "Tunnel frames dropped: GRE version other than 0, or the routing bit set.") \
 	_(decap_bad_vxlan_flags, "decap_malformed_vxlan_flags", "spanbox_worker_decap_malformed_vxlan_flags_total", \
@@ -111,7 +111,11 @@
 	  "(workers.tunnel_senders.entries).") \
 	_(tunnel_senders_expired, "tunnel_senders_expired", "spanbox_worker_tunnel_senders_expired_total",     \
 	  "senders", NONE, "Tunnel senders the worker dropped from its table after workers.tunnel_senders.idle_s " \
-	  "without a frame.")
+	  "without a frame.") \
+	_(reasm_fragments, "reassembly_fragments", "spanbox_worker_reassembly_fragments_total", "packets", NONE, \
+	  "Outer IP fragments of GRE or UDP a decap rule of the port could concern, handed to reassembly.") \
+	_(reasm_datagrams, "reassembly_datagrams", "spanbox_worker_reassembly_datagrams_total", "packets", NONE, \
+	  "Datagrams reassembled from those fragments, then decapsulated or passed as one frame.")
 
 /**
  * Per worker, per mirror session counters: _(field, json, replay, prom, reason, unit, hist, help).

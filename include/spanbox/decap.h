@@ -7,8 +7,9 @@
  * Sources:
  *  - Ethernet II, 802.1Q / 802.1ad outer tags: IEEE 802.1Q.
  *  - IPv4: RFC 791 (fragments: MF bit or a fragment offset); IPv6: RFC 8200 (extension headers
- *    are not walked: a next header other than GRE/UDP is "not a tunnel", a Fragment header is a
- *    fragment).
+ *    are not walked: a next header other than GRE/UDP is "not a tunnel", a Fragment header
+ *    directly behind the fixed header, in front of GRE/UDP, is a fragment: SBX_DECAP_FRAGMENT, for
+ *    the stage to reassemble or pass).
  *  - GRE: RFC 2784 (C bit: 4 bytes checksum + reserved1, the checksum is not verified), RFC 2890
  *    (K: 4-byte key, S: 4-byte sequence number), version 0 only; as RFC 2784 section 2.3 says of a
  *    receiver that does not implement RFC 1701, bits 1-5 other than K and S (RFC 1701's routing bit
@@ -31,6 +32,15 @@
 
 #include "config.h"
 
+/** Datagrams one port's reassembly table (secondary/ingress.c, rte_ip_frag) holds in progress per
+ *  worker: outer fragments of a port with decap rules (docs/INGRESS.md "Fragments"). */
+#define SBX_REASM_FLOWS 256
+/** Fragments a datagram may have (DPDK's RTE_LIBRTE_IP_FRAG_MAX_FRAG): a table holds at most
+ *  SBX_REASM_FLOWS x this many mbufs (the pool plan's "reassembly" term). */
+#define SBX_REASM_MAX_FRAGS 8
+/** A datagram whose fragments did not all arrive within this is dropped (decap_malformed_ip_fragment). */
+#define SBX_REASM_TIMEOUT_MS 1000
+
 /** What kind of tunnel a frame arrived in (sbx_tunnel_info.kind). */
 enum sbx_tunnel_kind {
 	SBX_TUN_NONE = 0,
@@ -47,7 +57,6 @@ enum sbx_tunnel_kind {
  */
 #define foreach_sbx_decap_malformed                                                                  \
 	_(short_outer, "the outer headers end before the frame does (truncated Ethernet/IP/GRE/UDP/ERSPAN/VXLAN)") \
-	_(ip_fragment, "outer IPv4 or IPv6 fragment (tunnels are never reassembled)")                  \
 	_(gre_unsupported, "GRE version other than 0, or the routing bit set")                          \
 	_(vxlan_flags, "VXLAN header without the I flag")                                             \
 	_(inner_runt, "inner frame shorter than 14 bytes (ERSPAN III FT 2: IP packet shorter than 20)") \
@@ -58,6 +67,9 @@ enum sbx_tunnel_kind {
 enum sbx_decap_result {
 	SBX_DECAP_NOT_TUNNEL = 0, /**< no tunnel spanbox terminates: the frame is left as it is */
 	SBX_DECAP_OK = 1,         /**< a tunnel: *ti describes it and where the inner frame is */
+	SBX_DECAP_FRAGMENT = 2,   /**< an outer IPv4 fragment, or IPv6 Fragment header, of GRE or UDP: a
+				       tunnel only its reassembled datagram can tell (a later fragment has
+				       no GRE or UDP header); ti->af, addresses and the ip_ fields are set */
 #define _(n, h) SBX_DECAP_MALFORMED_##n,
 	foreach_sbx_decap_malformed
 #undef _
@@ -80,6 +92,12 @@ struct sbx_tunnel_info {
 	uint16_t vlan;         /**< ERSPAN II/III VLAN field (12 bits) */
 	uint8_t cos;           /**< ERSPAN II/III COS (3 bits) */
 	uint16_t udp_dst;      /**< VXLAN: outer UDP destination port */
+	uint8_t ip_proto;      /**< outer IP protocol (IPv6: the next header, behind a Fragment header
+				    the Fragment header's): 47 or 17 once the outer IP header was read, else 0 */
+	uint16_t ip_off;       /**< bytes from the frame's start to the outer IP header (once read) */
+	uint16_t ip_hlen;      /**< outer IP header bytes: IPv4 IHL x 4; IPv6 40, 48 with a Fragment header */
+	uint32_t ip_len;       /**< outer IP packet bytes from ip_off (IPv4 total length, IPv6 40 + payload
+				    length); the rest of the frame is Ethernet padding */
 	uint16_t inner_off;    /**< bytes from the frame's start to the inner Ethernet header (to the inner
 				    IP header when ft == 2); <= avail */
 	uint32_t inner_len;    /**< bytes of the inner frame (or IP packet): up to the end of the outer IP
@@ -98,7 +116,10 @@ struct sbx_tunnel_info {
  * count, see sbx_decap_rule_match()). Reads only the first min(len, avail) bytes; never writes.
  * Lengths: an outer IPv4 total length, IPv6 payload length or UDP length larger than the frame
  * (@p len) is length_mismatch; smaller is Ethernet padding, left out of inner_len. An outer IPv4
- * fragment (MF or an offset) or an IPv6 Fragment header in front of GRE/UDP is ip_fragment.
+ * fragment (MF or an offset) or an IPv6 Fragment header (directly behind the fixed header) in
+ * front of GRE/UDP, of a consistent length, is SBX_DECAP_FRAGMENT, whatever its offset: the caller
+ * decides by ti->ip_proto and its rules whether to reassemble it (rte_ip_frag) and parse the
+ * datagram again, or to treat it as not a tunnel.
  * ERSPAN III: FT 0 is an Ethernet frame; FT 2 is SBX_DECAP_OK with ti->ft = 2 and inner_off at the
  * IP header (the stage decides whether to synthesise an Ethernet header or drop it); any other FT
  * is MALFORMED_frame_type (ti->ft says which).
@@ -106,9 +127,10 @@ struct sbx_tunnel_info {
  * the outer IP header was read, kind once the GRE protocol or UDP was (UDP: kind SBX_TUN_VXLAN and
  * udp_dst set). Any UDP datagram is a VXLAN candidate here, so a caller must count a malformed UDP
  * result (kind SBX_TUN_VXLAN) only when one of its VXLAN rules names ti->udp_dst, and treat it as
- * not a tunnel otherwise (a DNS query is no broken VXLAN); ip_fragment has kind SBX_TUN_NONE.
- * @return SBX_DECAP_OK with *ti filled, SBX_DECAP_NOT_TUNNEL (ti->kind = SBX_TUN_NONE), or the
- *         malformed reason.
+ * not a tunnel otherwise (a DNS query is no broken VXLAN); a fault of the outer IP header has kind
+ * SBX_TUN_NONE and ti->ip_proto (GRE or UDP) says which rules it concerns.
+ * @return SBX_DECAP_OK with *ti filled, SBX_DECAP_NOT_TUNNEL (ti->kind = SBX_TUN_NONE),
+ *         SBX_DECAP_FRAGMENT, or the malformed reason.
  */
 enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32_t avail,
 				      struct sbx_tunnel_info *ti);
@@ -127,7 +149,7 @@ bool sbx_decap_rule_match(const struct sbx_decap_rule *rule, const struct sbx_tu
  * /metrics and the replay summary show it; "unknown" out of range. Static storage. */
 const char *sbx_tunnel_kind_name(uint8_t kind);
 
-/** Human-readable name of a result ("ok", "not_tunnel", "short_outer", ...: the malformed names
+/** Human-readable name of a result ("ok", "not_tunnel", "fragment", "short_outer", ...: the malformed names
  * of foreach_sbx_decap_malformed), for logs and JSON; "unknown" out of range. Static storage. */
 const char *sbx_decap_result_name(enum sbx_decap_result r);
 

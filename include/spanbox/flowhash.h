@@ -12,11 +12,13 @@
  *     its first nibble, anything else is non-IP);
  *   - IPv4 (RFC 791) and IPv6 (RFC 8200, through hop-by-hop, routing, destination options, fragment and
  *     AH (RFC 4302) extension headers, at most 8): SBX_FLOW_HASH_5TUPLE hashes (sorted address pair,
- *     protocol, sorted port pair) for TCP (6), UDP (17) and SCTP (132, RFC 9260: its ports sit where
- *     TCP's do); a fragment (IPv4 MF set or offset != 0; IPv6 fragment header with M set or offset
- *     != 0), another protocol or a transport header cut short hashes the sorted address pair only, so
- *     that every fragment of a datagram gives the same value; SBX_FLOW_HASH_2TUPLE always hashes the
- *     sorted address pair only;
+ *     protocol, sorted port pair) for TCP (6) and SCTP (132, RFC 9260: its ports sit where TCP's
+ *     do); UDP (17), a fragment (IPv4 MF set or offset != 0; IPv6 fragment header with M set or
+ *     offset != 0), another protocol or a transport header cut short hashes the sorted address pair
+ *     only, so that every fragment of a datagram gives the same value and a UDP flow's fragmented
+ *     and unfragmented datagrams give the same value (a later fragment has no ports; UDP is the
+ *     protocol whose datagrams fragment: DNS, NFS, tunnels; the balance this costs is measured in
+ *     docs/CONFIG.md "tool_groups"); SBX_FLOW_HASH_2TUPLE always hashes the sorted address pair only;
  *   - anything else (ARP, LLDP, a malformed or truncated IP header, an MPLS payload that is not IP)
  *     hashes the sorted MAC address pair.
  * The pair is sorted (IPv4 and MAC addresses as the numbers their bytes load as, IPv6 ones by
@@ -34,7 +36,8 @@
 
 /** The fields a flow hash covers (config "hash": "5tuple" / "2tuple"). */
 enum sbx_flow_hash_fields {
-	SBX_FLOW_HASH_5TUPLE = 0, /**< addresses, protocol, ports (addresses only for fragments and others) */
+	SBX_FLOW_HASH_5TUPLE = 0, /**< addresses, protocol, ports for TCP/SCTP (addresses only for UDP,
+				       fragments and others) */
 	SBX_FLOW_HASH_2TUPLE = 1, /**< the address pair only */
 };
 

@@ -203,6 +203,9 @@ struct sbx_worker_stats {
 	uint64_t bad_pkts;       /**< mbufs dropped because their chain is inconsistent */
 	uint64_t held;           /**< mbufs of burst[] still owned by the burst (freed by the primary if
 				      the worker dies); 0 once any of them was freed or handed to a PMD */
+	uint64_t reasm_held;     /**< mbufs the worker's reassembly tables hold now (outer fragments
+				      waiting for the rest of their datagram, secondary/ingress.c): the
+				      pool audit's held_by_reassembly */
 	struct sbx_port_counters port[SBX_MAX_PORTS];
 	/** indexed by the session's counter set (struct sbx_tables.cset) */
 	struct sbx_mirror_counters mirror[SBX_MIRROR_COUNTER_SETS];
@@ -382,6 +385,8 @@ struct sbx_pool_plan {
 	uint64_t bursts;       /**< sum over workers of burst x RX queues it polls on these ports */
 	uint64_t rings;        /**< bridged (pcap) ports: ring entries, the primary's read burst and its
 				    lcore cache (1.5 x pool.cache) */
+	uint64_t reassembly;   /**< ports with decap rules in the config at start: workers x
+				    SBX_REASM_FLOWS x SBX_REASM_MAX_FRAGS (outer fragments waiting) */
 	uint64_t headroom;     /**< pool.headroom */
 	uint64_t total;        /**< sum of the terms above */
 	uint32_t ports;        /**< ports this pool serves */

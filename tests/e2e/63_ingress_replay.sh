@@ -63,6 +63,12 @@ for n in erspan1_suricata_typeI-02 erspan1_tcpdump_i-1 erspan1_zeek erspan2_suri
 		ok "$n: not an Ethernet capture (a pcap port cannot replay it) # SKIP"; continue
 	fi
 	tag=cap_$(echo "$n" | tr -c 'a-zA-Z0-9\n' _)
+	# outer fragments are reassembled by the stage, not by the parser (tests/e2e/63b_ingress_fragments.sh
+	# checks them): the frame-by-frame comparison takes the capture without them
+	if [ "$n" = gre_teb_zeek_keyed ]; then
+		tshark -r "$IN" -o ip.defragment:FALSE -Y '!(ip.flags.mf == 1 || ip.frag_offset > 0)' -F pcap -w "$TMP/$tag.nofrag.pcap" 2>/dev/null
+		IN=$TMP/$tag.nofrag.pcap
+	fi
 	"$BUILD/tests/sbx-decap-pcap" "$IN" "$TMP/$tag.parser.pcap" >"$TMP/$tag.tsv" 2>/dev/null
 	mkcfg "$TMP/$tag.json" "$IN" 9600 "$DECAP_ALL"
 	replay "$tag"

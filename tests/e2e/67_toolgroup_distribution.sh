@@ -63,6 +63,15 @@ done
 eq "span: members' packets sum to the input" "$sum" "$IN"
 eq "span: no copy without a member" "$(gctr "$L" ids/- no_member)" 0
 
+# issue #24 item 6: UDP flows whose datagrams are whole or fragmented in turn stay on one member
+# with the default 5tuple (before: most of them were split, the later fragments having no ports)
+python3 "$ROOT/tests/lib/flows_gen.py" "$TMP/udpmix.pcap" 1000 --frames 6 --udp-mixed
+sed "s|$TMP/flows.pcap|$TMP/udpmix.pcap|" "$TMP/span.json" >"$TMP/udpmix.json"
+sed -i "s|${TMP}/span_|${TMP}/udpmix_|g" "$TMP/udpmix.json"
+replay udpmix
+eq "udp-mixed: session mirrored every frame" "$(mctr "$TMP/udpmix.log" toids mirrored)" "$(npkts "$TMP/udpmix.pcap")"
+python3 "$ROOT/tests/lib/flows_check.py" "$TMP/udpmix.pcap" "udp-mixed 5tuple" "$TMP"/udpmix_t{0,1,2,3}.pcap
+
 # the same flows with the 2-tuple hash and ERSPAN II copies (the hash is of the frame, not the copy)
 mkcfg e2 2tuple ', "encap": {"type": "erspan2", "src_ip": "192.0.2.1", "dst_ip": "198.51.100.7", "dst_mac": "02:00:5e:10:00:01"}'
 replay e2

@@ -87,7 +87,7 @@ echo "# plan: $(jq -c '.[0].plan' "$TMP/pools.json")"
 check "one pool, sbx_pool_s0, serving the 3 ports" \
 	jqt 'length == 1 and .[0].name == "sbx_pool_s0" and .[0].plan.ports == 3' "$TMP/pools.json"
 check "plan terms add up to the total" \
-	jqt '.[0].plan | .rx_desc + .tx_desc + .mirror_tx + .lcore_caches + .bursts + .rings + .headroom == .total' "$TMP/pools.json"
+	jqt '.[0].plan | .rx_desc + .tx_desc + .mirror_tx + .lcore_caches + .bursts + .rings + .reassembly + .headroom == .total' "$TMP/pools.json"
 # the terms recomputed from the config and the queue counts the API shows
 exp_rx=$(jq '[.ports[] | .rx_queues * (if .name == "p0" then 512 elif .name == "p1" then 256 else 1024 end)] | add' "$TMP/status.json")
 exp_tx=$(jq '[.ports[] | ([.tx_queues, 2] | min) * (if .name == "p0" then 256 elif .name == "p1" then 512 else 128 end)] | add' "$TMP/status.json")
@@ -106,7 +106,7 @@ check "size: the plan rounded up to 2^k - 1" \
 	jqt '.[0] | .size_source == "plan" and .size >= .plan.total and .size < 2 * .plan.total + 1024 and ((.size + 1) | log2 | . == floor)' "$TMP/pools.json"
 total=$(jq '.[0].plan.total' "$TMP/pools.json")
 check "the start-up log prints the same plan" \
-	grep -q "pool plan sbx_pool_s0 (socket 0, 3 ports, 2 workers): rx_desc $exp_rx + tx_desc $exp_tx + mirror_tx $exp_mirror + lcore_caches 384 + bursts $exp_bursts + rings 0 + headroom 1000 = $total mbufs" "$TMP/base.log"
+	grep -q "pool plan sbx_pool_s0 (socket 0, 3 ports, 2 workers): rx_desc $exp_rx + tx_desc $exp_tx + mirror_tx $exp_mirror + lcore_caches 384 + bursts $exp_bursts + rings 0 + reassembly 0 + headroom 1000 = $total mbufs" "$TMP/base.log"
 check "GET /pools/sbx_pool_s0 has the plan too" \
 	bash -c "curl -fsS $API/pools/sbx_pool_s0 | jq -e '.plan.total == $total and .audit.populated > 0' >/dev/null"
 

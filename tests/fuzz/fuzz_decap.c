@@ -41,6 +41,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r == SBX_DECAP_NOT_TUNNEL && ti.kind != SBX_TUN_NONE)
 		abort();
+	/* what the stage hands to rte_ip_frag: the IP header (IPv6: and its Fragment header) readable,
+	 * the packet within the frame, of GRE or UDP */
+	if (r == SBX_DECAP_FRAGMENT &&
+	    (ti.kind != SBX_TUN_NONE || (ti.ip_proto != 47 && ti.ip_proto != 17) || ti.ip_hlen < 20 ||
+	     (uint32_t)ti.ip_off + ti.ip_hlen > avail || (uint64_t)ti.ip_off + ti.ip_len > len ||
+	     ti.ip_len < ti.ip_hlen || (ti.af == 6 && ti.ip_hlen != 48) || (ti.af != 4 && ti.af != 6)))
+		abort();
 	if (r == SBX_DECAP_OK) {
 		if (ti.kind < SBX_TUN_ERSPAN1 || ti.kind > SBX_TUN_GRE_TEB || ti.inner_off > avail ||
 		    (uint64_t)ti.inner_off + ti.inner_len > len || ti.inner_len < (ti.ft == 2 ? 20u : 14u) ||

@@ -15,8 +15,9 @@ from its PDML. Nothing here parses a header by itself. Per frame, tshark's "inne
 Checks, one TAP line each:
   1. one TSV line per frame of tshark;
   2. the frames tshark decodes as a tunnel (an inner eth) are exactly our OK frames, except outer
-     IP fragments, which tshark decodes (the first fragment's partial inner frame) and we drop
-     (ip_fragment): every such frame must be a fragment by tshark's ip.flags.mf / ip.frag_offset;
+     IP fragments, which tshark decodes (the first fragment's partial inner frame) and the parser
+     calls "fragment" (the worker's stage reassembles them first: tests/e2e/63b_ingress_fragments.sh):
+     every such frame must be a fragment by tshark's ip.flags.mf / ip.frag_offset;
   3. tunnel kind (tshark's "Type I/II/III" of the erspan protocol, vxlan, gre + eth) equal;
   4. inner frames byte for byte (start and length) equal, and OUT.pcap holds exactly them in order;
   5. session id (erspan.spanid) / VNI (vxlan.vni) / GRE-TEB key (gre.key), erspan.vlan, erspan.cos,
@@ -98,7 +99,7 @@ for i in range(n):
         continue
     n_tun += 1
     if result != "ok":
-        if result == "ip_fragment" and frag:
+        if result == "fragment" and frag:
             n_frag += 1
         else:
             mism_set.append("%d: tshark tunnel, we %s (tshark fragment: %s)" % (i + 1, result, frag))
@@ -168,7 +169,7 @@ for i in range(n):
         vlans.add(exp["vlan"])
         coss.add(exp["cos"])
 
-tap(not mism_set, "tshark decodes %d frame(s) as tunnels: %d are ok here, %d outer IP fragments (ip_fragment here)%s" %
+tap(not mism_set, "tshark decodes %d frame(s) as tunnels: %d are ok here, %d outer IP fragments ('fragment' here)%s" %
     (n_tun, n_ok, n_frag, "; differ: " + "; ".join(mism_set[:5]) if mism_set else ""))
 tap(not mism_kind, "tunnel kind equal tshark's on %d frame(s)%s" % (n_ok, "; differ: " + "; ".join(mism_kind[:5]) if mism_kind else ""))
 tap(not mism_bytes and written == expect_written,

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Write a pcap of N bidirectional flows for the tool group tests (no scapy needed).
 
-usage: flows_gen.py OUT.pcap N [--frames K] [--seed S]
+usage: flows_gen.py OUT.pcap N [--frames K] [--seed S] [--udp-mixed]
 
 Each flow is a random (IPv4 or IPv6; TCP, UDP or SCTP; some behind an 802.1Q tag, some IPv4
 fragments, a few non-IP frames by MAC pair) conversation of K frames per direction. The last 4
 bytes of every frame are the flow's number (big endian): tests/lib/flows_check.py reads it back
 from each tool group member's capture, so the check does not depend on the hash or on a parser.
+--udp-mixed: every flow is UDP (IPv4 or IPv6, no tag) whose datagrams are in turn whole, a first
+fragment (MF, with ports) and a later fragment (an offset, no ports; IPv6: a Fragment header), as
+DNS or NFS over a path with a small MTU (issue #24 item 6: one flow must stay on one member).
 """
 import random
 import struct
@@ -43,6 +46,7 @@ def main():
     out, n = sys.argv[1], int(sys.argv[2])
     k = 2
     seed = 13
+    mixed = False
     args = sys.argv[3:]
     while args:
         a = args.pop(0)
@@ -50,6 +54,8 @@ def main():
             k = int(args.pop(0))
         elif a == "--seed":
             seed = int(args.pop(0))
+        elif a == "--udp-mixed":
+            mixed = True
     rnd = random.Random(seed)
     frames = []
     for fid in range(n):
@@ -63,6 +69,8 @@ def main():
         ia, ib = rnd.randbytes(alen), rnd.randbytes(alen)
         pa, pb = rnd.randrange(1024, 65536), rnd.randrange(1, 65536)
         proto = rnd.choice([6, 17, 132])
+        if mixed:
+            proto, kind, vlan = 17, 1.0, None
         conv = []
         for i in range(k):
             for d in (0, 1):
@@ -77,7 +85,15 @@ def main():
                     l4 = struct.pack("!HHHH", sp, dp, 8 + len(body), 0) + body
                 else:
                     l4 = struct.pack("!HHII", sp, dp, 0, 0) + body
-                if v6:
+                if mixed and i % 3 != 0:  # a first (i % 3 == 1) or later fragment of a datagram
+                    first = i % 3 == 1
+                    data = l4 if first else body.rjust(26, b"\0")
+                    if v6:
+                        fh = struct.pack("!BBHI", 17, 0, 1 if first else 8 << 3, fid)
+                        conv.append(frame(s_mac, d_mac, 0x86DD, ipv6(s_ip, d_ip, 44, fh + data), vlan))
+                    else:
+                        conv.append(frame(s_mac, d_mac, 0x0800, ipv4(s_ip, d_ip, 17, data, 0x2000 if first else 8), vlan))
+                elif v6:
                     conv.append(frame(s_mac, d_mac, 0x86DD, ipv6(s_ip, d_ip, proto, l4), vlan))
                 elif kind < 0.08:  # fragments of datagrams (first: MF, ports; then offset 64 B): address pair
                     if i % 2 == 0:

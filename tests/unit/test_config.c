@@ -823,7 +823,7 @@ static void test_ingress_inline(void)
 		{"{\"dedup\":{\"window_us\":0}}", "ports[0].ingress.dedup.window_us: 0 out of range 1..1000000"},
 		{"{\"dedup\":{\"window_us\":1000001}}", "ports[0].ingress.dedup.window_us: 1000001 out of range 1..1000000"},
 		{"{\"dedup\":{\"window_us\":5,\"ignore\":[\"tos\"]}}",
-		 "ports[0].ingress.dedup.ignore[0]: \"tos\" is not one of \"ttl\", \"ip_checksum\", \"dscp\""},
+		 "ports[0].ingress.dedup.ignore[0]: \"tos\" is not one of \"ttl\", \"ip_checksum\", \"dscp\", \"vlan\""},
 		{"{\"dedup\":{\"window_us\":5,\"ignore\":[\"ttl\",\"ttl\"]}}", "ports[0].ingress.dedup.ignore[1]: \"ttl\" given twice"},
 		{"{\"dedup\":{\"window_us\":5,\"entries\":512}}", "ports[0].ingress.dedup.entries: 512 out of range 1024..1048576"},
 		{"{\"dedup\":{\"window_us\":5,\"entries\":2097152}}",

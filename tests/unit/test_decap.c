@@ -415,8 +415,13 @@ int main(void)
 	o += 8;
 	o += udp_vxlan(f + o, 4789, INNER_LEN, 0x08, 77);
 	memcpy(f + o, inner_frame, INNER_LEN);
-	check(parse(f, o + INNER_LEN, &ti) == SBX_DECAP_MALFORMED_ip_fragment && ti.af == 6,
-	      "IPv6 Fragment header in front of UDP: ip_fragment");
+	check(parse(f, o + INNER_LEN, &ti) == SBX_DECAP_FRAGMENT && ti.af == 6 && ti.ip_proto == 17 &&
+		      ti.ip_off == 14 && ti.ip_hlen == 48 && ti.ip_len == 40 + 8 + 16 + INNER_LEN,
+	      "IPv6 Fragment header in front of UDP: fragment (UDP, header 48 bytes at 14, length to the frame's end)");
+	put16(f + 18, 7);
+	check(parse(f, o + INNER_LEN, &ti) == SBX_DECAP_MALFORMED_length_mismatch && ti.ip_proto == 17,
+	      "IPv6 Fragment header, payload length 7 (shorter than the Fragment header): length_mismatch");
+	put16(f + 18, (uint16_t)(8 + 16 + INNER_LEN));
 	f[54] = 6;
 	check(parse(f, o + INNER_LEN, &ti) == SBX_DECAP_NOT_TUNNEL, "IPv6 Fragment header in front of TCP: not_tunnel");
 
@@ -430,9 +435,25 @@ int main(void)
 			o += gre(f + o, 0, 0x6558);
 			memcpy(f + o, inner_frame, INNER_LEN);
 			r = parse(f, o + INNER_LEN, &ti);
-			check(r == SBX_DECAP_MALFORMED_ip_fragment, "IPv4 GRE, flags/fragment word 0x%04x: ip_fragment (got %s)",
+			check(r == SBX_DECAP_FRAGMENT && ti.ip_proto == 47 && ti.ip_off == 14 && ti.ip_hlen == 20 &&
+				      ti.ip_len == 20 + 4 + INNER_LEN && ti.af == 4,
+			      "IPv4 GRE, flags/fragment word 0x%04x: fragment of GRE, header 20 bytes at 14 (got %s)",
 			      frag[i], sbx_decap_result_name(r));
 		}
+		o = eth(f, 0, 0, 0x0800);
+		o += ipv4(f + o, 17, 4 + INNER_LEN, 0x2000);
+		memcpy(f + o, inner_frame, INNER_LEN);
+		memset(f + o + INNER_LEN, 0, 4 + 10);
+		r = parse(f, o + INNER_LEN + 4 + 10, &ti); /* 10 bytes of Ethernet padding */
+		check(r == SBX_DECAP_FRAGMENT && ti.ip_proto == 17 && ti.ip_len == 20 + 4 + INNER_LEN,
+		      "IPv4 UDP first fragment with padding: fragment of UDP, ip_len without the padding (got %s)",
+		      sbx_decap_result_name(r));
+		put16(f + 16, (uint16_t)(20 + 4 + INNER_LEN + 11));
+		check(parse(f, o + INNER_LEN + 4 + 10, &ti) == SBX_DECAP_MALFORMED_length_mismatch && ti.ip_proto == 17,
+		      "IPv4 fragment whose total length passes the frame's end: length_mismatch, of UDP");
+		o = eth(f, 0, 0, 0x0800);
+		o += ipv4(f + o, 6, 4 + INNER_LEN, 0x2000);
+		check(parse(f, o + INNER_LEN + 4, &ti) == SBX_DECAP_NOT_TUNNEL, "IPv4 TCP fragment: not_tunnel");
 		o = eth(f, 0, 0, 0x0800);
 		o += ipv4(f + o, 47, 4 + INNER_LEN, 0x4000); /* DF only */
 		o += gre(f + o, 0, 0x6558);

@@ -5,7 +5,8 @@
  * and not for 2-tuple; every fragment of a datagram (IPv4, IPv6 fragment header) gives one value;
  * non-IP frames by the MAC pair; IPv4 and IPv6 keys apart; every prefix of every frame parsed from
  * a heap copy of exactly that many bytes (a sanitizer build sees a read past it); the spread of
- * 10,000 flows over 4096 buckets and 4 members.
+ * 10,000 flows over 4096 buckets and 4 members; UDP without ports (a flow's fragmented and
+ * unfragmented datagrams alike) and the balance that costs over 10,000..16 address pairs.
  * usage: test_flowhash
  */
 #include <stdio.h>
@@ -250,6 +251,29 @@ int main(void)
 		      "%s: an unfragmented packet of the flow uses its ports (another value)", i == 0 ? "IPv4" : "IPv6");
 	}
 
+	/* 3b. issue #24 item 6: one UDP flow's fragmented and unfragmented datagrams on one member. 5-tuple
+	 * hashes UDP on its address pair (no ports: a later fragment carries none), TCP and SCTP with ports */
+	for (i = 0; i < 2; i++) {
+		struct flow whole = {i, 17, 0x0a000001, 0x0a000102, 5353, 53, 0, 0, 0, 0}, first = whole, later = whole;
+		struct flow other = whole, tcp = whole;
+
+		first.frag = 1;
+		later.frag = 2;
+		other.pa = 5354;
+		tcp.proto = 6;
+		check(hash_of(&whole, 0, SBX_FLOW_HASH_5TUPLE) == hash_of(&first, 0, SBX_FLOW_HASH_5TUPLE) &&
+			      hash_of(&whole, 1, SBX_FLOW_HASH_5TUPLE) == hash_of(&later, 0, SBX_FLOW_HASH_5TUPLE),
+		      "%s UDP, 5-tuple: an unfragmented datagram hashes as the fragments of the flow's others, both ways",
+		      i == 0 ? "IPv4" : "IPv6");
+		check(hash_of(&whole, 0, SBX_FLOW_HASH_5TUPLE) == hash_of(&other, 0, SBX_FLOW_HASH_5TUPLE) &&
+			      hash_of(&whole, 0, SBX_FLOW_HASH_5TUPLE) == hash_of(&whole, 0, SBX_FLOW_HASH_2TUPLE),
+		      "%s UDP, 5-tuple: the address pair only (another port, the same hash; = 2-tuple)",
+		      i == 0 ? "IPv4" : "IPv6");
+		tcp.pa = 5354;
+		check(hash_of(&tcp, 0, SBX_FLOW_HASH_5TUPLE) != hash_of(&whole, 0, SBX_FLOW_HASH_5TUPLE),
+		      "%s TCP, 5-tuple: still its ports", i == 0 ? "IPv4" : "IPv6");
+	}
+
 	/* 4. spread: 10,000 flows (random addresses and ports), 4096 buckets, bucket b to member b % 4 */
 	{
 		static unsigned bucket[4096];
@@ -282,6 +306,52 @@ int main(void)
 		check(used > 3600, "10,000 flows fill %u of 4096 buckets (> 3600; uniform: ~3735)", used);
 		ok = lo >= 2300 && hi <= 2700;
 		check(ok, "10,000 flows over 4 members: %u..%u each (2300..2700)", lo, hi);
+	}
+
+	/* 4b. what hashing UDP without ports costs the balance (docs/CONFIG.md "tool_groups" quotes these
+	 * lines): 10,000 UDP flows over P address pairs (random ports), 4 members, the flows each member
+	 * gets with the address-pair key (UDP now) and with ports in the key (UDP before; TCP now) */
+	{
+		static const unsigned pairs[] = {10000, 1000, 100, 16};
+		unsigned k;
+
+		for (k = 0; k < sizeof(pairs) / sizeof(pairs[0]); k++) {
+			unsigned mem_pair[4] = {0}, mem_port[4] = {0}, lo_pair = ~0u, hi_pair = 0, lo_port = ~0u, hi_port = 0;
+			uint32_t x = 777 + k;
+			int n, m;
+
+			for (n = 0; n < 10000; n++) {
+				struct flow fl = {0, 17, 0, 0, 0, 0, 0, 0, 0, 0}, t;
+
+				fl.a = 0x0a000000 | (uint32_t)(n % pairs[k]);
+				fl.b = 0xc6120000 | (uint32_t)((n % pairs[k]) * 7 % 65536);
+				x = x * 1103515245u + 12345u;
+				fl.pa = (uint16_t)(1024 + (x >> 20));
+				fl.pb = 53;
+				t = fl;
+				t.proto = 6;
+				mem_pair[(hash_of(&fl, n & 1, SBX_FLOW_HASH_5TUPLE) % 4096) % 4]++;
+				mem_port[(hash_of(&t, n & 1, SBX_FLOW_HASH_5TUPLE) % 4096) % 4]++;
+			}
+			for (m = 0; m < 4; m++) {
+				lo_pair = mem_pair[m] < lo_pair ? mem_pair[m] : lo_pair;
+				hi_pair = mem_pair[m] > hi_pair ? mem_pair[m] : hi_pair;
+				lo_port = mem_port[m] < lo_port ? mem_port[m] : lo_port;
+				hi_port = mem_port[m] > hi_port ? mem_port[m] : hi_port;
+			}
+			printf("# balance: 10000 UDP flows over %5u address pairs, 4 members: address pair key %u..%u "
+			       "flows per member (max/mean %.2f), with ports %u..%u (max/mean %.2f)\n", pairs[k], lo_pair,
+			       hi_pair, hi_pair / 2500.0, lo_port, hi_port, hi_port / 2500.0);
+			/* a pair's flows go together: the members' counts vary as those of P balls (10000 / P
+			 * flows each), a standard deviation of 10000 / P * sqrt(P * 3 / 16) flows; 4 of them */
+			if (pairs[k] >= 1000) {
+				unsigned dev = pairs[k] == 10000 ? 200 : 520;
+
+				check(lo_pair >= 2500 - dev && hi_pair <= 2500 + dev,
+				      "10000 UDP flows over %u address pairs, 4 members: %u..%u each (2500 +- %u)",
+				      pairs[k], lo_pair, hi_pair, dev);
+			}
+		}
 	}
 
 	/* 5. names */
