@@ -534,6 +534,8 @@ uint16_t sbx_ingress_burst(struct sbx_ingress_engine *ig, uint16_t port, struct 
 				rte_pktmbuf_adj(m, (uint16_t)cut);
 			pc->vlan_stripped += sr.vlan_tags;
 			pc->mpls_stripped += sr.mpls_labels;
+			pc->vntag_stripped += sr.vntags;
+			pc->etag_stripped += sr.etags;
 		}
 		if (v == KEEP && c->tag_vlan) {
 			uint8_t *f = (uint8_t *)rte_pktmbuf_prepend(m, 4);

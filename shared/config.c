@@ -97,7 +97,8 @@ const char *sbx_decap_type_name(uint8_t type)
 static const struct choice non_tunnel_choices[] = {
 	{"pass", SBX_NON_TUNNEL_PASS}, {"drop", SBX_NON_TUNNEL_DROP}, {NULL, 0}};
 static const struct choice strip_choices[] = {
-	{"vlan", SBX_STRIP_VLAN}, {"mpls", SBX_STRIP_MPLS}, {NULL, 0}};
+	{"vlan", SBX_STRIP_VLAN}, {"mpls", SBX_STRIP_MPLS}, {"vntag", SBX_STRIP_VNTAG}, {"etag", SBX_STRIP_ETAG},
+	{NULL, 0}};
 static const struct choice ignore_choices[] = {
 	{"ttl", SBX_DEDUP_IGNORE_TTL}, {"ip_checksum", SBX_DEDUP_IGNORE_IP_CHECKSUM},
 	{"dscp", SBX_DEDUP_IGNORE_DSCP}, {"vlan", SBX_DEDUP_IGNORE_VLAN}, {NULL, 0}};

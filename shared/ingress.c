@@ -24,26 +24,49 @@ static inline bool is_vlan_tpid(uint16_t t)
 
 uint32_t sbx_ingress_strip(uint8_t *frame, uint32_t avail, uint8_t what, struct sbx_strip_result *res)
 {
-	uint32_t p = ETH_ADDRS, head, eth_at, s, tags = 0, labels = 0;
+	uint8_t kept[16 * 8]; /* the tags that stay, in order */
+	uint32_t p = ETH_ADDRS, eth_at, s, kn = 0, tags = 0, vntags = 0, etags = 0, labels = 0, n;
 	uint16_t type, inner = 0;
 	bool unknown = false, bos = false;
+	const uint8_t strips = SBX_STRIP_VLAN | SBX_STRIP_MPLS | SBX_STRIP_VNTAG | SBX_STRIP_ETAG;
 
 	if (res != NULL)
 		memset(res, 0, sizeof(*res));
-	if (frame == NULL || avail < ETH_ADDRS + 2 || !(what & (SBX_STRIP_VLAN | SBX_STRIP_MPLS)))
+	if (frame == NULL || avail < ETH_ADDRS + 2 || !(what & strips))
 		return 0;
-	/* p: offset of the EtherType field; a tag is TPID (at p), TCI, then the next EtherType at p + 4.
-	 * A tag whose next EtherType is not within avail is not a whole tag: it stays. */
+	/* p: offset of the EtherType field; a tag is its EtherType (at p), its body, then the next
+	 * EtherType. A tag whose next EtherType is not within avail is not a whole tag: it stays, and
+	 * so does everything after it. */
 	type = get16(frame + p);
-	while (is_vlan_tpid(type) && p + 6 <= avail) {
-		p += 4;
-		tags++;
+	for (n = 0; n < 16; n++) {
+		uint32_t len;
+		bool strip;
+
+		if (is_vlan_tpid(type)) {
+			len = 4; /* TPID, TCI (IEEE 802.1Q) */
+			strip = what & SBX_STRIP_VLAN;
+		} else if (type == 0x8926) {
+			len = 6; /* EtherType, D/P/looped/version, dvif, svif (Cisco VN-Tag, IEEE 802.1Qbh draft) */
+			strip = what & SBX_STRIP_VNTAG;
+		} else if (type == 0x893F) {
+			len = 8; /* EtherType, PCP/DEI/ingress E-CID/GRP/E-CID (IEEE 802.1BR-2012 7.2) */
+			strip = what & SBX_STRIP_ETAG;
+		} else {
+			break;
+		}
+		if (p + len + 2 > avail)
+			break;
+		if (strip) {
+			tags += len == 4;
+			vntags += len == 6;
+			etags += len == 8;
+		} else {
+			memcpy(kept + kn, frame + p, len);
+			kn += len;
+		}
+		p += len;
 		type = get16(frame + p);
 	}
-	/* with "vlan" every whole tag goes; without it the tags stay, in front of what is removed */
-	head = (what & SBX_STRIP_VLAN) ? ETH_ADDRS : p;
-	if (!(what & SBX_STRIP_VLAN))
-		tags = 0;
 	eth_at = p;
 	if ((what & SBX_STRIP_MPLS) && (type == 0x8847 || type == 0x8848)) {
 		/* label stack entries (RFC 3032): label 20, TC 3, S 1, TTL 8 bits; S set on the last */
@@ -64,13 +87,18 @@ uint32_t sbx_ingress_strip(uint8_t *frame, uint32_t avail, uint8_t what, struct 
 	}
 	if (res != NULL) {
 		res->vlan_tags = tags;
+		res->vntags = vntags;
+		res->etags = etags;
 		res->mpls_labels = labels;
 		res->mpls_unknown = unknown;
 	}
-	if (eth_at == head)
-		return 0;
-	memmove(frame + (eth_at - head), frame, head);
-	return eth_at - head;
+	if (eth_at - ETH_ADDRS == kn)
+		return 0; /* nothing removed */
+	/* the kept tags right before the EtherType, the addresses before them: the kept tags' new
+	 * place starts at ETH_ADDRS + the bytes removed, past the addresses' old place */
+	memmove(frame + eth_at - kn, kept, kn);
+	memmove(frame + eth_at - kn - ETH_ADDRS, frame, ETH_ADDRS);
+	return eth_at - kn - ETH_ADDRS;
 }
 
 uint8_t *sbx_ingress_tag_push(uint8_t *frame, uint16_t vlan)

@@ -68,6 +68,8 @@ enum sbx_non_tunnel { SBX_NON_TUNNEL_PASS = 0, SBX_NON_TUNNEL_DROP = 1 };
 /** ingress.strip bits: headers removed after decap. */
 #define SBX_STRIP_VLAN 0x1 /**< every 802.1Q (0x8100) and 802.1ad (0x88A8, 0x9100) tag */
 #define SBX_STRIP_MPLS 0x2 /**< MPLS label stacks (0x8847, 0x8848) */
+#define SBX_STRIP_VNTAG 0x4 /**< Cisco VN-Tag (EtherType 0x8926, 6 bytes with it) */
+#define SBX_STRIP_ETAG 0x8  /**< IEEE 802.1BR E-Tag (EtherType 0x893F, 8 bytes with it) */
 
 /** ingress.dedup.ignore bits: fields treated as equal when frames are compared. */
 #define SBX_DEDUP_IGNORE_TTL 0x1         /**< IPv4 TTL, IPv6 hop limit */

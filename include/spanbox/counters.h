@@ -94,6 +94,10 @@
 	  "802.1Q/802.1ad tags removed by ingress.strip.") \
 	_(mpls_stripped, "mpls_labels_stripped", "spanbox_worker_mpls_labels_stripped_total", "labels", NONE,  \
 	  "MPLS label stack entries removed by ingress.strip.") \
+	_(vntag_stripped, "vntags_stripped", "spanbox_worker_vntags_stripped_total", "tags", NONE,            \
+	  "Cisco VN-Tags (EtherType 0x8926) removed by ingress.strip.") \
+	_(etag_stripped, "etags_stripped", "spanbox_worker_etags_stripped_total", "tags", NONE,               \
+	  "IEEE 802.1BR E-Tags (EtherType 0x893F) removed by ingress.strip.") \
 	_(tagged, "tagged_packets", "spanbox_worker_tagged_packets_total", "packets", NONE,                    \
 	  "Frames that got the port's ingress.tag VLAN tag.") \
 	_(ingress_unwritable, "ingress_unwritable", "spanbox_worker_ingress_unwritable_packets_total", "packets", \

@@ -23,13 +23,18 @@
 struct sbx_strip_result {
 	uint32_t vlan_tags;   /**< 802.1Q/802.1ad tags removed */
 	uint32_t mpls_labels; /**< MPLS label stack entries removed */
+	uint32_t vntags;      /**< VN-Tags removed */
+	uint32_t etags;       /**< E-Tags removed */
 	bool mpls_unknown;    /**< a stack whose payload is neither IPv4 nor IPv6 (first nibble): kept whole */
 };
 
 /**
- * Remove the tags (@p what & SBX_STRIP_VLAN) and/or MPLS label stacks (SBX_STRIP_MPLS) that follow
- * the MAC addresses of the Ethernet frame at @p frame (@p avail readable and writable bytes): the
- * 12 address bytes are moved forward over what is removed, and the EtherType becomes that of what
+ * Remove the tags (@p what & SBX_STRIP_VLAN: 802.1Q/802.1ad; SBX_STRIP_VNTAG: Cisco VN-Tag,
+ * EtherType 0x8926, 6 bytes; SBX_STRIP_ETAG: IEEE 802.1BR E-Tag, EtherType 0x893F, 8 bytes: in any
+ * order and number after the MAC addresses, at most 16 in all) and/or MPLS label stacks
+ * (SBX_STRIP_MPLS) that follow the MAC addresses of the Ethernet frame at @p frame (@p avail
+ * readable and writable bytes): the tags not named stay, in their order; the 12 address bytes and
+ * the kept tags are moved forward over what is removed, and the EtherType becomes that of what
  * was carried (for MPLS: 0x0800 or 0x86DD by the payload's first nibble).
  * @return bytes removed from the front: the frame now starts at @p frame + return value and is that
  *         much shorter. 0 when nothing was removed. Never reads past @p avail.

@@ -321,4 +321,37 @@ mkcfg "$TMP/dd_novlan.json" "$TMP/retag.pcap" 1500 '{"dedup": {"window_us": 1000
 replay dd_novlan
 eq "dedup without ignore vlan: the re-tagged copies are not duplicates (the model's count)" \
 	"$(pctr "$TMP/dd_novlan.log" p0 dedup_duplicates)" "$(cat "$TMP/dd_novlan.want")"
+
+# 7. strip vntag / etag (issue #26): the capture's frames with a Cisco VN-Tag (0x8926) or an IEEE
+# 802.1BR E-Tag (0x893F) after the MAC addresses, alternately; stripped they are the capture again
+python3 - "$IN" "$TMP/fabric.pcap" <<'PY'
+import struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+with open(src, 'rb') as f:
+    hdr = f.read(24)
+    end = '<' if hdr[:4] in (b'\xd4\xc3\xb2\xa1', b'\x4d\x3c\xb2\xa1') else '>'
+    out = [hdr]
+    i = 0
+    while True:
+        rec = f.read(16)
+        if len(rec) < 16:
+            break
+        ts, us, cap, orig = struct.unpack(end + 'IIII', rec)
+        d = f.read(cap)
+        tag = b'\x89\x26\x80\x05\x00\x07' if i % 2 == 0 else b'\x89\x3f\x00\x00\x10\x09\x00\x00'
+        d = d[:12] + tag + d[12:]
+        out += [struct.pack(end + 'IIII', ts, us, len(d), len(d)), d]
+        i += 1
+with open(dst, 'wb') as f:
+    f.write(b''.join(out))
+PY
+nv=$(tshark -r "$TMP/fabric.pcap" -Y vntag 2>/dev/null | wc -l) ne=$(tshark -r "$TMP/fabric.pcap" -Y etag 2>/dev/null | wc -l)
+check "strip vntag/etag: tshark decodes the input's $nv VN-Tags and $ne E-Tags" cond "[ $((nv + ne)) = $N ] && [ $nv -gt 0 ] && [ $ne -gt 0 ]"
+mkcfg "$TMP/fab.json" "$TMP/fabric.pcap" 1500 '{"strip": ["vntag", "etag"]}'
+replay fab
+eq "strip vntag/etag: vntags_stripped = the VN-Tags" "$(pctr "$TMP/fab.log" p0 vntags_stripped)" "$nv"
+eq "strip vntag/etag: etags_stripped = the E-Tags" "$(pctr "$TMP/fab.log" p0 etags_stripped)" "$ne"
+check "strip vntag/etag: the output is the capture without them, frame for frame" peq "$IN" "$TMP/fab_p1.pcap"
+check "strip vntag/etag: tshark finds no VN-Tag or E-Tag in the output" \
+	cond "[ \"\$(tshark -r '$TMP/fab_p1.pcap' -Y 'vntag or etag' 2>/dev/null | wc -l)\" = 0 ]"
 exit 0

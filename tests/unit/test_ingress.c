@@ -685,9 +685,47 @@ static void test_senders(void)
 	      SBX_MAX_TUNNEL_SOURCES);
 }
 
+/* VN-Tag (0x8926) and E-Tag (0x893F): alone, before and after VLAN tags, kept when not named, cut
+ * short (issue #26). */
+static void test_fabric_tags(void)
+{
+	struct frame in, out;
+	struct sbx_strip_result r;
+	const uint8_t all = SBX_STRIP_VNTAG | SBX_STRIP_ETAG;
+
+	memset(&in, 0, sizeof(in));
+	memset(&out, 0, sizeof(out));
+	PUT(&in, MAC "\x89\x26\x80\x01\x00\x02\x08\x00" IP4);
+	PUT(&out, MAC "\x08\x00" IP4);
+	check(strip_is(&in, SBX_STRIP_VNTAG, &out, &r) && r.vntags == 1 && r.etags == 0 && r.vlan_tags == 0,
+	      "strip vntag: the 6-byte VN-Tag removed, IPv4 follows");
+	check(strip_is(&in, SBX_STRIP_ETAG | SBX_STRIP_VLAN, &in, &r) && r.vntags == 0,
+	      "strip etag and vlan: a VN-Tag stays (frame unchanged)");
+	memset(&in, 0, sizeof(in));
+	memset(&out, 0, sizeof(out));
+	PUT(&in, MAC "\x89\x3f\x00\x00\x10\x05\x00\x00\x81\x00\x00\x64\x86\xdd" IP6 UDP);
+	PUT(&out, MAC "\x81\x00\x00\x64\x86\xdd" IP6 UDP);
+	check(strip_is(&in, SBX_STRIP_ETAG, &out, &r) && r.etags == 1 && r.vlan_tags == 0,
+	      "strip etag: the 8-byte E-Tag before a VLAN tag removed, the VLAN tag stays in place");
+	memset(&out, 0, sizeof(out));
+	PUT(&out, MAC "\x86\xdd" IP6 UDP);
+	check(strip_is(&in, SBX_STRIP_ETAG | SBX_STRIP_VLAN, &out, &r) && r.etags == 1 && r.vlan_tags == 1,
+	      "strip etag and vlan: both removed");
+	memset(&in, 0, sizeof(in));
+	memset(&out, 0, sizeof(out));
+	PUT(&in, MAC "\x81\x00\x00\x64\x89\x26\x00\x01\x00\x02\x89\x3f\x00\x00\x10\x05\x00\x00\x08\x00" IP4);
+	PUT(&out, MAC "\x81\x00\x00\x64\x08\x00" IP4);
+	check(strip_is(&in, all, &out, &r) && r.vntags == 1 && r.etags == 1 && r.vlan_tags == 0,
+	      "strip vntag and etag: a VLAN tag before them stays, both fabric tags go");
+	memset(&in, 0, sizeof(in));
+	PUT(&in, MAC "\x89\x26\x80\x01");
+	check(strip_is(&in, all, &in, &r) && r.vntags == 0, "strip vntag: a VN-Tag cut short stays (nothing read past the end)");
+}
+
 int main(void)
 {
 	test_strip();
+	test_fabric_tags();
 	test_tag_push();
 	test_seq();
 	test_dedup();
