@@ -267,6 +267,8 @@ static void count_malformed(struct sbx_port_counters *pc, enum sbx_decap_result 
 	case SBX_DECAP_MALFORMED_inner_runt: pc->decap_bad_inner_runt++; break;
 	case SBX_DECAP_MALFORMED_length_mismatch: pc->decap_bad_length++; break;
 	case SBX_DECAP_MALFORMED_frame_type: pc->decap_bad_frame_type++; break;
+	case SBX_DECAP_MALFORMED_geneve_header: pc->decap_bad_geneve++; break;
+	case SBX_DECAP_MALFORMED_gtpu_header: pc->decap_bad_gtpu++; break;
 	default: pc->decap_bad_short_outer++; break;
 	}
 }
@@ -277,7 +279,7 @@ static bool proto_candidate(const struct sbx_ingress_cfg *c, uint8_t ip_proto)
 	unsigned int k;
 
 	for (k = 0; k < c->nb_decap; k++)
-		if (ip_proto == 17 ? c->decap[k].type == SBX_DECAP_VXLAN : c->decap[k].type != SBX_DECAP_VXLAN)
+		if (ip_proto == 17 ? sbx_decap_type_udp(c->decap[k].type) : !sbx_decap_type_udp(c->decap[k].type))
 			return true;
 	return false;
 }
@@ -306,6 +308,12 @@ static bool malformed_applies(const struct sbx_ingress_cfg *c, const struct sbx_
 			break;
 		case SBX_TUN_GRE_TEB:
 			if (r->type == SBX_DECAP_GRE)
+				return true;
+			break;
+		case SBX_TUN_GENEVE:
+		case SBX_TUN_GTPU: /* the parser read the datagram by the map of these rules' ports */
+			if (r->type == (ti->kind == SBX_TUN_GENEVE ? SBX_DECAP_GENEVE : SBX_DECAP_GTPU) &&
+			    r->udp_port == ti->udp_dst)
 				return true;
 			break;
 		default: /* ERSPAN I, II, III */
@@ -382,13 +390,15 @@ static enum verdict decap_one(struct sbx_ingress_engine *ig, uint16_t port, cons
 	struct sbx_port_counters *pc = &ig->st->port[port];
 	struct rte_mbuf *m = *mp;
 	struct sbx_tunnel_info ti;
+	struct sbx_decap_udp_map map;
 	enum sbx_decap_result r;
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t inner_len, excess;
 	unsigned int k;
 	enum verdict v;
 
-	r = sbx_decap_parse(f, m->pkt_len, m->data_len, &ti);
+	sbx_decap_udp_map_of(c, &map);
+	r = sbx_decap_parse_map(f, m->pkt_len, m->data_len, &map, &ti);
 	if (r == SBX_DECAP_FRAGMENT) {
 		/* a later fragment has no GRE or UDP header: what only the whole datagram says, a
 		 * protocol some rule of the port could carry is reason enough to reassemble it */
@@ -400,7 +410,7 @@ static enum verdict decap_one(struct sbx_ingress_engine *ig, uint16_t port, cons
 				return v;
 			m = *mp;
 			f = rte_pktmbuf_mtod(m, uint8_t *);
-			r = sbx_decap_parse(f, m->pkt_len, m->data_len, &ti);
+			r = sbx_decap_parse_map(f, m->pkt_len, m->data_len, &map, &ti);
 			if (r == SBX_DECAP_FRAGMENT) /* not what rte_ip_frag returns: never passed on half */
 				r = SBX_DECAP_MALFORMED_short_outer;
 		}
@@ -431,9 +441,10 @@ static enum verdict decap_one(struct sbx_ingress_engine *ig, uint16_t port, cons
 		}
 		inner_len -= 4;
 	}
-	if (ti.kind == SBX_TUN_ERSPAN3 && ti.ft == 2) {
-		/* FT 2 (IP): the inner IP packet gets an Ethernet header made of the outer MACs and the
-		 * EtherType of its version; the outer headers before it (>= 14 + 20 + 4 + 12 bytes) make room */
+	if ((ti.kind == SBX_TUN_ERSPAN3 || ti.kind == SBX_TUN_GTPU) && ti.ft == 2) {
+		/* ERSPAN III FT 2 and GTP-U (IP): the inner IP packet gets an Ethernet header made of the
+		 * outer MACs and the EtherType of its version; the outer headers before it (>= 14 + 20 +
+		 * 4 + 12 bytes, GTP-U 14 + 20 + 8 + 8) make room */
 		uint16_t et = (f[ti.inner_off] >> 4) == 6 ? 0x86DD : 0x0800;
 
 		if (ti.inner_off < SBX_FRAME_MIN) {

@@ -39,7 +39,8 @@ static const char *const port_keys[] = {
 	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", "rss", NULL};
 static const char *const rss_keys[] = {"fields", "key", NULL};
 static const char *const ingress_keys[] = {"decap", "non_tunnel", "strip", "tag", "dedup", NULL};
-static const char *const decap_keys[] = {"type", "sessions", "vnis", "keys", "udp_port", "local_ip", "strip_fcs", NULL};
+static const char *const decap_keys[] = {"type", "sessions", "vnis", "keys", "teids", "udp_port", "local_ip", "strip_fcs",
+	NULL};
 static const char *const tag_keys[] = {"vlan", NULL};
 static const char *const dedup_keys[] = {"window_us", "ignore", "entries", "action", NULL};
 static const char *const worker_keys[] = {
@@ -83,7 +84,8 @@ static const struct choice gra_choices[] = {
 	{"100us", SBX_GRA_100US}, {"100ns", SBX_GRA_100NS}, {"ieee1588", SBX_GRA_IEEE1588},
 	{NULL, 0}};
 static const struct choice decap_choices[] = {
-	{"erspan", SBX_DECAP_ERSPAN}, {"vxlan", SBX_DECAP_VXLAN}, {"gre", SBX_DECAP_GRE}, {NULL, 0}};
+	{"erspan", SBX_DECAP_ERSPAN}, {"vxlan", SBX_DECAP_VXLAN}, {"gre", SBX_DECAP_GRE}, {"geneve", SBX_DECAP_GENEVE},
+	{"gtpu", SBX_DECAP_GTPU}, {NULL, 0}};
 const char *sbx_decap_type_name(uint8_t type)
 {
 	const struct choice *c;
@@ -1282,9 +1284,12 @@ static const struct {
 	const char *only;
 } decap_scope[] = {
 	{"sessions", 1u << SBX_DECAP_ERSPAN, "erspan"},
-	{"vnis", 1u << SBX_DECAP_VXLAN, "vxlan"},
+	{"vnis", 1u << SBX_DECAP_VXLAN | 1u << SBX_DECAP_GENEVE, "vxlan and geneve"},
 	{"keys", 1u << SBX_DECAP_GRE, "gre"},
-	{"udp_port", 1u << SBX_DECAP_VXLAN, "vxlan"},
+	{"teids", 1u << SBX_DECAP_GTPU, "gtpu"},
+	{"udp_port", 1u << SBX_DECAP_VXLAN | 1u << SBX_DECAP_GENEVE | 1u << SBX_DECAP_GTPU, "vxlan, geneve and gtpu"},
+	{"strip_fcs", 1u << SBX_DECAP_ERSPAN | 1u << SBX_DECAP_VXLAN | 1u << SBX_DECAP_GRE | 1u << SBX_DECAP_GENEVE,
+	 "erspan, vxlan, gre and geneve (gtpu carries IP packets)"},
 };
 
 /* Parse the ids list @key ("sessions" 0..1023, "vnis" 0..16777215 or "keys" 0..2^32-1) of rule @r at @path: 1..8
@@ -1318,7 +1323,7 @@ static int parse_decap_ids(struct ctx *c, const cJSON *obj, const char *path, co
  * and @a has no local_ip or @b's. */
 static bool decap_same_tunnels(const struct sbx_decap_rule *a, const struct sbx_decap_rule *b)
 {
-	return a->type == b->type && (a->type != SBX_DECAP_VXLAN || a->udp_port == b->udp_port) &&
+	return a->type == b->type && (!sbx_decap_type_udp(a->type) || a->udp_port == b->udp_port) &&
 	       (a->local_af == 0 ||
 		(a->local_af == b->local_af && !memcmp(a->local_ip, b->local_ip, a->local_af == 4 ? 4 : 16)));
 }
@@ -1344,17 +1349,26 @@ static int parse_decap_rule(struct ctx *c, const cJSON *obj, const char *path, i
 			if (!strcmp(decap_scope[k].key, it->string) && !(decap_scope[k].types & (1u << r->type)))
 				return fail(c, path, it->string, "only for %s", decap_scope[k].only);
 	}
-	ids_key = r->type == SBX_DECAP_ERSPAN ? "sessions" : r->type == SBX_DECAP_VXLAN ? "vnis" : "keys";
+	ids_key = r->type == SBX_DECAP_ERSPAN ? "sessions"
+		  : r->type == SBX_DECAP_VXLAN || r->type == SBX_DECAP_GENEVE ? "vnis"
+		  : r->type == SBX_DECAP_GTPU ? "teids" : "keys";
 	if (parse_decap_ids(c, obj, path, ids_key,
-			    r->type == SBX_DECAP_ERSPAN ? 1023 : r->type == SBX_DECAP_VXLAN ? 16777215 : 4294967295LL, r) ||
-	    get_u16(c, obj, path, "udp_port", 1, 65535, r->type == SBX_DECAP_VXLAN ? SBX_VXLAN_PORT : 0,
-		    &r->udp_port) ||
+			    r->type == SBX_DECAP_ERSPAN ? 1023
+			    : r->type == SBX_DECAP_VXLAN || r->type == SBX_DECAP_GENEVE ? 16777215 : 4294967295LL, r) ||
+	    get_u16(c, obj, path, "udp_port", 1, 65535,
+		    r->type == SBX_DECAP_VXLAN ? SBX_VXLAN_PORT : r->type == SBX_DECAP_GENEVE ? SBX_GENEVE_PORT
+		    : r->type == SBX_DECAP_GTPU ? SBX_GTPU_PORT : 0, &r->udp_port) ||
 	    get_bool(c, obj, path, "strip_fcs", false, &r->strip_fcs) ||
 	    (member(obj, "local_ip") && get_ip(c, obj, path, "local_ip", r->local_ip, &r->local_af, text, sizeof(text))))
 		return -1;
 	for (j = 0; j < i; j++) {
 		const struct sbx_decap_rule *e = &in->decap[j];
 
+		/* one UDP port, one tunnel type: the parser reads a datagram by its destination port */
+		if (sbx_decap_type_udp(r->type) && sbx_decap_type_udp(e->type) && r->type != e->type &&
+		    r->udp_port == e->udp_port)
+			return fail(c, path, "udp_port", "%u is already the %s port of ingress.decap[%d]", r->udp_port,
+				    sbx_decap_type_name(e->type), j);
 		if (!decap_same_tunnels(e, r))
 			continue;
 		if (e->nb_ids == 0)

@@ -127,22 +127,101 @@ static enum sbx_decap_result gre(const uint8_t *f, uint32_t off, uint32_t end, u
 	return inner(ti, off, end, hlim);
 }
 
-/* UDP at @p off (VXLAN on any port), the outer IP payload ending at @p end. */
+/* The tunnel UDP destination port @p port carries: @p map's, else the defaults. */
+static uint8_t udp_kind(const struct sbx_decap_udp_map *map, uint16_t port)
+{
+	uint8_t i;
+
+	for (i = 0; map != NULL && i < map->n && i < SBX_MAX_DECAP_RULES; i++)
+		if (map->port[i] == port)
+			return map->kind[i];
+	return port == SBX_GENEVE_PORT ? SBX_TUN_GENEVE : port == SBX_GTPU_PORT ? SBX_TUN_GTPU : SBX_TUN_VXLAN;
+}
+
+/* GENEVE (RFC 8926) header at @p off of a UDP datagram ending at @p end. */
+static enum sbx_decap_result geneve(const uint8_t *f, uint32_t off, uint32_t end, uint32_t hlim,
+				    struct sbx_tunnel_info *ti)
+{
+	uint32_t opt;
+
+	if (off + 8 > hlim)
+		return SBX_DECAP_MALFORMED_short_outer;
+	/* Ver(2) Opt Len(6) | O C Rsvd(6) | Protocol Type(16) | VNI(24) Reserved(8) */
+	if (f[off] >> 6 != 0)
+		return SBX_DECAP_MALFORMED_geneve_header;
+	opt = (uint32_t)(f[off] & 0x3f) * 4;
+	ti->id = get32(f + off + 4) >> 8;
+	if (get16(f + off + 2) != ET_TEB)
+		return SBX_DECAP_MALFORMED_geneve_header;
+	return inner(ti, off + 8 + opt, end, hlim);
+}
+
+/* GTP-U (3GPP TS 29.281) header at @p off of a UDP datagram ending at @p end. */
+static enum sbx_decap_result gtpu(const uint8_t *f, uint32_t off, uint32_t end, uint32_t hlim,
+				  struct sbx_tunnel_info *ti)
+{
+	uint32_t gend, p;
+	uint8_t next;
+
+	if (off + 8 > hlim)
+		return SBX_DECAP_MALFORMED_short_outer;
+	/* Version(3) PT(1) spare(1) E(1) S(1) PN(1) | Message Type | Length | TEID */
+	if (f[off] >> 5 != 1 || !(f[off] & 0x10))
+		return SBX_DECAP_MALFORMED_gtpu_header;
+	if (f[off + 1] != 255) { /* echo, error indication, end marker: signalling, not a tunnel */
+		ti->kind = SBX_TUN_NONE;
+		return SBX_DECAP_NOT_TUNNEL;
+	}
+	ti->id = get32(f + off + 4);
+	gend = off + 8 + get16(f + off + 2); /* Length: the bytes after the mandatory 8 */
+	if (gend > end)
+		return SBX_DECAP_MALFORMED_length_mismatch;
+	p = off + 8;
+	if (f[off] & 0x07) { /* E, S or PN: sequence number (2), N-PDU number (1), next extension type (1) */
+		if (p + 4 > hlim || p + 4 > gend)
+			return SBX_DECAP_MALFORMED_short_outer;
+		next = (f[off] & 0x04) ? f[p + 3] : 0;
+		p += 4;
+		while (next != 0) { /* extension headers: length in 4-byte units, the next type last */
+			uint32_t n;
+
+			if (p + 1 > hlim || f[p] == 0)
+				return p + 1 > hlim ? SBX_DECAP_MALFORMED_short_outer : SBX_DECAP_MALFORMED_gtpu_header;
+			n = (uint32_t)f[p] * 4;
+			if (p + n > gend)
+				return SBX_DECAP_MALFORMED_gtpu_header;
+			if (p + n > hlim)
+				return SBX_DECAP_MALFORMED_short_outer;
+			next = f[p + n - 1];
+			p += n;
+		}
+	}
+	ti->ft = 2; /* an IP packet: the stage gives it an Ethernet header */
+	if (p < gend && p < hlim && f[p] >> 4 != 4 && f[p] >> 4 != 6)
+		return SBX_DECAP_MALFORMED_gtpu_header;
+	return inner(ti, p, gend, hlim);
+}
+
+/* UDP at @p off (read by its destination port: @p map), the outer IP payload ending at @p end. */
 static enum sbx_decap_result udp(const uint8_t *f, uint32_t off, uint32_t end, uint32_t lim,
-				 struct sbx_tunnel_info *ti)
+				 const struct sbx_decap_udp_map *map, struct sbx_tunnel_info *ti)
 {
 	uint32_t ulen, hlim;
 
 	if (off + 8 > (end < lim ? end : lim))
 		return SBX_DECAP_MALFORMED_short_outer;
-	ti->kind = SBX_TUN_VXLAN;
 	ti->udp_dst = get16(f + off + 2);
+	ti->kind = udp_kind(map, ti->udp_dst);
 	ulen = get16(f + off + 4);
 	if (ulen < 8 || ulen > end - off)
 		return SBX_DECAP_MALFORMED_length_mismatch;
 	end = off + ulen; /* less than the IP payload: the rest is not the datagram's */
 	hlim = end < lim ? end : lim;
 	off += 8;
+	if (ti->kind == SBX_TUN_GENEVE)
+		return geneve(f, off, end, hlim, ti);
+	if (ti->kind == SBX_TUN_GTPU)
+		return gtpu(f, off, end, hlim, ti);
 	if (off + 8 > hlim)
 		return SBX_DECAP_MALFORMED_short_outer;
 	/* RFC 7348: Flags(8: R R R R I R R R) Reserved(24) VNI(24) Reserved(8); reserved bits ignored */
@@ -154,6 +233,28 @@ static enum sbx_decap_result udp(const uint8_t *f, uint32_t off, uint32_t end, u
 
 enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32_t avail,
 				      struct sbx_tunnel_info *ti)
+{
+	return sbx_decap_parse_map(frame, len, avail, NULL, ti);
+}
+
+void sbx_decap_udp_map_of(const struct sbx_ingress_cfg *c, struct sbx_decap_udp_map *map)
+{
+	uint8_t k;
+
+	map->n = 0;
+	for (k = 0; k < c->nb_decap && k < SBX_MAX_DECAP_RULES; k++) {
+		const struct sbx_decap_rule *r = &c->decap[k];
+
+		if (!sbx_decap_type_udp(r->type))
+			continue;
+		map->port[map->n] = r->udp_port;
+		map->kind[map->n++] = r->type == SBX_DECAP_GENEVE ? SBX_TUN_GENEVE
+				      : r->type == SBX_DECAP_GTPU ? SBX_TUN_GTPU : SBX_TUN_VXLAN;
+	}
+}
+
+enum sbx_decap_result sbx_decap_parse_map(const uint8_t *frame, uint32_t len, uint32_t avail,
+					  const struct sbx_decap_udp_map *map, struct sbx_tunnel_info *ti)
 {
 	uint32_t lim = avail < len ? avail : len; /* bytes that may be read */
 	uint32_t off = 12, end;
@@ -231,7 +332,7 @@ enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32
 	} else {
 		return SBX_DECAP_NOT_TUNNEL;
 	}
-	return proto == IPPROTO_GRE_ ? gre(frame, off, end, lim, ti) : udp(frame, off, end, lim, ti);
+	return proto == IPPROTO_GRE_ ? gre(frame, off, end, lim, ti) : udp(frame, off, end, lim, map, ti);
 }
 
 bool sbx_decap_rule_match(const struct sbx_decap_rule *rule, const struct sbx_tunnel_info *ti)
@@ -253,6 +354,14 @@ bool sbx_decap_rule_match(const struct sbx_decap_rule *rule, const struct sbx_tu
 		if (ti->kind != SBX_TUN_GRE_TEB || (rule->nb_ids > 0 && !ti->key_present))
 			return false;
 		break;
+	case SBX_DECAP_GENEVE:
+		if (ti->kind != SBX_TUN_GENEVE || ti->udp_dst != (rule->udp_port ? rule->udp_port : SBX_GENEVE_PORT))
+			return false;
+		break;
+	case SBX_DECAP_GTPU:
+		if (ti->kind != SBX_TUN_GTPU || ti->udp_dst != (rule->udp_port ? rule->udp_port : SBX_GTPU_PORT))
+			return false;
+		break;
 	default:
 		return false;
 	}
@@ -272,6 +381,7 @@ const char *sbx_tunnel_kind_name(uint8_t kind)
 	static const char *const names[] = {
 		[SBX_TUN_NONE] = "none", [SBX_TUN_ERSPAN1] = "erspan1", [SBX_TUN_ERSPAN2] = "erspan2",
 		[SBX_TUN_ERSPAN3] = "erspan3", [SBX_TUN_VXLAN] = "vxlan", [SBX_TUN_GRE_TEB] = "gre",
+		[SBX_TUN_GENEVE] = "geneve", [SBX_TUN_GTPU] = "gtpu",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";

@@ -42,19 +42,32 @@ enum sbx_decap_type {
 	SBX_DECAP_ERSPAN = 1, /**< ERSPAN types I, II and III over GRE (draft-foschiano-erspan-03) */
 	SBX_DECAP_VXLAN = 2,  /**< VXLAN over UDP (RFC 7348) */
 	SBX_DECAP_GRE = 3,    /**< GRE transparent Ethernet bridging, protocol 0x6558 (RFC 2784, RFC 2890, RFC 1701) */
+	SBX_DECAP_GENEVE = 4, /**< GENEVE over UDP (RFC 8926), Ethernet payload (protocol 0x6558) only */
+	SBX_DECAP_GTPU = 5,   /**< GTP-U G-PDUs over UDP (3GPP TS 29.281): inner IPv4/IPv6 behind a synthesised
+				   Ethernet header */
 };
+
+/** @return true for the decap types carried in UDP (their rules have a udp_port). */
+static inline bool sbx_decap_type_udp(uint8_t type)
+{
+	return type == SBX_DECAP_VXLAN || type == SBX_DECAP_GENEVE || type == SBX_DECAP_GTPU;
+}
 
 #define SBX_MAX_DECAP_RULES 4 /**< decap rules of one port */
 #define SBX_MAX_DECAP_IDS 8   /**< ERSPAN session ids or VXLAN VNIs one rule lists */
 #define SBX_VXLAN_PORT 4789   /**< IANA VXLAN UDP port (RFC 7348 section 5), the rule's default */
+#define SBX_GENEVE_PORT 6081  /**< IANA GENEVE UDP port (RFC 8926 section 3.3), the rule's default */
+#define SBX_GTPU_PORT 2152    /**< GTP-U UDP port (3GPP TS 29.281 section 4.4.2.3), the rule's default */
 
 /** One decap rule of a port's ingress: which tunnels it terminates. */
 struct sbx_decap_rule {
 	uint8_t type;                     /**< enum sbx_decap_type */
 	bool strip_fcs;                   /**< the inner frame ends in a 4-byte FCS to remove (default false) */
-	uint16_t udp_port;                /**< vxlan: outer UDP destination port (default SBX_VXLAN_PORT) */
+	uint16_t udp_port;                /**< vxlan, geneve, gtpu: outer UDP destination port (default
+					       SBX_VXLAN_PORT, SBX_GENEVE_PORT, SBX_GTPU_PORT) */
 	uint8_t nb_ids;                   /**< entries used in ids[]; 0 = every session / VNI */
-	uint32_t ids[SBX_MAX_DECAP_IDS];  /**< erspan: session ids 0..1023; vxlan: VNIs 0..16777215; gre: GRE keys */
+	uint32_t ids[SBX_MAX_DECAP_IDS];  /**< erspan: session ids 0..1023; vxlan, geneve: VNIs 0..16777215; gre: GRE
+					       keys; gtpu: TEIDs */
 	uint8_t local_af;                 /**< 0 = any outer destination, 4 or 6: local_ip must match */
 	uint8_t local_ip[16];             /**< outer destination address, network order (IPv4 in bytes 0..3) */
 };

@@ -88,8 +88,14 @@
 	  "packets", NONE, "Tunnel frames dropped: an outer IP or UDP length larger than the frame.") \
 	_(decap_bad_frame_type, "decap_malformed_frame_type", "spanbox_worker_decap_malformed_frame_type_total", \
 	  "packets", NONE, "ERSPAN type III frames dropped: a frame type other than Ethernet (0) or IP (2).") \
+	_(decap_bad_geneve, "decap_malformed_geneve_header", "spanbox_worker_decap_malformed_geneve_header_total", \
+	  "packets", NONE, "GENEVE frames dropped: version other than 0, or a protocol other than Ethernet (0x6558).") \
+	_(decap_bad_gtpu, "decap_malformed_gtpu_header", "spanbox_worker_decap_malformed_gtpu_header_total",   \
+	  "packets", NONE, "GTP-U frames dropped: version other than 1, GTP', extension headers past the datagram, " \
+	  "or a payload that is neither IPv4 nor IPv6.") \
 	_(decap_ft_ip, "decap_ip_frames", "spanbox_worker_decap_ip_frames_total", "packets", NONE,              \
-	  "ERSPAN type III frames of frame type 2 (IP), delivered behind a synthesised Ethernet header.") \
+	  "ERSPAN type III frames of frame type 2 and GTP-U G-PDUs (IP packets), delivered behind a synthesised " \
+	  "Ethernet header.") \
 	_(vlan_stripped, "vlan_tags_stripped", "spanbox_worker_vlan_tags_stripped_total", "tags", NONE,        \
 	  "802.1Q/802.1ad tags removed by ingress.strip.") \
 	_(mpls_stripped, "mpls_labels_stripped", "spanbox_worker_mpls_labels_stripped_total", "labels", NONE,  \

@@ -22,6 +22,16 @@
  *    is told by the GRE protocol and flags, never by the version field alone.
  *  - VXLAN: RFC 7348 (8-byte header after UDP, I flag required, reserved bits ignored).
  *  - GRE transparent Ethernet bridging: protocol 0x6558.
+ *  - GENEVE: RFC 8926 (8-byte header: Ver 2 bits (0), Opt Len 6 bits in 4-byte words, O, C,
+ *    protocol type, VNI 24 bits; the options are skipped by their length). Ethernet payload
+ *    (protocol 0x6558) only.
+ *  - GTP-U: 3GPP TS 29.281 section 5 (version 1, PT 1; E, S or PN set: the 4-byte optional field
+ *    of sequence number, N-PDU number and next extension header type; extension headers walked by
+ *    their length in 4-byte units, the last byte of each the next type, 0 ends). Only G-PDUs
+ *    (message type 255) are tunnels (echo, error indication, end marker are not); their payload is
+ *    an IPv4 or IPv6 packet (ft 2: the stage puts an Ethernet header in front).
+ *  A UDP datagram is read by its destination port: sbx_decap_parse_map()'s map, else 6081
+ *  GENEVE, 2152 GTP-U and any other port a VXLAN candidate.
  */
 #ifndef SPANBOX_DECAP_H
 #define SPANBOX_DECAP_H
@@ -49,6 +59,15 @@ enum sbx_tunnel_kind {
 	SBX_TUN_ERSPAN3 = 3, /**< ERSPAN type III */
 	SBX_TUN_VXLAN = 4,   /**< VXLAN */
 	SBX_TUN_GRE_TEB = 5, /**< GRE, transparent Ethernet bridging */
+	SBX_TUN_GENEVE = 6,  /**< GENEVE (RFC 8926) */
+	SBX_TUN_GTPU = 7,    /**< GTP-U G-PDU (3GPP TS 29.281) */
+};
+
+/** The tunnel a UDP destination port carries, for sbx_decap_parse_map(): the port's rules' ports. */
+struct sbx_decap_udp_map {
+	uint8_t n;                                /**< entries used */
+	uint16_t port[SBX_MAX_DECAP_RULES];       /**< UDP destination port */
+	uint8_t kind[SBX_MAX_DECAP_RULES];        /**< enum sbx_tunnel_kind: VXLAN, GENEVE or GTPU */
 };
 
 /**
@@ -61,7 +80,10 @@ enum sbx_tunnel_kind {
 	_(vxlan_flags, "VXLAN header without the I flag")                                             \
 	_(inner_runt, "inner frame shorter than 14 bytes (ERSPAN III FT 2: IP packet shorter than 20)") \
 	_(length_mismatch, "outer IP or UDP length larger than the frame, or smaller than its own header") \
-	_(frame_type, "ERSPAN type III frame type other than Ethernet (0) or IP (2)")
+	_(frame_type, "ERSPAN type III frame type other than Ethernet (0) or IP (2)")                   \
+	_(geneve_header, "GENEVE version other than 0, or a protocol other than Ethernet (0x6558)")      \
+	_(gtpu_header, "GTP-U version other than 1 or protocol type GTP', extension headers past the datagram, " \
+	  "or a G-PDU that carries neither IPv4 nor IPv6")
 
 /** Result of sbx_decap_parse(). */
 enum sbx_decap_result {
@@ -82,16 +104,17 @@ struct sbx_tunnel_info {
 	uint8_t af;            /**< outer address family: 4 or 6 */
 	uint8_t src[16];       /**< outer source address (IPv4 in bytes 0..3) */
 	uint8_t dst[16];       /**< outer destination address */
-	uint32_t id;           /**< ERSPAN II/III session id (10 bits), VXLAN VNI (24 bits), GRE-TEB key; else 0 */
+	uint32_t id;           /**< ERSPAN II/III session id (10 bits), VXLAN or GENEVE VNI (24 bits), GRE-TEB key,
+				    GTP-U TEID; else 0 */
 	bool key_present;      /**< GRE K bit: key is valid (GRE-TEB: id is the key) */
 	uint32_t key;          /**< GRE key (RFC 2890), any GRE kind; 0 without the K bit */
 	bool seq_present;      /**< GRE S bit: seq is valid */
 	uint32_t seq;          /**< GRE sequence number (RFC 2890) */
 	bool truncated;        /**< ERSPAN T bit: the sender cut the mirrored frame */
-	uint8_t ft;            /**< ERSPAN III frame type (0 Ethernet, 2 IP); 0 for other kinds */
+	uint8_t ft;            /**< ERSPAN III frame type (0 Ethernet, 2 IP); 2 for GTP-U (IP); 0 for other kinds */
 	uint16_t vlan;         /**< ERSPAN II/III VLAN field (12 bits) */
 	uint8_t cos;           /**< ERSPAN II/III COS (3 bits) */
-	uint16_t udp_dst;      /**< VXLAN: outer UDP destination port */
+	uint16_t udp_dst;      /**< VXLAN, GENEVE, GTP-U: outer UDP destination port */
 	uint8_t ip_proto;      /**< outer IP protocol (IPv6: the next header, behind a Fragment header
 				    the Fragment header's): 47 or 17 once the outer IP header was read, else 0 */
 	uint16_t ip_off;       /**< bytes from the frame's start to the outer IP header (once read) */
@@ -134,6 +157,18 @@ struct sbx_tunnel_info {
  */
 enum sbx_decap_result sbx_decap_parse(const uint8_t *frame, uint32_t len, uint32_t avail,
 				      struct sbx_tunnel_info *ti);
+
+/**
+ * sbx_decap_parse() with the UDP ports of a port's rules (@p map, NULL = the defaults): a datagram
+ * to a port of the map is read as that tunnel (VXLAN, GENEVE or GTP-U), else by the defaults
+ * (6081 GENEVE, 2152 GTP-U, any other VXLAN). Sets ti->kind accordingly on a malformed UDP
+ * result, so the caller counts it only for its rule of that kind and port.
+ */
+enum sbx_decap_result sbx_decap_parse_map(const uint8_t *frame, uint32_t len, uint32_t avail,
+					  const struct sbx_decap_udp_map *map, struct sbx_tunnel_info *ti);
+
+/** The UDP map of @p c's decap rules (their ports and kinds) into @p map. */
+void sbx_decap_udp_map_of(const struct sbx_ingress_cfg *c, struct sbx_decap_udp_map *map);
 
 /**
  * Does the tunnel @p ti (SBX_DECAP_OK from sbx_decap_parse) belong to @p rule? Type (ERSPAN I/II/III

@@ -185,6 +185,160 @@ static void cuts(const char *what, const uint8_t *f, uint32_t len, uint32_t from
 	      to - 1, sbx_decap_result_name(want), bad, first);
 }
 
+/* UDP to @p dport carrying @p hlen header bytes then @p plen payload bytes (the caller writes them). */
+static uint32_t udp_hdr(uint8_t *p, uint16_t dport, uint32_t hlen, uint32_t plen)
+{
+	put16(p, 54321);
+	put16(p + 2, dport);
+	put16(p + 4, (uint16_t)(8 + hlen + plen));
+	put16(p + 6, 0);
+	return 8;
+}
+
+/* GENEVE (RFC 8926) over IPv4 (or IPv6) to port @p dport: version @p ver, @p optw 4-byte option words,
+ * protocol @p proto, VNI @p vni, then the inner frame. @return the frame's length; *inner_at set. */
+static uint32_t geneve_frame(uint8_t *f, bool v6, uint16_t dport, uint8_t ver, uint8_t optw, uint16_t proto,
+			     uint32_t vni, uint32_t *inner_at)
+{
+	uint32_t hlen = 8 + 4u * optw, o = eth(f, 1, 0x8100, v6 ? 0x86dd : 0x0800), l3 = o, i;
+
+	o += v6 ? ipv6(f + o, 17, 8 + hlen + INNER_LEN) : ipv4(f + o, 17, 8 + hlen + INNER_LEN, 0);
+	o += udp_hdr(f + o, dport, hlen, INNER_LEN);
+	f[o] = (uint8_t)(ver << 6 | optw);
+	f[o + 1] = 0;
+	put16(f + o + 2, proto);
+	put32(f + o + 4, vni << 8);
+	for (i = 0; i < 4u * optw; i++)
+		f[o + 8 + i] = (uint8_t)(0x80 + i); /* option class/type/length bytes: skipped by length */
+	o += hlen;
+	*inner_at = o;
+	memcpy(f + o, inner_frame, INNER_LEN);
+	(void)l3;
+	return o + INNER_LEN;
+}
+
+/* GTP-U (3GPP TS 29.281) over IPv4 to port 2152: message type @p type, TEID @p teid, @p ext PDU
+ * session container extension headers (E flag), then @p ip (an IPv4 packet of @p iplen bytes). */
+static uint32_t gtpu_frame(uint8_t *f, uint8_t type, uint32_t teid, int ext, const uint8_t *ip, uint32_t iplen,
+			   uint32_t *inner_at)
+{
+	uint32_t hlen = 8 + (ext ? 4 + 4u * (uint32_t)ext : 0), o = eth(f, 0, 0, 0x0800), g;
+	int k;
+
+	o += ipv4(f + o, 17, 8 + hlen + iplen, 0);
+	o += udp_hdr(f + o, 2152, hlen, iplen);
+	g = o;
+	f[o] = (uint8_t)(0x30 | (ext ? 0x04 : 0)); /* version 1, PT 1, E */
+	f[o + 1] = type;
+	put16(f + o + 2, (uint16_t)(hlen - 8 + iplen));
+	put32(f + o + 4, teid);
+	o += 8;
+	if (ext) {
+		put16(f + o, 0); /* sequence number */
+		f[o + 2] = 0;    /* N-PDU number */
+		f[o + 3] = 0x85; /* next: PDU session container */
+		o += 4;
+		for (k = 0; k < ext; k++) { /* 4 bytes each: length 1, two content bytes, next type */
+			f[o] = 1;
+			f[o + 1] = 0x10;
+			f[o + 2] = 0x09;
+			f[o + 3] = k + 1 < ext ? 0x85 : 0;
+			o += 4;
+		}
+	}
+	(void)g;
+	*inner_at = o;
+	memcpy(f + o, ip, iplen);
+	return o + iplen;
+}
+
+/* GENEVE and GTP-U (issue #26): parsed by their default ports or a rule's map, matched by VNI/TEID,
+ * malformed ones by reason. */
+static void test_geneve_gtpu(void)
+{
+	static uint8_t f[2048];
+	uint8_t ip[40];
+	struct sbx_tunnel_info ti;
+	struct sbx_decap_udp_map map = { .n = 1, .port = { 7000 }, .kind = { SBX_TUN_GENEVE } };
+	struct sbx_decap_rule gen = { .type = SBX_DECAP_GENEVE, .udp_port = 6081, .nb_ids = 1, .ids = { 77 } };
+	struct sbx_decap_rule gtp = { .type = SBX_DECAP_GTPU, .udp_port = 2152 };
+	uint32_t len, at;
+	enum sbx_decap_result r;
+
+	len = geneve_frame(f, false, 6081, 0, 0, 0x6558, 77, &at);
+	r = parse(f, len, &ti);
+	check(r == SBX_DECAP_OK && ti.kind == SBX_TUN_GENEVE && ti.id == 77 && ti.inner_off == at &&
+	      inner_is(f, &ti, inner_frame, INNER_LEN), "GENEVE (VLAN, IPv4, no options): ok, VNI 77, the inner frame");
+	check(sbx_decap_rule_match(&gen, &ti), "... a geneve rule of VNI 77 matches it");
+	gen.ids[0] = 78;
+	check(!sbx_decap_rule_match(&gen, &ti), "... one of VNI 78 does not");
+	len = geneve_frame(f, true, 6081, 0, 5, 0x6558, 0xabcdef, &at);
+	r = parse(f, len, &ti);
+	check(r == SBX_DECAP_OK && ti.kind == SBX_TUN_GENEVE && ti.af == 6 && ti.id == 0xabcdef &&
+	      inner_is(f, &ti, inner_frame, INNER_LEN), "GENEVE over IPv6 with 20 bytes of options: skipped by Opt Len");
+	len = geneve_frame(f, false, 6081, 1, 0, 0x6558, 1, &at);
+	check(parse(f, len, &ti) == SBX_DECAP_MALFORMED_geneve_header && ti.kind == SBX_TUN_GENEVE,
+	      "GENEVE version 1: malformed geneve_header");
+	len = geneve_frame(f, false, 6081, 0, 0, 0x0800, 1, &at);
+	check(parse(f, len, &ti) == SBX_DECAP_MALFORMED_geneve_header, "GENEVE carrying IPv4 (0x0800): geneve_header");
+	len = geneve_frame(f, false, 6081, 0, 40, 0x6558, 1, &at);
+	put16(f + 14 + 4 + 2, (uint16_t)(20 + 8 + 8 + 40)); /* IPv4 total length: the options run past it */
+	put16(f + 14 + 4 + 20 + 4, (uint16_t)(8 + 8 + 40));
+	r = parse(f, 14 + 4 + 20 + 8 + 8 + 40, &ti);
+	check(r == SBX_DECAP_MALFORMED_short_outer || r == SBX_DECAP_MALFORMED_inner_runt,
+	      "GENEVE options longer than the datagram: short_outer (%s)", sbx_decap_result_name(r));
+	len = geneve_frame(f, false, 7000, 0, 0, 0x6558, 5, &at);
+	check(parse(f, len, &ti) == SBX_DECAP_MALFORMED_vxlan_flags && ti.kind == SBX_TUN_VXLAN && ti.udp_dst == 7000,
+	      "GENEVE on port 7000 without a map: read as a VXLAN candidate (no I flag)");
+	check(sbx_decap_parse_map(f, len, len, &map, &ti) == SBX_DECAP_OK && ti.kind == SBX_TUN_GENEVE && ti.id == 5,
+	      "... with a map naming 7000 geneve: GENEVE, VNI 5");
+
+	memset(ip, 0, sizeof(ip));
+	ip[0] = 0x45;
+	put16(ip + 2, sizeof(ip));
+	ip[9] = 6;
+	len = gtpu_frame(f, 255, 0x01020304, 0, ip, sizeof(ip), &at);
+	r = parse(f, len, &ti);
+	check(r == SBX_DECAP_OK && ti.kind == SBX_TUN_GTPU && ti.id == 0x01020304 && ti.ft == 2 && ti.inner_off == at &&
+	      inner_is(f, &ti, ip, sizeof(ip)), "GTP-U G-PDU: ok, TEID, ft 2, the inner IPv4 packet");
+	check(sbx_decap_rule_match(&gtp, &ti), "... a gtpu rule without TEIDs matches it");
+	gtp.nb_ids = 1;
+	gtp.ids[0] = 9;
+	check(!sbx_decap_rule_match(&gtp, &ti), "... one of TEID 9 does not");
+	len = gtpu_frame(f, 255, 7, 2, ip, sizeof(ip), &at);
+	r = parse(f, len, &ti);
+	check(r == SBX_DECAP_OK && ti.inner_off == at && inner_is(f, &ti, ip, sizeof(ip)),
+	      "GTP-U with the optional field and two extension headers: walked, the inner packet");
+	ip[0] = 0x60;
+	len = gtpu_frame(f, 255, 7, 0, ip, sizeof(ip), &at);
+	check(parse(f, len, &ti) == SBX_DECAP_OK && inner_is(f, &ti, ip, sizeof(ip)), "GTP-U carrying IPv6: ok");
+	ip[0] = 0x45;
+	len = gtpu_frame(f, 1, 7, 0, ip, sizeof(ip), &at);
+	check(parse(f, len, &ti) == SBX_DECAP_NOT_TUNNEL && ti.kind == SBX_TUN_NONE, "GTP-U echo request: not_tunnel");
+	len = gtpu_frame(f, 255, 7, 0, ip, sizeof(ip), &at);
+	f[14 + 20 + 8] = 0x50; /* version 2 */
+	check(parse(f, len, &ti) == SBX_DECAP_MALFORMED_gtpu_header, "GTP-U version 2: gtpu_header");
+	len = gtpu_frame(f, 255, 7, 0, ip, sizeof(ip), &at);
+	f[at] = 0x00;
+	check(parse(f, len, &ti) == SBX_DECAP_MALFORMED_gtpu_header, "GTP-U payload neither IPv4 nor IPv6: gtpu_header");
+	len = gtpu_frame(f, 255, 7, 1, ip, sizeof(ip), &at);
+	f[at - 4] = 200; /* the extension header's length runs past the datagram */
+	check(parse(f, len, &ti) == SBX_DECAP_MALFORMED_gtpu_header, "GTP-U extension header past the datagram: gtpu_header");
+	len = gtpu_frame(f, 255, 7, 1, ip, sizeof(ip), &at);
+	f[at - 4] = 0; /* a zero-length extension header would never end */
+	check(parse(f, len, &ti) == SBX_DECAP_MALFORMED_gtpu_header, "GTP-U zero-length extension header: gtpu_header");
+	len = gtpu_frame(f, 255, 7, 0, ip, sizeof(ip), &at);
+	put16(f + 14 + 20 + 8 + 2, 500); /* Length past the datagram */
+	check(parse(f, len, &ti) == SBX_DECAP_MALFORMED_length_mismatch, "GTP-U Length past the datagram: length_mismatch");
+	len = gtpu_frame(f, 255, 7, 0, ip, sizeof(ip), &at);
+	for (uint32_t cut = 14 + 20 + 8; cut < at; cut++)
+		if (parse_n(f, len, cut, &ti) != SBX_DECAP_MALFORMED_short_outer) {
+			check(false, "GTP-U read with %u bytes available: short_outer", cut);
+			return;
+		}
+	check(true, "GTP-U read with every cut of its headers available: short_outer, nothing read past");
+}
+
 int main(void)
 {
 	struct sbx_tunnel_info ti;
@@ -629,6 +783,7 @@ int main(void)
 		      strcmp(sbx_decap_result_name(SBX_DECAP_RESULT_MAX), "unknown") == 0,
 	      "result names: ok, not_tunnel, short_outer, ..., frame_type; unknown out of range");
 
+	test_geneve_gtpu();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }
