@@ -278,3 +278,34 @@ sched_counts() {
 	s=$(awk '$1 == "nonvoluntary_ctxt_switches:" { print $2 }' "/proc/$1/task/$1/status" 2>/dev/null)
 	echo "${m:--} ${s:-0}"
 }
+
+# stop_workers: stop every pid of the array WORKER_PIDS that still is a spanbox-worker (pids get
+# reused), 1 s each, and empty it
+stop_workers() {
+	local pid
+	for pid in "${WORKER_PIDS[@]}"; do stop_worker "$pid" 1; done
+	WORKER_PIDS=()
+}
+
+# workers_bench_cleanup: the cleanup of mirror.sh and placement.sh on EXIT, and on INT TERM HUP
+# ("interrupted", exit 130): stop_ours, stop_workers, the nap (NAP_PID), our prefix's hugepage
+# files once started (STARTED=1, SBX_PREFIX), $TMP (kept with KEEP_TMP=1)
+workers_bench_cleanup() {
+	trap - EXIT INT TERM HUP
+	stop_ours
+	stop_workers
+	alive "$NAP_PID" && kill "$NAP_PID" 2>/dev/null
+	[ "$STARTED" = 1 ] && remove_prefix_files "$SBX_PREFIX"
+	if [ -n "$TMP" ] && [ -d "$TMP" ]; then
+		if [ "$KEEP_TMP" = 1 ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
+	fi
+}
+# workers_bench_init: the bookkeeping of mirror.sh and placement.sh, empty (OURS: pids the script
+# started, the workers being the primary's children stopped through it; WORKER_PIDS: the running
+# workers' pids, only to make sure they are gone; STARTED=1 once a DPDK process ran: only then are
+# the prefix files ours; NAP_PID; TMP), and the traps of workers_bench_cleanup
+workers_bench_init() {
+	OURS=() WORKER_PIDS=() NAP_PID="" STARTED=0 TMP=""
+	trap workers_bench_cleanup EXIT
+	trap 'echo; echo "$BENCH: interrupted, cleaning up" >&2; workers_bench_cleanup; exit 130' INT TERM HUP
+}

@@ -88,31 +88,8 @@ FLAG_CPU=95 # a worker with less CPU than this (%) during the window: run flagge
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 spanbox_bins # PRIMARY MGMT WORKER API CLK_TCK
 
-# ---------------------------------------------------------------- process bookkeeping, cleanup
-OURS=()        # pids this script started (workers are the primary's children: stopped through it)
-WORKER_PIDS=() # pids of the running workers (only to make sure they are gone)
-NAP_PID=""
-STARTED=0 # 1 once this script started a DPDK process: only then are the prefix files ours
-TMP=""
-
-stop_workers() {
-	local pid
-	for pid in "${WORKER_PIDS[@]}"; do stop_worker "$pid" 1; done
-	WORKER_PIDS=()
-}
-cleanup() {
-	trap - EXIT INT TERM HUP
-	stop_ours
-	stop_workers
-	alive "$NAP_PID" && kill "$NAP_PID" 2>/dev/null
-	[ "$STARTED" = 1 ] && remove_prefix_files "$SBX_PREFIX"
-	if [ -n "$TMP" ] && [ -d "$TMP" ]; then
-		if [ "$KEEP_TMP" = 1 ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
-	fi
-}
-on_signal() { echo; echo "placement.sh: interrupted, cleaning up" >&2; cleanup; exit 130; }
-trap cleanup EXIT
-trap on_signal INT TERM HUP
+# process bookkeeping (OURS, WORKER_PIDS, STARTED, TMP ...) and the cleanup traps
+workers_bench_init
 
 # ---------------------------------------------------------------- preflight
 need_spanbox_bins curl jq awk top
