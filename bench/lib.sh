@@ -252,15 +252,19 @@ all_threads_on() {
 }
 
 # check_pinned WORKER_CPUS HK_CPUS PRIMARY_PID MGMT_PID WORKER_PID...: 0 when worker i's main
-# thread runs on CPU i of WORKER_CPUS (a list of numbers) alone and every thread of the primary and
-# mgmt on HK_CPUS; else what is wrong on stderr, 1
+# thread (its lcore) runs on CPU i of WORKER_CPUS (a list of numbers) alone, its other threads
+# (EAL's) and every thread of the primary and mgmt on HK_CPUS; else what is wrong on stderr, 1
 check_pinned() {
-	local wc=($1) hk i=0 p bad=0 pp=$3 mp=$4
+	local wc=($1) hk i=0 p t bad=0 pp=$3 mp=$4
 	hk=$(cpulist "$2")
 	shift 4
 	for p in "$@"; do
 		[ "$(thread_cpus "$p")" = "${wc[i]}" ] ||
 			{ echo "$BENCH: worker $i (pid $p) runs on $(thread_cpus "$p"), expected CPU ${wc[i]}" >&2; bad=1; }
+		for t in /proc/"$p"/task/*; do
+			[ "${t##*/}" = "$p" ] || [ "$(thread_cpus "$p" "${t##*/}")" = "$hk" ] ||
+				{ echo "$BENCH: worker $i (pid $p) thread ${t##*/} runs on $(thread_cpus "$p" "${t##*/}"), expected $hk" >&2; bad=1; }
+		done
 		i=$((i + 1))
 	done
 	for p in "$pp" "$mp"; do

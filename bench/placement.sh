@@ -167,8 +167,8 @@ write_config() {
 
 # ---------------------------------------------------------------- one run
 # run_one KEY CONFIG PINNED_CPUS HK_CPUS: one fresh spanbox, DURATION s measured. PINNED_CPUS:
-# the workers' CPUs when pinned, "" when floating; HK_CPUS: the housekeeping CPUs when pinned (the
-# layout is checked before the measurement).
+# the workers' CPUs when pinned, "" when floating; HK_CPUS: the housekeeping CPUs when pinned, the
+# CPUs everything floats on when not (the layout is checked before the measurement).
 # Sets R_MPPS R_CPP R_CCPP R_CPU R_MIGR R_INVOL R_FLAG [KEY] (per run), R_WMPPS R_WCPU [KEY,w].
 declare -A R_MPPS R_CPP R_CCPP R_CPU R_MIGR R_INVOL R_FLAG R_WMPPS R_WCPU
 TSC_HZ=""
@@ -183,11 +183,17 @@ run_one() {
 	mapfile -t WORKER_PIDS < <(jq '.workers[].pid' "$log.s0.json")
 	nw=${#WORKER_PIDS[@]}
 	TSC_HZ=$(jq '.appliance.tsc_hz' "$log.s0.json")
+	local p lay_ok=1
 	if [ -n "$pinned" ]; then
-		if ! check_pinned "$pinned" "$hk" "$ppid" "$mpid" "${WORKER_PIDS[@]}"; then
-			echo "placement.sh: run $key: not the pinned layout (above): run dropped" >&2
-			stop_ours; stop_workers; KEEP_TMP=1; return 1
-		fi
+		check_pinned "$pinned" "$hk" "$ppid" "$mpid" "${WORKER_PIDS[@]}" || lay_ok=0
+	else
+		for p in "$ppid" "$mpid" "${WORKER_PIDS[@]}"; do
+			all_threads_on "$p" "$hk" || { echo "placement.sh: pid $p runs on $(proc_cpus "$p"), expected $hk" >&2; lay_ok=0; }
+		done
+	fi
+	if [ "$lay_ok" = 0 ]; then
+		echo "placement.sh: run $key: not the $( [ -n "$pinned" ] && echo pinned || echo floating) layout (above): run dropped" >&2
+		stop_ours; stop_workers; KEEP_TMP=1; return 1
 	fi
 	local aff="primary $(proc_cpus "$ppid"); mgmt $(proc_cpus "$mpid")"
 	for (( w = 0; w < nw; w++ )); do aff+="; worker $w $(proc_cpus "${WORKER_PIDS[w]}")"; done
@@ -244,13 +250,15 @@ if [ "$RUNS" -ge 1 ]; then
 	log "comparison: $PKT_SIZE B, burst $BURST, busy_poll, eal.cpus \"$FLOAT_CPUS\"; floating: no workers.cpus;" \
 	    "pinned: workers.cpus [$CPU], housekeeping (eal.cpus less the worker's) $PIN_HK;" \
 	    "workloads {$WORKLOADS}, $RUNS pairs each, ${DURATION} s measured after ${WARMUP} s per run"
+	nwl=$(wc -w <<<"$WORKLOADS") nscale=$(( SCALE == 1 ? ${#SCALE_CPUS[@]} * SCALE_RUNS : 0 ))
+	est=$(( (2 * RUNS * nwl + nscale) * (DURATION + WARMUP + 3) )) # + ~3 s per run to start and stop spanbox
+	log "plan: $((2 * RUNS * nwl)) comparison runs + $nscale scaling runs, estimated $((est / 60)) min $((est % 60)) s"
 	for (( r = 1; r <= RUNS; r++ )); do
 		for wl in $WORKLOADS; do
 			if (( r % 2 )); then order="floating pinned"; else order="pinned floating"; fi
 			for lay in $order; do
-				pin=""
-				[ "$lay" = pinned ] && pin=$CPU
-				if run_one "$wl-$lay-$r" "$TMP/cfg/$wl-$lay.json" "$pin" "$PIN_HK"; then ok=$((ok + 1)); else failed=$((failed + 1)); fi
+				if [ "$lay" = pinned ]; then pin=$CPU hk=$PIN_HK; else pin="" hk=$FLOAT_CPUS; fi
+				if run_one "$wl-$lay-$r" "$TMP/cfg/$wl-$lay.json" "$pin" "$hk"; then ok=$((ok + 1)); else failed=$((failed + 1)); fi
 			done
 		done
 	done
