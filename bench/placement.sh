@@ -29,10 +29,11 @@
 #      median of N paired ratios pinned/floating R (min A, max B)
 #    and "INCONCLUSIVE" with fewer than $MIN_PAIRS clean pairs (single pairs on the 2-CPU VM of
 #    docs/BENCHMARKS.md move by +-15 %: fewer pairs do not separate a few % from noise).
-# 2. Scaling (SCALE=1): N pinned workers on N CPUs, N = 1 .. (the CPUs of $SCALE_CPUS), the
-#    housekeeping on $HK_CPU, forwarding 64 B; worker w polls queue w of p0 and p1. Prints per
-#    worker Mpps and CPU %, the total and total / (N x the one-worker figure). On a 2-CPU machine
-#    that is N = 1 only; the same command shows the scaling of a 16-core server.
+# 2. Scaling (SCALE=1): N pinned workers on N CPUs, N = 1 .. (the CPUs of $SCALE_CPUS, at most
+#    SBX_MAX_WORKERS = 8 of them), the housekeeping on $HK_CPU, forwarding 64 B; worker w polls
+#    queue w of p0 and p1. Prints per worker Mpps and CPU %, the total and total / (N x the
+#    one-worker figure). On a 2-CPU machine that is N = 1 only; the same command shows the
+#    scaling of a 16-core server (N = 1 .. 8).
 #
 # No target: the exit status is 0 whatever the figures; 1 only when the benchmark cannot run (not
 # root, no hugepages, a config refused, no run succeeded).
@@ -117,7 +118,13 @@ for c in $SCALE_CPUS; do
 		die "SCALE_CPUS: $c: expected CPUs of 0..$((ncpu - 1)) other than HK_CPU=$HK_CPU"
 done
 SCALE_CPUS=($SCALE_CPUS)
-[ ${#SCALE_CPUS[@]} -le 99 ] || SCALE_CPUS=("${SCALE_CPUS[@]:0:99}") # lcore ids 1..99 (mgmt is 100)
+# spanbox runs at most SBX_MAX_WORKERS workers (include/spanbox/config.h)
+MAX_WORKERS=$(awk '$1 == "#define" && $2 == "SBX_MAX_WORKERS" { print $3 }' "$ROOT/include/spanbox/config.h" 2>/dev/null)
+MAX_WORKERS=${MAX_WORKERS:-8}
+if [ ${#SCALE_CPUS[@]} -gt "$MAX_WORKERS" ]; then
+	log "scaling: ${#SCALE_CPUS[@]} CPUs for workers, spanbox runs at most $MAX_WORKERS (SBX_MAX_WORKERS): N = 1 .. $MAX_WORKERS"
+	SCALE_CPUS=("${SCALE_CPUS[@]:0:MAX_WORKERS}")
+fi
 if pgrep -f -- "--file-prefix[= ]$SBX_PREFIX( |$)" >/dev/null; then
 	die "a process with file prefix $SBX_PREFIX runs already (another placement.sh?)"
 fi
@@ -338,7 +345,7 @@ if [ "$SCALE" = 1 ]; then
 		[ -n "$one" ] && eff=$(fmt "${R_MPPS[$k]} / ($n * $one)" 3)
 		echo "| $n | ${SCALE_CPUS[*]:0:n} | $per | ${R_MPPS[$k]}${R_FLAG[$k]} | ${R_CPP[$k]} | $eff |"
 	done
-	[ ${#SCALE_CPUS[@]} -eq 1 ] && echo && echo "# $ncpu CPUs here: one housekeeping CPU and N = 1 only; on a machine of C CPUs the same command prints N = 1 .. C - 1"
+	[ ${#SCALE_CPUS[@]} -eq 1 ] && echo && echo "# $ncpu CPUs here: one housekeeping CPU and N = 1 only; on a machine of C CPUs the same command prints N = 1 .. min(C - 1, $MAX_WORKERS)"
 fi
 echo
 echo "\"*\": a worker had less than $FLAG_CPU % of its CPU during the window; cycles/frame = N x tsc_hz x dt / frames,"
