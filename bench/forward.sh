@@ -4,7 +4,11 @@
 # bench/forward.sh - forwarding rate of spanbox against dpdk-testpmd --forward-mode=io.
 #
 # Both forward between two net_null ports (64 B frames, burst 32) with one forwarding core on
-# CPU $CPU. The tools run in pairs, $RUNS pairs, the order alternating (spanbox first in odd
+# CPU $CPU, alone there: everything else on CPU $HK_CPU (testpmd: its main lcore; spanbox by
+# default, SBX_LAYOUT=pinned: workers.cpus [$CPU] and eal.housekeeping_cpus "$HK_CPU", i.e. the
+# primary, mgmt and EAL's control threads of every process; checked on the kernel's
+# Cpus_allowed_list of every thread before each run is measured). The tools run in pairs, $RUNS
+# pairs, the order alternating (spanbox first in odd
 # pairs, testpmd first in even ones, so that a drift of the machine's speed during a pair does not
 # favour one tool). Each run prints Mpps (frames forwarded, both directions together) and cycles
 # per packet = tsc_hz / pps; the forwarding core busy-polls, so this is the CPU cost of one
@@ -12,31 +16,34 @@
 # lines
 #   spanbox median X Mpps, testpmd median Y Mpps, ratio of medians Z
 #   median of N paired ratios R (min A, max B), pairs with a run below 95 % of its CPU left out
-# followed by "TARGET MET" or "TARGET MISSED" (target: R >= $TARGET; the ratio of medians when no
-# pair is clean), and "INCONCLUSIVE" when the target lies between the smallest and the largest
-# clean paired ratio of fewer than 5 pairs. The exit status is 0
-# in both cases; it is 1 only when the benchmark itself cannot run (not root, no hugepages, a
+# followed by "TARGET MET" or "TARGET MISSED" (target: R >= $TARGET) when $MIN_PAIRS or more pairs
+# are clean, else by "INCONCLUSIVE" (on the 2-CPU VM of docs/BENCHMARKS.md 3-6 pairs gave paired
+# medians of 0.85-0.99 and single pairs 0.74-1.03: fewer pairs do not resolve a few %). The exit
+# status is 0 in all these cases; it is 1 only when the benchmark itself cannot run (not root, no hugepages, a
 # tool that does not start, ...).
 #
-# Run as root from anywhere: bench/forward.sh        (about 10 x (DURATION + 5) s)
+# Run as root from anywhere, under the machine's DPDK lock when others share it:
+#   flock /tmp/sbx-e2e.lock bench/forward.sh        (about 2 x RUNS x (DURATION + 5) s: 5 min)
 #
 # Environment (defaults in brackets):
 #   DURATION [10]        seconds measured per run, after WARMUP
 #   WARMUP [2]           seconds of forwarding before the measurement starts
-#   RUNS [5]             pairs of runs (one run of each tool per pair)
+#   RUNS [10]            pairs of runs (one run of each tool per pair)
+#   MIN_PAIRS [10]       clean pairs needed to judge the target
 #   BURST [32]           RX/TX burst, both tools
 #   PKT_SIZE [64]        net_null frame size (devargs size=)
 #   CPU [1]              CPU of the forwarding core, both tools
-#   HK_CPU [0]           CPU of testpmd's main (stats) lcore
+#   HK_CPU [0]           CPU of testpmd's main (stats) lcore and, by default, of spanbox's
+#                        housekeeping (eal.housekeeping_cpus)
 #   MEM_MB [128]         hugepage memory each tool reserves (--socket-mem / eal.socket_mem_mb)
 #   MBUFS [8191]         mbufs in testpmd's pool (spanbox sizes its own: 8191 for this config)
 #   MGMT_PORT [18090]    TCP port of the spanbox API (127.0.0.1)
-#   SBX_CPUS [$CPU]      spanbox eal.cpus: the CPU set of EVERY spanbox process (primary, mgmt,
-#                        worker). The default puts all of them on the forwarding CPU.
+#   SBX_LAYOUT [pinned]  pinned: the worker alone on $CPU (workers.cpus), the rest on $HK_CPU;
+#                        shared: the layout before issue #25, every spanbox process (primary,
+#                        mgmt, worker) floats on eal.cpus = SBX_CPUS, no workers.cpus
+#   SBX_CPUS [$CPU]      eal.cpus of SBX_LAYOUT=shared (the default puts every spanbox thread on
+#                        the forwarding CPU, where the primary and mgmt sleep beside the worker)
 #   SBX_BUSY_POLL [true] spanbox workers.busy_poll
-#   SBX_HOUSEKEEPING_CPU [unset]  when set, move every thread of the spanbox primary and mgmt to
-#                        this CPU once they run (taskset), so that only the worker is left on
-#                        $CPU - the layout testpmd has (main lcore on HK_CPU). For diagnosis.
 #   BUILD [repo/build]   spanbox build directory
 #   TESTPMD [/usr/bin/dpdk-testpmd]
 #   KEEP_TMP [0]         1: keep the temp dir with configs and logs
@@ -45,7 +52,8 @@ set -u
 
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-2}
-RUNS=${RUNS:-5}
+RUNS=${RUNS:-10}
+MIN_PAIRS=${MIN_PAIRS:-10}
 BURST=${BURST:-32}
 PKT_SIZE=${PKT_SIZE:-64}
 CPU=${CPU:-1}
@@ -53,9 +61,9 @@ HK_CPU=${HK_CPU:-0}
 MEM_MB=${MEM_MB:-128}
 MBUFS=${MBUFS:-8191}
 MGMT_PORT=${MGMT_PORT:-18090}
+SBX_LAYOUT=${SBX_LAYOUT:-pinned}
 SBX_CPUS=${SBX_CPUS:-$CPU}
 SBX_BUSY_POLL=${SBX_BUSY_POLL:-true}
-SBX_HOUSEKEEPING_CPU=${SBX_HOUSEKEEPING_CPU:-}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 TESTPMD=${TESTPMD:-/usr/bin/dpdk-testpmd}
@@ -64,7 +72,7 @@ TARGET=${TARGET:-0.95}
 
 SBX_PREFIX=sbxbench
 PMD_PREFIX=sbxbenchpmd
-# shared helpers: die log alive stop_pid stop_ours stop_worker remove_prefix_files nap cpu_ticks fmt median
+# shared helpers (lib.sh): die log alive stop_pid stop_ours stop_worker remove_prefix_files nap cpu_ticks fmt median ...
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 spanbox_bins # PRIMARY MGMT WORKER API CLK_TCK
 
@@ -122,13 +130,12 @@ tid_by_comm() {
 
 
 # ---------------------------------------------------------------- preflight
-[ "$(id -u)" -eq 0 ] || die "run as root (DPDK needs hugepages and /var/run/dpdk)"
-for b in "$PRIMARY" "$MGMT" "$WORKER"; do
-	[ -x "$b" ] || die "$b missing: build first (ninja -C $BUILD)"
-done
+need_spanbox_bins curl jq awk top
 [ -x "$TESTPMD" ] || die "$TESTPMD missing (Debian package dpdk)"
-for t in curl jq awk taskset; do command -v "$t" >/dev/null || die "$t not found"; done
-for v in DURATION WARMUP RUNS BURST PKT_SIZE CPU HK_CPU MEM_MB MBUFS MGMT_PORT; do
+[ -z "${SBX_HOUSEKEEPING_CPU:-}" ] ||
+	die "SBX_HOUSEKEEPING_CPU is gone: the default layout (SBX_LAYOUT=pinned) puts the primary and mgmt on HK_CPU with eal.housekeeping_cpus"
+case "$SBX_LAYOUT" in pinned | shared) ;; *) die "SBX_LAYOUT=$SBX_LAYOUT: expected pinned or shared" ;; esac
+for v in DURATION WARMUP RUNS MIN_PAIRS BURST PKT_SIZE CPU HK_CPU MEM_MB MBUFS MGMT_PORT; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v=${!v}: expected a whole number"
 done
 [ "$DURATION" -ge 1 ] && [ "$RUNS" -ge 1 ] || die "DURATION and RUNS must be >= 1"
@@ -143,45 +150,34 @@ if ss -Hltn "sport = :$MGMT_PORT" 2>/dev/null | grep -q .; then
 fi
 
 # Hugepages: the tools run one at a time, each reserving MEM_MB (+ margin for EAL metadata).
-hp_kb=$(awk '/^Hugepagesize:/ { print $2 }' /proc/meminfo)
-hp_free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
-hp_total=$(awk '/^HugePages_Total:/ { print $2 }' /proc/meminfo)
-need_pages=$(( (MEM_MB + 32) * 1024 / ${hp_kb:-2048} ))
-if [ -z "$hp_free" ] || [ "$hp_free" -lt "$need_pages" ]; then
-	echo "forward.sh: NOT ENOUGH HUGEPAGES: need $need_pages free pages of $((hp_kb / 1024)) MiB ($((MEM_MB + 32)) MiB)," \
-	     "HugePages_Free is ${hp_free:-?} of ${hp_total:-?}." >&2
-	echo "  Other DPDK processes may hold them (ls /dev/hugepages), or raise the pool:" \
-	     "echo $((hp_total + need_pages)) > /proc/sys/vm/nr_hugepages; or lower MEM_MB." >&2
-	exit 1
-fi
-log "hugepages: $hp_free of $hp_total pages of $((hp_kb / 1024)) MiB free, $need_pages needed: ok"
-
+need_hugepages "$MEM_MB"
 # Other busy processes disturb the measurement: say so (the numbers stay comparable only if the
 # disturbance is the same for both tools, which alternating runs make more likely).
-busy=$(top -b -n 2 -d 0.5 -w 200 2>/dev/null | awk '/^ *PID/ { n++; next } n == 2 && $9 + 0 >= 20 { printf "%s(pid %s, %s%%) ", $12, $1, $9 }')
-[ -n "$busy" ] && log "WARNING: busy processes before the benchmark, results may be disturbed: $busy"
+warn_busy
 
 TMP=$(mktemp -d /tmp/sbxbench.XXXXXX)
-
-# Run copies of the binaries: a rebuild of $BUILD during the benchmark must not change them.
-# The primary finds the worker as ../secondary/spanbox-worker beside itself.
-mkdir -p "$TMP/bin/primary" "$TMP/bin/secondary" "$TMP/bin/mgmt"
-cp "$PRIMARY" "$TMP/bin/primary/" && cp "$WORKER" "$TMP/bin/secondary/" && cp "$MGMT" "$TMP/bin/mgmt/" ||
-	die "cannot copy the spanbox binaries from $BUILD"
-PRIMARY="$TMP/bin/primary/spanbox-primary" WORKER="$TMP/bin/secondary/spanbox-worker" MGMT="$TMP/bin/mgmt/spanbox-mgmt"
+copy_spanbox_bins
 
 # ---------------------------------------------------------------- spanbox
+# the layout: eal.cpus, and the workers.cpus / eal.housekeeping_cpus of SBX_LAYOUT=pinned
+if [ "$SBX_LAYOUT" = pinned ]; then
+	EAL_CPUS=$(cpulist "$HK_CPU,$CPU") PIN_JSON=", \"cpus\": [$CPU]" HK_JSON=", \"housekeeping_cpus\": \"$HK_CPU\""
+	LAYOUT_LINE="spanbox's worker alone on CPU $CPU (workers.cpus), primary, mgmt and EAL control threads on $HK_CPU (eal.housekeeping_cpus)"
+else
+	EAL_CPUS=$SBX_CPUS PIN_JSON="" HK_JSON=""
+	LAYOUT_LINE="every spanbox process floats on eal.cpus \"$SBX_CPUS\" (SBX_LAYOUT=shared, no workers.cpus)"
+fi
 write_config() {
 	cat >"$TMP/spanbox.json" <<EOF
 {
   "eal": { "file_prefix": "$SBX_PREFIX", "socket_mem_mb": $MEM_MB, "primary_lcore": 0, "mgmt_lcore": 100,
-           "cpus": "$SBX_CPUS" },
+           "cpus": "$EAL_CPUS"$HK_JSON },
   "pool": { "mbufs": 0, "cache": 256 },
   "ports": [
     { "name": "p0", "devargs": "net_null0,size=$PKT_SIZE", "rx_desc": 1024, "tx_desc": 1024 },
     { "name": "p1", "devargs": "net_null1,size=$PKT_SIZE", "rx_desc": 1024, "tx_desc": 1024 }
   ],
-  "workers": { "count": 1, "lcores": [1], "burst": $BURST, "busy_poll": $SBX_BUSY_POLL },
+  "workers": { "count": 1, "lcores": [1], "burst": $BURST, "busy_poll": $SBX_BUSY_POLL$PIN_JSON },
   "forwarding": { "xconnects": [["p0", "p1"]] },
   "mgmt": { "listen": "127.0.0.1", "port": $MGMT_PORT, "database": "$TMP/spanbox.db" }
 }
@@ -205,12 +201,13 @@ run_spanbox() {
 	start_spanbox "$TMP/spanbox.json" "$log" '.appliance.state == "up" and .workers[0].state == "running"' || return 1
 	WORKER_PID=$(jq '.workers[0].pid' "$log.s0.json")
 	TSC_HZ=$(jq '.appliance.tsc_hz' "$log.s0.json")
-	if [ -n "$SBX_HOUSEKEEPING_CPU" ]; then
-		taskset -a -p -c "$SBX_HOUSEKEEPING_CPU" "$ppid" >/dev/null
-		taskset -a -p -c "$SBX_HOUSEKEEPING_CPU" "$mpid" >/dev/null
+	if [ "$SBX_LAYOUT" = pinned ] && ! check_pinned "$CPU" "$HK_CPU" "$ppid" "$mpid" "$WORKER_PID"; then
+		echo "forward.sh: spanbox run $n: not the pinned layout (above): run dropped" >&2
+		stop_ours; stop_worker "$WORKER_PID" 5; WORKER_PID=""; KEEP_TMP=1
+		return 1
 	fi
-	[ "$n" -eq 1 ] && log "spanbox: worker pid $WORKER_PID affinity $(taskset -c -p "$WORKER_PID" | sed 's/.*: //')," \
-		"primary $(taskset -c -p "$ppid" | sed 's/.*: //'), mgmt $(taskset -c -p "$mpid" | sed 's/.*: //')"
+	[ "$n" -eq 1 ] && log "spanbox: worker pid $WORKER_PID on $(proc_cpus "$WORKER_PID")," \
+		"primary $(proc_cpus "$ppid"), mgmt $(proc_cpus "$mpid")"
 
 	nap "$WARMUP"
 	c1=$(cpu_ticks "$WORKER_PID" "$WORKER_PID"); st1=$(cpu_snap "$CPU")
@@ -266,7 +263,7 @@ run_testpmd() {
 		stop_pid "$pid" 10; OURS=(); return 1
 	fi
 	tid=$(tid_by_comm "$pid" "rte-worker-$CPU")
-	[ "$n" -eq 1 ] && log "testpmd: forwarding thread ${tid:-?} affinity $( [ -n "$tid" ] && taskset -c -p "$tid" | sed 's/.*: //')"
+	[ "$n" -eq 1 ] && log "testpmd: forwarding thread ${tid:-?} on CPU $( [ -n "$tid" ] && thread_cpus "$pid" "$tid"), main lcore and the rest on $(proc_cpus "$pid")"
 	# stats periods: the first prints 0; then WARMUP periods of warm-up; then DURATION measured
 	nap "$(( WARMUP + 1 ))"
 	c1=$(cpu_ticks "$pid" "${tid:-$pid}"); st1=$(cpu_snap "$CPU"); t1=$(date +%s.%N)
@@ -303,7 +300,7 @@ case "$BUILD" in
 esac
 log "spanbox binaries: $BUILD ($src); sha256 $(sha256sum "$PRIMARY" "$WORKER" | cut -c1-12 | tr '\n' ' ')(primary, worker)"
 log "$(lscpu | sed -n 's/^Model name: *//p'), $ncpu CPUs; forwarding CPU $CPU;" \
-    "spanbox eal.cpus \"$SBX_CPUS\", busy_poll $SBX_BUSY_POLL${SBX_HOUSEKEEPING_CPU:+, primary+mgmt moved to CPU $SBX_HOUSEKEEPING_CPU};" \
+    "$LAYOUT_LINE, busy_poll $SBX_BUSY_POLL;" \
     "testpmd -l $HK_CPU,$CPU; $PKT_SIZE B, burst $BURST; $RUNS runs x ${DURATION} s each (+${WARMUP} s warm-up)"
 failed=0
 for (( r = 1; r <= RUNS; r++ )); do
@@ -354,13 +351,11 @@ if [ ${#clean[@]} -gt 0 ]; then
 	lo=$(printf '%s\n' "${clean[@]}" | sort -g | head -1) hi=$(printf '%s\n' "${clean[@]}" | sort -g | tail -1)
 	echo "median of ${#clean[@]} paired ratios $judged (min $lo, max $hi)"
 fi
-if awk -v r="$judged" -v t="$TARGET" 'BEGIN { exit !(r >= t) }'; then
+if [ ${#clean[@]} -lt "$MIN_PAIRS" ]; then
+	echo "INCONCLUSIVE: ${#clean[@]} clean pairs, the target ($TARGET) is judged on $MIN_PAIRS or more (RUNS=$MIN_PAIRS or more; ratio $judged)"
+elif awk -v r="$judged" -v t="$TARGET" 'BEGIN { exit !(r >= t) }'; then
 	echo "TARGET MET (ratio $judged >= $TARGET)"
 else
 	echo "TARGET MISSED (ratio $judged < $TARGET)"
-fi
-if [ ${#clean[@]} -gt 0 ] && [ ${#clean[@]} -lt 5 ] &&
-   awk -v l="$lo" -v h="$hi" -v t="$TARGET" 'BEGIN { exit !(l < t && t <= h) }'; then
-	echo "INCONCLUSIVE: ${#clean[@]} clean pairs whose ratios ($lo-$hi) straddle $TARGET: RUNS=5 or more"
 fi
 exit 0

@@ -27,10 +27,16 @@
 #                  machine (printed at start; CAL_THRESHOLD=N overrides). At a size where it makes
 #                  the same decision as "adaptive" (both copy or both share) it is the same
 #                  configuration: the "adaptive" run is reused, marked "=" (CAL_RERUN=1 runs it).
-# W=1: everything (primary, mgmt, worker) on CPU $CPU1 (eal.cpus), as bench/forward.sh.
-# W=2: eal.cpus "0-1"; worker w is pinned to CPU w (taskset, once it runs); primary and mgmt
-#      float on both CPUs, i.e. they share CPUs with the workers (they sleep; mgmt answers the two
-#      GETs of a run). This VM has 2 CPUs, so there is no housekeeping CPU left.
+# Layout (SBX_LAYOUT=pinned, the default; checked on the kernel's Cpus_allowed_list of every
+# thread before each run is measured), as bench/forward.sh:
+# W=1: the worker alone on CPU $CPU1 (workers.cpus), the primary, mgmt and EAL's control threads
+#      on $HK_CPU (eal.housekeeping_cpus).
+# W=2: with 3 CPUs or more the same: the workers on the first two CPUs other than $HK_CPU. With
+#      2 CPUs there is no CPU left for housekeeping (spanbox refuses workers.cpus [0, 1]): eal.cpus
+#      "0-1", worker w moved to CPU w by taskset once it runs, the primary and mgmt float on both
+#      CPUs, i.e. share them with the workers (they sleep; mgmt answers the two GETs of a run).
+# SBX_LAYOUT=shared: the layout before issue #25: W=1 everything (primary, mgmt, worker) on CPU
+#      $CPU1 (eal.cpus); W=2 as with 2 CPUs above.
 #
 # Per worker and run, from two GET /api/v1/status DURATION s apart (deltas):
 #   fwd       frames forwarded = tx_packets of the worker, all ports
@@ -79,7 +85,9 @@
 #   COPY_RATIO [2.5]     target: 64 B adaptive / plain forwarding, cycles per packet
 #   SHARE_MAX [130]      target: share cycles per packet at sizes >= 1024 B
 #   BURST [32]           workers.burst
-#   CPU1 [1]             CPU of everything with one worker
+#   CPU1 [1]             CPU of the worker with one worker
+#   HK_CPU [0]           housekeeping CPU (eal.housekeeping_cpus) of SBX_LAYOUT=pinned
+#   SBX_LAYOUT [pinned]  pinned or shared (above)
 #   MEM_MB [auto]        eal.socket_mem_mb (auto: 256, or 640 for frames over 1518 B)
 #   MGMT_PORT [18091]    TCP port of the spanbox API (127.0.0.1)
 #   BUILD [repo/build]   spanbox build directory (binaries are copied before the first run)
@@ -101,6 +109,8 @@ COPY_RATIO=${COPY_RATIO:-2.5}
 CROSS_CORE=${CROSS_CORE:-1}
 SHARE_MAX=${SHARE_MAX:-130}
 CPU1=${CPU1:-1}
+HK_CPU=${HK_CPU:-0}
+SBX_LAYOUT=${SBX_LAYOUT:-pinned}
 MEM_MB=${MEM_MB:-auto}
 MGMT_PORT=${MGMT_PORT:-18091}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -116,36 +126,8 @@ ERSPAN2_V4_HDR=50 # Ethernet 14 + IPv4 20 + GRE with sequence number 8 + ERSPAN 
 FLAG_CPU=95       # a worker with less CPU than this (%) during the window: run flagged
 
 
-# ---------------------------------------------------------------- process bookkeeping, cleanup
-OURS=()        # pids this script started (workers are the primary's children: stopped through it)
-WORKER_PIDS=() # pids of the running workers (only to make sure they are gone)
-NAP_PID=""
-STARTED=0 # 1 once this script started a DPDK process: only then are the prefix files ours
-TMP=""
-
-
-
-# A worker pid is only signalled while it still is a spanbox-worker (pids get reused).
-stop_workers() {
-	local pid
-	for pid in "${WORKER_PIDS[@]}"; do stop_worker "$pid" 1; done
-	WORKER_PIDS=()
-}
-
-
-cleanup() {
-	trap - EXIT INT TERM HUP
-	stop_ours
-	stop_workers
-	alive "$NAP_PID" && kill "$NAP_PID" 2>/dev/null
-	[ "$STARTED" = 1 ] && remove_prefix_files "$SBX_PREFIX"
-	if [ -n "$TMP" ] && [ -d "$TMP" ]; then
-		if [ "$KEEP_TMP" = 1 ]; then echo "# logs kept in $TMP"; else rm -rf "$TMP"; fi
-	fi
-}
-on_signal() { echo; echo "mirror.sh: interrupted, cleaning up" >&2; cleanup; exit 130; }
-trap cleanup EXIT
-trap on_signal INT TERM HUP
+# process bookkeeping (OURS, WORKER_PIDS, STARTED, TMP ...) and the cleanup traps
+workers_bench_init
 
 
 # steal ticks of all CPUs
@@ -183,12 +165,9 @@ mem_mb() { # mem_mb SIZE WORKERS
 }
 
 # ---------------------------------------------------------------- preflight
-[ "$(id -u)" -eq 0 ] || die "run as root (DPDK needs hugepages and /var/run/dpdk)"
-for b in "$PRIMARY" "$MGMT" "$WORKER"; do
-	[ -x "$b" ] || die "$b missing: build first (ninja -C $BUILD)"
-done
-for t in curl jq awk taskset; do command -v "$t" >/dev/null || die "$t not found"; done
-for v in DURATION WARMUP RUNS THRESHOLD BURST CPU1 MGMT_PORT CAL_RERUN CAL_RUNS; do
+need_spanbox_bins curl jq awk taskset top
+case "$SBX_LAYOUT" in pinned | shared) ;; *) die "SBX_LAYOUT=$SBX_LAYOUT: expected pinned or shared" ;; esac
+for v in DURATION WARMUP RUNS THRESHOLD BURST CPU1 HK_CPU MGMT_PORT CAL_RERUN CAL_RUNS; do
 	[[ ${!v} =~ ^[0-9]+$ ]] || die "$v=${!v}: expected a whole number"
 done
 [ -z "$CAL_THRESHOLD" ] || [[ $CAL_THRESHOLD =~ ^[0-9]+$ ]] || die "CAL_THRESHOLD=$CAL_THRESHOLD: expected a whole number"
@@ -207,7 +186,24 @@ for s in $STRATEGIES; do
 done
 [ -n "$SIZES" ] && [ -n "$WORKERS" ] && [ -n "$STRATEGIES" ] || die "SIZES, WORKERS and STRATEGIES must not be empty"
 ncpu=$(nproc --all)
-[ "$CPU1" -lt "$ncpu" ] || die "CPU1=$CPU1: this machine has CPUs 0..$((ncpu - 1))"
+[ "$CPU1" -lt "$ncpu" ] && [ "$HK_CPU" -lt "$ncpu" ] || die "CPU1=$CPU1 / HK_CPU=$HK_CPU: this machine has CPUs 0..$((ncpu - 1))"
+[ "$SBX_LAYOUT" = shared ] || [ "$CPU1" != "$HK_CPU" ] || die "CPU1 and HK_CPU must differ (SBX_LAYOUT=pinned)"
+# per worker count: the workers' CPUs when pinned (W_CPUS, "" when not), eal.cpus, layout text
+declare -A W_CPUS EAL_CPUS LAYOUT
+if [ "$SBX_LAYOUT" = pinned ]; then
+	W_CPUS[1]=$CPU1 EAL_CPUS[1]=$(cpulist "$HK_CPU,$CPU1")
+	LAYOUT[1]="the worker alone on CPU $CPU1, housekeeping on $HK_CPU"
+else
+	W_CPUS[1]="" EAL_CPUS[1]=$CPU1 LAYOUT[1]="everything on CPU $CPU1"
+fi
+if [ "$SBX_LAYOUT" = pinned ] && [ "$ncpu" -ge 3 ]; then
+	W_CPUS[2]=$(seq 0 $((ncpu - 1)) | grep -vx "$HK_CPU" | head -2 | paste -sd' ')
+	EAL_CPUS[2]=$(cpulist "$HK_CPU,${W_CPUS[2]/ /,}")
+	LAYOUT[2]="worker w alone on CPU $(tr ' ' / <<<"${W_CPUS[2]}"), housekeeping on $HK_CPU"
+else
+	W_CPUS[2]="" EAL_CPUS[2]="0-1"
+	LAYOUT[2]="worker w moved to CPU w (taskset), primary and mgmt float on CPUs 0-1 (shared with the workers)"
+fi
 case " $WORKERS " in *" 2 "*) [ "$ncpu" -ge 2 ] || die "2 workers need CPUs 0 and 1" ;; esac
 if pgrep -f -- "--file-prefix[= ]$SBX_PREFIX( |$)" >/dev/null; then
 	die "a process with file prefix $SBX_PREFIX runs already (another mirror.sh?)"
@@ -218,17 +214,11 @@ fi
 hp_kb=$(awk '/^Hugepagesize:/ { print $2 }' /proc/meminfo)
 hp_free() { awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo; }
 
-busy=$(top -b -n 2 -d 0.5 -w 200 2>/dev/null | awk '/^ *PID/ { n++; next } n == 2 && $9 + 0 >= 20 { printf "%s(pid %s, %s%%) ", $12, $1, $9 }')
-[ -n "$busy" ] && log "WARNING: busy processes before the benchmark, results may be disturbed: $busy"
+warn_busy
 
 TMP=$(mktemp -d /tmp/sbxmirror.XXXXXX)
-
-# Run copies of the binaries: a rebuild of $BUILD during the benchmark must not change them.
-# The primary finds the worker as ../secondary/spanbox-worker beside itself.
-mkdir -p "$TMP/bin/primary" "$TMP/bin/secondary" "$TMP/bin/mgmt" "$TMP/cfg"
-cp "$PRIMARY" "$TMP/bin/primary/" && cp "$WORKER" "$TMP/bin/secondary/" && cp "$MGMT" "$TMP/bin/mgmt/" ||
-	die "cannot copy the spanbox binaries from $BUILD"
-PRIMARY="$TMP/bin/primary/spanbox-primary" WORKER="$TMP/bin/secondary/spanbox-worker" MGMT="$TMP/bin/mgmt/spanbox-mgmt"
+mkdir -p "$TMP/cfg"
+copy_spanbox_bins
 case "$BUILD" in
 "$ROOT"/*) src="built from $ROOT at $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')" ;;
 *) src="built outside $ROOT" ;;
@@ -268,27 +258,19 @@ fi
 # ---------------------------------------------------------------- configs and plan
 # write_config FILE WORKERS SIZE STRATEGY
 write_config() {
-	local f=$1 nw=$2 size=$3 strat=$4 cpus mtu queues mirrors
+	local f=$1 nw=$2 size=$3 strat=$4 mtu mirrors hk="" pin=""
 	mtu=1500
 	[ "$size" -gt 1518 ] && mtu=$size
-	if [ "$nw" = 1 ]; then
-		cpus=$CPU1 queues='[[{ "port": "p0", "queue": 0 }, { "port": "p1", "queue": 0 }]]'
-	else
-		cpus="0-1" queues='[[{ "port": "p0", "queue": 0 }, { "port": "p1", "queue": 0 }], [{ "port": "p0", "queue": 1 }, { "port": "p1", "queue": 1 }]]'
+	if [ -n "${W_CPUS[$nw]}" ]; then
+		hk=", \"housekeeping_cpus\": \"$HK_CPU\"" pin=", \"cpus\": [${W_CPUS[$nw]/ /, }]"
 	fi
 	mirrors=""
-	if [ "$strat" != none ]; then
-		mirrors=',
-  "mirrors": [{ "id": 1, "name": "bench",
-                "sources": [{ "port": "p0", "direction": "rx" }, { "port": "p1", "direction": "rx" }],
-                "destination": { "port": "mirror" },
-                "encap": { "type": "erspan2", "src_ip": "192.0.2.1", "dst_ip": "192.0.2.2", "dst_mac": "02:00:00:00:00:02" },
-                "copy": '"$(strat_json "$strat")"' }]'
-	fi
+	[ "$strat" != none ] && mirrors=",
+  \"mirrors\": $(bench_mirrors "$(strat_json "$strat")")"
 	cat >"$f" <<EOF
 {
   "eal": { "file_prefix": "$SBX_PREFIX", "socket_mem_mb": $(mem_mb "$size" "$nw"), "primary_lcore": 0, "mgmt_lcore": 100,
-           "cpus": "$cpus" },
+           "cpus": "${EAL_CPUS[$nw]}"$hk },
   "pool": { "mbufs": 0, "cache": 256 },
   "ports": [
     { "name": "p0", "devargs": "net_null0,size=$size", "mtu": $mtu, "rx_desc": 1024, "tx_desc": 1024 },
@@ -296,7 +278,7 @@ write_config() {
     { "name": "mirror", "devargs": "net_null2", "mtu": $mtu, "rx_desc": 1024, "tx_desc": 1024 }
   ],
   "workers": { "count": $nw, "lcores": [$( [ "$nw" = 1 ] && echo 1 || echo 1, 2)], "burst": $BURST, "busy_poll": true,
-               "queues": $queues },
+               "queues": $(bench_queues "$nw")$pin },
   "forwarding": { "xconnects": [["p0", "p1"]] },
   "mgmt": { "listen": "127.0.0.1", "port": $MGMT_PORT, "database": "$TMP/spanbox.db" }$mirrors
 }
@@ -332,8 +314,7 @@ for nw in $WORKERS; do
 	done
 done
 est=$(( ${#PLAN[@]} * (DURATION + WARMUP + 2) )) # + ~2 s per run to start and stop spanbox
-log "$(lscpu | sed -n 's/^Model name: *//p'), $ncpu CPUs; 1 worker: everything on CPU $CPU1; 2 workers: worker w pinned to CPU w," \
-    "primary and mgmt float on CPUs 0-1 (shared with the workers: this machine has $ncpu CPUs)"
+log "$(lscpu | sed -n 's/^Model name: *//p'), $ncpu CPUs; SBX_LAYOUT=$SBX_LAYOUT: 1 worker: ${LAYOUT[1]}; 2 workers: ${LAYOUT[2]}"
 log "erspan2/IPv4 session, sources p0 rx + p1 rx (every forwarded frame mirrored once), destination net_null2;" \
     "burst $BURST, busy_poll; ${DURATION} s measured after ${WARMUP} s warm-up per run"
 log "plan: workers {$WORKERS} x sizes {$SIZES} x {$STRATEGIES} x $RUNS = ${#PLAN[@]} runs" \
@@ -345,28 +326,6 @@ T_BEGIN=$(date +%s)
 declare -A R_CPP R_CCPP R_MPPS R_MIRR R_FLAG R_DETAIL R_SPREAD
 TSC_HZ=""
 SIZE_BAD=() # size check failures
-
-# jq over the two snapshots of a run: per worker deltas, one line per worker:
-# w fwd rx_pkts rx_bytes mirrored mirrored_bytes copied shared drop_txfull drop_nombuf pid api_cpp
-deltas() {
-	jq -r -n --slurpfile a "$1" --slurpfile b "$2" '
-		def m(s; w; f): (s.mirrors[0].workers[w] // {}) | (f // 0);
-		$a[0] as $A | $b[0] as $B |
-		range(0; $B.workers | length) as $w |
-		[ $w,
-		  ([$B.workers[$w].ports[] | .tx_packets] | add) - ([$A.workers[$w].ports[] | .tx_packets] | add),
-		  ([$B.workers[$w].ports[] | .rx_packets] | add) - ([$A.workers[$w].ports[] | .rx_packets] | add),
-		  ([$B.workers[$w].ports[] | .rx_bytes] | add) - ([$A.workers[$w].ports[] | .rx_bytes] | add),
-		  m($B; $w; .mirrored_packets) - m($A; $w; .mirrored_packets),
-		  m($B; $w; .mirrored_bytes) - m($A; $w; .mirrored_bytes),
-		  m($B; $w; .copied) - m($A; $w; .copied),
-		  m($B; $w; .shared) - m($A; $w; .shared),
-		  m($B; $w; .drop_txfull) - m($A; $w; .drop_txfull),
-		  m($B; $w; .drop_nombuf) - m($A; $w; .drop_nombuf),
-		  $B.workers[$w].pid,
-		  ($B.workers[$w].cycles_per_packet_total // "-")
-		] | map(tostring) | join(" ")'
-}
 
 # run_one KEY: one run of a configuration; KEY = workers,size,strategy,run
 run_one() {
@@ -387,11 +346,16 @@ run_one() {
 	fi
 	mapfile -t WORKER_PIDS < <(jq '.workers[].pid' "$log.s0.json")
 	TSC_HZ=$(jq '.appliance.tsc_hz' "$log.s0.json")
-	if [ "$nw" = 2 ]; then
+	if [ -n "${W_CPUS[$nw]}" ]; then
+		if ! check_pinned "${W_CPUS[$nw]}" "$HK_CPU" "$ppid" "$mpid" "${WORKER_PIDS[@]}"; then
+			echo "mirror.sh: run $key: not the pinned layout (above): run dropped" >&2
+			stop_ours; stop_workers; KEEP_TMP=1; return 1
+		fi
+	elif [ "$nw" = 2 ]; then
 		for (( w = 0; w < nw; w++ )); do taskset -a -p -c "$w" "${WORKER_PIDS[w]}" >/dev/null; done
 	fi
-	local aff="" pool
-	for (( w = 0; w < nw; w++ )); do aff+="w$w $(taskset -c -p "${WORKER_PIDS[w]}" | sed 's/.*: //') "; done
+	local aff="primary $(proc_cpus "$ppid"), mgmt $(proc_cpus "$mpid")" pool
+	for (( w = 0; w < nw; w++ )); do aff+=", w$w $(proc_cpus "${WORKER_PIDS[w]}")"; done
 	pool=$(jq -r '.pools[0] | "\(.size) mbufs, data room \(.data_room)"' "$log.s0.json")
 
 	nap "$WARMUP"
@@ -436,7 +400,7 @@ run_one() {
 		R_DETAIL["$key"]+="| $nw | $size | $(label "$strat") | $r | $w | $(fmt "$wfwd / $dt / 1e6" 2) | $cpp | $ccpp | $wapi |"
 		R_DETAIL["$key"]+=" $( [ "$strat" = none ] && echo - || fmt "$wmir / $dt / 1e6" 2) | $( [ "$strat" = none ] && echo - || fmt "100 * $wmir / $wfwd" 1) |"
 		R_DETAIL["$key"]+=" $wcp | $wsh | $wtxf | $wnomb | $fb | $mb | $cpu |"$'\n'
-	done < <(deltas "$log.s1.json" "$log.s2.json")
+	done < <(worker_deltas "$log.s1.json" "$log.s2.json")
 	R_CPP["$key"]=$(fmt "$nw * $TSC_HZ * $dt / $tot_fwd" 1)
 	R_CCPP["$key"]=$(fmt "$TSC_HZ * $tot_ticks / $CLK_TCK / $tot_fwd" 1)
 	R_MPPS["$key"]=$(fmt "$tot_fwd / $dt / 1e6" 2)
