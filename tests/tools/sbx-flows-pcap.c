@@ -18,7 +18,7 @@
  *
  * Options: --collector ADDR:PORT (IPv6: [ADDR]:PORT), --transport udp|tcp, --domain N,
  *   --active S, --idle S (seconds, fractions allowed; defaults 60 / 15), --capacity N (flows,
- *   default 65536), --records FILE, --template-period S.
+ *   default 65536), --records FILE, --template-period S, --retry-ms MS (TCP reconnect interval).
  * Prints key=value lines (flow table counters, exporter counters) on stdout. Exit 0, 2 on a usage,
  * file or setup error. EAL: no huge pages (memory of the process), no shared config, no PCI, lcore id 123, its own file prefix.
  */
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{"collector", 1, 0, 'c'}, {"transport", 1, 0, 't'}, {"domain", 1, 0, 'd'}, {"active", 1, 0, 'a'},
 		{"idle", 1, 0, 'i'}, {"capacity", 1, 0, 'n'}, {"records", 1, 0, 'r'}, {"template-period", 1, 0, 'p'},
-		{"bench-meter", 1, 0, 'M'}, {"bench-export", 1, 0, 'E'}, {"frames", 1, 0, 'f'}, {"rate", 1, 0, 'R'},
+		{"bench-meter", 1, 0, 'M'}, {"bench-export", 1, 0, 'E'}, {"frames", 1, 0, 'f'}, {"rate", 1, 0, 'R'}, {"retry-ms", 1, 0, 'T'},
 		{0, 0, 0, 0}};
 	char prefix[64], mem[16], err[256];
 	char *eal[] = {"sbx-flows-pcap", "--no-huge", "--no-pci", "--no-shconf", "--lcores=123@(0-1)", "-m", mem,
@@ -285,6 +285,7 @@ int main(int argc, char **argv)
 		case 'E': bench_export_n = strtoull(optarg, NULL, 0); break;
 		case 'f': bench_frames = strtoull(optarg, NULL, 0); break;
 		case 'R': rate = strtoull(optarg, NULL, 0); break;
+		case 'T': xp.retry_ms = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default:
 			fprintf(stderr, "usage: sbx-flows-pcap [--collector ADDR:PORT] [--transport udp|tcp] [--domain N] "
 				"[--active S] [--idle S] [--capacity N] [--records FILE] CAPTURE...\n"
