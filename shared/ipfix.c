@@ -219,6 +219,16 @@ static int tcp_connect(struct sbx_ipfix *x, uint64_t now)
 	return 0;
 }
 
+/* TCP: whether the collector closed or reset the connection (a collector never sends: anything
+ * readable is the end), so that a message is not handed to a socket whose peer is gone. */
+static int peer_gone(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 /* Write one whole message: 0, or -1 (nothing or part written; TCP: the connection is dropped, a
  * message cut in the middle would corrupt the stream). */
 static int write_msg(struct sbx_ipfix *x, const uint8_t *m, size_t len, uint64_t now)
@@ -226,6 +236,10 @@ static int write_msg(struct sbx_ipfix *x, const uint8_t *m, size_t len, uint64_t
 	size_t off = 0;
 	struct timespec t0;
 
+	if (x->p.transport == SBX_IPFIX_TCP && peer_gone(x->fd)) {
+		disconnect(x, now);
+		return -1;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (off < len) {
 		ssize_t n = send(x->fd, m + off, len - off, MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -289,6 +303,8 @@ static int start_msg(struct sbx_ipfix *x, uint64_t now)
 {
 	GError *ge = NULL;
 
+	if (x->fd >= 0 && x->p.transport == SBX_IPFIX_TCP && peer_gone(x->fd))
+		disconnect(x, now);
 	if (x->fd < 0 && (x->p.transport != SBX_IPFIX_TCP || tcp_connect(x, now) != 0))
 		return -1;
 	if (x->p.transport == SBX_IPFIX_UDP && now - x->last_tmpl_ns >= (uint64_t)x->p.template_period_s * 1000000000ull)
