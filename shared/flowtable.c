@@ -173,8 +173,9 @@ static int parse_ipv6(const uint8_t *f, uint32_t len, uint32_t off, struct field
 	return 0;
 }
 
-int sbx_flow_parse(const uint8_t *f, uint32_t len, uint16_t port, struct sbx_flow_key *k, uint32_t *bytes,
-		   uint8_t *flags)
+/* sbx_flow_parse, inlined into the burst loop. */
+static inline __attribute__((always_inline)) int flow_parse(const uint8_t *f, uint32_t len, uint16_t port,
+							    struct sbx_flow_key *k, uint32_t *bytes, uint8_t *flags)
 {
 	struct fields x = {0};
 	uint64_t w[6];
@@ -187,6 +188,10 @@ int sbx_flow_parse(const uint8_t *f, uint32_t len, uint16_t port, struct sbx_flo
 	if (len < 14)
 		goto out;
 	et = get16(f + 12);
+	if (likely(et == ET_IPV4)) { /* the common frame first: untagged IPv4 */
+		rc = parse_ipv4(f, len, 14, &x, bytes, flags);
+		goto out;
+	}
 	while (et == ET_VLAN || et == ET_QINQ || et == ET_QINQ_OLD) {
 		if (tags == MAX_TAGS || len < off + 6)
 			goto out;
@@ -222,6 +227,12 @@ out:
 	w[5] = (uint64_t)port | (uint64_t)x.proto << 16 | (uint64_t)x.ver << 24;
 	memcpy(k, w, sizeof(w));
 	return rc;
+}
+
+int sbx_flow_parse(const uint8_t *f, uint32_t len, uint16_t port, struct sbx_flow_key *k, uint32_t *bytes,
+		   uint8_t *flags)
+{
+	return flow_parse(f, len, port, k, bytes, flags);
 }
 
 const char *sbx_flow_end_reason_name(unsigned int reason)
@@ -438,7 +449,7 @@ void sbx_flowtable_meter(struct sbx_flowtable *ft, const uint8_t *const frames[]
 		int deleted = 0;
 
 		for (i = 0, m = 0; i < CHUNK && done + i < n; i++) {
-			if (sbx_flow_parse(frames[done + i], lens[done + i], port, &keys[m], &bytes[m], &flags[m]) != 0) {
+			if (flow_parse(frames[done + i], lens[done + i], port, &keys[m], &bytes[m], &flags[m]) != 0) {
 				ft->s.non_ip++;
 				continue;
 			}
