@@ -10,25 +10,7 @@
 #endif
 
 #include "spanbox/flowhash.h"
-
-#define ET_IPV4 0x0800
-#define ET_IPV6 0x86dd
-#define ET_VLAN 0x8100
-#define ET_QINQ 0x88a8
-#define ET_QINQ_OLD 0x9100
-#define ET_MPLS 0x8847
-#define ET_MPLS_MC 0x8848
-#define MAX_TAGS 8
-#define MAX_LABELS 8
-#define MAX_EXT_HDRS 8
-#define PROTO_TCP 6
-#define PROTO_UDP 17
-#define PROTO_SCTP 132
-#define IP6_HOPOPTS 0
-#define IP6_ROUTING 43
-#define IP6_FRAG 44
-#define IP6_AH 51
-#define IP6_DSTOPTS 60
+#include "spanbox/l3_walk.h"
 
 /*
  * The key, hashed as it is found: kind (mac / ipv4 / ipv6) and protocol in one word with the
@@ -58,27 +40,6 @@ static inline uint32_t fmix32(uint32_t h)
 	return h;
 }
 
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t load32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* The last key word: kind, protocol and the sorted port pair of a TCP, UDP or SCTP header at
  * @p l4 (NULL: no ports, protocol 0). */
 static inline uint64_t tail_word(enum key_kind kind, uint8_t proto, const uint8_t *l4)
@@ -90,11 +51,6 @@ static inline uint64_t tail_word(enum key_kind kind, uint8_t proto, const uint8_
 	s = get16(l4);
 	d = get16(l4 + 2);
 	return (uint64_t)(s < d ? s : d) << 48 | (uint64_t)(s < d ? d : s) << 32 | (uint32_t)proto << 8 | kind;
-}
-
-static inline int has_ports(uint8_t proto)
-{
-	return proto == PROTO_TCP || proto == PROTO_UDP || proto == PROTO_SCTP;
 }
 
 /* The IPv4 key words of the whole header at @p ip (@p ihl bytes) into the CRC from @p h: the sorted

@@ -12,27 +12,10 @@
 #include <rte_prefetch.h>
 
 #include "spanbox/flowtable.h"
+#include "spanbox/l3_walk.h"
 
 _Static_assert(sizeof(struct sbx_flow_key) == 6 * sizeof(uint64_t), "the key is written as 6 words");
 
-#define ET_IPV4 0x0800
-#define ET_IPV6 0x86dd
-#define ET_VLAN 0x8100
-#define ET_QINQ 0x88a8
-#define ET_QINQ_OLD 0x9100
-#define ET_MPLS 0x8847
-#define ET_MPLS_MC 0x8848
-#define MAX_TAGS 8
-#define MAX_LABELS 8
-#define MAX_EXT_HDRS 8
-#define PROTO_TCP 6
-#define PROTO_UDP 17
-#define PROTO_SCTP 132
-#define IP6_HOPOPTS 0
-#define IP6_ROUTING 43
-#define IP6_FRAG 44
-#define IP6_AH 51
-#define IP6_DSTOPTS 60
 #define TCP_FIN 0x01
 #define TCP_RST 0x04
 #define NIL UINT32_MAX
@@ -62,16 +45,6 @@ struct sbx_flowtable {
 	struct sbx_flowtable_stats s;
 };
 
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline int has_ports(uint8_t proto)
-{
-	return proto == PROTO_TCP || proto == PROTO_UDP || proto == PROTO_SCTP;
-}
-
 /* The key's fields while parsing, as scalars: the key is then written in whole 64-bit words, so
  * that the hash's 64-bit loads that follow are forwarded from the stores (narrow stores followed
  * by a wide load of the same bytes stall the load for ~15 cycles on x86). */
@@ -80,22 +53,6 @@ struct fields {
 	uint16_t sport, dport;
 	uint8_t proto, ver;
 };
-
-static inline uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline uint32_t load32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
 
 /* Ports and TCP flags of the transport header at @p l4 (when whole enough). */
 static inline void l4_fields(const uint8_t *f, uint32_t len, uint32_t l4, struct fields *x, uint8_t *flags)

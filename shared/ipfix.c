@@ -17,19 +17,26 @@
 
 /* The records as libfixbuf reads them (internal template = external template, packed: libfixbuf
  * takes the fields at the offsets of their lengths added up, in template order). */
-struct rec_v4 {
+struct rec_head {
 	uint64_t octets, packets, start_ms, end_ms;
-	uint32_t src, dst, ingress; /* addresses in host order (libfixbuf writes them big-endian) */
+} __attribute__((packed));
+
+struct rec_tail {
+	uint32_t ingress;
 	uint16_t sport, dport, tcp_flags, vlan;
 	uint8_t proto, reason;
 } __attribute__((packed));
 
+struct rec_v4 {
+	struct rec_head h;
+	uint32_t src, dst; /* host order (libfixbuf writes them big-endian) */
+	struct rec_tail t;
+} __attribute__((packed));
+
 struct rec_v6 {
-	uint64_t octets, packets, start_ms, end_ms;
+	struct rec_head h;
 	uint8_t src[16], dst[16];
-	uint32_t ingress;
-	uint16_t sport, dport, tcp_flags, vlan;
-	uint8_t proto, reason;
+	struct rec_tail t;
 } __attribute__((packed));
 
 #define COMMON_HEAD {"octetDeltaCount", 8, 0}, {"packetDeltaCount", 8, 0}, \
@@ -350,6 +357,8 @@ static int append(struct sbx_ipfix *x, uint16_t tid, const void *rec, size_t len
 int sbx_ipfix_add(struct sbx_ipfix *x, const struct sbx_flow_record *r, uint64_t now)
 {
 	const struct sbx_flow_key *k = &r->key;
+	struct rec_head head;
+	struct rec_tail tail;
 	struct rec_v4 v4;
 	struct rec_v6 v6;
 	const void *rec;
@@ -357,37 +366,28 @@ int sbx_ipfix_add(struct sbx_ipfix *x, const struct sbx_flow_record *r, uint64_t
 	uint16_t tid;
 	int rc, tries;
 
+	head.octets = r->bytes;
+	head.packets = r->packets;
+	head.start_ms = r->first_ns / 1000000ull;
+	head.end_ms = r->last_ns / 1000000ull;
+	tail.ingress = k->port;
+	tail.sport = k->sport;
+	tail.dport = k->dport;
+	tail.tcp_flags = r->tcp_flags;
+	tail.vlan = k->vlan;
+	tail.proto = k->proto;
+	tail.reason = r->end_reason;
 	if (k->ipver == 4) {
-		memset(&v4, 0, sizeof(v4));
-		v4.octets = r->bytes;
-		v4.packets = r->packets;
-		v4.start_ms = r->first_ns / 1000000ull;
-		v4.end_ms = r->last_ns / 1000000ull;
+		v4.h = head;
 		v4.src = (uint32_t)k->src[0] << 24 | (uint32_t)k->src[1] << 16 | (uint32_t)k->src[2] << 8 | k->src[3];
 		v4.dst = (uint32_t)k->dst[0] << 24 | (uint32_t)k->dst[1] << 16 | (uint32_t)k->dst[2] << 8 | k->dst[3];
-		v4.ingress = k->port;
-		v4.sport = k->sport;
-		v4.dport = k->dport;
-		v4.tcp_flags = r->tcp_flags;
-		v4.vlan = k->vlan;
-		v4.proto = k->proto;
-		v4.reason = r->end_reason;
+		v4.t = tail;
 		rec = &v4, len = sizeof(v4), tid = SBX_IPFIX_TID_V4;
 	} else {
-		memset(&v6, 0, sizeof(v6));
-		v6.octets = r->bytes;
-		v6.packets = r->packets;
-		v6.start_ms = r->first_ns / 1000000ull;
-		v6.end_ms = r->last_ns / 1000000ull;
+		v6.h = head;
 		memcpy(v6.src, k->src, 16);
 		memcpy(v6.dst, k->dst, 16);
-		v6.ingress = k->port;
-		v6.sport = k->sport;
-		v6.dport = k->dport;
-		v6.tcp_flags = r->tcp_flags;
-		v6.vlan = k->vlan;
-		v6.proto = k->proto;
-		v6.reason = r->end_reason;
+		v6.t = tail;
 		rec = &v6, len = sizeof(v6), tid = SBX_IPFIX_TID_V6;
 	}
 	for (tries = 0; tries < 2; tries++) {
