@@ -390,7 +390,9 @@ int sbx_ipfix_add(struct sbx_ipfix *x, const struct sbx_flow_record *r, uint64_t
 		v6.t = tail;
 		rec = &v6, len = sizeof(v6), tid = SBX_IPFIX_TID_V6;
 	}
-	for (tries = 0; tries < 2; tries++) {
+	/* up to 3 appends: the message can be full (sent, a new one started), and libfixbuf refuses
+	 * the first append after a template message once more with "end of message" */
+	for (tries = 0; tries < 3; tries++) {
 		if (x->in_msg == 0 && start_msg(x, now) != 0)
 			break;
 		rc = append(x, tid, rec, len);

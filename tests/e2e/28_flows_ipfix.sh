@@ -12,6 +12,7 @@
 #  3. TCP: a collector (tests/lib/ipfix_collect.py) that closes the connection after 100 kB: the
 #     loss is counted, the exporter reconnects, sends the templates first, and every record it
 #     counts as sent arrives; sequence numbers continue.
+#     UDP with a template period of 1 s: the templates come again every second.
 #  4. No collector: UDP (ICMP port unreachable) and TCP (connection refused): losses counted, the
 #     tool finishes at once.
 # Ports: UDP 24739 (nfcapd), TCP 24740, 24741 (nobody listens). No EAL file prefix is shared
@@ -144,6 +145,18 @@ check "TCP: each connection starts with the templates, sequence numbers continue
 	cond "[ \$(jq '[.connections[] | select(.templates < 2 or .data_before_template > 0 or .bad > 0 or .seq_errors > 0 or .domains != [9])] | length' '$TMP/col.json') -eq 0 ] && [ \$(jq '.connections | length' '$TMP/col.json') -ge 2 ]"
 second=$(jq '.connections[1].records // 0' "$TMP/col.json")
 check "TCP: records resume after the reconnect (second connection: $second records)" [ "$second" -gt 1000 ]
+
+# --- 3b. UDP: templates again every template period ----------------------------------------------
+python3 "$ROOT/tests/lib/ipfix_collect.py" $TCP_PORT --udp --seconds 6 --ready "$TMP/colu.ready" \
+	>"$TMP/colu.json" 2>"$TMP/colu.err" &
+COLPID=$!
+wait_for 50 test -f "$TMP/colu.ready"
+"$BIN" --collector 127.0.0.1:$TCP_PORT --template-period 1 --bench-export 25000 --rate 10000 >"$TMP/udp.txt" 2>&1
+kill "$COLPID" 2>/dev/null
+wait "$COLPID" 2>/dev/null
+tm=$(jq '.connections[0].template_messages' "$TMP/colu.json")
+check "UDP, template period 1 s, 2.5 s of records: the templates sent $(kv udp.txt template_sends) times, received $tm times (3 expected: at 0, 1 and 2 s), every record decoded" \
+	cond "[ $(kv udp.txt template_sends) -eq 3 ] && [ '$tm' = 3 ] && [ \$(jq '.connections[0].records' '$TMP/colu.json') -eq 25000 ] && [ \$(jq '.connections[0].data_before_template' '$TMP/colu.json') -eq 0 ]"
 
 # --- 4. nobody listening ---------------------------------------------------------------------------
 start=$(date +%s%N)

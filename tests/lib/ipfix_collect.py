@@ -3,12 +3,13 @@
 written from the RFC, no spanbox code): accepts connections one after the other on 127.0.0.1:PORT,
 decodes every message and prints a JSON summary when it ends (after --seconds, or SIGTERM).
 
-usage: ipfix_collect.py PORT --seconds S [--close-after BYTES] [--ready FILE]
+usage: ipfix_collect.py PORT --seconds S [--close-after BYTES] [--ready FILE] [--udp]
 
 --close-after: the first connection is closed by us once BYTES have been read (a collector that
 goes away); the next ones are read to their end. Summary: {"connections": [{"bytes", "messages",
 "records", "templates", "data_before_template", "bad", "seq_errors", "domains"}]}: records are
-data records of sets whose template came earlier on that connection; seq_errors counts messages
+data records of sets whose template came earlier on that connection (--udp: one "connection",
+every datagram a message; "template_messages" counts the datagrams that carried templates); seq_errors counts messages
 whose sequence number is not the previous one's plus its data records (RFC 7011 section 3.1).
 """
 import argparse
@@ -34,7 +35,7 @@ def decode(buf, st):
         st["domains"] = sorted(set(st["domains"]) | {dom})
         if st["next_seq"] is not None and seq != st["next_seq"]:
             st["seq_errors"] += 1
-        n, off = 0, 16
+        n, off, had_tmpl = 0, 16, False
         while off + 4 <= len(msg):
             sid, slen = struct.unpack_from("!HH", msg, off)
             if slen < 4 or off + slen > len(msg):
@@ -42,6 +43,7 @@ def decode(buf, st):
                 break
             body = msg[off + 4:off + slen]
             if sid == 2:
+                had_tmpl = True
                 p = 0
                 while p + 4 <= len(body):
                     tid, cnt = struct.unpack_from("!HH", body, p)
@@ -61,8 +63,33 @@ def decode(buf, st):
                     n += len(body) // rlen
             off += slen
         st["records"] += n
+        st["template_messages"] += had_tmpl
         st["next_seq"] = (seq + n) & 0xFFFFFFFF
     return buf
+
+
+def new_state():
+    return {"bytes": 0, "messages": 0, "records": 0, "templates": 0, "template_messages": 0,
+            "data_before_template": 0, "bad": 0, "seq_errors": 0, "domains": [], "tmpl": {}, "next_seq": None}
+
+
+def udp(a, stop):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    s.bind(("127.0.0.1", a.port))
+    s.settimeout(0.1)
+    if a.ready:
+        open(a.ready, "w").write("ready\n")
+    st, end = new_state(), time.monotonic() + a.seconds
+    while not stop[0] and time.monotonic() < end:
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            continue
+        st["bytes"] += len(d)
+        decode(d, st)
+    del st["tmpl"], st["next_seq"]
+    print(json.dumps({"connections": [st]}))
 
 
 def main():
@@ -71,9 +98,12 @@ def main():
     ap.add_argument("--seconds", type=float, required=True)
     ap.add_argument("--close-after", type=int, default=0)
     ap.add_argument("--ready")
+    ap.add_argument("--udp", action="store_true")
     a = ap.parse_args()
     stop = [False]
     signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__(0, True))
+    if a.udp:
+        return udp(a, stop)
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("127.0.0.1", a.port))
@@ -87,8 +117,7 @@ def main():
             c, _ = ls.accept()
         except socket.timeout:
             continue
-        st = {"bytes": 0, "messages": 0, "records": 0, "templates": 0, "data_before_template": 0, "bad": 0,
-              "seq_errors": 0, "domains": [], "tmpl": {}, "next_seq": None}
+        st = new_state()
         conns.append(st)
         c.settimeout(0.1)
         buf = b""
