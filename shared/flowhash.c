@@ -11,21 +11,7 @@
 
 #include "spanbox/flowhash.h"
 #include "spanbox/ip6walk.h"
-
-#define ET_IPV4 0x0800
-#define ET_IPV6 0x86dd
-#define ET_VLAN 0x8100
-#define ET_QINQ 0x88a8
-#define ET_QINQ_OLD 0x9100
-#define ET_MPLS 0x8847
-#define ET_MPLS_MC 0x8848
-#define MAX_TAGS 8
-#define MAX_LABELS 8
-#define MAX_EXT_HDRS 8
-#define PROTO_TCP 6
-#define PROTO_UDP 17
-#define PROTO_SCTP 132
-#define IP6_FRAG 44
+#include "spanbox/l3_walk.h"
 
 /*
  * The key, hashed as it is found: kind (mac / ipv4 / ipv6) and protocol in one word with the
@@ -55,27 +41,6 @@ static inline uint32_t fmix32(uint32_t h)
 	return h;
 }
 
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t load32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static inline uint64_t load64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* The last key word: kind, protocol and the sorted port pair of a TCP, UDP or SCTP header at
  * @p l4 (NULL: no ports, protocol 0). */
 static inline uint64_t tail_word(enum key_kind kind, uint8_t proto, const uint8_t *l4)
@@ -92,7 +57,7 @@ static inline uint64_t tail_word(enum key_kind kind, uint8_t proto, const uint8_
 /* Are the ports of @p proto part of a 5-tuple key? TCP and SCTP; not UDP, whose datagrams are
  * fragmented often enough (DNS, NFS, tunnels) that a key with ports sent one flow's fragmented and
  * unfragmented datagrams to two members (issue #24 item 6; docs/CONFIG.md "tool_groups"). */
-static inline int has_ports(uint8_t proto)
+static inline int hash_ports(uint8_t proto)
 {
 	return proto == PROTO_TCP || proto == PROTO_SCTP;
 }
@@ -103,7 +68,7 @@ static inline int has_ports(uint8_t proto)
 static inline __attribute__((always_inline)) uint32_t ipv4_key(uint32_t h, const uint8_t *ip, uint32_t ihl, int five, int l4_whole)
 {
 	uint32_t a = load32(ip + 12), b = load32(ip + 16);
-	const uint8_t *l4 = five && (get16(ip + 6) & 0x3fff) == 0 && has_ports(ip[9]) && l4_whole ? ip + ihl : NULL;
+	const uint8_t *l4 = five && (get16(ip + 6) & 0x3fff) == 0 && hash_ports(ip[9]) && l4_whole ? ip + ihl : NULL;
 
 	return crc64(crc64(h, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a), tail_word(KEY_IPV4, ip[9], l4));
 }
@@ -153,7 +118,7 @@ static int ipv6_hash(uint32_t *h, const uint8_t *f, uint32_t off, uint32_t len, 
 			break;
 		}
 	}
-	if (five && has_ports(nh) && len >= p + 4)
+	if (five && hash_ports(nh) && len >= p + 4)
 		l4 = f + p;
 addresses:
 	*h = crc64(crc64(crc64(crc64(*h, load64(lo)), load64(lo + 8)), load64(hi)), load64(hi + 8));

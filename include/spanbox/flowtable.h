@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Flow metering (issue #28, docs/FLOWS.md): one table per worker, unidirectional flows keyed by
+ * (IP version, source and destination address, protocol, source and destination port, outer and
+ * inner VLAN id, ingress port index), counting packets, IP octets, first and last time (ns) and
+ * the OR of the TCP flags; records leave the table when a flow is idle (idle timeout), has lasted
+ * the active timeout, ends (TCP FIN or RST), is pushed out by a full table (its oldest flow, counted)
+ * or at a flush, as fixed-size struct sbx_flow_record handed to a callback (a worker's callback
+ * puts them on its ring to the primary's exporter, shared/ipfix.c encodes them).
+ *
+ * The table is DPDK's rte_hash (cuckoo, CRC32 hash, with its extendable bucket table so that
+ * every key slot can be used) on the 48-byte struct sbx_flow_key; the rte_hash key position indexes
+ * an array of flow states. Flows are also on a list in order of creation: its head is the oldest
+ * flow, the one a full table pushes out and the first to reach the active timeout.
+ *
+ * Timing rules (the reference tests/lib/flows_ref.py implements the same):
+ *   - a frame of a flow whose last frame is idle_ns or more before it, or whose first frame is
+ *     active_ns or more before it, first closes that flow (reason idle / active) and starts a new
+ *     one: how a flow splits depends only on the frames and their times, not on when the expiry
+ *     walk runs;
+ *   - a TCP frame with FIN or RST is counted, then its flow closes (reason end of flow);
+ *   - sbx_flowtable_expire() closes idle and active flows that see no more frames: the active
+ *     ones from the head of the creation list, the idle ones by a cursor over the key slots, at
+ *     most @p budget slots per call (cheap enough for every worker burst).
+ * Times are what the caller says (a worker: TSC converted to ns; the pcap tool: the capture's
+ * timestamps); they must not go backwards by more than the timeouts (a frame older than its flow's
+ * last is counted, last time unchanged).
+ */
+#ifndef SPANBOX_FLOWTABLE_H
+#define SPANBOX_FLOWTABLE_H
+
+#include <stdint.h>
+
+/** flowEndReason values (IANA IPFIX IE 136, RFC 5102 section 5.11.3). */
+enum sbx_flow_end_reason {
+	SBX_FLOW_END_IDLE = 1,     /**< idle timeout */
+	SBX_FLOW_END_ACTIVE = 2,   /**< active timeout */
+	SBX_FLOW_END_OF_FLOW = 3,  /**< TCP FIN or RST seen */
+	SBX_FLOW_END_FORCED = 4,   /**< forced end: sbx_flowtable_flush (shutdown, reconfiguration) */
+	SBX_FLOW_END_RESOURCES = 5, /**< lack of resources: a full table pushed out its oldest flow */
+};
+
+/**
+ * The key of a flow (48 bytes, zero padding: compared and hashed whole). Addresses in network
+ * order; an IPv4 address fills the first 4 bytes, the other 12 are zero. Ports in host order, 0
+ * for protocols without ports (other than TCP 6, UDP 17, SCTP 132) and for IPv4/IPv6 fragments
+ * other than the first (they carry no transport header). vlan / inner_vlan: the 12-bit VLAN id of
+ * the outermost and the second 802.1Q/802.1ad tag, 0 when absent.
+ */
+struct sbx_flow_key {
+	uint8_t src[16];
+	uint8_t dst[16];
+	uint16_t sport;
+	uint16_t dport;
+	uint16_t vlan;
+	uint16_t inner_vlan;
+	uint16_t port;      /**< ingress port index (the appliance's port number) */
+	uint8_t proto;      /**< IP protocol (IPv6: the upper-layer header after extension headers) */
+	uint8_t ipver;      /**< 4 or 6 */
+	uint8_t pad[4];
+};
+_Static_assert(sizeof(struct sbx_flow_key) == 48, "flow key is 48 bytes");
+
+/**
+ * An expired flow, as it travels on a worker's ring to the exporter: 128 bytes, no pointers, the
+ * same layout in every process of one build. Times in ns (the caller's clock: UNIX time for the
+ * appliance and the tool), counts since the flow started (IPFIX delta counts: one record per
+ * flow). bytes: IP octets (IPv4 total length, IPv6 40 + payload length), as octetDeltaCount
+ * defines them (RFC 5102 5.10.1), not frame lengths. app_id/app_proto: room for nDPI's
+ * application identification (issue #28 "next"), 0 today.
+ */
+struct sbx_flow_record {
+	struct sbx_flow_key key;   /**< 0: the flow */
+	uint64_t first_ns;         /**< 48: time of the first frame */
+	uint64_t last_ns;          /**< 56: time of the last frame */
+	uint64_t packets;          /**< 64 */
+	uint64_t bytes;            /**< 72 */
+	uint8_t tcp_flags;         /**< 80: OR of the TCP flags (FIN 0x01 ... CWR 0x80), 0 if not TCP */
+	uint8_t end_reason;        /**< 81: enum sbx_flow_end_reason */
+	uint16_t app_proto;        /**< 82: reserved for nDPI (master protocol) */
+	uint32_t app_id;           /**< 84: reserved for nDPI (application id), 0 unknown */
+	uint8_t reserved[40];      /**< 88: zero; future fields (biflow reverse counts, ...) */
+};
+_Static_assert(sizeof(struct sbx_flow_record) == 128, "flow record is 128 bytes (2 cache lines)");
+
+/** Receives every record that leaves the table (the record is valid during the call only). */
+typedef void (*sbx_flow_emit_fn)(void *arg, const struct sbx_flow_record *rec);
+
+/** Creation parameters. */
+struct sbx_flowtable_params {
+	const char *name;      /**< unique among the process's rte_hash tables */
+	uint32_t capacity;     /**< flows at most (>= 8) */
+	uint64_t active_ns;    /**< active timeout, ns (SBX_FLOW_ACTIVE_DEFAULT_NS) */
+	uint64_t idle_ns;      /**< idle timeout, ns (SBX_FLOW_IDLE_DEFAULT_NS) */
+	int socket_id;         /**< NUMA socket of the memory (SOCKET_ID_ANY) */
+	sbx_flow_emit_fn emit; /**< where records go (required) */
+	void *emit_arg;
+};
+
+#define SBX_FLOW_ACTIVE_DEFAULT_NS (60ull * 1000000000ull) /**< 60 s, as nProbe and routers */
+#define SBX_FLOW_IDLE_DEFAULT_NS (15ull * 1000000000ull)   /**< 15 s */
+
+/** What the table counted (all monotonic except active). */
+struct sbx_flowtable_stats {
+	uint64_t frames;          /**< frames metered (IPv4 / IPv6) */
+	uint64_t non_ip;          /**< frames not metered: not IP, or an IP header cut short */
+	uint64_t flows;           /**< flows created */
+	uint64_t expired_idle;
+	uint64_t expired_active;
+	uint64_t expired_end;     /**< TCP FIN / RST */
+	uint64_t expired_forced;  /**< flushed */
+	uint64_t evicted_full;    /**< pushed out early by a full table (reason: lack of resources) */
+	uint64_t active;          /**< flows in the table now */
+};
+
+struct sbx_flowtable;
+
+/**
+ * Parse one frame into a flow key (pure byte parsing, no EAL): through up to 8 802.1Q / 802.1ad
+ * (0x8100, 0x88a8, 0x9100) tags, IPv4 (RFC 791) and IPv6 (RFC 8200, hop-by-hop, routing,
+ * destination options, fragment and AH extension headers, at most 8) to TCP / UDP / SCTP ports.
+ * @param frame, len the frame from its Ethernet header, bytes readable
+ * @param port       ingress port index, copied into the key
+ * @param key        out: the key (zeroed first)
+ * @param ip_bytes   out: IP octets of the packet (IPv4 total length, IPv6 40 + payload length)
+ * @param tcp_flags  out: the TCP flags byte, 0 if not TCP or not the first fragment
+ * @return 0, or -1 when the frame is not IPv4/IPv6 or its IP header is cut short (not metered)
+ */
+int sbx_flow_parse(const uint8_t *frame, uint32_t len, uint16_t port, struct sbx_flow_key *key,
+		   uint32_t *ip_bytes, uint8_t *tcp_flags);
+
+/** Create a table (needs EAL: rte_hash and rte_zmalloc memory). NULL and rte_errno on error
+ *  (EINVAL: a parameter, ENOMEM, EEXIST: the name). */
+struct sbx_flowtable *sbx_flowtable_create(const struct sbx_flowtable_params *p);
+
+/** Free the table without emitting its flows (sbx_flowtable_flush first to export them). */
+void sbx_flowtable_free(struct sbx_flowtable *ft);
+
+/**
+ * Meter @p n frames that arrived on port @p port at @p now_ns (one time for the burst). Frames are
+ * only read. Records of flows that close (timeouts seen on arrival, FIN/RST, full table) are
+ * emitted during the call.
+ */
+void sbx_flowtable_meter(struct sbx_flowtable *ft, const uint8_t *const frames[], const uint32_t lens[],
+			 unsigned int n, uint16_t port, uint64_t now_ns);
+
+/**
+ * Close the flows that reached a timeout by @p now_ns: every flow past the active timeout (from
+ * the oldest, at most @p budget of them) and the idle ones among the next @p budget key slots of
+ * the cursor walk. A walk of the whole table takes capacity / budget calls.
+ * @return records emitted
+ */
+unsigned int sbx_flowtable_expire(struct sbx_flowtable *ft, uint64_t now_ns, unsigned int budget);
+
+/** Close every flow (reason @p reason, normally SBX_FLOW_END_FORCED; the idle and active timeouts
+ *  are applied first, as by expire). @return records emitted. */
+unsigned int sbx_flowtable_flush(struct sbx_flowtable *ft, uint64_t now_ns, enum sbx_flow_end_reason reason);
+
+/** Copy the counters. */
+void sbx_flowtable_stats(const struct sbx_flowtable *ft, struct sbx_flowtable_stats *out);
+
+/** "idle", "active", "end", "forced", "resources" (NULL for another value). */
+const char *sbx_flow_end_reason_name(unsigned int reason);
+
+#endif
