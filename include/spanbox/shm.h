@@ -49,7 +49,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 21
+#define SBX_SHM_VERSION 22
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -349,6 +349,9 @@ struct sbx_port_shm {
 	int32_t pool_socket;     /**< socket of the pool that serves this port (its RX mbufs) */
 	uint8_t socket_from_hook; /**< 1 when numa_socket comes from SBX_TEST_PORT_SOCKET */
 	uint8_t mac[6];
+	uint16_t mtu;            /**< the port's MTU as its PMD has it (rte_eth_dev_get_mtu() once
+				      configured; else the config's mtu), bytes of L3 payload; 0 =
+				      unknown, no limit. Mirror copies sent there fit it (mirror.c) */
 	/* refreshed by the primary every 100 ms */
 	uint32_t link_up;        /**< 1 = up */
 	uint32_t link_speed;     /**< Mb/s */
