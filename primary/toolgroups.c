@@ -101,6 +101,8 @@ static void slot_init(struct sbx_primary *p, unsigned int slot, const struct sbx
 	for (w = 0; w < SBX_MAX_WORKERS; w++) {
 		memset(p->shm->workers[w].stats.group_member[slot], 0, sizeof(p->shm->workers[w].stats.group_member[slot]));
 		memset(&p->shm->workers[w].stats.group[slot], 0, sizeof(p->shm->workers[w].stats.group[slot]));
+		memset(p->shm->workers[w].stats.group_demand[slot], 0,
+		       sizeof(p->shm->workers[w].stats.group_demand[slot]));
 	}
 	rebalance(gs, g->nb_members);
 }

@@ -123,6 +123,21 @@ struct sbx_group_shm {
 	struct sbx_group_member_shm m[SBX_MAX_GROUP_MEMBERS];
 } __rte_cache_aligned;
 
+/**
+ * What one worker offered one rate-limited tool group member since the slot was set up: copies and
+ * their bytes (encapsulation included) handed to the member's token buckets, admitted or not.
+ * Written by that worker only (a relaxed store of its own running sum, once per burst and member:
+ * no atomic read-modify-write), read by every worker sending to the group every
+ * SBX_GROUP_REBALANCE_MS: each one's share of member_rate_limit follows its part of the demand
+ * (docs/CONFIG.md "tool_groups", "Rate limits with several workers"). Zeroed with the slot.
+ */
+struct sbx_group_demand {
+	uint64_t pkts;  /**< copies offered */
+	uint64_t bytes; /**< their bytes */
+};
+
+#define SBX_GROUP_REBALANCE_MS 5 /**< how often a worker recomputes its shares of member rate limits */
+
 /** Life cycle of a worker, as the primary and the worker itself record it. */
 enum sbx_worker_state {
 	SBX_W_STARTING = 0, /**< forked, EAL attaching */
@@ -238,6 +253,9 @@ struct sbx_worker_stats {
 	/** indexed by tool group slot (struct sbx_tables.gslot) and member index */
 	struct sbx_group_member_counters group_member[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS];
 	struct sbx_group_counters group[SBX_GROUP_SLOTS]; /**< indexed by tool group slot */
+	/** indexed by tool group slot and member: this worker's demand, read by the others every
+	 *  SBX_GROUP_REBALANCE_MS to share out member_rate_limit (secondary/toolgroup.c) */
+	struct sbx_group_demand group_demand[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS];
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
