@@ -69,47 +69,19 @@ static void bucket_init(struct sbx_token_bucket *b, uint64_t per_s, unsigned int
 #define PPS_MIN_CAP 8.0              /* tokens of a pps bucket at least: a burst of 8 copies */
 #define BPS_MIN_CAP (8.0 * 9600 * 2) /* bits of a bps bucket at least: two jumbo frames */
 
-/* This worker's part of the demand for one member: @p own of @p all since the last time (@p
- * seen_own, @p seen_all, moved on), at least SBX_GROUP_SHARE_FLOOR; -1 when nobody offered anything
- * (the share stays as it was). A sum that went back (a slot set up anew) counts as no demand. */
-static double demand_part(uint64_t own, uint64_t all, uint64_t *seen_own, uint64_t *seen_all)
-{
-	uint64_t d_own = own >= *seen_own ? own - *seen_own : 0, d_all = all >= *seen_all ? all - *seen_all : 0;
-	double f;
-
-	*seen_own = own;
-	*seen_all = all;
-	if (d_all == 0)
-		return -1;
-	f = (double)d_own / (double)d_all;
-	return f < SBX_GROUP_SHARE_FLOOR ? SBX_GROUP_SHARE_FLOOR : f > 1.0 ? 1.0 : f;
-}
-
-/*
- * Share every member's rate limit out by demand: this worker's share = limit x its demand / every
- * worker's demand since the last rebalance (at least SBX_GROUP_SHARE_FLOOR), so that the member
- * gets its limit however the flows spread over workers. Off the per-copy path: once every
- * SBX_GROUP_REBALANCE_MS, plain loads of the other workers' demand (each writes only its own).
- */
-static void rebalance(struct sbx_toolgroup_rt *g)
+/* Take this worker's shares of every member's rate limits, as the primary last computed them from
+ * every worker's demand (toolgroups.c there; 0: not yet, the start share stays). */
+static void take_shares(struct sbx_toolgroup_rt *g)
 {
 	for (uint8_t k = 0; k < g->nb; k++) {
 		struct sbx_toolgroup_member *m = &g->m[k];
-		struct sbx_group_demand all = { 0, 0 };
-		double fp, fb;
+		uint32_t fp = __atomic_load_n(m->share_pps, __ATOMIC_RELAXED);
+		uint32_t fb = __atomic_load_n(m->share_bps, __ATOMIC_RELAXED);
 
-		for (unsigned int w = 0; w < g->nb_workers; w++) {
-			const struct sbx_group_demand *d = &g->shm->workers[w].stats.group_demand[g->slot][k];
-
-			all.pkts += __atomic_load_n(&d->pkts, __ATOMIC_RELAXED);
-			all.bytes += __atomic_load_n(&d->bytes, __ATOMIC_RELAXED);
-		}
-		fp = demand_part(m->dem->pkts, all.pkts, &m->seen_own.pkts, &m->seen_all.pkts);
-		fb = demand_part(m->dem->bytes, all.bytes, &m->seen_own.bytes, &m->seen_all.bytes);
-		if (fp >= 0 && g->rate_pps != 0)
-			bucket_share(&m->pps, g->rate_pps, fp, PPS_MIN_CAP);
-		if (fb >= 0 && g->rate_bps != 0)
-			bucket_share(&m->bps, g->rate_bps, fb, BPS_MIN_CAP);
+		if (fp != 0 && g->rate_pps != 0)
+			bucket_share(&m->pps, g->rate_pps, fp / 1e6, PPS_MIN_CAP);
+		if (fb != 0 && g->rate_bps != 0)
+			bucket_share(&m->bps, g->rate_bps, fb / 1e6, BPS_MIN_CAP);
 	}
 }
 
@@ -139,9 +111,6 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
 	g->wait_cycles = wait_cycles;
 	g->rate_pps = gc->rate_pps;
 	g->rate_bps = gc->rate_bps;
-	g->shm = shm;
-	g->slot = (uint8_t)slot;
-	g->nb_workers = (uint8_t)RTE_MIN(cfg->nb_workers, SBX_MAX_WORKERS);
 	g->rebalance_cycles = rte_get_tsc_hz() * SBX_GROUP_REBALANCE_MS / 1000;
 	g->next_rebalance = g->last_tsc + g->rebalance_cycles;
 	for (k = 0; k < g->nb; k++) {
@@ -160,25 +129,26 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
 		}
 		m->c = &shm->workers[worker].stats.group_member[slot][k];
 		m->dem = &shm->workers[worker].stats.group_demand[slot][k];
+		m->share_pps = &shm->groups[slot].m[k].share_pps_ppm[worker];
+		m->share_bps = &shm->groups[slot].m[k].share_bps_ppm[worker];
 		bucket_init(&m->pps, gc->rate_pps, share, PPS_MIN_CAP);
 		bucket_init(&m->bps, gc->rate_bps, share, BPS_MIN_CAP);
-		/* demand counts from now on (a worker restarted, or tables applied anew, has sums) */
-		m->seen_own = *m->dem;
-		for (unsigned int w = 0; w < g->nb_workers; w++) {
-			m->seen_all.pkts += shm->workers[w].stats.group_demand[slot][k].pkts;
-			m->seen_all.bytes += shm->workers[w].stats.group_demand[slot][k].bytes;
-		}
 	}
 	return 0;
 }
 
-/* Refill every member's buckets for the time since the last refill. */
+/* Refill every member's buckets for the time since the last refill (at this worker's shares, taken
+ * anew every SBX_GROUP_REBALANCE_MS). */
 static void refill(struct sbx_toolgroup_rt *g)
 {
 	uint64_t now = rte_rdtsc();
 	double dt = (double)(now - g->last_tsc);
 
 	g->last_tsc = now;
+	if (unlikely(now >= g->next_rebalance)) {
+		take_shares(g);
+		g->next_rebalance = now + g->rebalance_cycles;
+	}
 	for (uint8_t k = 0; k < g->nb; k++) {
 		struct sbx_token_bucket *b[2] = { &g->m[k].pps, &g->m[k].bps };
 
@@ -220,7 +190,7 @@ static void send_member(struct sbx_toolgroup_rt *g, struct sbx_toolgroup_member 
 		b += sel[i]->pkt_len;
 		sel[ns++] = sel[i];
 	}
-	if (g->limited) { /* this worker's demand: only it writes it, the others read it (rebalance) */
+	if (g->limited) { /* this worker's demand: only it writes it, the primary reads it (shares) */
 		__atomic_store_n(&m->dem->pkts, m->dem->pkts + n, __ATOMIC_RELAXED);
 		__atomic_store_n(&m->dem->bytes, m->dem->bytes + b + over, __ATOMIC_RELAXED);
 	}
@@ -246,9 +216,8 @@ static inline uint8_t member_of(const struct sbx_toolgroup_rt *g, const struct r
 	return __atomic_load_n(&g->buckets[cp->hash.usr % SBX_GROUP_BUCKETS], __ATOMIC_RELAXED);
 }
 
-/* sbx_toolgroup_send() but the rebalance. */
-static void send_burst(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_t n, uint64_t *sent, uint64_t *bytes,
-		       uint64_t *refused)
+void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_t n, uint64_t *sent,
+			uint64_t *bytes, uint64_t *refused)
 {
 	uint16_t start[SBX_MAX_GROUP_MEMBERS + 1] = {0}, at[SBX_MAX_GROUP_MEMBERS];
 	uint8_t member[n > 0 ? n : 1];
@@ -298,16 +267,4 @@ static void send_burst(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_
 	for (k = 0; k < g->nb; k++)
 		if (start[k + 1] > start[k])
 			send_member(g, &g->m[k], by + start[k], start[k + 1] - start[k], sent, bytes, refused);
-}
-
-void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_t n, uint64_t *sent,
-			uint64_t *bytes, uint64_t *refused)
-{
-	send_burst(g, cp, n, sent, bytes, refused);
-	/* after the burst's demand is counted: a worker that was off its CPU for a while and comes
-	 * back with a full queue does not see its own demand as nothing (and get the floor) */
-	if (g->limited && unlikely(g->last_tsc >= g->next_rebalance)) {
-		rebalance(g);
-		g->next_rebalance = g->last_tsc + g->rebalance_cycles;
-	}
 }

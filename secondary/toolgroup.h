@@ -22,9 +22,6 @@
 #include "spanbox/shm.h"
 #include "queue.h"
 
-#define SBX_GROUP_SHARE_FLOOR 0.02 /**< the least part of a member's rate limit a worker's share is:
-					 a worker whose first copies come has tokens at once */
-
 /** A token bucket: tokens (packets or bits) refilled at rate per TSC cycle, at most cap. */
 struct sbx_token_bucket {
 	double rate;   /**< tokens per TSC cycle; 0 = no limit */
@@ -38,8 +35,7 @@ struct sbx_toolgroup_member {
 	struct sbx_group_member_counters *c;    /**< this worker's counters of the member (in shm) */
 	struct sbx_token_bucket pps, bps;       /**< this worker's share of member_rate_limit */
 	struct sbx_group_demand *dem;           /**< this worker's demand of the member (in shm) */
-	struct sbx_group_demand seen_own;       /**< dem at the last rebalance */
-	struct sbx_group_demand seen_all;       /**< every worker's demand summed, at the last rebalance */
+	const uint32_t *share_pps, *share_bps;  /**< this worker's shares the primary computes (in shm) */
 };
 
 /** One group as a session of this worker sends to it. */
@@ -50,12 +46,9 @@ struct sbx_toolgroup_rt {
 	uint8_t fields;                         /**< enum sbx_flow_hash_fields */
 	bool limited;                           /**< any rate limit */
 	uint64_t last_tsc;                      /**< last refill of the token buckets */
-	uint64_t next_rebalance;                /**< TSC of the next share computation */
+	uint64_t next_rebalance;                /**< TSC when the shares are taken again */
 	uint64_t rebalance_cycles;              /**< SBX_GROUP_REBALANCE_MS in TSC cycles */
 	uint64_t rate_pps, rate_bps;            /**< member_rate_limit of the group (0: none) */
-	const struct sbx_shm *shm;              /**< every worker's demand (group_demand[slot]) */
-	uint8_t slot;                           /**< the group's slot */
-	uint8_t nb_workers;                     /**< workers whose demand is summed */
 	uint64_t wait_cycles;                   /**< sbx_q_tx_wait() bound (a replay waits, else 0) */
 	struct sbx_toolgroup_member m[SBX_MAX_GROUP_MEMBERS];
 };
@@ -65,8 +58,8 @@ struct sbx_toolgroup_rt {
  * queues (mirror TX queue of the worker, or its ring for a pcap member), counters of the group's
  * slot t->gslot[group], and, to begin with, member_rate_limit divided by the workers that can send
  * copies to the group (workers polling a source port of a session to it, or the cross-connect peer
- * of a TX source), at least 1; from then on sbx_toolgroup_send() shares the limit out by demand
- * every SBX_GROUP_REBALANCE_MS. Keeps pointers into @p shm. @p wait_cycles: see struct
+ * of a TX source), at least 1; from then on the share the primary computes from every worker's
+ * demand (taken by sbx_toolgroup_send() every SBX_GROUP_REBALANCE_MS). Keeps pointers into @p shm. @p wait_cycles: see struct
  * sbx_toolgroup_rt.
  * @return 0, or -1 with "tool_groups[i]...: why" in @p err.
  */
@@ -80,8 +73,8 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
  * per member. @p sent / @p bytes / @p refused receive what the session counts (copies and bytes
  * accepted, copies refused by a TX queue). With a rate limit, what each member is offered is added
  * to this worker's demand (shm group_demand) and, every SBX_GROUP_REBALANCE_MS, this worker's share
- * of the limit is set to its part of every worker's demand since the last time, at least
- * SBX_GROUP_SHARE_FLOOR of it (docs/CONFIG.md "Rate limits with several workers").
+ * of the limit is taken from what the primary computed (its part of every worker's demand, at
+ * least SBX_GROUP_SHARE_FLOOR_PPM: docs/CONFIG.md "Rate limits with several workers").
  */
 void sbx_toolgroup_send(struct sbx_toolgroup_rt *g, struct rte_mbuf **cp, uint16_t n, uint64_t *sent,
 			uint64_t *bytes, uint64_t *refused);

@@ -106,6 +106,11 @@ struct sbx_group_member_shm {
 	uint64_t win_start_ns;   /**< start of the current TX refusal window (CLOCK_MONOTONIC) */
 	uint64_t win_sent;       /**< sum over workers of packets at the window's start */
 	uint64_t win_refused;    /**< sum over workers of drop_txfull at the window's start */
+	/** each worker's share of member_rate_limit (pps, bps), parts per million, written by the
+	 *  primary every SBX_GROUP_REBALANCE_MS from one snapshot of every worker's group_demand,
+	 *  max-min fair (primary/toolgroups.c); 0 = none yet: the worker keeps its start share */
+	uint32_t share_pps_ppm[SBX_MAX_WORKERS];
+	uint32_t share_bps_ppm[SBX_MAX_WORKERS];
 };
 
 /**
@@ -127,16 +132,19 @@ struct sbx_group_shm {
  * What one worker offered one rate-limited tool group member since the slot was set up: copies and
  * their bytes (encapsulation included) handed to the member's token buckets, admitted or not.
  * Written by that worker only (a relaxed store of its own running sum, once per burst and member:
- * no atomic read-modify-write), read by every worker sending to the group every
- * SBX_GROUP_REBALANCE_MS: each one's share of member_rate_limit follows its part of the demand
- * (docs/CONFIG.md "tool_groups", "Rate limits with several workers"). Zeroed with the slot.
+ * no atomic read-modify-write), read by the primary every SBX_GROUP_REBALANCE_MS: each worker's
+ * share of member_rate_limit follows its part of the demand (struct sbx_group_member_shm
+ * share_*_ppm; docs/CONFIG.md "Rate limits with several workers"). Zeroed with the slot.
  */
 struct sbx_group_demand {
 	uint64_t pkts;  /**< copies offered */
 	uint64_t bytes; /**< their bytes */
 };
 
-#define SBX_GROUP_REBALANCE_MS 5 /**< how often a worker recomputes its shares of member rate limits */
+#define SBX_GROUP_REBALANCE_MS 5 /**< how often the primary shares member rate limits out anew (and
+				   workers take their shares) */
+#define SBX_GROUP_SHARE_FLOOR_PPM 20000 /**< the least share of a member's rate limit a worker gets
+					    (2 %): a worker whose first copies come has tokens at once */
 
 /** Life cycle of a worker, as the primary and the worker itself record it. */
 enum sbx_worker_state {
