@@ -263,6 +263,7 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	FIXED_STR(o, "filter", m->filter);
 	num(o, "snaplen", m->snaplen);
 	num(o, "sample", m->sample);
+	cJSON_AddStringToObject(o, "oversize", m->oversize == SBX_OVERSIZE_DROP ? "drop" : "truncate");
 	e = cJSON_AddObjectToObject(o, "encap");
 	cJSON_AddStringToObject(e, "type", m->encap < sizeof(encaps) / sizeof(encaps[0]) ? encaps[m->encap] : "unknown");
 	if (m->encap == SBX_ENCAP_RSPAN)

@@ -233,6 +233,7 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	}
 	if (pc->kind == SBX_PORT_PCAP_FILE) {
 		ps->link_up = 1;
+		ps->mtu = pc->mtu; /* enforced as a NIC would (CONFIG.md "Frame length") */
 		if (bridge_rings_create(p, i, socket) != 0) {
 			fprintf(stderr, "spanbox-primary: ports[%u] (%s): cannot create rings: %s\n", i, pc->name,
 				rte_strerror(rte_errno));
@@ -287,6 +288,10 @@ static int port_start(struct sbx_primary *p, uint16_t i)
 	rte_eth_promiscuous_enable(pid); /* not every PMD supports it; a forwarder wants all frames */
 	if (rte_eth_macaddr_get(pid, &mac) == 0)
 		memcpy(ps->mac, mac.addr_bytes, 6);
+	/* what the PMD took (the config's mtu may be out of the device's range): mirror copies sent
+	 * there are made to fit it (mirror.c), with a compare per copy, no call */
+	if (rte_eth_dev_get_mtu(pid, &ps->mtu) != 0)
+		ps->mtu = pc->mtu;
 	printf("spanbox-primary: port %s = %s (id %u, socket %d, %u RX / %u TX queues)\n", pc->name,
 	       pc->devargs, pid, ps->socket_id, ps->nb_rxq, ps->nb_txq);
 	return 0;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Tool groups in the primary (docs/CONFIG.md "tool_groups", docs/RUNTIME_TABLES.md "Tool groups"):
- * the slots of the groups of each runtime tables generation, the bucket tables, and the members'
- * health (link state, TX refusals) with its failover.
+ * the slots of the groups of each runtime tables generation, the bucket tables, the members'
+ * health (link state, TX refusals) with its failover, and each worker's share of the members'
+ * rate limits by demand (shares_update).
  *
  * Buckets: bucket b's home is member b % nb_members. rebalance() keeps the one invariant
  *   - a bucket whose home is up is held by its home;
@@ -29,10 +30,16 @@
 
 #include "primary.h"
 
-#define SBX_GROUP_TICK_NS (5ULL * 1000 * 1000) /* health check period: a link down is seen within 10 ms */
+#define SBX_GROUP_TICK_NS (SBX_GROUP_REBALANCE_MS * 1000ULL * 1000) /* health check and rate shares period (5 ms): a link down is seen within 10 ms */
 #define SBX_GROUP_MIN_COPIES 32                /* copies a refusal window needs before it can judge */
 
 static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
+/* every worker's demand of each member at the last share computation (shares_update), its smoothed
+ * rate as a part of the limit per second (pps, bps), and the time of that computation */
+static struct sbx_group_demand seen[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS][SBX_MAX_WORKERS];
+static double rate_ew[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS][2][SBX_MAX_WORKERS];
+static uint64_t shares_ns[SBX_GROUP_SLOTS];
+#define SHARE_EWMA 0.25 /* weight of the last 5 ms in the smoothed demand: about 20 ms of memory */
 
 void sbx_groups_lock(void)
 {
@@ -101,7 +108,12 @@ static void slot_init(struct sbx_primary *p, unsigned int slot, const struct sbx
 	for (w = 0; w < SBX_MAX_WORKERS; w++) {
 		memset(p->shm->workers[w].stats.group_member[slot], 0, sizeof(p->shm->workers[w].stats.group_member[slot]));
 		memset(&p->shm->workers[w].stats.group[slot], 0, sizeof(p->shm->workers[w].stats.group[slot]));
+		memset(p->shm->workers[w].stats.group_demand[slot], 0,
+		       sizeof(p->shm->workers[w].stats.group_demand[slot]));
 	}
+	memset(seen[slot], 0, sizeof(seen[slot]));
+	memset(rate_ew[slot], 0, sizeof(rate_ew[slot]));
+	shares_ns[slot] = 0;
 	rebalance(gs, g->nb_members);
 }
 
@@ -230,6 +242,79 @@ static void member_check(struct sbx_primary *p, const struct sbx_tool_group_cfg 
 	}
 }
 
+/*
+ * The shares @p ppm (parts per million of the limit, at least SBX_GROUP_SHARE_FLOOR_PPM) of @p nw
+ * workers whose demands are @p x (parts of the limit): max-min fair, water-filling. In the order
+ * of their demands, each worker gets its demand or an even part of what is left, whichever is
+ * less; what nobody asked for is spread evenly. So workers that all want more than the limit split
+ * it evenly, one worker alone gets all of it, and the parts add up to the whole.
+ */
+static void waterfill(const double *x, unsigned int nw, uint32_t *ppm)
+{
+	unsigned int ord[SBX_MAX_WORKERS], i, j;
+	double left = 1.0, a[SBX_MAX_WORKERS];
+
+	for (i = 0; i < nw; i++) { /* insertion sort by demand (8 workers at most) */
+		for (j = i; j > 0 && x[ord[j - 1]] > x[i]; j--)
+			ord[j] = ord[j - 1];
+		ord[j] = i;
+	}
+	for (i = 0; i < nw; i++) {
+		double fair = left / (nw - i);
+
+		a[ord[i]] = x[ord[i]] < fair ? x[ord[i]] : fair;
+		left -= a[ord[i]];
+	}
+	for (i = 0; i < nw; i++) {
+		double part = (a[i] + left / nw) * 1e6;
+
+		__atomic_store_n(&ppm[i], part > SBX_GROUP_SHARE_FLOOR_PPM ? (uint32_t)part : SBX_GROUP_SHARE_FLOOR_PPM,
+				 __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * Share the rate limits of the members of group @p g (slot @p slot) out among the workers by
+ * demand (docs/CONFIG.md "Rate limits with several workers"): from one snapshot of every worker's
+ * demand sums (copies and bytes offered to the member), each worker's demand rate since the last
+ * time @p now (ns), smoothed (SHARE_EWMA), then waterfill(). The workers take their shares every
+ * SBX_GROUP_REBALANCE_MS (secondary/toolgroup.c).
+ */
+static void shares_update(struct sbx_primary *p, const struct sbx_tool_group_cfg *g, unsigned int slot, uint64_t now)
+{
+	unsigned int nw = RTE_MIN(p->cfg->nb_workers, SBX_MAX_WORKERS), w, k;
+	double dt = (double)(now - shares_ns[slot]) / 1e9;
+	bool first = shares_ns[slot] == 0;
+
+	shares_ns[slot] = now;
+	for (k = 0; k < g->nb_members; k++) {
+		struct sbx_group_member_shm *ms = &p->shm->groups[slot].m[k];
+
+		for (w = 0; w < nw; w++) {
+			const struct sbx_group_demand *d = &p->shm->workers[w].stats.group_demand[slot][k];
+			struct sbx_group_demand cur = { __atomic_load_n(&d->pkts, __ATOMIC_RELAXED),
+							__atomic_load_n(&d->bytes, __ATOMIC_RELAXED) };
+			struct sbx_group_demand *old = &seen[slot][k][w];
+			/* a sum that went back (the slot zeroed) is no demand */
+			double dp = cur.pkts >= old->pkts ? (double)(cur.pkts - old->pkts) : 0;
+			double db = cur.bytes >= old->bytes ? (double)(cur.bytes - old->bytes) : 0;
+
+			*old = cur;
+			if (first || dt <= 0)
+				continue;
+			if (g->rate_pps != 0)
+				rate_ew[slot][k][0][w] += SHARE_EWMA * (dp / dt / (double)g->rate_pps - rate_ew[slot][k][0][w]);
+			if (g->rate_bps != 0)
+				rate_ew[slot][k][1][w] +=
+					SHARE_EWMA * (8 * db / dt / (double)g->rate_bps - rate_ew[slot][k][1][w]);
+		}
+		if (first)
+			continue;
+		waterfill(rate_ew[slot][k][0], nw, ms->share_pps_ppm);
+		waterfill(rate_ew[slot][k][1], nw, ms->share_bps_ppm);
+	}
+}
+
 void sbx_groups_tick(struct sbx_primary *p, uint64_t now)
 {
 	static uint64_t last;
@@ -255,6 +340,8 @@ void sbx_groups_tick(struct sbx_primary *p, uint64_t now)
 			refreshed[port] = true;
 			member_check(p, g, t->gslot[i], k, now);
 		}
+		if (g->rate_pps != 0 || g->rate_bps != 0)
+			shares_update(p, g, t->gslot[i], now);
 	}
 	sbx_groups_unlock();
 }

@@ -12,6 +12,7 @@
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_memcpy.h>
@@ -76,6 +77,7 @@ void sbx_mirror_session_init(struct sbx_mirror_rt *rt, const struct sbx_mirror_c
 	rt->cfg = mc;
 	rt->st = st;
 	rt->seq_shared = seq_shared;
+	rt->mtu = 0; /* no limit until sbx_mirror_setup() knows the destination */
 	memcpy(rt->src_mac, mc->src_mac_set ? mc->src_mac : port_mac, 6);
 	if (mc->encap == SBX_ENCAP_ERSPAN2 || mc->encap == SBX_ENCAP_ERSPAN3)
 		rt->outer_len = (uint8_t)sbx_outer_write(rt->outer_tmpl, mc, rt->src_mac, 0, 0);
@@ -105,6 +107,21 @@ static bool hashes_shared(const struct sbx_mirror_engine *e, const struct sbx_co
 		if (group_watchers(e, cfg, p) > 1)
 			return true;
 	return false;
+}
+
+/* The MTU copies to group @p g must fit: the smallest its members' ports have (0 = none known).
+ * A copy is made before its member is chosen (toolgroup.c), so one size fits every member. */
+static uint16_t group_mtu(const struct sbx_shm *shm, const struct sbx_tool_group_cfg *g)
+{
+	uint16_t mtu = 0;
+
+	for (uint8_t k = 0; k < g->nb_members; k++) {
+		uint16_t m = shm->ports[g->members[k]].mtu;
+
+		if (m != 0 && (mtu == 0 || m < mtu))
+			mtu = m;
+	}
+	return mtu;
 }
 
 int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const struct sbx_tables *t,
@@ -164,6 +181,9 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 						errlen) != 0)
 				return -1;
 			rt->grp = &e->grp[i];
+			rt->mtu = group_mtu(shm, &cfg->tool_groups[mc->dst_group]);
+		} else if (mc->dst_kind != SBX_DST_RECORDER) {
+			rt->mtu = dp->mtu;
 		}
 		if (mc->filter[0] != '\0') {
 			char ferr[512];
@@ -245,6 +265,9 @@ struct burst_hdr {
 	uint8_t tmpl[SBX_ENCAP_MAX_LEN]; /* ERSPAN: the header of a copy, per-frame fields zero */
 	uint32_t len;                    /* header bytes of every copy: 0 SPAN, 16 RSPAN, ERSPAN */
 	uint32_t room;                   /* data room of a copy mbuf after its headroom, bytes */
+	uint32_t fit;                    /* frame bytes an untagged frame's copy may carry within the
+					    destination's MTU (UINT32_MAX: no limit); see frame_fit() */
+	bool tag_room;                   /* SPAN, RSPAN: the frame's own tags add to fit (4 B each) */
 	uint32_t word0;                  /* ERSPAN: first ERSPAN word (version, session id), host order */
 	uint32_t csum0;                  /* ERSPAN over IPv4: ~checksum + ~total length + ~identification
 					    of the template, 16-bit words summed (RFC 1624 eqn. 3) */
@@ -255,6 +278,23 @@ struct burst_hdr {
  * burst's bulk allocations (the indirect mbuf from e->mp_ind); or the general code (chains, big
  * frames) with its own allocations. */
 enum copy_kind { COPY_ONE, SHARE_ONE, COPY_SLOW, SHARE_SLOW, COPY_NONE };
+
+/*
+ * bh->fit and bh->tag_room of session @p rt, whose copies carry @p outer bytes of header (ERSPAN,
+ * VXLAN: the outer Ethernet + IP packet, whose IP packet must fit the MTU; 0 for SPAN and RSPAN,
+ * whose copies are the frame, RSPAN's tag counted as a tag, @p tag_room). A copy may be an
+ * Ethernet frame of mtu + 14 B, plus 4 B per 802.1Q/802.1ad tag in front of its L3 payload.
+ */
+static inline void burst_fit(struct burst_hdr *bh, const struct sbx_mirror_rt *rt, uint32_t outer, bool tag_room)
+{
+	uint32_t frame = (uint32_t)rt->mtu + 14;
+
+	bh->tag_room = tag_room;
+	if (rt->mtu == 0)
+		bh->fit = UINT32_MAX;
+	else
+		bh->fit = frame > outer ? frame - outer : 0;
+}
 
 static void burst_hdr_init(struct burst_hdr *bh, const struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
 			   uint16_t port, uint8_t dir, uint64_t now_ns)
@@ -267,6 +307,7 @@ static void burst_hdr_init(struct burst_hdr *bh, const struct sbx_mirror_engine 
 	switch (c->encap) {
 	case SBX_ENCAP_RSPAN:
 		bh->len = 16;
+		burst_fit(bh, rt, 0, true);
 		return;
 	case SBX_ENCAP_ERSPAN2:
 	case SBX_ENCAP_ERSPAN3:
@@ -274,9 +315,11 @@ static void burst_hdr_init(struct burst_hdr *bh, const struct sbx_mirror_engine 
 	case SBX_ENCAP_VXLAN:
 		/* written whole per copy (its UDP source port and IPv6 checksum are per frame) */
 		bh->len = 14 + (c->ip_version == 6 ? 40 : 20) + SBX_UDP_HLEN + SBX_VXLAN_HLEN;
+		burst_fit(bh, rt, bh->len, false);
 		return;
 	default:
 		bh->len = 0;
+		burst_fit(bh, rt, 0, true);
 		return;
 	}
 	memset(&ef, 0, sizeof(ef));
@@ -284,6 +327,7 @@ static void burst_hdr_init(struct burst_hdr *bh, const struct sbx_mirror_engine 
 	memcpy(bh->tmpl, rt->outer_tmpl, rt->outer_len);
 	bh->len = rt->outer_len + (uint32_t)sbx_gre_erspan_write(bh->tmpl + rt->outer_len, &ef);
 	bh->word0 = ((uint32_t)(ef.version & 0xf) << 28) | (ef.session_id & 0x3ffu);
+	burst_fit(bh, rt, bh->len, false);
 	if (c->ip_version != 6) {
 		const uint8_t *ip = bh->tmpl + 14;
 
@@ -375,8 +419,9 @@ static __rte_noinline void write_header_slow(struct sbx_mirror_engine *e, const 
 	write_header(e, rt, bh, m, cap, hdr);
 }
 
-/* Bytes of @p m a copy carries: the whole frame, or the snaplen, or what ERSPAN can carry. */
-static inline uint32_t copy_cap(const struct sbx_mirror_cfg *c, const struct rte_mbuf *m)
+/* Bytes of @p m a copy can carry, the destination's MTU aside: the whole frame, or the snaplen,
+ * or what ERSPAN or VXLAN can carry. */
+static inline uint32_t snap_cap(const struct sbx_mirror_cfg *c, const struct rte_mbuf *m)
 {
 	uint32_t cap = m->pkt_len;
 
@@ -389,16 +434,45 @@ static inline uint32_t copy_cap(const struct sbx_mirror_cfg *c, const struct rte
 	return cap;
 }
 
+/* The most bytes of @p m its copy may carry within the destination's MTU: bh->fit, plus 4 per
+ * 802.1Q/802.1ad tag (at most two, as a port takes them: CONFIG.md "Frame length") at the head
+ * of the frame for SPAN and RSPAN. Only asked for frames longer than bh->fit. */
+static uint32_t frame_fit(const struct burst_hdr *bh, const struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t fit = bh->fit, off = 12;
+
+	for (int k = 0; bh->tag_room && k < 2 && off + 2 <= m->data_len; k++, off += 4) {
+		uint16_t type = (uint16_t)(d[off] << 8 | d[off + 1]);
+
+		if (type != RTE_ETHER_TYPE_VLAN && type != RTE_ETHER_TYPE_QINQ)
+			break;
+		fit += 4;
+	}
+	return fit;
+}
+
+/* Bytes of @p m its copy carries: snap_cap(), cut to fit the destination's MTU (classify() has
+ * counted and, with oversize drop, refused a copy that needs the cut). */
+static inline uint32_t copy_cap(const struct sbx_mirror_cfg *c, const struct burst_hdr *bh, const struct rte_mbuf *m)
+{
+	uint32_t cap = snap_cap(c, m);
+
+	return unlikely(cap > bh->fit) ? RTE_MIN(cap, frame_fit(bh, m)) : cap;
+}
+
 /*
  * How the copy of @p m is made (enum copy_kind), and in @p nmb how many mbufs of the burst's bulk
  * allocation from e->mp it takes, in @p nind how many from e->mp_ind (both 0 for the general code);
- * COPY_NONE when the frame cannot be mirrored (counted: drop_malformed).
+ * COPY_NONE when the frame cannot be mirrored (counted: drop_malformed) or its copy would not fit
+ * the destination's MTU and the session drops such copies (counted: tx_oversize; a copy cut to fit
+ * is counted there too).
  */
 static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
 				      const struct rte_mbuf *m, unsigned int *nmb, unsigned int *nind)
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
-	uint32_t cap = copy_cap(c, m), strip = c->encap == SBX_ENCAP_RSPAN ? 12 : 0;
+	uint32_t cap = snap_cap(c, m), strip = c->encap == SBX_ENCAP_RSPAN ? 12 : 0;
 	bool share;
 
 	*nmb = 0;
@@ -406,6 +480,17 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 	if (c->encap == SBX_ENCAP_RSPAN && m->pkt_len < 12) {
 		rt->st->drop_malformed++; /* no MAC addresses to put the tag behind */
 		return COPY_NONE;
+	}
+	if (unlikely(cap > bh->fit)) { /* longer than the destination's MTU may take */
+		uint32_t fit = frame_fit(bh, m);
+
+		if (cap > fit) {
+			rt->st->tx_oversize++;
+			/* a copy needs its Ethernet header (RSPAN: its MACs) at least */
+			if (c->oversize == SBX_OVERSIZE_DROP || fit < 14)
+				return COPY_NONE;
+			cap = fit;
+		}
 	}
 	share = c->copy_strategy == SBX_COPY_SHARE ||
 		(c->copy_strategy == SBX_COPY_ADAPTIVE && cap > c->copy_threshold);
@@ -447,7 +532,7 @@ static inline uint32_t copy_one_limit(const struct sbx_mirror_cfg *c, const stru
 	lim = bh->room - bh->len;
 	if (c->copy_strategy == SBX_COPY_ADAPTIVE && c->copy_threshold < lim)
 		lim = c->copy_threshold;
-	return lim;
+	return RTE_MIN(lim, bh->fit); /* longer frames: classify() checks them against the MTU */
 }
 
 /*
@@ -486,7 +571,7 @@ make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct bu
 	  enum copy_kind kind, struct rte_mbuf **mb, unsigned int *used, struct rte_mbuf **mi, unsigned int *used_i)
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
-	uint32_t len = m->pkt_len, cap = copy_cap(c, m), hlen = bh->len;
+	uint32_t len = m->pkt_len, cap = copy_cap(c, bh, m), hlen = bh->len;
 	uint32_t strip = c->encap == SBX_ENCAP_RSPAN ? 12 : 0;
 	struct rte_mbuf *cp, *h;
 	uint8_t *d;

@@ -36,6 +36,9 @@ struct sbx_mirror_rt {
 	uint8_t src_mac[6];              /**< outer source MAC */
 	uint8_t outer_tmpl[64];          /**< Ethernet + IP header of every copy (ERSPAN), patched per copy */
 	uint8_t outer_len;               /**< 34 (IPv4) or 54 (IPv6) */
+	uint16_t mtu;                    /**< MTU of the destination (bytes of L3 payload; a group: its
+					      smallest member's) the copies must fit, 0 = no limit
+					      (docs/MIRRORING.md "Copies and the destination's MTU") */
 	uint32_t sample_left;            /**< frames to skip before the next mirrored one */
 	uint16_t ntx;                    /**< copies waiting in txbuf */
 	uint16_t burst_start;            /**< first txbuf entry of the burst being prepared */

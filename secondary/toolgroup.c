@@ -47,14 +47,42 @@ static unsigned int senders(const struct sbx_shm *shm, const struct sbx_config *
 	return n ? n : 1;
 }
 
-/* A token bucket of @p per_s tokens a second (0: none), shared by @p share workers. */
-static void bucket_init(struct sbx_token_bucket *b, uint64_t per_s, unsigned int share, double min_cap)
+/* Token bucket @p b at part @p frac (0..1) of @p per_s tokens a second (0: none); its tokens kept
+ * (at most the new cap). */
+static void bucket_share(struct sbx_token_bucket *b, uint64_t per_s, double frac, double min_cap)
 {
-	double r = (double)per_s / share;
+	double r = (double)per_s * frac;
 
 	b->rate = r / (double)rte_get_tsc_hz();
 	b->cap = r / 10 > min_cap ? r / 10 : min_cap; /* 100 ms of the rate (a worker off its CPU that long loses nothing), at least min_cap */
+	if (b->tokens > b->cap)
+		b->tokens = b->cap;
+}
+
+/* A token bucket of @p per_s tokens a second (0: none), shared by @p share workers, full. */
+static void bucket_init(struct sbx_token_bucket *b, uint64_t per_s, unsigned int share, double min_cap)
+{
+	bucket_share(b, per_s, 1.0 / share, min_cap);
 	b->tokens = b->cap;
+}
+
+#define PPS_MIN_CAP 8.0              /* tokens of a pps bucket at least: a burst of 8 copies */
+#define BPS_MIN_CAP (8.0 * 9600 * 2) /* bits of a bps bucket at least: two jumbo frames */
+
+/* Take this worker's shares of every member's rate limits, as the primary last computed them from
+ * every worker's demand (toolgroups.c there; 0: not yet, the start share stays). */
+static void take_shares(struct sbx_toolgroup_rt *g)
+{
+	for (uint8_t k = 0; k < g->nb; k++) {
+		struct sbx_toolgroup_member *m = &g->m[k];
+		uint32_t fp = __atomic_load_n(m->share_pps, __ATOMIC_RELAXED);
+		uint32_t fb = __atomic_load_n(m->share_bps, __ATOMIC_RELAXED);
+
+		if (fp != 0 && g->rate_pps != 0)
+			bucket_share(&m->pps, g->rate_pps, fp / 1e6, PPS_MIN_CAP);
+		if (fb != 0 && g->rate_bps != 0)
+			bucket_share(&m->bps, g->rate_bps, fb / 1e6, BPS_MIN_CAP);
+	}
 }
 
 int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const struct sbx_tables *t,
@@ -81,6 +109,10 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
 	g->limited = gc->rate_pps != 0 || gc->rate_bps != 0;
 	g->last_tsc = rte_rdtsc();
 	g->wait_cycles = wait_cycles;
+	g->rate_pps = gc->rate_pps;
+	g->rate_bps = gc->rate_bps;
+	g->rebalance_cycles = rte_get_tsc_hz() * SBX_GROUP_REBALANCE_MS / 1000;
+	g->next_rebalance = g->last_tsc + g->rebalance_cycles;
 	for (k = 0; k < g->nb; k++) {
 		struct sbx_toolgroup_member *m = &g->m[k];
 		uint16_t port = gc->members[k];
@@ -96,19 +128,27 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
 			}
 		}
 		m->c = &shm->workers[worker].stats.group_member[slot][k];
-		bucket_init(&m->pps, gc->rate_pps, share, 8);
-		bucket_init(&m->bps, gc->rate_bps, share, 8.0 * 9600 * 2);
+		m->dem = &shm->workers[worker].stats.group_demand[slot][k];
+		m->share_pps = &shm->groups[slot].m[k].share_pps_ppm[worker];
+		m->share_bps = &shm->groups[slot].m[k].share_bps_ppm[worker];
+		bucket_init(&m->pps, gc->rate_pps, share, PPS_MIN_CAP);
+		bucket_init(&m->bps, gc->rate_bps, share, BPS_MIN_CAP);
 	}
 	return 0;
 }
 
-/* Refill every member's buckets for the time since the last refill. */
+/* Refill every member's buckets for the time since the last refill (at this worker's shares, taken
+ * anew every SBX_GROUP_REBALANCE_MS). */
 static void refill(struct sbx_toolgroup_rt *g)
 {
 	uint64_t now = rte_rdtsc();
 	double dt = (double)(now - g->last_tsc);
 
 	g->last_tsc = now;
+	if (unlikely(now >= g->next_rebalance)) {
+		take_shares(g);
+		g->next_rebalance = now + g->rebalance_cycles;
+	}
 	for (uint8_t k = 0; k < g->nb; k++) {
 		struct sbx_token_bucket *b[2] = { &g->m[k].pps, &g->m[k].bps };
 
@@ -137,17 +177,22 @@ static inline bool admit(struct sbx_toolgroup_member *m, uint32_t len)
 static void send_member(struct sbx_toolgroup_rt *g, struct sbx_toolgroup_member *m, struct rte_mbuf **sel,
 			uint16_t n, uint64_t *sent, uint64_t *bytes, uint64_t *refused)
 {
-	uint64_t b = 0, lost = 0;
+	uint64_t b = 0, lost = 0, over = 0;
 	uint16_t i, ns = 0, ok;
 
 	for (i = 0; i < n; i++) {
 		if (g->limited && !admit(m, sel[i]->pkt_len)) {
 			m->c->drop_rate_limit++;
+			over += sel[i]->pkt_len;
 			rte_pktmbuf_free(sel[i]);
 			continue;
 		}
 		b += sel[i]->pkt_len;
 		sel[ns++] = sel[i];
+	}
+	if (g->limited) { /* this worker's demand: only it writes it, the primary reads it (shares) */
+		__atomic_store_n(&m->dem->pkts, m->dem->pkts + n, __ATOMIC_RELAXED);
+		__atomic_store_n(&m->dem->bytes, m->dem->bytes + b + over, __ATOMIC_RELAXED);
 	}
 	if (ns == 0)
 		return;

@@ -54,7 +54,7 @@ static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "
 static const char *const mgmt_tokens_keys[] = {"admin", "admin_file", "viewer", "viewer_file", NULL};
 static const char *const mgmt_tls_keys[] = {"cert", "key", NULL};
 static const char *const mirror_keys[] = {
-	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", NULL};
+	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", "oversize", NULL};
 static const char *const source_keys[] = {"port", "direction", NULL};
 static const char *const dest_keys[] = {"port", "group", "allow_forwarding", "recorder", NULL};
 static const char *const group_keys[] = {"name", "members", "hash", "failover", "member_rate_limit", NULL};
@@ -108,6 +108,8 @@ static const struct choice dedup_action_choices[] = {
 	{"drop", SBX_DEDUP_DROP}, {"count", SBX_DEDUP_COUNT}, {NULL, 0}};
 static const struct choice group_hash_choices[] = {
 	{"5tuple", SBX_GROUP_HASH_5TUPLE}, {"2tuple", SBX_GROUP_HASH_2TUPLE}, {NULL, 0}};
+static const struct choice oversize_choices[] = {
+	{"truncate", SBX_OVERSIZE_TRUNCATE}, {"drop", SBX_OVERSIZE_DROP}, {NULL, 0}};
 static const struct choice strategy_choices[] = {
 	{"adaptive", SBX_COPY_ADAPTIVE}, {"copy", SBX_COPY_COPY}, {"share", SBX_COPY_SHARE},
 	{NULL, 0}};
@@ -1612,8 +1614,9 @@ static int parse_recorder(struct ctx *c, const cJSON *sess, const cJSON *dst, co
 	if (get_int(c, o, rpath, "owner_pid", 0, INT32_MAX, 0, &v))
 		return -1;
 	r->owner_pid = (int32_t)v;
-	if (member(sess, "encap") || member(sess, "copy"))
-		return fail(c, dpath, "recorder", "a capture takes no encap and no copy (pcapng keeps the frame)");
+	if (member(sess, "encap") || member(sess, "copy") || member(sess, "oversize"))
+		return fail(c, dpath, "recorder",
+			    "a capture takes no encap, no copy and no oversize (pcapng keeps the frame, no MTU)");
 	return 0;
 }
 
@@ -1647,7 +1650,8 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 	    get_string(c, obj, path, "filter", m->filter, sizeof(m->filter), false, NULL, "") ||
 	    (m->filter[0] && check_filter(c, path, m->filter)) ||
 	    get_u32(c, obj, path, "snaplen", 0, 65535, 0, &m->snaplen) ||
-	    get_u32(c, obj, path, "sample", 1, 1000000, 1, &m->sample))
+	    get_u32(c, obj, path, "sample", 1, 1000000, 1, &m->sample) ||
+	    get_choice(c, obj, path, "oversize", oversize_choices, SBX_OVERSIZE_TRUNCATE, &m->oversize))
 		return -1;
 	if (m->snaplen > 0 && m->snaplen < 14)
 		return fail(c, path, "snaplen", "%u out of range 14..65535 (or 0 = whole frame)",

@@ -184,6 +184,13 @@ enum sbx_copy_strategy {
 	SBX_COPY_SHARE = 2,    /**< always share the frame (indirect mbuf, refcount) behind a header mbuf */
 };
 
+/** What a session does with a copy longer than its destination's MTU allows (docs/MIRRORING.md
+ *  "Copies and the destination's MTU"): the key "oversize" of a session. */
+enum sbx_oversize {
+	SBX_OVERSIZE_TRUNCATE = 0, /**< cut the frame so that the copy fits (ERSPAN: T bit set); the default */
+	SBX_OVERSIZE_DROP = 1,     /**< make no copy (counted: tx_oversize) */
+};
+
 /** ERSPAN type III timestamp granularity (the Gra field). */
 enum sbx_erspan_gra {
 	SBX_GRA_100US = 0,    /**< 100 microseconds */
@@ -262,6 +269,7 @@ struct sbx_mirror_cfg {
 	/* copy */
 	uint8_t copy_strategy;        /**< enum sbx_copy_strategy */
 	uint32_t copy_threshold;      /**< bytes; adaptive copies frames <= threshold (default 512) */
+	uint8_t oversize;             /**< enum sbx_oversize: a copy longer than the destination's MTU */
 };
 
 #define SBX_MAX_TOOL_GROUPS 8       /**< tool groups in one config */

@@ -149,7 +149,10 @@
 	_(drop_nombuf, "drop_nombuf", "drop_nombuf", "spanbox_mirror_dropped_packets_total", "nombuf",         \
 	  "packets", DROPS, "Mirror copies not made: the pool was empty.") \
 	_(truncated, "truncated", "truncated", "spanbox_mirror_truncated_packets_total", NULL, "packets",      \
-	  NONE, "Mirror copies cut at the snaplen.") \
+	  NONE, "Mirror copies cut: at the snaplen, or to fit the destination's MTU (oversize truncate).") \
+	_(tx_oversize, "tx_oversize", "tx_oversize", "spanbox_mirror_oversize_packets_total", NULL, "packets",  \
+	  NONE, "Mirror copies longer than the destination's MTU allows: cut to fit (oversize truncate, also " \
+	  "counted in truncated) or not made (oversize drop).") \
 	_(drop_malformed, "drop_malformed", "drop_malformed", "spanbox_mirror_dropped_packets_total",          \
 	  "malformed", "packets", DROPS,                                                                     \
 	  "Mirror copies not made: the frame cannot carry the encapsulation (RSPAN of a frame shorter than "   \

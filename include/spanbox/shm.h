@@ -107,6 +107,11 @@ struct sbx_group_member_shm {
 	uint64_t win_start_ns;   /**< start of the current TX refusal window (CLOCK_MONOTONIC) */
 	uint64_t win_sent;       /**< sum over workers of packets at the window's start */
 	uint64_t win_refused;    /**< sum over workers of drop_txfull at the window's start */
+	/** each worker's share of member_rate_limit (pps, bps), parts per million, written by the
+	 *  primary every SBX_GROUP_REBALANCE_MS from one snapshot of every worker's group_demand,
+	 *  max-min fair (primary/toolgroups.c); 0 = none yet: the worker keeps its start share */
+	uint32_t share_pps_ppm[SBX_MAX_WORKERS];
+	uint32_t share_bps_ppm[SBX_MAX_WORKERS];
 };
 
 /**
@@ -123,6 +128,24 @@ struct sbx_group_shm {
 	uint32_t members_up;                /**< members in state up */
 	struct sbx_group_member_shm m[SBX_MAX_GROUP_MEMBERS];
 } __rte_cache_aligned;
+
+/**
+ * What one worker offered one rate-limited tool group member since the slot was set up: copies and
+ * their bytes (encapsulation included) handed to the member's token buckets, admitted or not.
+ * Written by that worker only (a relaxed store of its own running sum, once per burst and member:
+ * no atomic read-modify-write), read by the primary every SBX_GROUP_REBALANCE_MS: each worker's
+ * share of member_rate_limit follows its part of the demand (struct sbx_group_member_shm
+ * share_*_ppm; docs/CONFIG.md "Rate limits with several workers"). Zeroed with the slot.
+ */
+struct sbx_group_demand {
+	uint64_t pkts;  /**< copies offered */
+	uint64_t bytes; /**< their bytes */
+};
+
+#define SBX_GROUP_REBALANCE_MS 5 /**< how often the primary shares member rate limits out anew (and
+				   workers take their shares) */
+#define SBX_GROUP_SHARE_FLOOR_PPM 20000 /**< the least share of a member's rate limit a worker gets
+					    (2 %): a worker whose first copies come has tokens at once */
 
 /** Life cycle of a worker, as the primary and the worker itself record it. */
 enum sbx_worker_state {
@@ -213,6 +236,9 @@ struct sbx_worker_stats {
 	/** indexed by tool group slot (struct sbx_tables.gslot) and member index */
 	struct sbx_group_member_counters group_member[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS];
 	struct sbx_group_counters group[SBX_GROUP_SLOTS]; /**< indexed by tool group slot */
+	/** indexed by tool group slot and member: this worker's demand, read by the others every
+	 *  SBX_GROUP_REBALANCE_MS to share out member_rate_limit (secondary/toolgroup.c) */
+	struct sbx_group_demand group_demand[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS];
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
@@ -331,6 +357,9 @@ struct sbx_port_shm {
 	int32_t pool_socket;     /**< socket of the pool that serves this port (its RX mbufs) */
 	uint8_t socket_from_hook; /**< 1 when numa_socket comes from SBX_TEST_PORT_SOCKET */
 	uint8_t mac[6];
+	uint16_t mtu;            /**< the port's MTU as its PMD has it (rte_eth_dev_get_mtu() once
+				      configured; else the config's mtu), bytes of L3 payload; 0 =
+				      unknown, no limit. Mirror copies sent there fit it (mirror.c) */
 	/* refreshed by the primary every 100 ms */
 	uint32_t link_up;        /**< 1 = up */
 	uint32_t link_speed;     /**< Mb/s */

@@ -17,9 +17,12 @@ npkts() { capinfos -Mc "$1" | awk '/Number of packets/ {print $NF}'; }
 
 # mkcfg FILE INPUT MTU MIRRORS_JSON PORT...: p0 reads INPUT, p1 writes $TMP/<tag>_p1.pcap, and
 # each extra PORT writes $TMP/<tag>_<PORT>.pcap (<tag> = FILE's base name); a PORT named
-# "drop*" has no tx_pcap: it discards what it is given.
+# "drop*" has no tx_pcap: it discards what it is given. The extra PORTs (mirror destinations)
+# have an MTU 100 B larger (at most 9600), room for any encapsulation: copies are cut to fit their
+# destination's MTU (61_mirror_mtu.sh tests that), here every frame is expected whole.
 mkcfg() {
-	local file=$1 in=$2 mtu=$3 mirrors=$4 tag ports p n=2
+	local file=$1 in=$2 mtu=$3 mirrors=$4 tag ports p n=2 dmtu
+	dmtu=$(($3 + 100 > 9600 ? 9600 : $3 + 100))
 	tag=$(basename "$file" .json)
 	shift 4
 	ports="{\"name\": \"p0\", \"devargs\": \"net_pcap0,rx_pcap=$in\", \"mtu\": $mtu},
@@ -27,10 +30,10 @@ mkcfg() {
 	for p in "$@"; do
 		if [[ $p == drop* ]]; then
 			ports+=",
-    {\"name\": \"$p\", \"devargs\": \"net_pcap$n\", \"mtu\": $mtu}"
+    {\"name\": \"$p\", \"devargs\": \"net_pcap$n\", \"mtu\": $dmtu}"
 		else
 			ports+=",
-    {\"name\": \"$p\", \"devargs\": \"net_pcap$n,tx_pcap=$TMP/${tag}_$p.pcap\", \"mtu\": $mtu}"
+    {\"name\": \"$p\", \"devargs\": \"net_pcap$n,tx_pcap=$TMP/${tag}_$p.pcap\", \"mtu\": $dmtu}"
 		fi
 		n=$((n + 1))
 	done

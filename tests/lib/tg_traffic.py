@@ -5,6 +5,8 @@
                                        frames a second for at most SECONDS; each frame carries
                                        MAGIC, flow, direction, sequence and send time (CLOCK_REALTIME);
                                        LOG gets "flow dir seq time" per frame
+  send1 IFACE FLOWS PPS SECONDS        the same, one direction only (client to server: each flow
+                                       is one 5-tuple, on one RX queue of a multi-queue tap)
   recv OUT SECONDS IFACE...            every tagged frame seen on the IFACEs: "member flow dir seq
                                        sent received" lines in OUT (member = index of IFACE)
   failover SENT RECV DOWN UP HOLD_MS MEMBER   TAP lines of issue 13 test 2 (see the test)
@@ -34,7 +36,7 @@ def frame(flow, d, seq, now):
     return mb + ma + b"\x08\x00" + ip
 
 
-def send(iface, flows, pps, seconds, log=None):
+def send(iface, flows, pps, seconds, log=None, dirs=2):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((iface, 0))
     out = open(log, "w") if log else None
@@ -47,7 +49,7 @@ def send(iface, flows, pps, seconds, log=None):
             break
         due = int(el * pps) + 1
         while n < due:
-            flow, d = (n // 2) % flows, n % 2
+            flow, d = (n // dirs) % flows, n % dirs
             if flow == 0 and d == 0:
                 seq += 1
             now = time.time()
@@ -164,6 +166,8 @@ if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "send":
         send(args[0], int(args[1]), float(args[2]), float(args[3]), args[4] if len(args) > 4 else None)
+    elif cmd == "send1":
+        send(args[0], int(args[1]), float(args[2]), float(args[3]), None, 1)
     elif cmd == "recv":
         recv(args[0], float(args[1]), args[2:])
     elif cmd == "failover":

@@ -478,6 +478,13 @@ static void test_mirrors_inline(void)
 	check(parse_mirrors("[{\"id\":1," SESSION ",\"snaplen\":65536}]", &cfg, err, sizeof(err)) == -1 &&
 		      !strcmp(err, "mirrors[0].snaplen: 65536 out of range 0..65535"),
 	      "mirrors: snaplen above 65535 (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION "},{\"id\":2,\"oversize\":\"drop\"," SESSION "}]", &cfg, err,
+			    sizeof(err)) == 0 &&
+		      cfg.mirrors[0].oversize == SBX_OVERSIZE_TRUNCATE && cfg.mirrors[1].oversize == SBX_OVERSIZE_DROP,
+	      "mirrors: oversize truncate by default, drop when asked (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"oversize\":\"cut\"}]", &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].oversize: \"cut\" is not one of \"truncate\", \"drop\""),
+	      "mirrors: oversize \"cut\" refused (%s)", err);
 	memset(filter, 'x', 256);
 	filter[256] = '\0';
 	snprintf(text, sizeof(text), "[{\"id\":1," SESSION ",\"filter\":\"%s\"}]", filter);

@@ -1190,6 +1190,150 @@ static void test_sampled_commit(struct sbx_mirror_engine *e)
 	end(e, "sampled commit_tx", tx, 8);
 }
 
+/* Session 0 as begin() sets it up, with the destination port's MTU @p mtu (shm, as the primary
+ * publishes it) and oversize @p oversize. @return its config, NULL when not set up. */
+static struct sbx_mirror_cfg *begin_mtu(struct sbx_mirror_engine *e, uint8_t encap, uint8_t strategy, uint16_t mtu,
+					uint8_t oversize, const char *what)
+{
+	struct sbx_mirror_cfg *mc;
+
+	world(SBX_PORT_ETHDEV, ring_w0);
+	mc = session(encap, strategy, 512, 0, 1);
+	mc->oversize = oversize;
+	shm->ports[1].mtu = mtu;
+	return check(setup(e, 0), "%s: engine set up", what) ? mc : NULL;
+}
+
+/* The ERSPAN T bit of copy @p m (IPv4 outer, 34 B): bit 10 of the first ERSPAN word. */
+static bool t_bit(const struct rte_mbuf *m)
+{
+	uint8_t b[2];
+	const uint8_t *p = rte_pktmbuf_read(m, 34 + 8 + 2, 2, b);
+
+	return p != NULL && (p[0] & 0x04) != 0;
+}
+
+/*
+ * Copies and the destination port's MTU (docs/MIRRORING.md "Copies and the destination's MTU"):
+ * a copy may be an Ethernet frame of mtu + 14 bytes plus 4 per 802.1Q/802.1ad tag in front of its
+ * L3 payload (SPAN and RSPAN copies keep the frame's tags and RSPAN adds one; an ERSPAN or VXLAN
+ * copy's outer IP packet is its L3 payload); a longer one is cut to fit (ERSPAN: T bit) or, with
+ * oversize drop, not made; both counted in tx_oversize. MTU 0 (unknown): no limit.
+ */
+static void test_mtu(struct sbx_mirror_engine *e)
+{
+	static const uint8_t strategies[] = { SBX_COPY_ADAPTIVE, SBX_COPY_COPY, SBX_COPY_SHARE };
+	static const char *const sname[] = { "adaptive", "copy", "share" };
+	struct rte_mbuf *f[4], *out[8];
+	uint8_t a[2048], x[2048];
+	const struct sbx_mirror_cfg *mc;
+	unsigned int n, i, k, good;
+
+	/* ERSPAN II to a port of MTU 1500, whatever the copy strategy: 1464 B fits exactly (50 + 1464
+	 * = 1514), 1465 B and 1514 B are cut to 1464 B with the T bit */
+	for (k = 0; k < RTE_DIM(strategies); k++) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "MTU 1500, ERSPAN II, %s", sname[k]);
+		mc = begin_mtu(e, SBX_ENCAP_ERSPAN2, strategies[k], 1500, SBX_OVERSIZE_TRUNCATE, what);
+		if (mc == NULL)
+			return;
+		f[0] = frame(1464, 1);
+		f[1] = frame(1465, 2);
+		f[2] = frame(1514, 3);
+		n = mirror_rx(e, f, 3, ring_w0, out, 8);
+		good = 0;
+		for (i = 0; i < n && i < 3; i++) {
+			uint32_t la = bytes(out[i], a, sizeof(a)), lx = erspan2_expect(mc, f[i], 1464, (uint16_t)i, x);
+
+			x[34 + 7] = (uint8_t)i; /* GRE sequence: numbered when sent, from 0 */
+			good += la == 1514 && la == lx && memcmp(a, x, la) == 0 && t_bit(out[i]) == (i > 0);
+		}
+		check(n == 3 && good == 3, "%s: copies of 1464, 1465, 1514 B frames are 1514 B, the last two cut "
+		      "to 1464 B with the T bit, byte for byte (%u of %u)", what, good, n);
+		check(ctr(0)->tx_oversize == 2 && ctr(0)->truncated == 2,
+		      "%s: tx_oversize 2, truncated 2 (%" PRIu64 ", %" PRIu64 ")", what, ctr(0)->tx_oversize,
+		      ctr(0)->truncated);
+		free_all(out, n);
+		end(e, what, f, 3);
+	}
+
+	/* oversize drop: the 1465 B frame gets no copy */
+	mc = begin_mtu(e, SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 1500, SBX_OVERSIZE_DROP, "MTU 1500, oversize drop");
+	if (mc == NULL)
+		return;
+	f[0] = frame(1464, 1);
+	f[1] = frame(1465, 2);
+	f[2] = frame(64, 3);
+	n = mirror_rx(e, f, 3, ring_w0, out, 8);
+	check(n == 2 && out[0]->pkt_len == 1514 && out[1]->pkt_len == 114 && !t_bit(out[0]) &&
+		      ctr(0)->tx_oversize == 1 && ctr(0)->truncated == 0 && ctr(0)->mirrored_pkts == 2,
+	      "oversize drop: 1464 B and 64 B frames copied whole, the 1465 B one not (tx_oversize %" PRIu64 ")",
+	      ctr(0)->tx_oversize);
+	free_all(out, n);
+	end(e, "oversize drop", f, 3);
+
+	/* VXLAN over IPv4 at MTU 1400: copies of at most 1414 B, the frame cut to 1364 B */
+	mc = begin_mtu(e, SBX_ENCAP_VXLAN, SBX_COPY_ADAPTIVE, 1400, SBX_OVERSIZE_TRUNCATE, "MTU 1400, VXLAN");
+	if (mc == NULL)
+		return;
+	f[0] = frame(1364, 1);
+	f[1] = frame(1500, 2);
+	n = mirror_rx(e, f, 2, ring_w0, out, 8);
+	check(n == 2 && out[0]->pkt_len == 1414 && out[1]->pkt_len == 1414 && ctr(0)->tx_oversize == 1,
+	      "VXLAN, MTU 1400: copies of 1364 B and 1500 B frames are 1414 B (%u B, %u B)", n ? out[0]->pkt_len : 0,
+	      n > 1 ? out[1]->pkt_len : 0);
+	free_all(out, n);
+	end(e, "MTU 1400, VXLAN", f, 2);
+
+	/* SPAN at MTU 1500: an untagged frame up to 1514 B, a tagged one up to 1518 B */
+	mc = begin_mtu(e, SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 1500, SBX_OVERSIZE_TRUNCATE, "MTU 1500, SPAN");
+	if (mc == NULL)
+		return;
+	f[0] = frame(1514, 1);
+	f[1] = frame(1522, 2);
+	f[2] = tagged(1518, 3, 7, 0);
+	f[3] = tagged(1522, 4, 7, 0);
+	n = mirror_rx(e, f, 4, ring_w0, out, 8);
+	check(n == 4 && out[0]->pkt_len == 1514 && out[1]->pkt_len == 1514 && out[2]->pkt_len == 1518 &&
+		      out[3]->pkt_len == 1518 && ctr(0)->tx_oversize == 2,
+	      "SPAN, MTU 1500: untagged 1514, 1522 B -> 1514, 1514 B; tagged 1518, 1522 B -> 1518, 1518 B");
+	good = 0;
+	for (i = 0; i < n && i < 4; i++) {
+		uint32_t la = bytes(out[i], a, sizeof(a));
+
+		good += memcmp(rte_pktmbuf_mtod(f[i], const uint8_t *), a, la) == 0;
+	}
+	check(good == 4, "SPAN: the copies are the frames' first bytes (%u of 4)", good);
+	free_all(out, n);
+	end(e, "MTU 1500, SPAN", f, 4);
+
+	/* RSPAN at MTU 1500: the session's tag is not part of the MTU (a 1514 B frame's copy of 1518 B
+	 * passes), a longer frame is cut to 1514 B before the tag */
+	mc = begin_mtu(e, SBX_ENCAP_RSPAN, SBX_COPY_ADAPTIVE, 1500, SBX_OVERSIZE_TRUNCATE, "MTU 1500, RSPAN");
+	if (mc == NULL)
+		return;
+	f[0] = frame(1514, 1);
+	f[1] = frame(1522, 2);
+	n = mirror_rx(e, f, 2, ring_w0, out, 8);
+	check(n == 2 && out[0]->pkt_len == 1518 && out[1]->pkt_len == 1518 && ctr(0)->tx_oversize == 1 &&
+		      ctr(0)->truncated == 1,
+	      "RSPAN, MTU 1500: 1514 B -> 1518 B whole, 1522 B -> 1518 B cut (%u B, %u B)", n ? out[0]->pkt_len : 0,
+	      n > 1 ? out[1]->pkt_len : 0);
+	free_all(out, n);
+	end(e, "MTU 1500, RSPAN", f, 2);
+
+	/* MTU unknown (0): no limit */
+	mc = begin_mtu(e, SBX_ENCAP_ERSPAN2, SBX_COPY_ADAPTIVE, 0, SBX_OVERSIZE_DROP, "MTU unknown");
+	if (mc == NULL)
+		return;
+	f[0] = frame(1900, 1);
+	n = mirror_rx(e, f, 1, ring_w0, out, 8);
+	check(n == 1 && out[0]->pkt_len == 1950 && ctr(0)->tx_oversize == 0, "MTU unknown: a 1900 B frame copied whole");
+	free_all(out, n);
+	end(e, "MTU unknown", f, 1);
+}
+
 int main(int argc, char **argv)
 {
 	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "256", "--lcores", "100@(0-1)",
@@ -1238,6 +1382,7 @@ int main(int argc, char **argv)
 	test_now_ns();
 	test_sampled_commit(e0);
 	test_group_tags(e0);
+	test_mtu(e0);
 
 	free(e0);
 	free(e1);
