@@ -23,15 +23,19 @@ peq() { python3 "$PEQ" "$1" "$2" | sed "s/^/# /"; return "${PIPESTATUS[0]}"; }
 
 # mkcfg FILE INPUT MTU INGRESS_JSON [MIRRORS_JSON [PORT...]]: p0 reads INPUT with the ingress object
 # INGRESS_JSON ("" = none), p1 writes $TMP/<tag>_p1.pcap, each extra PORT $TMP/<tag>_<PORT>.pcap.
+# The extra ports are mirror destinations: 100 B more MTU (at most 9600), room for an ERSPAN
+# encapsulation, since a copy longer than its destination's MTU is cut (docs/MIRRORING.md) and the
+# round trip wants every frame whole.
 mkcfg() {
-	local file=$1 in=$2 mtu=$3 ing=$4 mirrors=${5:-} tag ports p n=2
+	local file=$1 in=$2 mtu=$3 ing=$4 mirrors=${5:-} tag ports p n=2 mmtu
 	tag=$(basename "$file" .json)
 	shift 4; [ $# -gt 0 ] && shift
+	mmtu=$((mtu + 100 > 9600 ? 9600 : mtu + 100))
 	ports="{\"name\": \"p0\", \"devargs\": \"net_pcap0,rx_pcap=$in\", \"mtu\": $mtu${ing:+, \"ingress\": $ing}},
     {\"name\": \"p1\", \"devargs\": \"net_pcap1,tx_pcap=$TMP/${tag}_p1.pcap\", \"mtu\": $mtu}"
 	for p in "$@"; do
 		ports+=",
-    {\"name\": \"$p\", \"devargs\": \"net_pcap$n,tx_pcap=$TMP/${tag}_$p.pcap\", \"mtu\": $mtu}"
+    {\"name\": \"$p\", \"devargs\": \"net_pcap$n,tx_pcap=$TMP/${tag}_$p.pcap\", \"mtu\": $mmtu}"
 		n=$((n + 1))
 	done
 	cat >"$file" <<JSON
