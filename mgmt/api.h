@@ -120,7 +120,7 @@ extern const struct mgmt_route mgmt_routes_captures[]; /* api_captures.c: captur
  * DELETE (docs/CAPTURE.md). @p ids gets " id id ..." of those removed ("" none).
  * @return how many were removed.
  */
-int mgmt_captures_evict(const struct sbx_shm *shm, cJSON *doc, char *ids, size_t len);
+int mgmt_tables_evict_ended_captures(const struct sbx_shm *shm, cJSON *doc, char *ids, size_t len);
 
 /**
  * The running config document (the active tables' json), or NULL with a 503/500 in *body and

@@ -94,33 +94,6 @@ static uint64_t cap_bytes(const struct sbx_shm *shm, long id)
 	return sum;
 }
 
-/* The slot of the recorder for capture @p id, NULL when none. */
-static const struct sbx_capture_shm *cap_slot(const struct sbx_shm *shm, long id)
-{
-	unsigned int k;
-
-	for (k = 0; k < SBX_CAPTURE_SLOTS; k++)
-		if (__atomic_load_n(&shm->captures[k].state, __ATOMIC_ACQUIRE) != SBX_CAP_FREE &&
-		    shm->captures[k].id == id)
-			return &shm->captures[k];
-	return NULL;
-}
-
-/* The running session of capture @p id (its index in the active tables in *@p idx), or NULL. */
-static const struct sbx_mirror_cfg *cap_session(const struct sbx_shm *shm, long id, uint16_t *idx)
-{
-	const struct sbx_config *cfg = sbx_shm_cfg(shm);
-	uint16_t i;
-
-	for (i = 0; i < cfg->nb_mirrors; i++)
-		if (cfg->mirrors[i].dst_kind == SBX_DST_RECORDER && cfg->mirrors[i].id == id) {
-			if (idx != NULL)
-				*idx = i;
-			return &cfg->mirrors[i];
-		}
-	return NULL;
-}
-
 /* true when no files of an older capture are kept under id @p id (@p shm: the memzone). */
 static bool id_free(const void *shm, long id)
 {
@@ -131,39 +104,6 @@ static bool id_free(const void *shm, long id)
 	return stat(path, &st) != 0;
 }
 
-int mgmt_captures_evict(const struct sbx_shm *shm, cJSON *doc, char *ids, size_t len)
-{
-	cJSON *arr = mgmt_doc_array(doc, "mirrors");
-	size_t off = 0;
-	int n = 0;
-
-	ids[0] = '\0';
-	while (cJSON_GetArraySize(arr) >= SBX_MAX_MIRRORS) {
-		const struct sbx_capture_shm *cs, *oldest = NULL;
-		int i = 0, at = -1;
-		cJSON *it;
-
-		cJSON_ArrayForEach(it, arr) {
-			const cJSON *idv = cJSON_GetObjectItemCaseSensitive(it, "id");
-
-			cs = cJSON_IsNumber(idv) && cap_session(shm, (long)idv->valuedouble, NULL) != NULL
-				     ? cap_slot(shm, (long)idv->valuedouble) : NULL;
-			if (cs != NULL && __atomic_load_n(&cs->state, __ATOMIC_ACQUIRE) == SBX_CAP_ENDED &&
-			    (oldest == NULL || cs->end_ns < oldest->end_ns)) {
-				oldest = cs;
-				at = i;
-			}
-			i++;
-		}
-		if (oldest == NULL)
-			break;
-		if (off < len)
-			off += (size_t)snprintf(ids + off, len - off, " %u", oldest->id);
-		cJSON_DeleteItemFromArray(arr, at);
-		n++;
-	}
-	return n;
-}
 
 /* What the capture directory holds and what running captures may still write. */
 static void cap_room(const struct sbx_shm *shm, struct mgmt_capture_room *room)
@@ -186,7 +126,7 @@ static void cap_room(const struct sbx_shm *shm, struct mgmt_capture_room *room)
 		closedir(d);
 	for (i = 0; i < cfg->nb_mirrors; i++) {
 		const struct sbx_capture_shm *cs = cfg->mirrors[i].dst_kind == SBX_DST_RECORDER
-							   ? cap_slot(shm, cfg->mirrors[i].id) : NULL;
+							   ? mgmt_capture_slot(shm, cfg->mirrors[i].id) : NULL;
 
 		if (cs != NULL && cs->state == SBX_CAP_RUNNING && cfg->mirrors[i].rec.max_bytes > cs->disk_bytes)
 			room->reserved += cfg->mirrors[i].rec.max_bytes - cs->disk_bytes;
@@ -255,7 +195,7 @@ static cJSON *files_json(const struct sbx_shm *shm, long id)
 static cJSON *capture_json(const struct sbx_shm *shm, long id, const struct sbx_mirror_cfg *m, uint16_t idx)
 {
 	static const char *const dirs[] = { "", "rx", "tx", "both" };
-	const struct sbx_capture_shm *cs = m != NULL ? cap_slot(shm, id) : NULL;
+	const struct sbx_capture_shm *cs = m != NULL ? mgmt_capture_slot(shm, id) : NULL;
 	cJSON *o = cJSON_CreateObject(), *c;
 	char state[160], when[32];
 
@@ -346,7 +286,7 @@ static unsigned int get_captures(struct req *r, cJSON **body)
 	while (d != NULL && (e = readdir(d)) != NULL) {
 		long id = dir_id(e->d_name);
 
-		if (id > 0 && cap_session(shm, id, NULL) == NULL)
+		if (id > 0 && mgmt_capture_session(shm, id, NULL) == NULL)
 			cJSON_AddItemToArray(*body, capture_json(shm, id, NULL, 0));
 	}
 	if (d != NULL)
@@ -367,7 +307,7 @@ static unsigned int get_capture(struct req *r, cJSON **body)
 	shm = mgmt_need_shm(r, body, &code);
 	if (shm == NULL)
 		return code;
-	m = cap_session(shm, id, &idx);
+	m = mgmt_capture_session(shm, id, &idx);
 	if (m == NULL && id_free(shm, id)) {
 		*body = mgmt_error(MHD_HTTP_NOT_FOUND, NULL, "no capture %ld", id);
 		return MHD_HTTP_NOT_FOUND;
@@ -430,7 +370,7 @@ static unsigned int post_capture(struct req *r, cJSON **body)
 		return code;
 	}
 	cap_room(shm, &room);
-	mgmt_captures_evict(shm, doc, evicted, sizeof(evicted));
+	mgmt_tables_evict_ended_captures(shm, doc, evicted, sizeof(evicted));
 	if (mgmt_merge_post_capture(in, doc, &room, id_free, shm, &id, prefix, sizeof(prefix), &v) != 0) {
 		*body = mgmt_error(v.code, v.field, "%s", v.msg);
 		cJSON_Delete(in);
@@ -481,7 +421,7 @@ static unsigned int delete_capture(struct req *r, cJSON **body)
 	shm = mgmt_need_shm(r, body, &code);
 	if (shm == NULL)
 		return code;
-	if (cap_session(shm, id, NULL) != NULL) {
+	if (mgmt_capture_session(shm, id, NULL) != NULL) {
 		doc = mgmt_running_doc(r, body, &code);
 		if (doc == NULL)
 			return code;
@@ -499,7 +439,7 @@ static unsigned int delete_capture(struct req *r, cJSON **body)
 		if (code != MHD_HTTP_OK)
 			return code;
 		/* the recorder closes the files after the change's grace period: wait for its slot */
-		for (int i = 0; i < 300 && cap_slot(shm, id) != NULL; i++) {
+		for (int i = 0; i < 300 && mgmt_capture_slot(shm, id) != NULL; i++) {
 			struct timespec nap = { 0, 10000000 };
 
 			nanosleep(&nap, NULL);

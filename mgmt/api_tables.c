@@ -24,6 +24,7 @@
 
 #include "spanbox/config_store.h"
 #include "api.h"
+#include "shmview.h"
 #include "attach.h"
 #include "db.h"
 #include "status.h"
@@ -434,6 +435,40 @@ static unsigned int get_mirror(struct req *r, cJSON **body)
 	return code;
 }
 
+int mgmt_tables_evict_ended_captures(const struct sbx_shm *shm, cJSON *doc, char *ids, size_t len)
+{
+	cJSON *arr = mgmt_doc_array(doc, "mirrors");
+	size_t off = 0;
+	int n = 0;
+
+	ids[0] = '\0';
+	while (cJSON_GetArraySize(arr) >= SBX_MAX_MIRRORS) {
+		const struct sbx_capture_shm *cs, *oldest = NULL;
+		int i = 0, at = -1;
+		cJSON *it;
+
+		cJSON_ArrayForEach(it, arr) {
+			const cJSON *idv = cJSON_GetObjectItemCaseSensitive(it, "id");
+
+			cs = cJSON_IsNumber(idv) && mgmt_capture_session(shm, (long)idv->valuedouble, NULL) != NULL
+				     ? mgmt_capture_slot(shm, (long)idv->valuedouble) : NULL;
+			if (cs != NULL && __atomic_load_n(&cs->state, __ATOMIC_ACQUIRE) == SBX_CAP_ENDED &&
+			    (oldest == NULL || cs->end_ns < oldest->end_ns)) {
+				oldest = cs;
+				at = i;
+			}
+			i++;
+		}
+		if (oldest == NULL)
+			break;
+		if (off < len)
+			off += (size_t)snprintf(ids + off, len - off, " %u", oldest->id);
+		cJSON_DeleteItemFromArray(arr, at);
+		n++;
+	}
+	return n;
+}
+
 /* POST /mirrors: add a session; "id" optional (the lowest free one is given). 201, 409, 422. */
 static unsigned int post_mirror(struct req *r, cJSON **body)
 {
@@ -460,7 +495,7 @@ static unsigned int post_mirror(struct req *r, cJSON **body)
 		cJSON_Delete(in);
 		return code;
 	}
-	mgmt_captures_evict(shm, doc, evicted, sizeof(evicted));
+	mgmt_tables_evict_ended_captures(shm, doc, evicted, sizeof(evicted));
 	if (mgmt_merge_post_mirror(in, doc, &id, prefix, sizeof(prefix), &v) != 0) {
 		*body = verdict_error(&v);
 		cJSON_Delete(in);

@@ -141,3 +141,30 @@ void mgmt_ethdev_counters_json(cJSON *o, const struct sbx_port_shm *c)
 	SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_NUM)
 #undef ETHDEV_NUM
 }
+
+/* The slot of the recorder for capture @p id, NULL when none. */
+const struct sbx_capture_shm *mgmt_capture_slot(const struct sbx_shm *shm, long id)
+{
+	unsigned int k;
+
+	for (k = 0; k < SBX_CAPTURE_SLOTS; k++)
+		if (__atomic_load_n(&shm->captures[k].state, __ATOMIC_ACQUIRE) != SBX_CAP_FREE &&
+		    shm->captures[k].id == id)
+			return &shm->captures[k];
+	return NULL;
+}
+
+/* The running session of capture @p id (its index in the active tables in *@p idx), or NULL. */
+const struct sbx_mirror_cfg *mgmt_capture_session(const struct sbx_shm *shm, long id, uint16_t *idx)
+{
+	const struct sbx_config *cfg = sbx_shm_cfg(shm);
+	uint16_t i;
+
+	for (i = 0; i < cfg->nb_mirrors; i++)
+		if (cfg->mirrors[i].dst_kind == SBX_DST_RECORDER && cfg->mirrors[i].id == id) {
+			if (idx != NULL)
+				*idx = i;
+			return &cfg->mirrors[i];
+		}
+	return NULL;
+}

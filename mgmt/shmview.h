@@ -75,4 +75,11 @@ void mgmt_worker_counters_json(cJSON *o, const struct sbx_worker_stats *st);
  */
 void mgmt_ethdev_counters_json(cJSON *o, const struct sbx_port_shm *c);
 
+/** The recorder slot of capture @p id in @p shm (any state but free), NULL when none. */
+const struct sbx_capture_shm *mgmt_capture_slot(const struct sbx_shm *shm, long id);
+
+/** The running session of capture @p id (a recorder destination) in the active tables, its index
+ *  in *@p idx when not NULL; NULL when none. */
+const struct sbx_mirror_cfg *mgmt_capture_session(const struct sbx_shm *shm, long id, uint16_t *idx);
+
 #endif
