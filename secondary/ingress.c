@@ -385,20 +385,18 @@ static enum verdict reassemble(struct sbx_ingress_engine *ig, uint16_t port, con
  * whole). @return KEEP, DROP (counted) or TAKEN (by the reassembly table).
  */
 static enum verdict decap_one(struct sbx_ingress_engine *ig, uint16_t port, const struct sbx_ingress_cfg *c,
-			      struct rte_mbuf **mp, uint64_t now, uint64_t *now_ns)
+			      const struct sbx_decap_udp_map *map, struct rte_mbuf **mp, uint64_t now, uint64_t *now_ns)
 {
 	struct sbx_port_counters *pc = &ig->st->port[port];
 	struct rte_mbuf *m = *mp;
 	struct sbx_tunnel_info ti;
-	struct sbx_decap_udp_map map;
 	enum sbx_decap_result r;
 	uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t inner_len, excess;
 	unsigned int k;
 	enum verdict v;
 
-	sbx_decap_udp_map_of(c, &map);
-	r = sbx_decap_parse_map(f, m->pkt_len, m->data_len, &map, &ti);
+	r = sbx_decap_parse_map(f, m->pkt_len, m->data_len, map, &ti);
 	if (r == SBX_DECAP_FRAGMENT) {
 		/* a later fragment has no GRE or UDP header: what only the whole datagram says, a
 		 * protocol some rule of the port could carry is reason enough to reassemble it */
@@ -410,7 +408,7 @@ static enum verdict decap_one(struct sbx_ingress_engine *ig, uint16_t port, cons
 				return v;
 			m = *mp;
 			f = rte_pktmbuf_mtod(m, uint8_t *);
-			r = sbx_decap_parse_map(f, m->pkt_len, m->data_len, &map, &ti);
+			r = sbx_decap_parse_map(f, m->pkt_len, m->data_len, map, &ti);
 			if (r == SBX_DECAP_FRAGMENT) /* not what rte_ip_frag returns: never passed on half */
 				r = SBX_DECAP_MALFORMED_short_outer;
 		}
@@ -518,7 +516,10 @@ uint16_t sbx_ingress_burst(struct sbx_ingress_engine *ig, uint16_t port, struct 
 	struct sbx_port_counters *pc = &ig->st->port[port];
 	uint64_t bytes = 0, dropped_bytes = 0, now_ns = 0;
 	uint16_t i, no = 0, nd = 0;
+	struct sbx_decap_udp_map map = { .n = 0 };
 
+	if (c->nb_decap) /* the UDP ports of the port's rules: once a burst, not once a frame */
+		sbx_decap_udp_map_of(c, &map);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		uint32_t len = m->pkt_len;
@@ -533,7 +534,7 @@ uint16_t sbx_ingress_burst(struct sbx_ingress_engine *ig, uint16_t port, struct 
 			v = DROP;
 		}
 		if (v == KEEP && c->nb_decap) {
-			v = decap_one(ig, port, c, &m, now, &now_ns);
+			v = decap_one(ig, port, c, &map, &m, now, &now_ns);
 			if (v == TAKEN)
 				continue;
 		}
