@@ -164,12 +164,16 @@ check "1: pool audit unexplained did not grow across the $KILLS kills beyond one
 check "1: worker 0: restarts = takeovers = crashes = $KILLS; worker 1: restarts 0" \
 	bash -o pipefail -c "curl -fsS $API1/workers | jq -e '.[0].restarts == $KILLS and .[0].takeovers == $KILLS and .[0].crashes == $KILLS and .[1].restarts == 0' >/dev/null"
 # the life lock (spanbox/life.h): a kill is seen as the kernel ends the thread, before the reap.
-# The reap wins when the primary's watcher thread gets no CPU for the ~6 ms of the teardown (a
-# loaded CI machine: fewer than 20 in a run of .ci/run), so at least half; 0 without the life lock
+# Without the life lock the count is 0: that is what this checks. How many of the 20 win is a
+# matter of scheduling, not of correctness: the reap wins when the primary's watcher thread gets
+# no CPU for the ~6 ms of the teardown. Quiet machine: 20 of 20; a CI run (other tests' load, and
+# the watcher's real-time priority perhaps refused: its log line below): 8 of 20 once, which failed
+# an older 'at least half' here. The share is a figure of docs/BENCHMARKS.md, not a pass mark.
 early=$(get "$API1/workers/0" | jq -e '.takeovers_before_reap') || early=0
 echo "# takeovers made before the reap (life lock): $early of $KILLS"
-check "1: worker 0: at least half of the $KILLS takeovers made before the dead worker was reaped (its life lock: $early)" \
-	cond "[ '$early' -ge $((KILLS / 2)) ] && [ '$early' -le $KILLS ]"
+grep -h "life watch threads" "$TMP/live-primary.log" 2>/dev/null | head -1 | sed 's/^/# /' || true
+check "1: worker 0: takeovers made before the dead worker was reaped, from its life lock (1 to $KILLS: $early)" \
+	cond "[ '$early' -ge 1 ] && [ '$early' -le $KILLS ]"
 sleep 0.3
 get "$API1/events?limit=1000" >"$TMP/events1.json"
 check "1: events: $KILLS worker_takeover and $KILLS takeover_rx of worker 0, $((KILLS + 1)) standby_start or more" \
