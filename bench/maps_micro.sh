@@ -10,22 +10,31 @@
 # rounds: preemption on a shared machine only adds), frames of VERIFY whose results differ from the
 # reference match, shadowed rules, context sets, contexts; then the issue's targets.
 #   bench/maps_micro.sh                      sizes 0 100 1024 16384 65536, 16 maps, max_size 0
+#   PROFILE=acl1 bench/maps_micro.sh         rules drawn as ClassBench's acl1 seed draws them
+#                                            (an ACL: /31-/32 sources, a few servers, exact ports)
+#   RULES_FILE=r.json bench/maps_micro.sh    one row for the rules of a file (bench/classbench2json.py
+#                                            turns a ClassBench filter file into one)
 #   SIZES="1024 16384" MAX_SIZE=$((512<<20)) MAPS=16 SINGLE=1 TIMEOUT=900 VERIFY=512 bench/maps_micro.sh
 # Needs the build (build/tests/sbx-map-classify: EAL without hugepages, lcore 118; no port).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TOOL=${SBX_BUILD:-$ROOT/build}/tests/sbx-map-classify
 SIZES=${SIZES:-0 100 1024 16384 65536} MAPS=${MAPS:-16} MAX_SIZE=${MAX_SIZE:-0} TIMEOUT=${TIMEOUT:-900}
-VERIFY=${VERIFY:-512} SEED=${SEED:-1}
+VERIFY=${VERIFY:-512} SEED=${SEED:-1} PROFILE=${PROFILE:-mixed}
 [ -x "$TOOL" ] || { echo "maps_micro.sh: no $TOOL (build first)" >&2; exit 1; }
 args=(--bench --maps "$MAPS" --max-size "$MAX_SIZE" --seed "$SEED" --verify "$VERIFY")
 [ "${SINGLE:-0}" = 1 ] && args+=(--single)
+args+=(--profile "$PROFILE")
+if [ -n "${RULES_FILE:-}" ]; then
+	args+=(--rules-file "$RULES_FILE")
+	SIZES=file
+fi
 echo "# spanbox $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# maps $MAPS, max_size $MAX_SIZE, single ${SINGLE:-0}, seed $SEED"
+echo "# maps $MAPS, max_size $MAX_SIZE, single ${SINGLE:-0}, seed $SEED, profile $PROFILE${RULES_FILE:+, rules of $RULES_FILE}"
 printf 'rules\tmaps\tparse_ms\tshadow_ms\tbuild_ms\tMiB\textract_cyc\tclassify_cyc\tdiffer\tshadowed\tsets\tcontexts\tpeak_RSS_MiB\n'
 declare -A cyc build mib
 for n in $SIZES; do
-	out=$(timeout "$TIMEOUT" /usr/bin/time -f 'RSS %M' "$TOOL" "${args[@]}" --rules "$n" 2>&1); rc=$?
+	out=$(timeout "$TIMEOUT" /usr/bin/time -f 'RSS %M' "$TOOL" "${args[@]}" --rules "${n/file/0}" 2>&1); rc=$?
 	row=$(grep -P '^\d+\t' <<<"$out" | tail -n 1)
 	rss=$(sed -n 's/^RSS //p' <<<"$out")
 	if [ -z "$row" ]; then

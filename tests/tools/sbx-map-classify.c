@@ -40,6 +40,7 @@
 
 static struct sbx_mapacl_opts opts;
 static int dump;
+static const char *rules_file; /* --bench --rules-file: the maps of this file, not generated ones */
 
 static double ms_since(const struct timespec *t0)
 {
@@ -96,6 +97,30 @@ static void print_result(uint32_t r)
 		printf("%c%u", SBX_MAPACL_ACTION(r) == SBX_MAP_DROP ? 'd' : 'p', SBX_MAPACL_RULE(r));
 }
 
+/* The JSON document of file @p path, or NULL (the reason on stderr). */
+static cJSON *read_json(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cJSON *root;
+	char *text;
+	long sz;
+
+	if (f == NULL || fseek(f, 0, SEEK_END) || (sz = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		perror(path);
+		if (f != NULL)
+			fclose(f);
+		return NULL;
+	}
+	text = malloc((size_t)sz + 1);
+	text[fread(text, 1, (size_t)sz, f)] = '\0';
+	fclose(f);
+	root = cJSON_Parse(text);
+	free(text);
+	if (root == NULL)
+		fprintf(stderr, "%s: not JSON\n", path);
+	return root;
+}
+
 static int classify_pcap(const char *rules_path, const char *pcap_path)
 {
 	char ebuf[PCAP_ERRBUF_SIZE], err[256];
@@ -109,24 +134,10 @@ static int classify_pcap(const char *rules_path, const char *pcap_path)
 	uint64_t frames = 0;
 	cJSON *root;
 	pcap_t *p;
-	FILE *f = fopen(rules_path, "r");
-	char *text;
-	long sz;
 
-	if (f == NULL || fseek(f, 0, SEEK_END) || (sz = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		perror(rules_path);
+	root = read_json(rules_path);
+	if (root == NULL || parse_maps(root, &maps, &nb) != 0)
 		return 2;
-	}
-	text = malloc((size_t)sz + 1);
-	text[fread(text, 1, (size_t)sz, f)] = '\0';
-	fclose(f);
-	root = cJSON_Parse(text);
-	free(text);
-	if (root == NULL || parse_maps(root, &maps, &nb) != 0) {
-		if (root == NULL)
-			fprintf(stderr, "%s: not JSON\n", rules_path);
-		return 2;
-	}
 	cJSON_Delete(root);
 	fprintf(stderr, "# shadowed rules: %zu\n", report_shadows(maps, nb));
 	acl = sbx_mapacl_build(maps, nb, &opts, &st, err, sizeof(err));
@@ -257,6 +268,100 @@ static cJSON *gen_rule(void)
 	return o;
 }
 
+/*
+ * Profile "acl1": rules drawn from the distributions of ClassBench's acl1 seed (D. E. Taylor and
+ * J. S. Turner, "ClassBench: A Packet Classification Benchmark", INFOCOM 2005; parameter file
+ * parameter_files/acl1_seed of github.com/jafingerhut/classbench), as its db_generator produces
+ * them: protocol TCP 87 %, any 8.5 %, ICMP 3 %, UDP 1 %; source port always any; destination
+ * port exact 56 % (1521 a third of those), any 32 %, one of the seed's ranges 12 %; source
+ * prefixes spread over the whole space, 69 % /32, 19 % /31, 8 % /21-/25, a few short ones;
+ * destination prefixes inside a few /16 networks (one holds a quarter of the rules), 68 % /32,
+ * 15 % /31, 10 % /21-/25, 3 % shorter. What an operator's IDS or firewall list looks like; the
+ * default profile ("mixed") is harder: every field random, arbitrary port ranges on both sides.
+ */
+static uint32_t acl1_len(int dst)
+{
+	uint32_t r = rndn(1000);
+
+	if (r < 690)
+		return 32;
+	if (r < 690 + (dst ? 155 : 190))
+		return 31;
+	if (r < (dst ? 871 : 913))
+		return 29 + rndn(2); /* /29-/30 */
+	if (r < (dst ? 971 : 997))
+		return 21 + rndn(dst ? 8 : 5); /* /21-/25 (/28) */
+	return dst && r < 986 ? 12 + rndn(6) : rndn(10);
+}
+
+/* A prefix of length @p l at address @p a, as "a.b.c.d/l", or NULL for /0 (any). */
+static const char *v4_prefix(char *buf, size_t sz, uint32_t a, uint32_t l)
+{
+	if (l == 0)
+		return NULL;
+	a &= UINT32_MAX << (32 - l);
+	snprintf(buf, sz, "%u.%u.%u.%u/%u", a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255, l);
+	return buf;
+}
+
+static cJSON *gen_rule_acl1(uint32_t nb_rules)
+{
+	static const uint16_t em[] = { 1526, 1221, 1433, 1525, 135, 14753, 1712, 1711, 1704, 1708, 5555, 1705,
+				       6000, 20, 21, 1724, 1717, 1707, 1733, 1706, 80, 443, 22, 23, 25, 53, 110, 8080 };
+	static const uint16_t ar[][2] = { { 1600, 1649 }, { 1300, 1349 }, { 1300, 1350 }, { 7500, 7599 },
+					  { 2200, 2210 }, { 1025, 65535 }, { 1700, 1750 }, { 5001, 65535 },
+					  { 32200, 32207 }, { 8000, 8100 }, { 61700, 61709 }, { 61500, 61509 },
+					  { 20000, 20010 }, { 1600, 1650 }, { 62200, 62219 }, { 1300, 1399 } };
+	/* the destinations: one in 8 rules' worth of distinct prefixes in 132 /16 networks, a few of
+	 * them named by thousands of rules (the servers of an ACL), drawn with a steep skew */
+	static uint32_t *pool, pool_n;
+	cJSON *o = cJSON_CreateObject();
+	uint32_t r = rndn(1000), proto, k;
+	const char *pfx;
+	char buf[64];
+	double u;
+
+	if (pool == NULL) {
+		uint32_t net[132];
+
+		pool_n = nb_rules / 8 > 64 ? nb_rules / 8 : 64;
+		pool = calloc(pool_n, 2 * sizeof(*pool));
+		for (k = 0; k < 132; k++)
+			net[k] = (uint32_t)(1 + rndn(223)) << 24 | rndn(256) << 16;
+		for (k = 0; k < pool_n; k++) {
+			uint32_t n = rndn(4) == 0 ? 0 : rndn(8) == 0 ? 1 + rndn(4) : 5 + rndn(127);
+
+			pool[2 * k] = net[n] | (uint32_t)(rnd() & 0xffff);
+			pool[2 * k + 1] = acl1_len(1);
+		}
+	}
+	cJSON_AddStringToObject(o, "action", rndn(5) == 0 ? "drop" : "pass");
+	if ((pfx = v4_prefix(buf, sizeof(buf), (uint32_t)rnd(), acl1_len(0))) != NULL)
+		cJSON_AddStringToObject(o, "src", pfx);
+	u = (double)rndn(1u << 30) / (double)(1u << 30);
+	k = (uint32_t)((double)pool_n * u * u * u); /* index 0 is the most named */
+	if ((pfx = v4_prefix(buf, sizeof(buf), pool[2 * k], pool[2 * k + 1])) != NULL)
+		cJSON_AddStringToObject(o, "dst", pfx);
+	proto = r < 873 ? 6 : r < 958 ? 0 : r < 989 ? 1 : 17;
+	if (proto)
+		cJSON_AddNumberToObject(o, "ip_proto", proto);
+	if (proto == 6 || proto == 17) {
+		r = rndn(100);
+		if (r < 19)
+			cJSON_AddNumberToObject(o, "dst_port", 1521);
+		else if (r < 56)
+			cJSON_AddNumberToObject(o, "dst_port", em[rndn(sizeof(em) / sizeof(em[0]))]);
+		else if (r < 68) {
+			k = rndn(sizeof(ar) / sizeof(ar[0]));
+			snprintf(buf, sizeof(buf), "%u-%u", ar[k][0], ar[k][1]);
+			cJSON_AddStringToObject(o, "dst_port", buf);
+		}
+	}
+	return o;
+}
+
+static int profile_acl1; /* --profile acl1 */
+
 /* A frame (bytes) inside rule @p r: addresses, protocol and ports drawn from its fields. */
 static uint32_t gen_frame(uint8_t *f, const struct sbx_map_rule *r)
 {
@@ -322,12 +427,22 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 	size_t shadowed;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (m = 0; m < nb_maps; m++) {
+	if (rules_file != NULL) { /* a rule set made elsewhere (e.g. ClassBench's db_generator) */
+		cJSON *root = read_json(rules_file);
+
+		free(maps);
+		if (root == NULL || parse_maps(root, &maps, &nb_maps))
+			return 1;
+		cJSON_Delete(root);
+		for (nb_rules = 0, m = 0; m < nb_maps; m++)
+			nb_rules += (uint32_t)maps[m].n;
+	}
+	for (m = 0; rules_file == NULL && m < nb_maps; m++) {
 		cJSON *a = cJSON_CreateArray();
 		char path[32];
 
 		for (i = m; i < nb_rules; i += nb_maps)
-			cJSON_AddItemToArray(a, gen_rule());
+			cJSON_AddItemToArray(a, profile_acl1 ? gen_rule_acl1(nb_rules) : gen_rule());
 		snprintf(path, sizeof(path), "maps[%u].rules", m);
 		if (sbx_map_rules_parse(a, path, &maps[m], err, sizeof(err))) {
 			fprintf(stderr, "generated rule refused: %s\n", err);
@@ -411,7 +526,8 @@ int main(int argc, char **argv)
 		{ "max-size", required_argument, NULL, 'x' }, { "dump", no_argument, NULL, 'd' },
 		{ "rules", required_argument, NULL, 'r' }, { "maps", required_argument, NULL, 'm' },
 		{ "seed", required_argument, NULL, 'S' }, { "verify", required_argument, NULL, 'v' },
-		{ "eal", required_argument, NULL, 'e' }, { "alg", required_argument, NULL, 'a' }, { NULL, 0, NULL, 0 } };
+		{ "eal", required_argument, NULL, 'e' }, { "alg", required_argument, NULL, 'a' },
+		{ "rules-file", required_argument, NULL, 'F' }, { "profile", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 } };
 	char prefix[64];
 	char *eal[16] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "2048", "--lcores", "118@(0-1)",
 			  prefix, "--no-telemetry", "--log-level=lib.eal:error" };
@@ -430,6 +546,14 @@ int main(int argc, char **argv)
 		case 'v': verify = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'e': if (neal < 15) eal[neal++] = optarg; break;
 		case 'a': opts.alg = atoi(optarg); break;
+		case 'F': rules_file = optarg; break;
+		case 'P':
+			if (strcmp(optarg, "acl1") && strcmp(optarg, "mixed")) {
+				fprintf(stderr, "--profile: %s is not a profile (acl1, mixed)\n", optarg);
+				return 2;
+			}
+			profile_acl1 = !strcmp(optarg, "acl1");
+			break;
 		default: return 2;
 		}
 	}
