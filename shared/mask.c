@@ -114,24 +114,27 @@ bool sbx_mask_region(const struct sbx_mask_cfg *mk, const uint8_t *f, uint32_t l
 {
 	uint32_t lim = avail < len ? avail : len;
 	struct sbx_tunnel_info ti;
-	struct walk w;
+	struct walk w, wi;
 	int64_t anchor, lower, s, e;
 	uint8_t from = mk->from;
 
 	memset(r, 0, sizeof(*r));
-	walk_frame(f, len, lim, 0, &w, r); /* the outer IPv4 header is fixed whatever the anchor */
-	if (from == SBX_MASK_INNER_L3 || from == SBX_MASK_INNER_L4) {
-		if (sbx_decap_parse(f, len, lim, &ti) == SBX_DECAP_OK &&
-		    (ti.kind != SBX_TUN_VXLAN || ti.udp_dst == SBX_VXLAN_PORT)) {
-			if (ti.ft == 2) { /* an IP packet (ERSPAN III FT 2, GTP-U) */
-				memset(&w, 0, sizeof(w));
-				walk_ip(f, len, lim, ti.inner_off, &w, r);
-			} else {
-				walk_frame(f, len, lim, ti.inner_off, &w, r);
-			}
-		} /* else: no tunnel (or none we read): the frame is the innermost, its own L3/L4 */
+	walk_frame(f, len, lim, 0, &w, r);
+	/* the tunnel's inner frame, walked whatever the anchor: its IPv4 header checksum is kept
+	 * valid too when the region touches it */
+	if ((w.has_l3 || w.has_l4) && sbx_decap_parse(f, len, lim, &ti) == SBX_DECAP_OK &&
+	    (ti.kind != SBX_TUN_VXLAN || ti.udp_dst == SBX_VXLAN_PORT)) {
+		if (ti.ft == 2) { /* an IP packet (ERSPAN III FT 2, GTP-U) */
+			memset(&wi, 0, sizeof(wi));
+			walk_ip(f, len, lim, ti.inner_off, &wi, r);
+		} else {
+			walk_frame(f, len, lim, ti.inner_off, &wi, r);
+		}
+		if (from == SBX_MASK_INNER_L3 || from == SBX_MASK_INNER_L4)
+			w = wi;
+	} /* else: no tunnel (or none we read): the frame is the innermost, inner_* its own L3/L4 */
+	if (from == SBX_MASK_INNER_L3 || from == SBX_MASK_INNER_L4)
 		from = from == SBX_MASK_INNER_L3 ? SBX_MASK_L3 : SBX_MASK_L4;
-	}
 	switch (from) {
 	case SBX_MASK_L2:
 		anchor = lower = 0;

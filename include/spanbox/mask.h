@@ -48,7 +48,8 @@ struct sbx_mask_region {
 	uint32_t start;       /**< first frame byte to overwrite */
 	uint32_t end;         /**< one past the last; may lie past the frame's end (then the frame is
 				   masked to its end: "short") */
-	uint8_t nb_ip4;       /**< IPv4 headers the walk passed (outer, inner): their checksums are
+	uint8_t nb_ip4;       /**< IPv4 headers the walk passed, whatever the anchor: the frame's L3
+				   and that of the frame a tunnel in it carries; their checksums are
 				   recomputed when the region touches them */
 	uint16_t ip4_off[2];  /**< their offsets in the frame */
 	uint8_t ip4_hlen[2];  /**< their lengths (IHL x 4) as the frame had them */

@@ -235,6 +235,12 @@ int main(void)
 	sbx_mask_apply(&m, &r, g, len);
 	check(r.nb_ip4 == 2 && ip4_sum(g + 14, 20) == 0xffff && ip4_sum(g + 64, 20) == 0xffff && g[76] == 0x5a,
 	      "vxlan inner_l3 +12: inner addresses masked, inner and outer IPv4 checksums valid");
+	memcpy(g, f, len);
+	m = mk(SBX_MASK_L4, 42, 4); /* from the outer UDP: the inner source address */
+	sbx_mask_region(&m, g, len, len, &r);
+	sbx_mask_apply(&m, &r, g, len);
+	check(r.start == 76 && ip4_sum(g + 64, 20) == 0xffff && ip4_sum(g + 14, 20) == 0xffff && g[76] == 0x5a,
+	      "vxlan l4 +42: the inner IPv4 header's checksum is kept valid under an outer anchor too");
 	put16(f + 36, 4790);
 	region_is("udp 4790 is no VXLAN: inner_l3 = l3", mk(SBX_MASK_INNER_L3, 0, 20), f, len, 14, 34);
 
