@@ -533,9 +533,8 @@ static inline uint32_t copy_one_limit(const struct sbx_mirror_cfg *c, const stru
 {
 	uint32_t lim;
 
-	if (c->snaplen != 0 || c->encap == SBX_ENCAP_RSPAN || c->copy_strategy == SBX_COPY_SHARE ||
-	    c->mask.from != SBX_MASK_OFF)
-		return 0;
+	if (c->snaplen != 0 || c->encap == SBX_ENCAP_RSPAN || c->copy_strategy == SBX_COPY_SHARE)
+		return 0; /* (a masked session: a one-mbuf copy is right for it too; classify() never shares) */
 	lim = bh->room - bh->len;
 	if (c->copy_strategy == SBX_COPY_ADAPTIVE && c->copy_threshold < lim)
 		lim = c->copy_threshold;

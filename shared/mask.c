@@ -14,6 +14,7 @@
 struct walk {
 	uint32_t l3, l4;  /* offsets of the IP header and of the IP payload */
 	int64_t frag8;    /* a fragment's offset in its datagram's payload, bytes (0: first or whole) */
+	uint8_t proto;    /* the IP protocol / last next header: GRE and UDP may carry a tunnel */
 	bool has_l3, has_l4;
 };
 
@@ -45,6 +46,7 @@ static void walk_ip(const uint8_t *f, uint32_t len, uint32_t lim, uint32_t off, 
 		note_ip4(r, off, hlen);
 		w->l4 = off + hlen;
 		w->frag8 = (int64_t)(get16(f + off + 6) & 0x1fff) * 8;
+		w->proto = f[off + 9];
 		w->has_l4 = w->l4 <= len;
 	} else if ((f[off] >> 4) == 6) {
 		uint32_t p = off + 40;
@@ -72,6 +74,7 @@ static void walk_ip(const uint8_t *f, uint32_t len, uint32_t lim, uint32_t off, 
 			return; /* more headers than walked, or the last one past the readable bytes */
 		w->l4 = p;
 		w->has_l4 = p <= len;
+		w->proto = nh;
 	} else {
 		w->has_l3 = false; /* MPLS guessed wrong: neither version */
 	}
@@ -122,7 +125,7 @@ bool sbx_mask_region(const struct sbx_mask_cfg *mk, const uint8_t *f, uint32_t l
 	walk_frame(f, len, lim, 0, &w, r);
 	/* the tunnel's inner frame, walked whatever the anchor: its IPv4 header checksum is kept
 	 * valid too when the region touches it */
-	if ((w.has_l3 || w.has_l4) && sbx_decap_parse(f, len, lim, &ti) == SBX_DECAP_OK &&
+	if ((w.proto == 47 || w.proto == 17) && sbx_decap_parse(f, len, lim, &ti) == SBX_DECAP_OK &&
 	    (ti.kind != SBX_TUN_VXLAN || ti.udp_dst == SBX_VXLAN_PORT)) {
 		if (ti.ft == 2) { /* an IP packet (ERSPAN III FT 2, GTP-U) */
 			memset(&wi, 0, sizeof(wi));
