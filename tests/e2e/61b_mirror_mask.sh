@@ -126,8 +126,7 @@ api_refused() { # api_refused NAME METHOD PATH BODY FIELD
 	code=$(req "$2" "$3" "$4")
 	field=$(jq -r '.error.field // .field // empty' "$TMP/r.json" 2>/dev/null)
 	echo "# $1: $code $(head -c 300 "$TMP/r.json")"
-	check "API $1: 422 naming $5 (got $code, field '$field')" [ "$code" = 422 -a "$field" = "$5" ]
-	check "API $1: nothing changed" [ "$(state)" = "$before" ]
+	check "API $1: 422 naming $5, nothing changed (got $code, field '$field')" [ "$code" = 422 -a "$field" = "$5" -a "$(state)" = "$before" ]
 }
 api_refused "POST mask.from l7" POST /mirrors "{\"id\": 7, $S, \"mask\": {\"from\": \"l7\", \"length\": 4}}" mask.from
 api_refused "POST mask.length 0" POST /mirrors "{\"id\": 7, $S, \"mask\": {\"from\": \"l4\", \"length\": 0}}" mask.length

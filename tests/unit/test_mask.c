@@ -62,15 +62,14 @@ static uint32_t ip4(uint8_t *p, uint8_t proto, uint32_t plen, uint16_t fo)
 	return 20;
 }
 
+/* IPv6 header (2000:: to 2000::) of next header @p nh, @p plen payload bytes. */
 static uint32_t ip6(uint8_t *p, uint8_t nh, uint32_t plen)
 {
-	memset(p, 0, 40);
-	p[0] = 0x60;
+	static const uint8_t tmpl[40] = { 0x60, [7] = 64, [8] = 0x20, [24] = 0x20 };
+
+	memcpy(p, tmpl, sizeof(tmpl));
 	put16(p + 4, (uint16_t)plen);
 	p[6] = nh;
-	p[7] = 64;
-	p[8] = 0x20;
-	p[24] = 0x20;
 	return 40;
 }
 
@@ -79,6 +78,22 @@ static void payload(uint8_t *p, uint32_t n)
 {
 	for (uint32_t k = 0; k < n; k++)
 		p[k] = (uint8_t)(0xa0 + k);
+}
+
+/* Ethernet / IPv4 / UDP 4789 / VXLAN / Ethernet / IPv4 / TCP with 30 B of payload at @p f: its length. */
+static uint32_t vxlan_frame(uint8_t *f)
+{
+	static const uint8_t udp_vxlan[16] = { 0xc3, 0x50, 0x12, 0xb5, 0, 8 + 8 + 14 + 20 + 30, 0, 0,
+					       0x08, 0, 0, 0, 0, 0x01, 0, 0 };
+	uint32_t o = eth(f, 0, NULL, 0x0800);
+
+	o += ip4(f + o, 17, sizeof(udp_vxlan) + 14 + 20 + 30, 0);
+	memcpy(f + o, udp_vxlan, sizeof(udp_vxlan));
+	o += sizeof(udp_vxlan);
+	o += eth(f + o, 0, NULL, 0x0800);
+	o += ip4(f + o, 6, 30, 0);
+	payload(f + o, 30);
+	return o + 30;
 }
 
 static struct sbx_mask_cfg mk(uint8_t from, uint16_t off, uint16_t len)
@@ -213,19 +228,7 @@ int main(void)
 	check(!sbx_mask_region(&m, f, 40, 40, &r), "ipv6 cut at 40 B: no l4 anchor");
 
 	/* VXLAN (UDP 4789) carrying Ethernet / IPv4 / TCP: inner L3 at 64, inner L4 at 84 */
-	o = eth(f, 0, NULL, 0x0800);
-	o += ip4(f + o, 17, 8 + 8 + 14 + 20 + 30, 0);
-	put16(f + o, 50000);
-	put16(f + o + 2, 4789);
-	put16(f + o + 4, 8 + 8 + 14 + 20 + 30);
-	put16(f + o + 6, 0);
-	o += 8;
-	memcpy(f + o, "\x08\x00\x00\x00\x00\x01\x00\x00", 8);
-	o += 8;
-	o += eth(f + o, 0, NULL, 0x0800);
-	o += ip4(f + o, 6, 30, 0);
-	payload(f + o, 30);
-	len = o + 30;
+	len = vxlan_frame(f);
 	region_is("vxlan inner_l3", mk(SBX_MASK_INNER_L3, 0, 20), f, len, 64, 84);
 	region_is("vxlan inner_l4 +4", mk(SBX_MASK_INNER_L4, 4, 8), f, len, 88, 96);
 	region_is("vxlan l4 is the outer UDP", mk(SBX_MASK_L4, 0, 8), f, len, 34, 42);
