@@ -275,6 +275,15 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	e = cJSON_AddObjectToObject(o, "copy");
 	cJSON_AddStringToObject(e, "strategy", strategies[m->copy_strategy % 3]);
 	num(e, "threshold", m->copy_threshold);
+	if (m->mask.from != SBX_MASK_OFF) { /* issue #26: every key, defaults filled in */
+		e = cJSON_AddObjectToObject(o, "mask");
+		cJSON_AddStringToObject(e, "from", sbx_mask_from_name(m->mask.from));
+		num(e, "offset", m->mask.offset);
+		num(e, "length", m->mask.length);
+		num(e, "pattern", m->mask.pattern);
+	} else {
+		cJSON_AddNullToObject(o, "mask");
+	}
 	per = cJSON_CreateArray();
 	for (k = 0; k < nb_w; k++) {
 		cJSON *w = cJSON_CreateObject();

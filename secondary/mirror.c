@@ -22,6 +22,7 @@
 #include "spanbox/bpf_filter.h"
 #include "spanbox/erspan.h"
 #include "spanbox/flowhash.h"
+#include "spanbox/mask.h"
 #include "capture.h"
 #include "mirror.h"
 
@@ -32,16 +33,19 @@
 #define SBX_VXLAN_MAX_INNER (65535 - 20 - SBX_UDP_HLEN - SBX_VXLAN_HLEN)
 
 /*
- * sbx_csum16() of the first @p len bytes of chain @p m, segment by segment (rte_raw_cksum_mbuf()
- * of DPDK 22.11 truncates its 32-bit partial sums of segments at odd offsets: not used).
+ * sbx_csum16() of @p len bytes of chain @p m from byte @p off (an even offset), segment by segment
+ * (rte_raw_cksum_mbuf() of DPDK 22.11 truncates its 32-bit partial sums of segments at odd
+ * offsets: not used).
  */
-static uint16_t chain_csum16(const struct rte_mbuf *m, uint32_t len)
+static uint16_t chain_csum16(const struct rte_mbuf *m, uint32_t off, uint32_t len)
 {
 	uint32_t done = 0, acc = 0;
 
-	for (; m != NULL && done < len; m = m->next) {
-		uint32_t n = RTE_MIN((uint32_t)m->data_len, len - done);
-		uint16_t r = rte_raw_cksum(rte_pktmbuf_mtod(m, const void *), n); /* native order */
+	for (; m != NULL && off >= m->data_len; m = m->next)
+		off -= m->data_len; /* the segment the bytes start in */
+	for (; m != NULL && done < len; m = m->next, off = 0) {
+		uint32_t n = RTE_MIN((uint32_t)m->data_len - off, len - done);
+		uint16_t r = rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n); /* native order */
 
 		acc += (done & 1) ? rte_bswap16(r) : r; /* a segment at an odd offset: bytes swapped */
 		done += n;
@@ -68,7 +72,7 @@ static uint32_t vxlan_header(struct sbx_mirror_engine *e, const struct sbx_mirro
 	uint16_t sport = sbx_vxlan_src_port(mbuf_flow_hash(m, SBX_FLOW_HASH_5TUPLE));
 
 	return (uint32_t)sbx_vxlan_write(hdr, rt->cfg, rt->src_mac, cap, sport, e->ip_id++,
-					 rt->cfg->ip_version == 6 ? chain_csum16(m, cap) : 0);
+					 rt->cfg->ip_version == 6 ? chain_csum16(m, 0, cap) : 0);
 }
 
 void sbx_mirror_session_init(struct sbx_mirror_rt *rt, const struct sbx_mirror_cfg *mc, const uint8_t *port_mac,
@@ -494,6 +498,8 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 	}
 	share = c->copy_strategy == SBX_COPY_SHARE ||
 		(c->copy_strategy == SBX_COPY_ADAPTIVE && cap > c->copy_threshold);
+	if (unlikely(c->mask.from != SBX_MASK_OFF))
+		share = false; /* a mask writes into the copy: never into the shared frame */
 	/* RSPAN re-writes the MACs: sharing needs them in the first segment to skip them */
 	if (share && strip > m->data_len)
 		share = false;
@@ -528,7 +534,7 @@ static inline uint32_t copy_one_limit(const struct sbx_mirror_cfg *c, const stru
 	uint32_t lim;
 
 	if (c->snaplen != 0 || c->encap == SBX_ENCAP_RSPAN || c->copy_strategy == SBX_COPY_SHARE)
-		return 0;
+		return 0; /* (a masked session: a one-mbuf copy is right for it too; classify() never shares) */
 	lim = bh->room - bh->len;
 	if (c->copy_strategy == SBX_COPY_ADAPTIVE && c->copy_threshold < lim)
 		lim = c->copy_threshold;
@@ -558,6 +564,65 @@ static __rte_always_inline void classify_burst(const struct sbx_mirror_rt *rt, c
 		*need += nmb;
 		*need_i += ni;
 	}
+}
+
+/* Write @p n bytes of @p pat into chain @p cp from its byte @p off (bytes past its end: none). */
+static void mask_fill(struct rte_mbuf *cp, uint32_t off, uint32_t n, uint8_t pat)
+{
+	for (; cp != NULL && n != 0; cp = cp->next) {
+		uint32_t k;
+
+		if (off >= cp->data_len) {
+			off -= cp->data_len;
+			continue;
+		}
+		k = RTE_MIN(n, (uint32_t)cp->data_len - off);
+		memset(rte_pktmbuf_mtod_offset(cp, uint8_t *, off), pat, k);
+		n -= k;
+		off = 0;
+	}
+}
+
+/*
+ * Mask copy @p cp of @p m (issue #26, mask.h): the region of the session's mask, found in the
+ * original frame @p m (only read), overwritten in the copy, whose frame bytes start at @p hlen
+ * (the session's header) less @p strip (RSPAN: the frame's MACs sit in the header, in front of
+ * its tag), @p cap of them; the IPv4 header checksums the region touches are recomputed, and so
+ * is the UDP checksum of a VXLAN copy over IPv6, which covers the frame. Counts masked, mask_short
+ * and mask_no_anchor.
+ */
+static __rte_noinline void sbx_mirror_mask_copy(struct sbx_mirror_rt *rt, const struct rte_mbuf *m,
+						struct rte_mbuf *cp, uint32_t hlen, uint32_t strip, uint32_t cap)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	uint32_t avail = RTE_MIN(m->pkt_len, (uint32_t)SBX_MASK_WALK_MAX), end, k;
+	uint8_t tmp[SBX_MASK_WALK_MAX], *d = rte_pktmbuf_mtod(cp, uint8_t *);
+	const uint8_t *f = rte_pktmbuf_read(m, 0, avail, tmp);
+	struct sbx_mask_region r;
+
+	if (f == NULL || !sbx_mask_region(&c->mask, f, m->pkt_len, avail, &r)) {
+		rt->st->mask_no_anchor++;
+		return;
+	}
+	if (r.end > m->pkt_len)
+		rt->st->mask_short++;
+	end = RTE_MIN(r.end, cap);
+	if (r.start >= end)
+		return; /* the copy ends before the region starts */
+	rt->st->masked++;
+	if (r.start < strip) /* RSPAN: the MACs, in the header */
+		mask_fill(cp, r.start, RTE_MIN(end, strip) - r.start, c->mask.pattern);
+	if (end > strip)
+		mask_fill(cp, hlen + RTE_MAX(r.start, strip) - strip, end - RTE_MAX(r.start, strip), c->mask.pattern);
+	for (k = 0; k < r.nb_ip4; k++) { /* an IP header lies behind the MACs: at hlen - strip + its offset */
+		uint32_t at = hlen - strip + r.ip4_off[k];
+
+		if (r.ip4_off[k] + (uint32_t)r.ip4_hlen[k] <= cap && at + r.ip4_hlen[k] <= cp->data_len)
+			sbx_mask_ip4_fix(&r, d + at, r.ip4_off[k], r.ip4_hlen[k]);
+	}
+	if (c->encap == SBX_ENCAP_VXLAN && c->ip_version == 6) /* the UDP checksum covers the frame */
+		sbx_vxlan_write(d, c, rt->src_mac, cap, (uint16_t)(d[hlen - 16] << 8 | d[hlen - 15]), 0,
+				chain_csum16(cp, hlen, cap));
 }
 
 /*
@@ -663,6 +728,8 @@ make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct bu
 	}
 	if (cap < len)
 		rt->st->truncated++;
+	if (unlikely(c->mask.from != SBX_MASK_OFF)) /* a copy of its own (classify: never shared) */
+		sbx_mirror_mask_copy(rt, m, cp, hlen, strip, cap);
 	return cp;
 }
 

@@ -54,7 +54,7 @@ static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "
 static const char *const mgmt_tokens_keys[] = {"admin", "admin_file", "viewer", "viewer_file", NULL};
 static const char *const mgmt_tls_keys[] = {"cert", "key", NULL};
 static const char *const mirror_keys[] = {
-	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", "oversize", NULL};
+	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", "oversize", "mask", NULL};
 static const char *const source_keys[] = {"port", "direction", NULL};
 static const char *const dest_keys[] = {"port", "group", "allow_forwarding", "recorder", NULL};
 static const char *const group_keys[] = {"name", "members", "hash", "failover", "member_rate_limit", NULL};
@@ -68,6 +68,7 @@ static const char *const encap_keys[] = {
 	"type", "vlan", "src_ip", "dst_ip", "dst_mac", "src_mac", "ttl", "dscp", "df",
 	"granularity", "hw_id", "sgt", "platform_subheader", "vni", "udp_port", NULL};
 static const char *const copy_keys[] = {"strategy", "threshold", NULL};
+static const char *const mask_keys[] = {"from", "offset", "length", "pattern", NULL};
 
 /* One accepted string of an enumerated key and the value it stands for. */
 struct choice {
@@ -110,6 +111,9 @@ static const struct choice group_hash_choices[] = {
 	{"5tuple", SBX_GROUP_HASH_5TUPLE}, {"2tuple", SBX_GROUP_HASH_2TUPLE}, {NULL, 0}};
 static const struct choice oversize_choices[] = {
 	{"truncate", SBX_OVERSIZE_TRUNCATE}, {"drop", SBX_OVERSIZE_DROP}, {NULL, 0}};
+static const struct choice mask_from_choices[] = {
+	{"l2", SBX_MASK_L2}, {"l3", SBX_MASK_L3}, {"l4", SBX_MASK_L4}, {"inner_l3", SBX_MASK_INNER_L3},
+	{"inner_l4", SBX_MASK_INNER_L4}, {NULL, 0}};
 static const struct choice strategy_choices[] = {
 	{"adaptive", SBX_COPY_ADAPTIVE}, {"copy", SBX_COPY_COPY}, {"share", SBX_COPY_SHARE},
 	{NULL, 0}};
@@ -1620,6 +1624,32 @@ static int parse_recorder(struct ctx *c, const cJSON *sess, const cJSON *dst, co
 	return 0;
 }
 
+/* Parse the optional "mask" of session @m at @path (issue #26, mask.h): from, offset, length, pattern. */
+static int parse_mask(struct ctx *c, const cJSON *obj, const char *path, struct sbx_mirror_cfg *m)
+{
+	struct sbx_mask_cfg *k = &m->mask;
+	char mpath[64];
+	const cJSON *o;
+	long long v;
+
+	snprintf(mpath, sizeof(mpath), "%s.mask", path);
+	memset(k, 0, sizeof(*k));
+	if (get_object(c, obj, path, "mask", mpath, mask_keys, &o))
+		return -1;
+	if (o == NULL)
+		return 0; /* no mask */
+	if (need(c, o, mpath, "from") || need(c, o, mpath, "length") ||
+	    get_choice(c, o, mpath, "from", mask_from_choices, SBX_MASK_OFF, &k->from) ||
+	    get_u16(c, o, mpath, "offset", 0, SBX_MASK_LEN_MAX, 0, &k->offset) ||
+	    get_u16(c, o, mpath, "length", 1, SBX_MASK_LEN_MAX, 1, &k->length) ||
+	    get_int(c, o, mpath, "pattern", 0, 255, 0, &v))
+		return -1;
+	k->pattern = (uint8_t)v;
+	if (m->dst_kind == SBX_DST_RECORDER)
+		return fail(c, mpath, NULL, "not with a recorder destination (a capture keeps the frame as it is)");
+	return 0;
+}
+
 /* Parse one session object @obj, mirrors[@i]; sessions 0..i-1 are already parsed. */
 static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_config *cfg)
 {
@@ -1662,9 +1692,9 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 		return -1;
 	if (member(o, "group") != NULL)
 		return parse_group_destination(c, cfg, o, dpath, m) || parse_encap(c, obj, path, m) ||
-		       parse_copy(c, obj, path, m);
+		       parse_copy(c, obj, path, m) || parse_mask(c, obj, path, m);
 	if (member(o, "recorder"))
-		return parse_recorder(c, obj, o, dpath, m);
+		return parse_recorder(c, obj, o, dpath, m) || parse_mask(c, obj, path, m);
 	if (get_port(c, cfg, o, dpath, &p))
 		return -1;
 	for (j = 0; j < m->nb_sources; j++)
@@ -1681,7 +1711,7 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 				    "it; set destination.allow_forwarding to true to do that anyway",
 				    cfg->ports[p].name, j);
 	m->dst_port = (uint16_t)p;
-	return parse_encap(c, obj, path, m) || parse_copy(c, obj, path, m) ? -1 : 0;
+	return parse_encap(c, obj, path, m) || parse_copy(c, obj, path, m) || parse_mask(c, obj, path, m) ? -1 : 0;
 }
 
 /* Parse the optional "mirrors" array: at most 16 sessions, ids and names unique (needs ports). */

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "spanbox/rss.h"
+#include "spanbox/mask.h"
 
 #define SBX_MAX_PORTS 16           /**< ports in one config */
 #define SBX_MAX_WORKERS 8          /**< worker processes */
@@ -270,6 +271,7 @@ struct sbx_mirror_cfg {
 	uint8_t copy_strategy;        /**< enum sbx_copy_strategy */
 	uint32_t copy_threshold;      /**< bytes; adaptive copies frames <= threshold (default 512) */
 	uint8_t oversize;             /**< enum sbx_oversize: a copy longer than the destination's MTU */
+	struct sbx_mask_cfg mask;     /**< the region masked in every copy (mask.h); from 0: none */
 };
 
 #define SBX_MAX_TOOL_GROUPS 8       /**< tool groups in one config */

@@ -157,6 +157,14 @@
 	  "malformed", "packets", DROPS,                                                                     \
 	  "Mirror copies not made: the frame cannot carry the encapsulation (RSPAN of a frame shorter than "   \
 	  "its two MACs, a chain over the segment limit).") \
+	_(masked, "masked", "masked", "spanbox_mirror_masked_packets_total", NULL, "packets", NONE,            \
+	  "Mirror copies in which the session's mask overwrote at least one byte.") \
+	_(mask_short, "mask_short", "mask_short", "spanbox_mirror_mask_short_packets_total", NULL, "packets",  \
+	  NONE, "Copies whose frame ends before the mask's region does: masked to its end (not at all when it "  \
+	  "ends before the region starts).") \
+	_(mask_no_anchor, "mask_no_anchor", "mask_no_anchor", "spanbox_mirror_mask_no_anchor_packets_total",   \
+	  NULL, "packets", NONE, "Copies made unmasked: the frame has no header the mask's offset counts from "  \
+	  "(no IP header for l3, no IP payload for l4).") \
 	_(mirrored_bytes, "mirrored_bytes", "mirrored_bytes", "spanbox_mirror_bytes_total", NULL, "bytes",     \
 	  SERIES, "Bytes of those mirror frames, encapsulation included.")
 

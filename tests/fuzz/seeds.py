@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seed corpora of the libFuzzer harnesses (tests/fuzz/*.c) from the test files.
 
-    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie, OUT/fuzz_ingress, OUT/fuzz_decap, OUT/fuzz_maprules
+    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie, OUT/fuzz_ingress, OUT/fuzz_decap, OUT/fuzz_maprules, OUT/fuzz_mask
 
 fuzz_config: every tests/configs/{good,bad}/*.json. fuzz_rest: byte 0 = route, byte 1 = session
 index (fuzz_rest.c), then a body: each mirror session of the good configs (POST and PUT), each
@@ -15,6 +15,8 @@ every capture (whole, at most 2048 bytes), each with every strip/ignore combinat
 fuzz_decap: the first 16 frames of every capture, whole (the parser checks lengths against the
 frame), behind byte 0 = 0 (avail = len, fuzz_decap.c), and each frame once more with byte 0 = 128 + 64 (64 readable bytes).
 fuzz_maprules: byte 0 = 0 + two rules arrays (every field), byte 0 = 1 + the first 8 frames of every capture (at most 512 B).
+fuzz_mask: the first 8 frames of every capture (at most 2048 B) behind a 7-byte header (fuzz_mask.c): mask l4 +20
+length 64, and inner_l3 +0 length 20 with 64 readable bytes.
 """
 import glob, json, os, struct, sys
 
@@ -116,3 +118,11 @@ for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
         if i >= 8:
             break
         put("fuzz_maprules", "%s_%d" % (os.path.basename(p), i), b"\x01" + fr[:512])
+
+# fuzz_mask: anchor, offset, length, pattern, avail (fuzz_mask.c), then a frame
+for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
+    for i, fr in enumerate(frames(p)):
+        if i >= 8:
+            break
+        put("fuzz_mask", "%s_%d_l4" % (os.path.basename(p), i), bytes([3, 0, 20, 0, 64, 0x5a, 0]) + fr[:2048])
+        put("fuzz_mask", "%s_%d_inner" % (os.path.basename(p), i), bytes([4, 0, 0, 0, 20, 0, 128 + 64]) + fr[:2048])

@@ -485,6 +485,38 @@ static void test_mirrors_inline(void)
 	check(parse_mirrors("[{\"id\":1," SESSION ",\"oversize\":\"cut\"}]", &cfg, err, sizeof(err)) == -1 &&
 		      !strcmp(err, "mirrors[0].oversize: \"cut\" is not one of \"truncate\", \"drop\""),
 	      "mirrors: oversize \"cut\" refused (%s)", err);
+	/* mask (issue #26) */
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"mask\":{\"from\":\"inner_l4\",\"offset\":8,\"length\":9600,"
+			    "\"pattern\":255}},{\"id\":2," SESSION "}]", &cfg, err, sizeof(err)) == 0 &&
+		      cfg.mirrors[0].mask.from == SBX_MASK_INNER_L4 && cfg.mirrors[0].mask.offset == 8 &&
+		      cfg.mirrors[0].mask.length == 9600 && cfg.mirrors[0].mask.pattern == 255 &&
+		      cfg.mirrors[1].mask.from == SBX_MASK_OFF,
+	      "mirrors: mask parsed, none by default (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"mask\":{\"from\":\"l4\",\"length\":4}}]", &cfg, err,
+			    sizeof(err)) == 0 && cfg.mirrors[0].mask.offset == 0 && cfg.mirrors[0].mask.pattern == 0,
+	      "mirrors: mask offset and pattern default to 0 (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"mask\":{\"from\":\"l5\",\"length\":4}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].mask.from: \"l5\" is not one of \"l2\", \"l3\", \"l4\", \"inner_l3\", "
+			      "\"inner_l4\""),
+	      "mirrors: mask.from l5 refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"mask\":{\"from\":\"l2\",\"length\":9601}}]", &cfg, err,
+			    sizeof(err)) == -1 && !strcmp(err, "mirrors[0].mask.length: 9601 out of range 1..9600"),
+	      "mirrors: mask.length 9601 refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"mask\":{\"from\":\"l2\",\"length\":1,\"pattern\":256}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].mask.pattern: 256 out of range 0..255"),
+	      "mirrors: mask.pattern 256 refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"mask\":{\"from\":\"l2\"}}]", &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].mask.length: missing required key"),
+	      "mirrors: mask without length refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"mask\":{\"from\":\"l2\",\"length\":1,\"regions\":2}}]",
+			    &cfg, err, sizeof(err)) == -1 && !strcmp(err, "mirrors[0].mask.regions: unknown key"),
+	      "mirrors: unknown mask key refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1,\"sources\":[{\"port\":\"a\"}],\"destination\":{\"recorder\":{}},"
+			    "\"mask\":{\"from\":\"l2\",\"length\":1}}]", &cfg, err, sizeof(err)) == -1 &&
+		      !strncmp(err, "mirrors[0].mask: not with a recorder destination", 48),
+	      "mirrors: mask with a recorder refused (%s)", err);
 	memset(filter, 'x', 256);
 	filter[256] = '\0';
 	snprintf(text, sizeof(text), "[{\"id\":1," SESSION ",\"filter\":\"%s\"}]", filter);

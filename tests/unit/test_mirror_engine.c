@@ -1334,6 +1334,88 @@ static void test_mtu(struct sbx_mirror_engine *e)
 	end(e, "MTU unknown", f, 1);
 }
 
+/* Masks (issue #26): a masked session copies every frame (never shares), writes the pattern over
+ * its region of the copy only (the frames stay as they were), over segments, behind every kind of
+ * header; a short frame is masked to its end, a frame without the anchor copied as it is. */
+static void test_mask(struct sbx_mirror_engine *e)
+{
+	static const uint8_t encaps[4] = { SBX_ENCAP_SPAN, SBX_ENCAP_RSPAN, SBX_ENCAP_ERSPAN2, SBX_ENCAP_VXLAN };
+	static const char *const what[4] = { "mask under SPAN", "mask under RSPAN", "mask under ERSPAN II",
+					     "mask under VXLAN/IPv6" };
+	static uint8_t a[2048], x[2048], orig[4][2048];
+	struct rte_mbuf *f[4], *out[8];
+	struct sbx_mirror_cfg *mc;
+	unsigned int n, k, i, good, same, ok6;
+
+	for (i = 0; i < 4; i++) {
+		if (begin(e, SBX_PORT_ETHDEV, ring_w0, encaps[i], SBX_COPY_SHARE, 0, 0, 1, what[i]) == NULL)
+			return;
+		mc = &tab->cfg.mirrors[0];
+		mc->mask = (struct sbx_mask_cfg){ .from = SBX_MASK_L4, .offset = 4, .length = 1200, .pattern = 0xee };
+		if (encaps[i] == SBX_ENCAP_VXLAN) {
+			mc->ip_version = 6;
+			memcpy(mc->src_ip, (uint8_t[]){ 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, 16);
+			memcpy(mc->dst_ip, (uint8_t[]){ 0x20, 0x01, 0x0d, 0xb8, [15] = 2 }, 16);
+			mc->udp_port = 4789;
+		}
+		sbx_mirror_teardown(e);
+		setup(e, 0);
+		f[0] = frame(100, 1);             /* region 38..1238: masked to its end */
+		f[1] = frame(1500, 2);            /* region inside */
+		f[2] = chain3(101, 333, 600, 3); /* 1034 B over three segments, masked to its end */
+		f[3] = frame(80, 4);
+		rte_pktmbuf_mtod(f[3], uint8_t *)[13] = 0x06; /* ARP: no L4 */
+		for (k = 0; k < 4; k++) {
+			rte_pktmbuf_mtod(f[k], uint8_t *)[20] = 0; /* not a fragment */
+			rte_pktmbuf_mtod(f[k], uint8_t *)[21] = 0;
+			bytes(f[k], orig[k], sizeof(orig[k]));
+		}
+		n = mirror_rx(e, f, 4, ring_w0, out, 8);
+		good = same = ok6 = 0;
+		for (k = 0; k < n && k < 4; k++) {
+			uint32_t fl = f[k]->pkt_len, la = bytes(out[k], a, sizeof(a)), h;
+
+			memcpy(x, orig[k], fl);
+			if (k < 3)
+				memset(x + 38, 0xee, RTE_MIN(fl, 1238u) - 38);
+			if (encaps[i] == SBX_ENCAP_RSPAN) /* the MACs, the tag, the rest */
+				good += la == fl + 4 && !memcmp(a, x, 12) && !memcmp(a + 16, x + 12, fl - 12);
+			else {
+				h = encaps[i] == SBX_ENCAP_SPAN ? 0 : encaps[i] == SBX_ENCAP_ERSPAN2 ? 50 : 70;
+				good += la == fl + h && !memcmp(a + h, x, fl);
+			}
+			same += bytes(f[k], a, sizeof(a)) == fl && !memcmp(a, orig[k], fl);
+			if (encaps[i] == SBX_ENCAP_VXLAN)
+				ok6 += udp6_verifies(rte_pktmbuf_read(out[k], 0, RTE_MIN(out[k]->pkt_len, 2048u), x),
+						     out[k]->pkt_len);
+		}
+		check(n == 4 && good == 4 && same == 4 && ctr(0)->copied == 4 && ctr(0)->shared == 0,
+		      "%s, strategy share: 4 copies, none shared; pattern over L4 + 4.., every other byte the frame's; "
+		      "the frames unchanged (%u right, %u unchanged)", what[i], good, same);
+		check(ctr(0)->masked == 3 && ctr(0)->mask_short == 2 && ctr(0)->mask_no_anchor == 1,
+		      "%s: masked 3, mask_short 2 (100 B, 1034 B), mask_no_anchor 1 (ARP)", what[i]);
+		if (encaps[i] == SBX_ENCAP_VXLAN)
+			check(ok6 == 4, "%s: the UDP checksum over the masked frame verifies (%u of 4)", what[i], ok6);
+		free_all(out, n);
+		end(e, what[i], f, 4);
+	}
+	/* a region over the IPv4 addresses: the header checksum of the copy is valid again */
+	if (begin(e, SBX_PORT_ETHDEV, ring_w0, SBX_ENCAP_SPAN, SBX_COPY_ADAPTIVE, 512, 0, 1, "mask l3 +12") == NULL)
+		return;
+	tab->cfg.mirrors[0].mask = (struct sbx_mask_cfg){ .from = SBX_MASK_L3, .offset = 12, .length = 8 };
+	sbx_mirror_teardown(e);
+	setup(e, 0);
+	f[0] = frame(100, 5);
+	n = mirror_rx(e, f, 1, ring_w0, out, 8);
+	if (n == 1)
+		bytes(out[0], a, sizeof(a));
+	check(n == 1 && sbx_csum16(a + 14, 20, 0) == 0xffff && a[26] == 0 && a[33] == 0 &&
+		      a[25 - 13] == 0x08 && a[34] == (uint8_t)(34 * 7 + 5),
+	      "mask l3 +12 len 8, pattern 0: the addresses are 0 and the IPv4 header checksum verifies");
+	free_all(out, n);
+	end(e, "mask l3 +12", f, 1);
+}
+
 int main(int argc, char **argv)
 {
 	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "256", "--lcores", "100@(0-1)",
@@ -1383,6 +1465,7 @@ int main(int argc, char **argv)
 	test_sampled_commit(e0);
 	test_group_tags(e0);
 	test_mtu(e0);
+	test_mask(e0);
 
 	free(e0);
 	free(e1);
