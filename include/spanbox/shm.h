@@ -44,13 +44,14 @@
 #include "counters.h"
 #include "ingress.h"
 #include "ipc.h"
+#include "microburst.h"
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 22
+#define SBX_SHM_VERSION 23
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -691,6 +692,10 @@ struct sbx_shm {
 	struct sbx_capture_shm captures[SBX_CAPTURE_SLOTS]; /**< the recorder's slots (primary/recorder.c) */
 	struct sbx_pdump_table pdump[2]; /**< captures of dpdk-dumpcap / dpdk-pdump (see pdump_gen) */
 	struct sbx_pdump_stats pdump_stats;
+	/* microbursts (microburst.h): what the primary sums per port, and each worker's ring per port
+	 * (written by the worker of the slot, read by the primary) */
+	struct sbx_mb_port_shm microburst[SBX_MAX_PORTS];
+	struct sbx_mb_ring mb_rings[SBX_MAX_WORKERS][SBX_MAX_PORTS];
 };
 
 /* The layout the comments above promise. */

@@ -1026,7 +1026,7 @@ static void test_devargs_keys(void)
 		{"net_pcap0", NULL},
 		{"net_pcap0,rx_iface=eth0", "net_pcap key \"rx_iface\" is not supported by spanbox's pcap file ports"},
 		{"net_pcap0,rx_pcap=/tmp/a.pcap,infinite_rx=1", "net_pcap key \"infinite_rx\""},
-		{"net_pcap0,rx_pacp=/tmp/a.pcap", "unknown net_pcap key \"rx_pacp\" (valid: rx_pcap, tx_pcap, pps)"},
+		{"net_pcap0,rx_pacp=/tmp/a.pcap", "unknown net_pcap key \"rx_pacp\" (valid: rx_pcap, tx_pcap, pps, pps_burst)"},
 		{"net_pcap0,tx_pcap=/tmp/a.pcap,tx_pcap=/tmp/b.pcap", "key \"tx_pcap\" given twice"},
 		{"net_pcap0,rx_pcap=", "rx_pcap needs a value"},
 		{"net_pcap0,,tx_pcap=/tmp/b.pcap", "empty key"},
