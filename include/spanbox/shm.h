@@ -398,7 +398,7 @@ struct sbx_event {
 				      "standby_failed", "upgrade_start", "upgrade_done", "upgrade_refused",
 				      "appliance_start", "appliance_stop", "tables_applied", "member_down",
 				      "member_holddown", "member_up", "capture_start", "capture_end",
-				      "worker_starved", "worker_resumed" (at most 15) */
+				      "worker_starved", "worker_resumed", "microburst" (at most 15) */
 	char detail[104];
 };
 
