@@ -201,6 +201,18 @@ void sbx_mb_agg_finish(struct sbx_mb_agg *a, struct sbx_mb_port_shm *out, uint64
 {
 	uint64_t idx;
 
+	/* after a stall of the caller longer than SBX_MB_ACC windows: only the last SBX_MB_ACC are
+	 * walked (bounded work); the older ones holding bytes are counted late, not added */
+	if (upto > a->done + SBX_MB_ACC) {
+		uint64_t from = upto - SBX_MB_ACC;
+
+		for (unsigned int i = 0; i < SBX_MB_ACC; i++)
+			if (a->acc[i].idx != UINT64_MAX && a->acc[i].idx <= from) {
+				out->late_windows++;
+				a->acc[i].idx = UINT64_MAX;
+			}
+		a->done = from;
+	}
 	for (idx = a->done + 1; idx <= upto && idx > a->done; idx++) {
 		struct sbx_mb_entry *s = &a->acc[idx % SBX_MB_ACC];
 		uint64_t b[2] = {0, 0}, sec = sbx_mb_window_ns(a, idx) / 1000000000u;

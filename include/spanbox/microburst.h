@@ -162,7 +162,9 @@ void sbx_mb_agg_add(struct sbx_mb_agg *a, struct sbx_mb_port_shm *out, const str
 /**
  * Make every window up to index @p upto final (windows nobody published are empty): utilisation
  * of @p capacity bytes (0: unknown, only bytes are kept), histogram, the second's peak and average
- * (published into @p out when the second is over), bursts and their events through @p fn.
+ * (published into @p out when the second is over), bursts and their events through @p fn. At most
+ * the last SBX_MB_ACC windows before @p upto are walked (after a stall of the caller the older
+ * ones are skipped; those holding bytes are counted in late_windows).
  */
 void sbx_mb_agg_finish(struct sbx_mb_agg *a, struct sbx_mb_port_shm *out, uint64_t upto, uint64_t capacity,
 		       sbx_mb_event_fn fn, void *ctx);
