@@ -282,6 +282,73 @@ static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)
 	}
 }
 
+/* Microburst windows per port and direction (shm->microburst[], primary/microburst.c; docs/MGMT.md
+ * "Microbursts"): the histogram of the windows' utilisation, the last second's peak, the bursts and
+ * what was not counted. Absent when microburst.enabled is false. */
+static void microburst_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)[LBL])
+{
+	static const char *const dir[2] = {"rx", "tx"};
+	static const char *const hist = "spanbox_port_window_utilisation_ratio";
+	uint16_t nb = mgmt_nb_ports(shm), i;
+	char l[2 * LBL], n[96];
+	unsigned int d, k;
+
+	if (!shm->cfg.mb_enabled)
+		return;
+	family(b, hist, "histogram", "Utilisation of the port's speed in each window of microburst.window_us "
+	       "(windows of ports with a known speed only).");
+	for (i = 0; i < nb; i++)
+		for (d = 0; d < 2; d++) {
+			const struct sbx_mb_port_shm *m = &shm->microburst[i];
+			uint64_t cum = 0;
+
+			for (k = 0; k < SBX_MB_BUCKETS; k++) {
+				cum += m->hist[d][k];
+				labels_join(l, sizeof(l), plbl[i], "");
+				label_s(l, sizeof(l), "direction", dir[d]);
+				label_s(l, sizeof(l), "le", sbx_mb_bucket_le(k));
+				snprintf(n, sizeof(n), "%s_bucket", hist);
+				sample_u(b, n, l, cum);
+			}
+			labels_join(l, sizeof(l), plbl[i], "");
+			label_s(l, sizeof(l), "direction", dir[d]);
+			snprintf(n, sizeof(n), "%s_sum", hist);
+			sample_d(b, n, l, m->sum_ppm[d] / 1e6);
+			snprintf(n, sizeof(n), "%s_count", hist);
+			sample_u(b, n, l, cum);
+		}
+	family(b, "spanbox_port_window_peak_utilisation_ratio", "gauge",
+	       "Utilisation of the busiest window of the last whole second (absent without a known speed).");
+	for (i = 0; i < nb; i++)
+		for (d = 0; d < 2 && shm->microburst[i].speed_mbps && shm->microburst[i].second; d++) {
+			labels_join(l, sizeof(l), plbl[i], "");
+			label_s(l, sizeof(l), "direction", dir[d]);
+			sample_d(b, "spanbox_port_window_peak_utilisation_ratio", l, shm->microburst[i].peak_ppm[d] / 1e6);
+		}
+	family(b, "spanbox_port_microbursts_total", "counter",
+	       "Bursts: runs of windows at or above microburst.threshold_pct of the port's speed.");
+	for (i = 0; i < nb; i++)
+		for (d = 0; d < 2; d++) {
+			labels_join(l, sizeof(l), plbl[i], "");
+			label_s(l, sizeof(l), "direction", dir[d]);
+			sample_u(b, "spanbox_port_microbursts_total", l, shm->microburst[i].bursts[d]);
+		}
+	family(b, "spanbox_port_microburst_events_suppressed_total", "counter",
+	       "Bursts not written as a microburst event (one per port and second at most).");
+	for (i = 0; i < nb; i++)
+		sample_u(b, "spanbox_port_microburst_events_suppressed_total", plbl[i],
+			 shm->microburst[i].events_suppressed);
+	family(b, "spanbox_port_microburst_windows_dropped_total", "counter",
+	       "Worker windows not counted: late (published after the window was final) or overrun (ring full).");
+	for (i = 0; i < nb; i++)
+		for (d = 0; d < 2; d++) {
+			labels_join(l, sizeof(l), plbl[i], "");
+			label_s(l, sizeof(l), "reason", d ? "overrun" : "late");
+			sample_u(b, "spanbox_port_microburst_windows_dropped_total", l,
+				 d ? shm->microburst[i].lost_windows : shm->microburst[i].late_windows);
+		}
+}
+
 /* Counters of a worker slot the primary writes (struct sbx_worker_shm), one family each. */
 static const struct slot_fam {
 	const char *name, *help;
@@ -741,6 +808,7 @@ static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct
 		}
 		health_metrics(b, shm);
 		port_metrics(b, shm, plbl);
+		microburst_metrics(b, shm, plbl);
 		worker_metrics(b, shm, plbl);
 		mirror_metrics(b, shm);
 		group_metrics(b, shm);

@@ -15,6 +15,7 @@
 #include "ingress_view.h"
 
 #include "status.h"
+#include "microburst_view.h"
 #include "system.h"
 #include "pool_audit.h"
 #include "timefmt.h"
@@ -123,6 +124,7 @@ static cJSON *port_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_ports
 	ing = mgmt_ingress_json(shm, i, nb_w); /* null: no ingress stage */
 	cJSON_AddItemToObject(o, "ingress", ing ? ing : cJSON_CreateNull());
 	cJSON_AddItemToObject(o, "rss", rss_json(ps));
+	cJSON_AddItemToObject(o, "microburst", mgmt_microburst_json(shm, i)); /* microburst_view.c */
 	return o;
 }
 

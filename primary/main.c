@@ -432,6 +432,7 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	sbx_marker_write(cfg->file_prefix);
 	sbx_event(p, "appliance_start", -1, getpid(), "%u ports, %u workers, %u pools", cfg->nb_ports,
 		  cfg->nb_workers, p->shm->nb_pools);
+	sbx_microburst_init(p); /* before the workers: their first windows are summed */
 	/* the workers' life locks and their watchers, before the first worker can take one */
 	if (sbx_lifewatch_start(p) != 0)
 		return 1;
@@ -476,6 +477,7 @@ static int primary_run(const struct primary_run *r, struct sbx_primary *p)
 		sbx_workers_supervise(p, true);
 		sbx_control_poll(p); /* a link request of mgmt (control.c) */
 		sbx_groups_tick(p, now); /* tool group members' health (toolgroups.c) */
+		sbx_microburst_poll(p); /* microburst windows (microburst.c) */
 		if (now - t_refresh >= SBX_REFRESH_NS) {
 			t_refresh = now;
 			refresh(p);

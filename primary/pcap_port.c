@@ -11,7 +11,8 @@
  *
  * devargs keep the net_pcap spelling users know: "net_pcapN,rx_pcap=IN.pcap,tx_pcap=OUT.pcap"
  * (either key may be omitted), plus "pps=N": read the input at N frames per second (default: as
- * fast as the workers take it), like tcpreplay's --pps.
+ * fast as the workers take it), like tcpreplay's --pps, and "pps_burst=B": B frames at once every
+ * B / N seconds instead of one every 1 / N (the same average, in bursts: microbursts).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,16 @@ int sbx_pcap_port_open(struct sbx_pcap_port *pp, const char *devargs, char *err,
 			return -1;
 		}
 	}
+	if (devarg(devargs, "pps_burst", path, sizeof(path)) == 1) {
+		char *end;
+
+		pp->pps_burst = strtoull(path, &end, 10);
+		if (*end != '\0' || pp->pps_burst == 0 || pp->pps_burst > 1000000 || pp->pps == 0) {
+			snprintf(err, errlen, "pps_burst=%s: not a count in 1..1000000 frames, with pps=", path);
+			sbx_pcap_port_close(pp);
+			return -1;
+		}
+	}
 	if (devarg(devargs, "tx_pcap", path, sizeof(path)) == 1) {
 		pp->tx_dead = pcap_open_dead(DLT_EN10MB, SBX_PCAP_SNAPLEN);
 		pp->tx = pp->tx_dead ? pcap_dump_open(pp->tx_dead, path) : NULL;
@@ -132,7 +143,9 @@ uint16_t sbx_pcap_port_rx(struct sbx_pcap_port *pp, struct rte_mempool *mp, stru
 
 		if (pp->pace_start_ns == 0)
 			pp->pace_start_ns = now;
-		allowed = (now - pp->pace_start_ns) / 1000 * pp->pps / 1000000 + 1;
+		allowed = (now - pp->pace_start_ns) / 1000 * pp->pps / 1000000;
+		/* one frame at once, or pps_burst frames at once (the burst that started last) */
+		allowed = pp->pps_burst > 1 ? (allowed / pp->pps_burst + 1) * pp->pps_burst : allowed + 1;
 		if (allowed <= pp->rx_pkts + pp->rx_nombuf)
 			return 0;
 		if (allowed - pp->rx_pkts - pp->rx_nombuf < n)

@@ -25,12 +25,15 @@ struct sbx_pcap_port {
 	uint64_t rx_nombuf;    /**< records skipped because the pool was empty */
 	uint64_t tx_errors;    /**< frames discarded (no tx_pcap, or over 256 KiB) */
 	uint64_t pps;          /**< input pacing, frames per second; 0 = unpaced */
+	uint64_t pps_burst;    /**< pps pacing releases this many frames at once, every pps_burst / pps
+				    seconds (bursts of the same average rate); 0 or 1 = one at a time */
 	uint64_t pace_start_ns; /**< CLOCK_MONOTONIC of the first paced read */
 };
 
 /**
  * Open the files named by "rx_pcap=" and "tx_pcap=" in @p devargs (tx file created/truncated);
- * "pps=N" paces the input at N frames per second.
+ * "pps=N" paces the input at N frames per second; "pps_burst=B" (with pps) releases B frames at
+ * once every B / N seconds: bursts of the same average rate (microburst tests).
  * @return 0, or -1 with "rx_pcap <path>: <libpcap error>" in @p err.
  */
 int sbx_pcap_port_open(struct sbx_pcap_port *pp, const char *devargs, char *err, size_t errlen);

@@ -273,6 +273,12 @@ void sbx_groups_tick(struct sbx_primary *p, uint64_t now);
 void sbx_groups_lock(void);
 /** Release sbx_groups_lock(). */
 void sbx_groups_unlock(void);
+/* microburst.c: microburst windows of every port (issue #26, docs/MGMT.md "Microbursts") */
+
+/** Start the sums (microburst.enabled): windows from now on; the rings are read from their heads. */
+void sbx_microburst_init(struct sbx_primary *p);
+/** Every main loop: read the workers' rings, make the windows of SBX_MB_LAG_US ago final (events). */
+void sbx_microburst_poll(struct sbx_primary *p);
 /* recorder.c: captures into pcapng files (docs/CAPTURE.md) */
 
 /** Ready the recorder (each capture gets a writer thread of its own at its start). @return 0. */

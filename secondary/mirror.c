@@ -762,6 +762,7 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 	if (rt->grp != NULL) { /* a tool group: each copy to its flow's member */
 		uint64_t ok, ok_bytes, refused;
 
+		rt->grp->mb = e->mb;
 		sbx_toolgroup_send(rt->grp, rt->txbuf, rt->ntx, &ok, &ok_bytes, &refused);
 		rt->st->mirrored_pkts += ok;
 		rt->st->mirrored_bytes += ok_bytes;
@@ -780,6 +781,8 @@ static void flush_session(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt)
 	}
 	rt->st->mirrored_pkts += sent;
 	rt->st->mirrored_bytes += bytes - lost;
+	if (e->mb != NULL)
+		sbx_mb_add(e->mb, rt->dst.port, SBX_MB_TX, bytes - lost);
 	rt->ntx = 0;
 }
 

@@ -79,6 +79,9 @@ struct sbx_mirror_engine {
 					      groups: the hashes are kept in fh (else hashed straight) */
 	uint64_t fh_gen[2][SBX_MAX_BURST];
 	uint32_t fh[2][SBX_MAX_BURST];
+	struct sbx_mb_worker *mb;        /**< the worker's microburst windows: copies sent count as TX of
+					      their destination port (set by the worker after each
+					      sbx_mirror_setup(); NULL: not counted) */
 };
 
 /**

@@ -204,6 +204,8 @@ static void send_member(struct sbx_toolgroup_rt *g, struct sbx_toolgroup_member 
 	}
 	m->c->packets += ok;
 	m->c->bytes += b - lost;
+	if (g->mb != NULL)
+		sbx_mb_add(g->mb, m->q.port, SBX_MB_TX, b - lost);
 	m->c->drop_txfull += ns - ok;
 	*sent += ok;
 	*bytes += b - lost;

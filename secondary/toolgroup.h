@@ -51,6 +51,9 @@ struct sbx_toolgroup_rt {
 	uint64_t rate_pps, rate_bps;            /**< member_rate_limit of the group (0: none) */
 	uint64_t wait_cycles;                   /**< sbx_q_tx_wait() bound (a replay waits, else 0) */
 	struct sbx_toolgroup_member m[SBX_MAX_GROUP_MEMBERS];
+	struct sbx_mb_worker *mb;               /**< the worker's microburst windows (copies sent count as
+						     TX of their member's port), set by the mirror engine
+						     before each send; NULL: not counted */
 };
 
 /**

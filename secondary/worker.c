@@ -35,6 +35,7 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 	rc = sbx_mirror_setup(&wk->mirror, wk->shm, t, wk->id, err, errlen);
 	if (rc != 0)
 		sbx_mirror_teardown(&wk->mirror); /* forward on, mirror nothing */
+	wk->mirror.mb = &wk->mb; /* copies sent count in the microburst windows */
 	/* ingress stages: a dedup table it cannot allocate turns dedup off, the rest runs */
 	if (sbx_ingress_setup(&wk->ingress, t, &wk->slot->stats, ierr, sizeof(ierr)) != 0 && rc == 0) {
 		snprintf(err, errlen, "%s", ierr);
@@ -98,6 +99,9 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	}
 	rte_rcu_qsbr_thread_online(wk->rcu, id);
 	wk->pdump.gen = UINT64_MAX; /* the first loop takes the captures in progress */
+	/* microbursts: windows of the shared TSC, as the primary counts them (microburst.h) */
+	sbx_mb_worker_init(&wk->mb, cfg->mb_enabled ? shm->mb_rings[id] : NULL, cfg->nb_ports,
+			   sbx_mb_window_cycles(shm->tsc_hz, cfg->mb_window_us), rte_rdtsc());
 	if (tables_take(wk, err, errlen) != 0)
 		return -1;
 	for (i = 0; i < wk->nb_rxq; i++) {
@@ -189,6 +193,7 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	__atomic_store_n(&st->held, 0, __ATOMIC_RELEASE);
 	st->port[in].rx_pkts += n;
 	st->port[in].rx_bytes += rx_bytes;
+	sbx_mb_add(&wk->mb, in, SBX_MB_RX, rx_bytes);
 	if (unlikely(nb)) {
 		st->bad_pkts += chain;
 		st->port[in].runt += runt;
@@ -222,6 +227,7 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	}
 	st->port[out].tx_pkts += sent;
 	st->port[out].tx_bytes += bytes;
+	sbx_mb_add(&wk->mb, (uint16_t)out, SBX_MB_TX, bytes);
 }
 
 bool sbx_primary_alive(const struct sbx_shm *shm)
@@ -284,6 +290,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 			st->busy_pkts += got;
 		}
 		t_prev = t_now;
+		sbx_mb_tick(&wk->mb, t_now); /* a microburst window that ended is published */
 		if (unlikely(t_now >= next_hb)) {
 			if (unlikely(wk->test_hang != NULL && *wk->test_hang))
 				while (!*wk->quit)
@@ -315,6 +322,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 			nanosleep(&nap, NULL);
 			rte_rcu_qsbr_thread_online(wk->rcu, wk->id);
 			t_prev = rte_rdtsc(); /* the sleep is not busy time */
+			sbx_mb_tick(&wk->mb, t_prev); /* the next frames are of the window after the nap */
 		}
 	}
 	st->loops = loops;
@@ -324,6 +332,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 	 * runs for a capture the primary may already have answered as ended */
 	sbx_pdump_teardown(&wk->pdump);
 	sbx_mirror_flush(&wk->mirror);
+	sbx_mb_roll(&wk->mb, rte_rdtsc()); /* the last window's bytes */
 	rte_rcu_qsbr_thread_offline(wk->rcu, wk->id);
 	return 0;
 }

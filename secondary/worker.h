@@ -28,6 +28,8 @@ struct sbx_worker {
 	struct sbx_ingress_engine ingress;   /**< this worker's view of the ingress stages (ingress.c) */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
 	struct sbx_pdump_worker pdump;       /**< captures of DPDK's tools registered in this process */
+	struct sbx_mb_worker mb;             /**< microburst windows: bytes per port and direction of the
+						  current window, published into shm->mb_rings[id] */
 	struct rte_rcu_qsbr *rcu;            /**< the tables' QSBR variable (memzone SBX_RCU_MEMZONE_NAME) */
 	uint64_t gen;                        /**< generation of the runtime tables in use */
 	uint64_t file_wait_cycles;           /**< longest wait for a full pcap-port TX ring, TSC cycles */

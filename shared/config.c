@@ -30,13 +30,14 @@ static const char TOKEN_CHARS[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=";
 
 static const char *const root_keys[] = {
-	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", "tool_groups", NULL};
+	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", "tool_groups", "microburst", NULL};
 static const char *const eal_keys[] = {
 	"file_prefix", "socket_mem_mb", "primary_lcore", "mgmt_lcore", "cpus", "housekeeping_cpus", "extra_args",
 	NULL};
 static const char *const pool_keys[] = {"mbufs", "cache", "headroom", "force", "measure_memset", NULL};
 static const char *const port_keys[] = {
-	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", "rss", NULL};
+	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", "rss", "speed_mbps", NULL};
+static const char *const microburst_keys[] = {"enabled", "window_us", "threshold_pct", NULL};
 static const char *const rss_keys[] = {"fields", "key", NULL};
 static const char *const ingress_keys[] = {"decap", "non_tunnel", "strip", "tag", "dedup", NULL};
 static const char *const decap_keys[] = {"type", "sessions", "vnis", "keys", "teids", "udp_port", "local_ip", "strip_fcs",
@@ -590,13 +591,13 @@ static bool next_devarg(const char *devargs, size_t *pos, struct devarg *d)
  * The devargs keys DPDK 22.11's drivers accept (RTE_PMD_REGISTER_PARAM_STRING of each, as
  * `strings librte_net_<driver>.so` shows them) for the drivers spanbox supports; a driver matches
  * a device name that starts with its name or alias, like DPDK's vdev bus. net_pcap is spanbox's
- * own pcap file port (primary/pcap_port.c): rx_pcap, tx_pcap and pps only.
+ * own pcap file port (primary/pcap_port.c): rx_pcap, tx_pcap, pps and pps_burst only.
  */
 static const struct {
 	const char *name, *alias;
 	const char *const keys[10];
 } drivers[] = {
-	{"net_pcap", "eth_pcap", {"rx_pcap", "tx_pcap", "pps", NULL}},
+	{"net_pcap", "eth_pcap", {"rx_pcap", "tx_pcap", "pps", "pps_burst", NULL}},
 	{"net_tap", NULL, {"iface", "mac", "remote", "persist", NULL}},
 	{"net_ring", "eth_ring", {"nodeaction", NULL}},
 	{"net_null", "eth_null", {"size", "copy", "no-rx", NULL}},
@@ -824,7 +825,8 @@ static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		    get_u16(c, it, path, "rx_desc", 64, 16384, 1024, &p->rx_desc) ||
 		    get_u16(c, it, path, "tx_desc", 64, 16384, 1024, &p->tx_desc) ||
 		    get_string(c, it, path, "netns", p->netns, sizeof(p->netns), false, NAME_CHARS, "") ||
-		    get_string(c, it, path, "address", p->address, sizeof(p->address), false, NULL, ""))
+		    get_string(c, it, path, "address", p->address, sizeof(p->address), false, NULL, "") ||
+		    get_u32(c, it, path, "speed_mbps", 0, 400000, 0, &p->speed_mbps))
 			return -1;
 		if (p->address[0] && !is_ipv4_cidr(p->address))
 			return fail(c, path, "address", "\"%s\" is not an IPv4 CIDR like 198.18.0.1/24",
@@ -839,6 +841,17 @@ static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 	}
 	cfg->nb_ports = (uint16_t)i;
 	return 0;
+}
+
+/* Parse "microburst": per-window byte accounting of every port (docs/CONFIG.md "microburst"). */
+static int parse_microburst(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	const cJSON *o;
+
+	return get_section(c, root, "microburst", microburst_keys, &o) ||
+	       get_bool(c, o, "microburst", "enabled", true, &cfg->mb_enabled) ||
+	       get_u32(c, o, "microburst", "window_us", 100, 100000, 1000, &cfg->mb_window_us) ||
+	       get_u32(c, o, "microburst", "threshold_pct", 1, 1000, 80, &cfg->mb_threshold_pct) ? -1 : 0;
 }
 
 /* Parse workers.lcores, or derive it (primary_lcore+1+i, skipping mgmt_lcore); ids unique. */
@@ -1986,6 +1999,7 @@ static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_
 		      parse_pool(&c, root, cfg) || parse_ports(&c, root, cfg) ||
 		      parse_workers(&c, root, cfg) || parse_forwarding(&c, root, cfg) ||
 		      parse_tool_groups(&c, root, cfg) || parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg) ||
+		      parse_microburst(&c, root, cfg) ||
 		      check_files(&c, cfg, config_path))
 			     ? -1 : 0;
 	}
@@ -2079,6 +2093,7 @@ const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_
 		{ "pool", offsetof(struct sbx_config, pool_mbufs), offsetof(struct sbx_config, nb_ports) },
 		{ "ports", 0, 0 },
 		{ "workers", offsetof(struct sbx_config, nb_workers), offsetof(struct sbx_config, nb_xconnects) },
+		{ "microburst", offsetof(struct sbx_config, mb_enabled), offsetof(struct sbx_config, mgmt_listen) },
 		{ "mgmt", offsetof(struct sbx_config, mgmt_listen), sizeof(struct sbx_config) },
 	};
 	size_t i, p;

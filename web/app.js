@@ -187,9 +187,35 @@ function renderPorts(ports, prev, dt) {
 				title: `workers dropped ${count(w.drop_packets)}, imissed ${count(s.imissed)}, rx_nombuf ${count(s.rx_nombuf)}` },
 			{ text: count((s.ierrors || 0) + (s.oerrors || 0)), cls: 'num errors',
 				title: `ierrors ${count(s.ierrors)}, oerrors ${count(s.oerrors)}` },
+			burstCell(p.microburst),
 			p.peer || DASH,
 		];
 	});
+}
+
+/** A utilisation percentage of ports[].microburst as text ("-" when unknown). */
+function pctText(v) {
+	return v === null || v === undefined ? DASH : `${v >= 10 ? v.toFixed(0) : v.toFixed(1)} %`;
+}
+
+/**
+ * The Peak / avg cell of a port (ports[].microburst, docs/MGMT.md "Microbursts"): the busiest window
+ * of the last second beside the second's average, received and sent; marked when a peak reached the
+ * threshold. The title tells the window, the speed and the bursts counted so far.
+ */
+function burstCell(mb) {
+	if (!mb)
+		return { text: DASH, cls: 'num burst', title: 'microburst.enabled is false' };
+	if (mb.speed_mbps === null)
+		return { text: DASH, cls: 'num burst', title: 'no speed known: set ports[].speed_mbps' };
+	const rx = mb.rx || {}, tx = mb.tx || {};
+	const hot = [rx.peak_pct, tx.peak_pct].some((v) => v !== null && v >= mb.threshold_pct);
+	return {
+		text: `RX ${pctText(rx.peak_pct)} / ${pctText(rx.avg_pct)}, TX ${pctText(tx.peak_pct)} / ${pctText(tx.avg_pct)}`,
+		cls: `num burst${hot ? ' bad' : ''}`,
+		title: `${mb.window_us} us windows of ${si(mb.speed_mbps * 1e6, 'bit/s')} (${mb.speed_source}); ` +
+			`bursts at >= ${mb.threshold_pct} %: RX ${count(rx.bursts)}, TX ${count(tx.bursts)}`,
+	};
 }
 
 /** The ports with ingress stages: counters of the stages and the tunnel senders (ports[].ingress). */

@@ -132,6 +132,8 @@ struct sbx_port_cfg {
 	char address[48];              /**< launcher gives the iface this CIDR address ("" = none) */
 	uint8_t kind;                  /**< enum sbx_port_kind, derived from devargs */
 	bool is_pci;                   /**< devargs names a PCI address: EAL runs without --no-pci */
+	uint32_t speed_mbps;           /**< ports[].speed_mbps: the speed microburst utilisation is of,
+					    Mb/s; 0 = the link's (a pcap file port has none) */
 	struct sbx_ingress_cfg ingress; /**< ingress stages of frames received here (all zero = none) */
 	struct sbx_rss_cfg rss;        /**< ports[].rss: hash fields, key, RETA spread (rss.h) */
 };
@@ -357,6 +359,11 @@ struct sbx_config {
 	/* tool groups (live, like mirrors: between mirrors and mgmt, see sbx_config_static_diff) */
 	uint16_t nb_tool_groups;
 	struct sbx_tool_group_cfg tool_groups[SBX_MAX_TOOL_GROUPS];
+	/* microburst (docs/CONFIG.md "microburst"; static: a change needs a restart) */
+	bool mb_enabled;                /**< microburst.enabled: per-window byte accounting (default true) */
+	uint32_t mb_window_us;          /**< microburst.window_us: window length, us (100..100000, default 1000) */
+	uint32_t mb_threshold_pct;      /**< microburst.threshold_pct: a window at or above this utilisation
+					     is part of a burst (1..1000, default 80) */
 	/* mgmt */
 	char mgmt_listen[48];           /**< IPv4 or IPv6 literal */
 	uint16_t mgmt_port;             /**< TCP port */

@@ -44,6 +44,7 @@
 #include "counters.h"
 #include "ingress.h"
 #include "ipc.h"
+#include "microburst.h"
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
@@ -397,7 +398,7 @@ struct sbx_event {
 				      "standby_failed", "upgrade_start", "upgrade_done", "upgrade_refused",
 				      "appliance_start", "appliance_stop", "tables_applied", "member_down",
 				      "member_holddown", "member_up", "capture_start", "capture_end",
-				      "worker_starved", "worker_resumed" (at most 15) */
+				      "worker_starved", "worker_resumed", "microburst" (at most 15) */
 	char detail[104];
 };
 
@@ -691,6 +692,10 @@ struct sbx_shm {
 	struct sbx_capture_shm captures[SBX_CAPTURE_SLOTS]; /**< the recorder's slots (primary/recorder.c) */
 	struct sbx_pdump_table pdump[2]; /**< captures of dpdk-dumpcap / dpdk-pdump (see pdump_gen) */
 	struct sbx_pdump_stats pdump_stats;
+	/* microbursts (microburst.h): what the primary sums per port, and each worker's ring per port
+	 * (written by the worker of the slot, read by the primary) */
+	struct sbx_mb_port_shm microburst[SBX_MAX_PORTS];
+	struct sbx_mb_ring mb_rings[SBX_MAX_WORKERS][SBX_MAX_PORTS];
 };
 
 /* The layout the comments above promise. */

@@ -102,9 +102,12 @@ check "1: a standby started by hand with a wrong --nonce is refused (exit 1, nam
 	cond "[ $rc -eq 1 ] && grep -q 'is not the nonce the primary' '$TMP/imp.out' && [ \"\$(parked_pid '$API1')\" = '$sb' ]"
 check "1: /status lists the standby (slot 0, lcore 7, parked, the worker binary)" \
 	bash -o pipefail -c "curl -fsS $API1/status | jq -e '.standbys | length == 1 and .[0].slot == 0 and .[0].lcore == 7 and .[0].state == \"parked\" and (.[0].binary | endswith(\"spanbox-worker\"))' >/dev/null"
+# (read whole first: "curl | grep -q" under pipefail fails when grep exits before curl wrote a
+# /metrics larger than the pipe's buffer, curl's error 23)
 check "1: /metrics has spanbox_standby_info and spanbox_worker_takeovers_total" \
-	bash -o pipefail -c "curl -fsS ${API1%/api/v1}/metrics | grep -q '^spanbox_standby_info{slot=\"0\",pid=\"$sb\",lcore=\"7\",state=\"parked\"' &&
-		curl -fsS ${API1%/api/v1}/metrics | grep -q '^spanbox_worker_takeovers_total{worker=\"0\"} 0'"
+	bash -c "curl -fsS ${API1%/api/v1}/metrics >'$TMP/metrics.txt' &&
+		grep -q '^spanbox_standby_info{slot=\"0\",pid=\"$sb\",lcore=\"7\",state=\"parked\"' '$TMP/metrics.txt' &&
+		grep -q '^spanbox_worker_takeovers_total{worker=\"0\"} 0' '$TMP/metrics.txt'"
 
 traffic_to_both "$API1" sbxsb-a sbxsb-b 5301
 check "1: traffic reaches both workers" both_rise "$API1"

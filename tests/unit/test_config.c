@@ -934,6 +934,46 @@ static void test_pool_keys(void)
 	check_cases(parse_pool, "pool", bad, sizeof(bad) / sizeof(bad[0]));
 }
 
+/* A config with one port (speed_mbps 100) and the microburst section @mb (JSON object text). */
+static int parse_microburst(const char *mb, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\",\"speed_mbps\":100}],\"microburst\":%s}",
+			 mb, cfg, err, errlen);
+}
+
+/* microburst and ports[].speed_mbps (issue #26): defaults, limits, refusals naming the field. */
+static void test_microburst_keys(void)
+{
+	static const struct text_case bad[] = {
+		{"{\"window_us\":99}", "microburst.window_us: 99 out of range 100..100000"},
+		{"{\"window_us\":100001}", "microburst.window_us: 100001 out of range 100..100000"},
+		{"{\"threshold_pct\":0}", "microburst.threshold_pct: 0 out of range 1..1000"},
+		{"{\"threshold_pct\":1001}", "microburst.threshold_pct: 1001 out of range 1..1000"},
+		{"{\"enabled\":1}", "microburst.enabled: expected true or false"},
+		{"{\"window\":1000}", "microburst.window: unknown key"},
+		{"[]", "microburst: expected an object"},
+		{"{\"window_us\":100,\"threshold_pct\":1000,\"enabled\":false}", NULL},
+	};
+	static struct sbx_config cfg, c2;
+	char err[512];
+
+	check(parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}]%s}", "", &cfg, err, sizeof(err)) == 0 &&
+		      cfg.mb_enabled && cfg.mb_window_us == 1000 && cfg.mb_threshold_pct == 80 &&
+		      cfg.ports[0].speed_mbps == 0,
+	      "microburst: defaults enabled, window 1000 us, threshold 80 %%, speed_mbps 0 (%s)", err);
+	check(parse_microburst("{\"enabled\":false,\"window_us\":800,\"threshold_pct\":90}", &cfg, err, sizeof(err)) == 0 &&
+		      !cfg.mb_enabled && cfg.mb_window_us == 800 && cfg.mb_threshold_pct == 90 && cfg.ports[0].speed_mbps == 100,
+	      "microburst: enabled false, window 800 us, threshold 90 %%, speed_mbps 100 (%s)", err);
+	check(parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\",\"speed_mbps\":%s}]}", "400001", &cfg, err,
+			sizeof(err)) == -1 && !strcmp(err, "ports[0].speed_mbps: 400001 out of range 0..400000"),
+	      "ports[0].speed_mbps 400001 refused naming the field (%s)", err);
+	parse_microburst("{}", &cfg, err, sizeof(err));
+	parse_microburst("{\"window_us\":2000}", &c2, err, sizeof(err));
+	check(sbx_config_static_diff(&cfg, &c2) != NULL && !strcmp(sbx_config_static_diff(&cfg, &c2), "microburst"),
+	      "a change of microburst.window_us is a static change of section \"microburst\"");
+	check_cases(parse_microburst, "microburst", bad, sizeof(bad) / sizeof(bad[0]));
+}
+
 /* A config whose ports have the devargs @a and @b (@b NULL: one port) and the mgmt section @mgmt. */
 static int parse_two(const char *a, const char *b, const char *mgmt, struct sbx_config *cfg, char *err,
 		     size_t errlen)
@@ -1058,7 +1098,7 @@ static void test_devargs_keys(void)
 		{"net_pcap0", NULL},
 		{"net_pcap0,rx_iface=eth0", "net_pcap key \"rx_iface\" is not supported by spanbox's pcap file ports"},
 		{"net_pcap0,rx_pcap=/tmp/a.pcap,infinite_rx=1", "net_pcap key \"infinite_rx\""},
-		{"net_pcap0,rx_pacp=/tmp/a.pcap", "unknown net_pcap key \"rx_pacp\" (valid: rx_pcap, tx_pcap, pps)"},
+		{"net_pcap0,rx_pacp=/tmp/a.pcap", "unknown net_pcap key \"rx_pacp\" (valid: rx_pcap, tx_pcap, pps, pps_burst)"},
 		{"net_pcap0,tx_pcap=/tmp/a.pcap,tx_pcap=/tmp/b.pcap", "key \"tx_pcap\" given twice"},
 		{"net_pcap0,rx_pcap=", "rx_pcap needs a value"},
 		{"net_pcap0,,tx_pcap=/tmp/b.pcap", "empty key"},
@@ -1164,6 +1204,7 @@ int main(int argc, char **argv)
 	test_ingress_inline();
 	test_tunnel_senders();
 	test_pool_keys();
+	test_microburst_keys();
 	test_files();
 	test_devargs_keys();
 	test_extra_args();

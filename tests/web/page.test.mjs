@@ -142,6 +142,21 @@ try {
 	check('port p0: the RX packets shown increase between two reads 2.5 s apart, with an RX rate shown',
 		rx2 > rx1 && /pkt\/s/.test(rate), `p0 rx packets ${rx1} -> ${rx2}; rx rate "${rate}"`);
 
+	// microbursts (issue #26): p0's Peak / avg cell is ports[].microburst of /status (a tap: the link's
+	// 10 Gb/s; the pings are far below 0.1 % of it)
+	{
+		const mb = ((((await rest('GET', '/api/v1/status')).body || {}).ports || []).find((p) => p.name === 'p0') || {}).microburst || {};
+		const txt = await until(async () => {
+			const t = await cell('ports', 'p0', 'burst').textContent();
+			return /^RX /.test(t) ? t : null;
+		}, 4000);
+		const title = (await cell('ports', 'p0', 'burst').getAttribute('title')) || '';
+		check('port p0: the Peak / avg cell shows the last second\'s peak and average, RX and TX, of /status ports[].microburst',
+			/^RX [0-9.]+ % \/ [0-9.]+ %, TX [0-9.]+ % \/ [0-9.]+ %$/.test(txt || '') && mb.window_us > 0 &&
+				title.startsWith(`${mb.window_us} us windows of `) && title.includes(`(${mb.speed_source})`),
+			`cell "${txt}", title "${title}"; API ${JSON.stringify(mb)}`);
+	}
+
 	// ingress: p0 has a vxlan decap rule (non_tunnel pass): the pings pass as "not a tunnel"
 	const nt = async () => {
 		const n = await num(cell('ingress', 'p0', 'non-tunnel'));
