@@ -50,7 +50,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 22
+#define SBX_SHM_VERSION 23
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -205,6 +205,8 @@ struct sbx_ingress_stats {
 	/** the worker's tunnel sender table: workers.tunnel_senders.entries slots used (frames of a sender
 	 *  that finds it full: port counter tunnels_untracked; the index is the worker's, ingress.c) */
 	struct sbx_tunnel_source src[SBX_MAX_TUNNEL_SOURCES];
+	/** timestamps in (ingress.timestamp): the clock offset of each input port's sender (ts_in.h) */
+	struct sbx_ts_in_offset ts[SBX_MAX_PORTS];
 };
 
 /**
