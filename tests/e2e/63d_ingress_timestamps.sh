@@ -11,7 +11,7 @@
 #    clock offset of each port's sender (their time minus ours: the generator's times are 1000 s
 #    behind our clock).
 # Own resources: file prefix sbxti, lcores 63 (primary), 64 (worker), 65 (mgmt), API port 18930,
-# database and captures under $TMP.
+# database and captures under $TMP. Last, a live change of a port's ingress to a timestamp stage (PUT).
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/replay.sh"
 source "$ROOT/tests/lib/instance.sh"
@@ -152,3 +152,16 @@ check "/metrics: spanbox_ingress_timestamp_offset_ns {port=\"m0\", stat=\"last\"
 check "/metrics: the offset family's HELP and TYPE gauge" grep -q '^# TYPE spanbox_ingress_timestamp_offset_ns gauge' "$TMP/metrics.txt"
 eq "/status a0: timestamps_in counted on the port" \
 	"$(jq '.ports[] | select(.name == "a0") | .workers.timestamps_in' "$TMP/status.json")" 60
+# a live change: ingress.timestamp is part of the port's ingress object (PUT /ports/{name}/ingress)
+put_ingress() { curl -sS --max-time 10 -o "$TMP/put.json" -w '%{http_code}' -H "$AUTH" -X PUT \
+	-H 'Content-Type: application/json' --data-binary "$1" "$API/ports/o1/ingress"; }
+code=$(put_ingress '{"timestamp": {"format": "arista", "window_s": 5}}')
+check "PUT o1 ingress, arista with window_s: 422 naming timestamp.window_s ($code $(head -c 160 "$TMP/put.json"))" \
+	[ "$code" = 422 -a "$(grep -c 'timestamp.window_s' "$TMP/put.json")" = 1 ]
+code=$(put_ingress '{"timestamp": {"format": "metamako", "fcs": true}}')
+check "PUT o1 ingress {timestamp: metamako, fcs}: 200 ($code)" [ "$code" = 200 ]
+check "GET o1 ingress: the timestamp stage as given" \
+	jq -e '.ingress.timestamp == {"format": "metamako", "fcs": true}' <(curl -fsS "$API/ports/o1/ingress") >/dev/null
+check "/status o1: a timestamp object, metamako, no frame yet (null offsets)" \
+	wait_for 30 bash -c "curl -fsS '$API/status' | jq -e '.ports[] | select(.name == \"o1\") | .ingress.timestamp |
+		.format == \"metamako\" and .frames == 0 and .offset_ns.last == null' >/dev/null"

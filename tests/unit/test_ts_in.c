@@ -59,6 +59,19 @@ static enum sbx_ts_in_result avsp(const uint8_t *b, uint32_t avail, uint32_t tai
 static void test_avsp(void)
 {
 	static const uint16_t v64[] = { 0x0010, 0x0110, 0x0011, 0x0111 }, v48[] = { 0x0020, 0x0120, 0x0021, 0x0121 };
+	static const struct {
+		uint16_t subtype, version;
+		uint32_t secs, ns;
+		enum sbx_ts_in_result want;
+		const char *what;
+	} bad[] = {
+		{ 0xCAFE, 0x0001, 1, 1, SBX_TS_IN_MALFORMED_subtype, "subtype 0xCAFE (TGen)" },
+		{ 3, 0x0020, 1, 1, SBX_TS_IN_MALFORMED_subtype, "subtype 3 (GRE TAP)" },
+		{ 1, 0x0030, 1, 1, SBX_TS_IN_MALFORMED_version, "version 0x0030" },
+		{ 1, 0x0210, 1, 1, SBX_TS_IN_MALFORMED_version, "version 0x0210" },
+		{ 1, 0x0110, 1764650001, 1000000000, SBX_TS_IN_MALFORMED_implausible, "nanoseconds 10^9" },
+		{ 1, 0x0010, 36, 0, SBX_TS_IN_MALFORMED_implausible, "TAI 36 s (before the UTC epoch)" },
+	};
 	struct sbx_ts_in_info o;
 	uint8_t b[128];
 	uint32_t n, k, cut_ok;
@@ -107,18 +120,11 @@ static void test_avsp(void)
 	for (k = 14, cut_ok = 0; k < 26; k++)
 		cut_ok += avsp(b, k, 37, now, &o) == SBX_TS_IN_MALFORMED_short;
 	check(cut_ok == 12 && avsp(b, 26, 37, now, &o) == SBX_TS_IN_OK, "48-bit header cut at each of 14..25 bytes: short; 26: OK");
-	n = avsp_frame(b, 0xCAFE, 0x0001, 1, 1);
-	check(avsp(b, n, 37, now, &o) == SBX_TS_IN_MALFORMED_subtype, "subtype 0xCAFE (TGen): malformed subtype");
-	n = avsp_frame(b, 3, 0x0020, 1, 1);
-	check(avsp(b, n, 37, now, &o) == SBX_TS_IN_MALFORMED_subtype, "subtype 3 (GRE TAP): malformed subtype");
-	n = avsp_frame(b, 1, 0x0030, 1, 1);
-	check(avsp(b, n, 37, now, &o) == SBX_TS_IN_MALFORMED_version, "version 0x0030: malformed version");
-	n = avsp_frame(b, 1, 0x0210, 1, 1);
-	check(avsp(b, n, 37, now, &o) == SBX_TS_IN_MALFORMED_version, "version 0x0210: malformed version");
-	n = avsp_frame(b, 1, 0x0110, 1764650001, 1000000000);
-	check(avsp(b, n, 37, now, &o) == SBX_TS_IN_MALFORMED_implausible, "nanoseconds 10^9: implausible");
-	n = avsp_frame(b, 1, 0x0010, 36, 0);
-	check(avsp(b, n, 37, now, &o) == SBX_TS_IN_MALFORMED_implausible, "TAI 36 s (before the UTC epoch): implausible");
+	for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+		n = avsp_frame(b, bad[k].subtype, bad[k].version, bad[k].secs, bad[k].ns);
+		check(avsp(b, n, 37, now, &o) == bad[k].want, "%s: malformed %s", bad[k].what,
+		      sbx_ts_in_malformed_name(bad[k].want));
+	}
 	check(sbx_ts_in_malformed_name(SBX_TS_IN_MALFORMED_version) && !strcmp(sbx_ts_in_malformed_name(SBX_TS_IN_MALFORMED_version), "version") &&
 	      sbx_ts_in_malformed_name(SBX_TS_IN_OK) == NULL, "reason names");
 }
