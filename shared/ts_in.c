@@ -83,7 +83,7 @@ enum sbx_ts_in_result sbx_ts_in_metamako(const uint8_t *tail, uint32_t tail_len,
 					 uint32_t window_s, uint64_t now_ns, struct sbx_ts_in_info *out)
 {
 	uint32_t fcs_len = fcs ? 4 : 0, e, p, ns, k;
-	uint64_t secs, now_s = now_ns / NS_PER_S;
+	uint64_t secs, t;
 	uint8_t flags;
 
 	if (tail_len > frame_len || tail_len < SBX_METAMAKO_TRAILER_LEN + fcs_len ||
@@ -94,7 +94,9 @@ enum sbx_ts_in_result sbx_ts_in_metamako(const uint8_t *tail, uint32_t tail_len,
 	secs = be32(tail + p);
 	ns = be32(tail + p + 4);
 	flags = tail[p + 8];
-	if (ns >= NS_PER_S || secs <= 3600 || (secs > now_s ? secs - now_s : now_s - secs) > window_s)
+	/* within window_s of our clock, in ns (no division per frame: the second's fraction is the slack) */
+	t = secs * NS_PER_S;
+	if (ns >= NS_PER_S || secs <= 3600 || (t > now_ns ? t - now_ns : now_ns - t) > ((uint64_t)window_s + 1) * NS_PER_S)
 		return SBX_TS_IN_MALFORMED_implausible;
 	if (flags & 0x02) { /* extensions: TLVs read backwards from the seconds (packet-metamako.c) */
 		for (k = 0;; k++) {

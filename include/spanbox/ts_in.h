@@ -107,8 +107,8 @@ enum sbx_ts_in_result sbx_ts_in_avsp(const uint8_t *frame, uint32_t avail, uint3
  * Parse a Metamako trailer at the end of a frame of @p frame_len bytes, given its last @p tail_len
  * bytes at @p tail (tail_len <= frame_len; the stage gives min(frame_len, SBX_METAMAKO_TAIL_MAX)).
  * @p fcs: the frame ends in a 4-byte FCS after the trailer (cut with it). Plausible: nanoseconds
- * < 10^9 and seconds within @p window_s of @p now_ns (CLOCK_REALTIME ns; Wireshark: 30 days of
- * the capture time), else MALFORMED_implausible; so are extensions (flags 0x02) that run past the
+ * < 10^9, seconds > 3600 and the trailer's whole second within @p window_s + 1 s of @p now_ns
+ * (CLOCK_REALTIME ns; Wireshark: 30 days of the capture time), else MALFORMED_implausible; so are extensions (flags 0x02) that run past the
  * tail or more than 64 TLVs. What is left must be an Ethernet header at least (14 bytes), else
  * MALFORMED_short. Never reads outside the tail, never writes.
  * @return OK with @p out->ns, @p out->cut_back (16 + extensions, + 4 with @p fcs), device, port,
