@@ -26,6 +26,7 @@ trap cleanup EXIT
 npkts() { capinfos -Mc "$1" | awk '/Number of packets/ {print $NF}'; }
 eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1 (got $2, expected $3)"; fi; }
 peq() { python3 "$PEQ" "$1" "$2" | sed "s/^/# /"; return "${PIPESTATUS[0]}"; }
+jqq() { jq -e "$@" >/dev/null; } # jq -e without printing the result
 TSH=(tshark --enable-heuristic metamako_eth) # Wireshark's Metamako trailer heuristic is off by default
 
 mkcfg() { # mkcfg TAG INPUT INGRESS_JSON
@@ -142,7 +143,7 @@ for p in a0 m0; do
 	# their clock is 1000 s behind ours (the generator: NOW - 1000 s + less than 1 s), less the seconds
 	# the test took to get here (our clock went on)
 	check "/status $p: frames, and offsets (their time - ours) between -1300 s and -999 s, min <= last <= max" \
-		jq -e '.frames > 0 and .offset_ns.min >= -1300e9 and .offset_ns.max <= -999e9 and
+		jqq '.frames > 0 and .offset_ns.min >= -1300e9 and .offset_ns.max <= -999e9 and
 		       .offset_ns.min <= .offset_ns.last and .offset_ns.last <= .offset_ns.max' "$TMP/$p.ts"
 done
 eq "/status a0: format arista, 60 frames" "$(jq -r '.format + " " + (.frames | tostring)' "$TMP/a0.ts")" "arista 60"
@@ -161,7 +162,7 @@ check "PUT o1 ingress, arista with window_s: 422 naming timestamp.window_s ($cod
 code=$(put_ingress '{"timestamp": {"format": "metamako", "fcs": true}}')
 check "PUT o1 ingress {timestamp: metamako, fcs}: 200 ($code)" [ "$code" = 200 ]
 check "GET o1 ingress: the timestamp stage as given" \
-	jq -e '.ingress.timestamp == {"format": "metamako", "fcs": true}' <(curl -fsS "$API/ports/o1/ingress") >/dev/null
+	jqq '.ingress.timestamp == {"format": "metamako", "fcs": true}' <(curl -fsS "$API/ports/o1/ingress")
 check "/status o1: a timestamp object, metamako, no frame yet (null offsets)" \
 	wait_for 30 bash -c "curl -fsS '$API/status' | jq -e '.ports[] | select(.name == \"o1\") | .ingress.timestamp |
 		.format == \"metamako\" and .frames == 0 and .offset_ns.last == null' >/dev/null"
