@@ -138,7 +138,8 @@ static uint32_t mm_frame(uint8_t *b, uint32_t secs, uint32_t ns, uint8_t flags, 
 	memcpy(b, plain, n);
 	be32(b + n, 0xdeadbeef); /* original FCS */
 	n += 4;
-	memcpy(b + n, ext, ext_len);
+	if (ext_len)
+		memcpy(b + n, ext, ext_len);
 	n += ext_len;
 	be32(b + n, secs);
 	be32(b + n + 4, ns);
