@@ -70,7 +70,8 @@ enum sbx_ts_in_result sbx_ts_in_avsp(const uint8_t *frame, uint32_t avail, uint3
 		else if (secs + 32768 < now_s)
 			secs += 65536;
 	}
-	if (ns >= NS_PER_S || secs < tai)
+	/* UTC from 1970 on, and ns that fit in 64 bits (a 48-bit time near a clock past 2554 would not) */
+	if (ns >= NS_PER_S || secs < tai || secs - tai > UINT64_MAX / NS_PER_S - 1)
 		return SBX_TS_IN_MALFORMED_implausible;
 	memset(out, 0, sizeof(*out));
 	out->ns = (secs - tai) * NS_PER_S + ns;

@@ -9,8 +9,8 @@
  * min(len, 256)), so ASan reports any read past them. Checked: the result is in range; an OK AVSP
  * parse cuts 12 or 14 bytes that lie, with the EtherType after them, within avail, and the cut (on
  * a writable copy) leaves the MACs in front of that EtherType; an OK Metamako parse cuts 16 bytes at
- * least (20 with the FCS), no more than it was given, and leaves 14 bytes at least; both times have
- * nanoseconds below 10^9. Seeds: tests/fuzz/seeds.py (frames with headers and trailers).
+ * least (20 with the FCS), no more than it was given, and leaves 14 bytes at least; an AVSP time's
+ * nanoseconds are the header's (below 10^9). Seeds: tests/fuzz/seeds.py (frames with headers and trailers).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,7 +50,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((unsigned)r >= SBX_TS_IN_RESULT_MAX)
 			abort();
 		if (r == SBX_TS_IN_OK) {
-			if ((ti.cut_front != 12 && ti.cut_front != 14) || 12 + ti.cut_front + 2 > avail || ti.ns % 1000000000u >= 1000000000u)
+			const uint8_t *nsf = a + (ti.cut_front == 14 ? 22 : 20); /* the header's nanoseconds */
+
+			if ((ti.cut_front != 12 && ti.cut_front != 14) || 12 + ti.cut_front + 2 > avail ||
+			    ti.ns % 1000000000u != ((uint32_t)nsf[0] << 24 | (uint32_t)nsf[1] << 16 | (uint32_t)nsf[2] << 8 | nsf[3]))
 				abort();
 			if (memcmp(sbx_ts_in_cut_front(a, ti.cut_front), f, 12) != 0)
 				abort();

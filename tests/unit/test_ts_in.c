@@ -108,6 +108,9 @@ static void test_avsp(void)
 	n = avsp_frame(b, 1, 0x0120, 0xfff0, 0);
 	check(avsp(b, n, 37, (0x69010000ull | 0x0010) * NS, &o) == SBX_TS_IN_OK && o.ns == (0x69000000ull | 0xfff0) * NS,
 	      "AVSP 48-bit: seconds 0xfff0 just before our ...0010 are in the previous 65536 s");
+	n = avsp_frame(b, 1, 0x0020, 0xffff, 0);
+	check(avsp(b, n, 37, UINT64_MAX - 5, &o) == SBX_TS_IN_MALFORMED_implausible,
+	      "AVSP 48-bit with our clock at 2^64 ns: implausible, no overflow (fuzz_ts_in found it)");
 	/* not there */
 	check(avsp(plain, sizeof(plain), 37, now, &o) == SBX_TS_IN_ABSENT, "no 0xD28B after the MACs: absent");
 	check(avsp(plain, 13, 37, now, &o) == SBX_TS_IN_ABSENT, "a 13-byte frame: absent");
