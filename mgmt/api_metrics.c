@@ -752,6 +752,42 @@ out:
 	free(sum);
 }
 
+/*
+ * Timestamps in (ingress.timestamp, docs/INGRESS.md): per port with the stage, the clock offset of
+ * its sender (their time minus ours, ns; mgmt_ingress_ts: the workers' views merged), the gauge
+ * spanbox_ingress_timestamp_offset_ns {port, stat = last | min | max}.
+ */
+static void ts_in_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)[LBL])
+{
+	const struct sbx_config *cfg = sbx_shm_cfg(shm);
+	uint16_t nb_p = mgmt_nb_ports(shm), i;
+
+	family(b, "spanbox_ingress_timestamp_offset_ns", "gauge",
+	       "Clock offset of the timestamps a port's frames carry: their time minus ours, nanoseconds (stat last, min, max).");
+	for (i = 0; i < nb_p; i++) {
+		static const char *const stat[] = { "last", "min", "max" };
+		struct sbx_ts_in_offset o;
+		int64_t v[3];
+		unsigned int k;
+
+		if (cfg->ports[i].ingress.ts_format == SBX_TS_IN_NONE)
+			continue;
+		mgmt_ingress_ts(shm, i, mgmt_nb_workers(shm), &o);
+		if (o.frames == 0)
+			continue;
+		v[0] = o.last_ns;
+		v[1] = o.min_ns;
+		v[2] = o.max_ns;
+		for (k = 0; k < 3; k++) {
+			char l[2 * LBL];
+
+			snprintf(l, sizeof(l), "%.*s", LBL - 1, plbl[i]);
+			label_s(l, sizeof(l), "stat", stat[k]);
+			pb_printf(b, "spanbox_ingress_timestamp_offset_ns{%s} %" PRId64 "\n", l, v[k]);
+		}
+	}
+}
+
 /* Build the whole exposition; @p shm NULL when the appliance is down. */
 static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct mgmt_db *db)
 {
@@ -813,6 +849,7 @@ static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct
 		mirror_metrics(b, shm);
 		group_metrics(b, shm);
 		ingress_metrics(b, shm, plbl);
+		ts_in_metrics(b, shm, plbl);
 		pool_metrics(b, shm);
 	}
 }

@@ -89,6 +89,46 @@ void mgmt_tunnel_source_text(const struct sbx_tunnel_source *e, char *buf, size_
 		snprintf(buf, len, "?");
 }
 
+void mgmt_ingress_ts(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w, struct sbx_ts_in_offset *out)
+{
+	unsigned int w;
+
+	memset(out, 0, sizeof(*out));
+	for (w = 0; w < nb_w; w++) {
+		struct sbx_ts_in_offset o = shm->workers[w].stats.ingress.ts[port]; /* a copy: the worker writes on */
+
+		sbx_ts_in_offset_merge(out, &o);
+	}
+}
+
+/* The "timestamp" object of port @p port's ingress (format @p c->ts_format). */
+static cJSON *ts_json(const struct sbx_shm *shm, const struct sbx_ingress_cfg *c, uint16_t port, uint16_t nb_w)
+{
+	cJSON *t = cJSON_CreateObject(), *off;
+	struct sbx_ts_in_offset o;
+	char ts[40];
+
+	if (t == NULL)
+		return NULL;
+	mgmt_ingress_ts(shm, port, nb_w, &o);
+	cJSON_AddStringToObject(t, "format", c->ts_format == SBX_TS_IN_ARISTA ? "arista" : "metamako");
+	cJSON_AddNumberToObject(t, "frames", (double)o.frames);
+	off = cJSON_AddObjectToObject(t, "offset_ns");
+	if (o.frames == 0) {
+		cJSON_AddNullToObject(off, "last");
+		cJSON_AddNullToObject(off, "min");
+		cJSON_AddNullToObject(off, "max");
+		cJSON_AddNullToObject(t, "last_seen");
+		return t;
+	}
+	cJSON_AddNumberToObject(off, "last", (double)o.last_ns);
+	cJSON_AddNumberToObject(off, "min", (double)o.min_ns);
+	cJSON_AddNumberToObject(off, "max", (double)o.max_ns);
+	mgmt_rfc3339(o.seen_ns, ts, sizeof(ts));
+	cJSON_AddStringToObject(t, "last_seen", ts);
+	return t;
+}
+
 cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w)
 {
 	const struct sbx_ingress_cfg *c = &sbx_shm_cfg(shm)->ports[port].ingress;
@@ -139,6 +179,8 @@ cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w
 		cJSON_AddItemToArray(tun, t);
 	}
 	cJSON_AddNumberToObject(o, "tunnels_untracked", (double)untracked);
+	if (c->ts_format != SBX_TS_IN_NONE)
+		cJSON_AddItemToObject(o, "timestamp", ts_json(shm, c, port, nb_w));
 	free(sum);
 	return o;
 }

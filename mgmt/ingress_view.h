@@ -26,6 +26,10 @@ void mgmt_ingress_rules(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w,
 unsigned int mgmt_ingress_senders(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w,
 				  struct sbx_tunnel_source *sum, uint64_t *untracked);
 
+/** Timestamps in: the clock offset of port @p port's sender, the views of workers 0..@p nb_w-1
+ *  merged (sbx_ts_in_offset_merge) into @p out. */
+void mgmt_ingress_ts(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w, struct sbx_ts_in_offset *out);
+
 /** A sender's outer source address as text ("?" when it cannot be printed). */
 void mgmt_tunnel_source_text(const struct sbx_tunnel_source *e, char *buf, size_t len);
 
@@ -34,7 +38,8 @@ void mgmt_tunnel_source_text(const struct sbx_tunnel_source *e, char *buf, size_
  * ingress stage in the active runtime tables, else {"decap": [{type, packets, bytes} per rule],
  * "tunnels": [{kind, source, id, packets, bytes, sequence ("maintained", "not_maintained",
  * "absent"), seq_gaps, seq_lost, seq_reordered, seq_duplicates, truncated, last_seen}],
- * "tunnels_untracked": N}
+ * "tunnels_untracked": N, and with ingress.timestamp "timestamp": {format, frames, offset_ns: {last,
+ * min, max}, last_seen} (null offsets before a first frame)}
  * summed over workers 0..@p nb_w-1. @return a new cJSON item (caller owns), NULL out of memory.
  */
 cJSON *mgmt_ingress_json(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w);

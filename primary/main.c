@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_mbuf_dyn.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -385,6 +386,15 @@ static int eal_start(struct primary_run *r, char *argv0)
 	if (rte_eal_init(eal.argc, eal.argv) < 0) {
 		fprintf(stderr, "spanbox-primary: EAL init failed: %s\n", rte_strerror(rte_errno));
 		return 1;
+	}
+	{ /* timestamps in (ingress.timestamp): the mbuf's timestamp field, registered here, before any
+	   * worker, which can only find it (secondary/ts_in_stage.h) */
+		int ts_off;
+		uint64_t ts_flag;
+
+		if (rte_mbuf_dyn_rx_timestamp_register(&ts_off, &ts_flag) != 0)
+			fprintf(stderr, "spanbox-primary: no mbuf timestamp field (%s): ingress.timestamp keeps no "
+				"times\n", rte_strerror(rte_errno));
 	}
 	/* the file's filters too: a bad file is refused even when the store replaces its mirrors */
 	if (check_filters(&r->file_cfg) != 0 || (r->from_store && check_filters(&r->cfg) != 0)) {

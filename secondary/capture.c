@@ -6,6 +6,7 @@
 
 #include "capture.h"
 #include "mirror.h"
+#include "ts_in_stage.h"
 
 /* the `ended` flag of a session whose capture has no slot: it copies nothing */
 static const uint32_t no_capture = 1;
@@ -41,6 +42,16 @@ struct rte_mbuf *sbx_capture_copy(struct sbx_mirror_rt *rt, struct rte_mbuf *m, 
 		return NULL;
 	}
 	cp->port = port; /* rte_pcapng_copy sets it too: the recorder maps it to the file's interface */
+	if (sbx_ts_in_of(m) != 0) {
+		/* timestamps in (ts_in_stage.h): the frame's own time, not the burst's TSC, is its EPB
+		 * time: rte_pcapng_copy() put the Enhanced Packet Block at the start of the copy, the
+		 * timestamp (ns, if_tsresol 9) in host order at offsets 12 (high) and 16 (low) */
+		uint64_t ns = sbx_ts_in_of(m);
+		uint32_t *epb = rte_pktmbuf_mtod(cp, uint32_t *);
+
+		epb[3] = (uint32_t)(ns >> 32);
+		epb[4] = (uint32_t)ns;
+	}
 	rt->st->copied++;
 	if (snap < m->pkt_len)
 		rt->st->truncated++;

@@ -4,12 +4,14 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "spanbox/decap.h"
 #include "ingress.h"
+#include "ts_in_stage.h"
 
 /* Most segments of a frame the dedup stage hashes (longer chains are not compared: passed). */
 #define DEDUP_MAX_SEGS 16
@@ -153,6 +155,12 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 		}
 	}
 	ig->rules_known = true;
+	for (i = 0; i < cfg->nb_ports && i < SBX_MAX_PORTS; i++) /* timestamps in: the mbuf's time field */
+		if (ig->cfg[i] != NULL && ig->cfg[i]->ts_format && sbx_ts_in_dyn_init() != 0 && rc == 0) {
+			snprintf(err, errlen, "port %s: no mbuf timestamp field (%s): its frames lose their "
+				 "header or trailer but keep no time", cfg->ports[i].name, rte_strerror(rte_errno));
+			rc = -1;
+		}
 	/* a port whose rules changed starts its senders anew (their counts were of the old rules) */
 	sbx_senders_expire(&ig->senders, 0, UINT64_MAX, drop, NULL);
 	if (reasm_setup(ig, cfg, err, errlen) != 0)
@@ -528,10 +536,16 @@ uint16_t sbx_ingress_burst(struct sbx_ingress_engine *ig, uint16_t port, struct 
 		if (i + 1 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
 		/* every stage but dedup writes into the frame: never into a buffer someone else sees */
-		if ((c->nb_decap || c->strip || c->tag_vlan) &&
+		if ((c->nb_decap || c->strip || c->tag_vlan || c->ts_format) &&
 		    unlikely(!RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)) {
 			pc->ingress_unwritable++;
 			v = DROP;
+		}
+		if (v == KEEP && c->ts_format) { /* first: the switch or tap added it last */
+			if (now_ns == 0)
+				now_ns = sbx_realtime_ns();
+			if (sbx_ts_in_frame(c, m, pc, &ig->st->ingress.ts[port], now_ns))
+				v = DROP;
 		}
 		if (v == KEEP && c->nb_decap) {
 			v = decap_one(ig, port, c, &map, &m, now, &now_ns);

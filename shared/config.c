@@ -39,7 +39,8 @@ static const char *const port_keys[] = {
 	"name", "devargs", "mtu", "rx_desc", "tx_desc", "netns", "address", "ingress", "rss", "speed_mbps", NULL};
 static const char *const microburst_keys[] = {"enabled", "window_us", "threshold_pct", NULL};
 static const char *const rss_keys[] = {"fields", "key", NULL};
-static const char *const ingress_keys[] = {"decap", "non_tunnel", "strip", "tag", "dedup", NULL};
+static const char *const ingress_keys[] = {"decap", "non_tunnel", "strip", "tag", "dedup", "timestamp", NULL};
+static const char *const ts_in_keys[] = {"format", "fcs", "tai_offset_s", "window_s", NULL};
 static const char *const decap_keys[] = {"type", "sessions", "vnis", "keys", "teids", "udp_port", "local_ip", "strip_fcs",
 	NULL};
 static const char *const tag_keys[] = {"vlan", NULL};
@@ -106,6 +107,8 @@ static const struct choice strip_choices[] = {
 static const struct choice ignore_choices[] = {
 	{"ttl", SBX_DEDUP_IGNORE_TTL}, {"ip_checksum", SBX_DEDUP_IGNORE_IP_CHECKSUM},
 	{"dscp", SBX_DEDUP_IGNORE_DSCP}, {"vlan", SBX_DEDUP_IGNORE_VLAN}, {NULL, 0}};
+static const struct choice ts_in_format_choices[] = {
+	{"arista", SBX_TS_IN_ARISTA}, {"metamako", SBX_TS_IN_METAMAKO}, {NULL, 0}};
 static const struct choice dedup_action_choices[] = {
 	{"drop", SBX_DEDUP_DROP}, {"count", SBX_DEDUP_COUNT}, {NULL, 0}};
 static const struct choice group_hash_choices[] = {
@@ -1405,6 +1408,34 @@ static int parse_decap_rule(struct ctx *c, const cJSON *obj, const char *path, i
 	return 0;
 }
 
+/* Parse the optional "timestamp" object of ingress object @o (at @ipath) into @in: timestamps in
+ * (include/spanbox/ts_in.h). Keys of the other format are refused. */
+static int parse_ts_in(struct ctx *c, const cJSON *o, const char *ipath, struct sbx_ingress_cfg *in)
+{
+	static const char *const arista_only[] = {"tai_offset_s", NULL}, *const metamako_only[] = {"fcs", "window_s", NULL};
+	const char *const *other;
+	char tpath[112];
+	const cJSON *x;
+	int k;
+
+	snprintf(tpath, sizeof(tpath), "%s.timestamp", ipath);
+	if (get_object(c, o, ipath, "timestamp", tpath, ts_in_keys, &x))
+		return -1;
+	if (!x)
+		return 0;
+	if (need(c, x, tpath, "format") ||
+	    get_choice(c, x, tpath, "format", ts_in_format_choices, SBX_TS_IN_NONE, &in->ts_format))
+		return -1;
+	other = in->ts_format == SBX_TS_IN_ARISTA ? metamako_only : arista_only;
+	for (k = 0; other[k]; k++)
+		if (member(x, other[k]))
+			return fail(c, tpath, other[k], "only for format %s",
+				    in->ts_format == SBX_TS_IN_ARISTA ? "metamako" : "arista");
+	return get_bool(c, x, tpath, "fcs", false, &in->ts_fcs) ||
+	       get_u8(c, x, tpath, "tai_offset_s", 0, 255, SBX_TAI_UTC_OFFSET_DEFAULT, &in->ts_tai_offset_s) ||
+	       get_u32(c, x, tpath, "window_s", 1, 315360000, SBX_TS_IN_WINDOW_DEFAULT, &in->ts_window_s);
+}
+
 /* Parse the optional "ingress" object of port @p (at @path): decap, non_tunnel, strip, tag, dedup. */
 static int parse_ingress(struct ctx *c, const cJSON *port, const char *path, struct sbx_port_cfg *p)
 {
@@ -1436,6 +1467,8 @@ static int parse_ingress(struct ctx *c, const cJSON *port, const char *path, str
 	snprintf(rpath, sizeof(rpath), "%s.tag", ipath);
 	if (get_object(c, o, ipath, "tag", rpath, tag_keys, &x) ||
 	    (x && (need(c, x, rpath, "vlan") || get_u16(c, x, rpath, "vlan", 1, 4094, 0, &in->tag_vlan))))
+		return -1;
+	if (parse_ts_in(c, o, ipath, in))
 		return -1;
 	snprintf(rpath, sizeof(rpath), "%s.dedup", ipath);
 	if (get_object(c, o, ipath, "dedup", rpath, dedup_keys, &x))

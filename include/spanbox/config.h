@@ -15,6 +15,7 @@
 
 #include "spanbox/rss.h"
 #include "spanbox/mask.h"
+#include "spanbox/ts_in.h"
 
 #define SBX_MAX_PORTS 16           /**< ports in one config */
 #define SBX_MAX_WORKERS 8          /**< worker processes */
@@ -119,6 +120,11 @@ struct sbx_ingress_cfg {
 	uint8_t dedup_ignore;                             /**< SBX_DEDUP_IGNORE_* bits */
 	uint8_t dedup_action;                             /**< enum sbx_dedup_action */
 	uint32_t dedup_entries;                           /**< dedup table entries per worker (power of two) */
+	/* ingress.timestamp (timestamps in, include/spanbox/ts_in.h): runs first, before decap */
+	uint8_t ts_format;                                /**< enum sbx_ts_in_format; 0 = no timestamp stage */
+	bool ts_fcs;                                      /**< metamako: the frames end in an FCS after the trailer */
+	uint8_t ts_tai_offset_s;                          /**< arista: TAI - UTC, seconds (TAI headers become UTC) */
+	uint32_t ts_window_s;                             /**< metamako: plausibility window around our clock, seconds */
 };
 
 /** One port: a DPDK device (vdev or PCI) and its host-side demo set-up. */
@@ -141,7 +147,8 @@ struct sbx_port_cfg {
 /** @return true when @p c holds no ingress stage at all (the port's frames pass untouched). */
 static inline bool sbx_ingress_cfg_empty(const struct sbx_ingress_cfg *c)
 {
-	return c->nb_decap == 0 && c->strip == 0 && c->tag_vlan == 0 && c->dedup_window_us == 0;
+	return c->nb_decap == 0 && c->strip == 0 && c->tag_vlan == 0 && c->dedup_window_us == 0 &&
+	       c->ts_format == SBX_TS_IN_NONE;
 }
 
 /** One (port, queue) a worker polls. */

@@ -125,7 +125,22 @@
 	_(reasm_fragments, "reassembly_fragments", "spanbox_worker_reassembly_fragments_total", "packets", NONE, \
 	  "Outer IP fragments of GRE or UDP a decap rule of the port could concern, handed to reassembly.") \
 	_(reasm_datagrams, "reassembly_datagrams", "spanbox_worker_reassembly_datagrams_total", "packets", NONE, \
-	  "Datagrams reassembled from those fragments, then decapsulated or passed as one frame.")
+	  "Datagrams reassembled from those fragments, then decapsulated or passed as one frame.") \
+	/* timestamps in (ingress.timestamp, include/spanbox/ts_in.h) */                                    \
+	_(ts_in_pkts, "timestamps_in", "spanbox_worker_timestamps_in_packets_total", "packets", NONE,          \
+	  "Frames whose AVSP header or Metamako trailer was removed, their time kept for the recorder.") \
+	_(ts_in_absent, "timestamp_absent", "spanbox_worker_timestamp_absent_packets_total", "packets", NONE,  \
+	  "Frames on an arista timestamp port without an AVSP header after the MACs, passed unchanged.") \
+	_(ts_in_bad_short, "timestamp_malformed_short", "spanbox_worker_timestamp_malformed_short_total",      \
+	  "packets", NONE, "Frames dropped: an AVSP header cut short, or too short for a trailer and an Ethernet header.") \
+	_(ts_in_bad_subtype, "timestamp_malformed_subtype", "spanbox_worker_timestamp_malformed_subtype_total", \
+	  "packets", NONE, "Frames dropped: an AVSP header of a subtype other than 1 (timestamp).") \
+	_(ts_in_bad_version, "timestamp_malformed_version", "spanbox_worker_timestamp_malformed_version_total", \
+	  "packets", NONE, "Frames dropped: an AVSP timestamp header of an unknown version.") \
+	_(ts_in_bad_implausible, "timestamp_malformed_implausible",                                           \
+	  "spanbox_worker_timestamp_malformed_implausible_total", "packets", NONE,                            \
+	  "Frames dropped: a time that fails the plausibility test (nanoseconds of 10^9 or more; Metamako: "  \
+	  "seconds outside the window around our clock, extensions past the frame).")
 
 /**
  * Per worker, per mirror session counters: _(field, json, replay, prom, reason, unit, hist, help).

@@ -206,6 +206,8 @@ struct sbx_ingress_stats {
 	/** the worker's tunnel sender table: workers.tunnel_senders.entries slots used (frames of a sender
 	 *  that finds it full: port counter tunnels_untracked; the index is the worker's, ingress.c) */
 	struct sbx_tunnel_source src[SBX_MAX_TUNNEL_SOURCES];
+	/** timestamps in (ingress.timestamp): the clock offset of each input port's sender (ts_in.h) */
+	struct sbx_ts_in_offset ts[SBX_MAX_PORTS];
 };
 
 /**

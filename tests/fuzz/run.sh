@@ -12,7 +12,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SECONDS_EACH=${1:-${FUZZ_SECONDS:-30}}
 FB=${FUZZ_BUILD:-$ROOT/build-fuzz}
 OUT=$ROOT/out/fuzz
-HARNESSES=(fuzz_config fuzz_rest fuzz_erspan fuzz_pcie fuzz_ingress fuzz_decap fuzz_maprules fuzz_mask)
+HARNESSES=(fuzz_config fuzz_rest fuzz_erspan fuzz_pcie fuzz_ingress fuzz_decap fuzz_maprules fuzz_mask fuzz_ts_in)
 [[ "$SECONDS_EACH" =~ ^[1-9][0-9]*$ ]] || { echo "usage: tests/fuzz/run.sh [SECONDS] (a whole number >= 1)" >&2; exit 2; }
 
 echo "1..$((${#HARNESSES[@]} * 2 + 1))"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Seed corpora of the libFuzzer harnesses (tests/fuzz/*.c) from the test files.
 
-    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie, OUT/fuzz_ingress, OUT/fuzz_decap, OUT/fuzz_maprules, OUT/fuzz_mask
+    seeds.py OUT   writes OUT/fuzz_config, OUT/fuzz_rest, OUT/fuzz_erspan, OUT/fuzz_pcie, OUT/fuzz_ingress, OUT/fuzz_decap, OUT/fuzz_maprules, OUT/fuzz_mask,
+                   OUT/fuzz_ts_in
 
 fuzz_config: every tests/configs/{good,bad}/*.json. fuzz_rest: byte 0 = route, byte 1 = session
 index (fuzz_rest.c), then a body: each mirror session of the good configs (POST and PUT), each
@@ -17,6 +18,8 @@ frame), behind byte 0 = 0 (avail = len, fuzz_decap.c), and each frame once more 
 fuzz_maprules: byte 0 = 0 + two rules arrays (every field), byte 0 = 1 + the first 8 frames of every capture (at most 512 B).
 fuzz_mask: the first 8 frames of every capture (at most 2048 B) behind a 7-byte header (fuzz_mask.c): mask l4 +20
 length 64, and inner_l3 +0 length 20 with 64 readable bytes.
+fuzz_ts_in: the first 2 frames of 8 captures with an AVSP header of each version or a Metamako trailer (with an
+extension, with an FCS), behind byte 0 (options) and 8 bytes of clock (fuzz_ts_in.c).
 """
 import glob, json, os, struct, sys
 
@@ -126,3 +129,22 @@ for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*"))):
             break
         put("fuzz_mask", "%s_%d_l4" % (os.path.basename(p), i), bytes([3, 0, 20, 0, 64, 0x5a, 0]) + fr[:2048])
         put("fuzz_mask", "%s_%d_inner" % (os.path.basename(p), i), bytes([4, 0, 0, 0, 20, 0, 128 + 64]) + fr[:2048])
+# fuzz_ts_in: byte 0 = options (fuzz_ts_in.c), bytes 1..8 our clock (ns, little endian), then a frame of
+# the captures with an AVSP header of each version after its MACs, or with a Metamako trailer (and an
+# extension TLV, and an FCS), the clock 5 s after its time
+TS_NOW = 1764650000 * 10**9 + 123456789
+for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*")))[:8]:
+    for i, fr in enumerate(frames(p)):
+        if i >= 2 or len(fr) < 14:
+            break
+        fr = fr[:512]
+        clock = struct.pack("<Q", TS_NOW + 5 * 10**9)
+        for v in (0x0010, 0x0110, 0x0020, 0x0120, 0x0111):
+            ts = struct.pack("!HI", 1764650000 & 0xffff, 7) if v & 0xf0 == 0x20 else struct.pack("!II", 1764650000, 7)
+            put("fuzz_ts_in", "%s_%d_avsp_%04x" % (os.path.basename(p), i, v),
+                b"\x00" + clock + fr[:12] + struct.pack("!HHH", 0xD28B, 1, v) + ts + fr[12:])
+        tr = struct.pack("!IIIBHB", 0x11223344, 1764650000, 9, 1, 0x0102, 3)
+        put("fuzz_ts_in", "%s_%d_metamako" % (os.path.basename(p), i), b"\x00" + clock + fr + tr)
+        ext = struct.pack("!IIIIIBHB", 0x11223344, 5, 1 << 6 | 1 << 5, 1764650000, 9, 3, 0x0102, 3)
+        put("fuzz_ts_in", "%s_%d_metamako_ext" % (os.path.basename(p), i), b"\x00" + clock + fr + ext)
+        put("fuzz_ts_in", "%s_%d_metamako_fcs" % (os.path.basename(p), i), b"\x40" + clock + fr + tr + b"\xaa\xbb\xcc\xdd")

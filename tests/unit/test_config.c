@@ -895,6 +895,42 @@ static void test_ingress_inline(void)
 	      "ingress: a gre rule's keys are its ids (7, 4294967295)");
 }
 
+/* ingress.timestamp (timestamps in, include/spanbox/ts_in.h): formats, defaults, keys of the other format refused. */
+static void test_ts_in_config(void)
+{
+	static const struct text_case cases[] = {
+		{"{\"timestamp\":{\"format\":\"arista\"}}", NULL},
+		{"{\"timestamp\":{\"format\":\"metamako\",\"fcs\":true,\"window_s\":60}}", NULL},
+		{"{\"timestamp\":{}}", "ports[0].ingress.timestamp.format: missing required key"},
+		{"{\"timestamp\":{\"format\":\"ixia\"}}",
+		 "ports[0].ingress.timestamp.format: \"ixia\" is not one of \"arista\", \"metamako\""},
+		{"{\"timestamp\":{\"format\":\"arista\",\"fcs\":true}}", "ports[0].ingress.timestamp.fcs: only for format metamako"},
+		{"{\"timestamp\":{\"format\":\"arista\",\"window_s\":5}}",
+		 "ports[0].ingress.timestamp.window_s: only for format metamako"},
+		{"{\"timestamp\":{\"format\":\"metamako\",\"tai_offset_s\":37}}",
+		 "ports[0].ingress.timestamp.tai_offset_s: only for format arista"},
+		{"{\"timestamp\":{\"format\":\"arista\",\"tai_offset_s\":256}}",
+		 "ports[0].ingress.timestamp.tai_offset_s: 256 out of range 0..255"},
+		{"{\"timestamp\":{\"format\":\"metamako\",\"window_s\":0}}",
+		 "ports[0].ingress.timestamp.window_s: 0 out of range 1..315360000"},
+		{"{\"timestamp\":{\"format\":\"metamako\",\"fcs\":1}}", "ports[0].ingress.timestamp.fcs: expected true or false"},
+		{"{\"timestamp\":{\"format\":\"arista\",\"clock\":1}}", "ports[0].ingress.timestamp.clock: unknown key"},
+		{"{\"timestamp\":\"arista\"}", "ports[0].ingress.timestamp: expected an object"},
+	};
+	static struct sbx_config cfg;
+	char err[512];
+
+	check_cases(parse_ingress, "ingress.timestamp", cases, sizeof(cases) / sizeof(cases[0]));
+	check(parse_ingress("{\"timestamp\":{\"format\":\"arista\"}}", &cfg, err, sizeof(err)) == 0 &&
+		      cfg.ports[0].ingress.ts_format == SBX_TS_IN_ARISTA && cfg.ports[0].ingress.ts_tai_offset_s == 37 &&
+		      !sbx_ingress_cfg_empty(&cfg.ports[0].ingress),
+	      "ingress.timestamp arista: TAI - UTC 37 s by default; the port has an ingress stage");
+	check(parse_ingress("{\"timestamp\":{\"format\":\"metamako\"}}", &cfg, err, sizeof(err)) == 0 &&
+		      cfg.ports[0].ingress.ts_format == SBX_TS_IN_METAMAKO && !cfg.ports[0].ingress.ts_fcs &&
+		      cfg.ports[0].ingress.ts_window_s == 2592000,
+	      "ingress.timestamp metamako: no FCS, a window of 30 days by default");
+}
+
 /* A config with one port and the pool section @pool (JSON object text). */
 static int parse_pool(const char *pool, struct sbx_config *cfg, char *err, size_t errlen)
 {
@@ -1202,6 +1238,7 @@ int main(int argc, char **argv)
 	test_inline();
 	test_mirrors_inline();
 	test_ingress_inline();
+	test_ts_in_config();
 	test_tunnel_senders();
 	test_pool_keys();
 	test_microburst_keys();
