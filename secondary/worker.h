@@ -9,6 +9,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "spanbox/shm.h"
+#include "flows.h"
 #include "ingress.h"
 #include "mirror.h"
 #include "pdump.h"
@@ -27,6 +28,7 @@ struct sbx_worker {
 						  unsigned compare finds runts and oversize frames) */
 	struct sbx_ingress_engine ingress;   /**< this worker's view of the ingress stages (ingress.c) */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
+	struct sbx_flows_worker flows;       /**< flow metering (flows.c): zeroed when flows are off */
 	struct sbx_pdump_worker pdump;       /**< captures of DPDK's tools registered in this process */
 	struct rte_rcu_qsbr *rcu;            /**< the tables' QSBR variable (memzone SBX_RCU_MEMZONE_NAME) */
 	uint64_t gen;                        /**< generation of the runtime tables in use */

@@ -50,7 +50,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 22
+#define SBX_SHM_VERSION 23
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -239,6 +239,24 @@ struct sbx_worker_stats {
 	/** indexed by tool group slot and member: this worker's demand, read by the others every
 	 *  SBX_GROUP_REBALANCE_MS to share out member_rate_limit (secondary/toolgroup.c) */
 	struct sbx_group_demand group_demand[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS];
+	/* flow metering (secondary/flows.c, docs/FLOWS.md): counters of every process of the slot
+	 * (a successor continues from its predecessor's values), published every heartbeat (10 ms)
+	 * and at a stop; the flows_* lines of SBX_FOREACH_WORKER_COUNTER */
+	uint64_t flows_frames;          /**< frames metered (IPv4 / IPv6) */
+	uint64_t flows_non_ip;          /**< frames of metered ports not metered: not IP, IP header cut */
+	uint64_t flows_created;         /**< flows created */
+	uint64_t flows_expired_idle;    /**< records: idle timeout */
+	uint64_t flows_expired_active;  /**< records: active timeout */
+	uint64_t flows_expired_end;     /**< records: TCP FIN / RST */
+	uint64_t flows_expired_forced;  /**< records: flushed at a graceful stop */
+	uint64_t flows_evicted_full;    /**< records: pushed out by a full table */
+	uint64_t flows_records_queued;  /**< records put on the ring to the primary's exporter */
+	uint64_t flows_lost_ring;       /**< records lost: that ring was full */
+	uint64_t flows_lost_killed;     /**< flows a killed predecessor left in its table (never exported) */
+	uint64_t flows_active;          /**< flows in the table now (a gauge) */
+	void *flows_table;              /**< struct sbx_flowtable * of the process that runs the slot
+					     (hugepage memory, the same address in every process): a
+					     successor frees a killed predecessor's; NULL once freed */
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
@@ -397,7 +415,8 @@ struct sbx_event {
 				      "standby_failed", "upgrade_start", "upgrade_done", "upgrade_refused",
 				      "appliance_start", "appliance_stop", "tables_applied", "member_down",
 				      "member_holddown", "member_up", "capture_start", "capture_end",
-				      "worker_starved", "worker_resumed" (at most 15) */
+				      "worker_starved", "worker_resumed", "collector_down",
+				      "collector_up" (flows.collectors) (at most 15) */
 	char detail[104];
 };
 
@@ -599,6 +618,34 @@ struct sbx_capture_shm {
 	char reason[96];         /**< why it ended: "stop.packets", "quota", "mgmt restarted", ... */
 };
 
+/* ---- flow export (issue #28, docs/FLOWS.md) ---- */
+#define SBX_FLOWS_RING_SIZE 16384 /**< records (128 B each) a worker's ring to the exporter holds */
+#define SBX_FLOWS_RING_FMT "sbx_flows_w%u" /**< rte_ring name of worker w's ring (primary creates it) */
+
+/** One IPFIX collector as the primary's exporter thread sees it (primary/flowexport.c). */
+struct sbx_flow_collector_shm {
+	uint32_t up;             /**< 1: the last records went out (or none tried yet), 0: being lost */
+	uint32_t transitions;    /**< up/down changes */
+	uint64_t since_ns;       /**< CLOCK_REALTIME of the last change (or of the start) */
+	uint64_t records_sent;   /**< struct sbx_ipfix_stats, copied every 100 ms */
+	uint64_t records_lost;
+	uint64_t messages_sent;
+	uint64_t messages_lost;
+	uint64_t template_sends;
+	uint64_t connects;
+	uint64_t connect_failures;
+	uint64_t disconnects;
+	uint64_t send_errors;
+};
+
+/** The exporter thread's state (written by that thread only, read by mgmt). */
+struct sbx_flows_shm {
+	uint32_t running;        /**< 1 while the exporter thread runs */
+	uint32_t nb_collectors;
+	uint64_t records_in;     /**< records taken off the workers' rings */
+	struct sbx_flow_collector_shm collectors[SBX_MAX_FLOW_COLLECTORS];
+};
+
 /** The memzone. */
 #define SBX_PDUMP_MAX 32 /**< captures of DPDK's tools at once: one (port, queue, direction) each */
 #define SBX_PDUMP_ALL_QUEUES 0xffff /**< RTE_PDUMP_ALL_QUEUES */
@@ -691,6 +738,7 @@ struct sbx_shm {
 	struct sbx_capture_shm captures[SBX_CAPTURE_SLOTS]; /**< the recorder's slots (primary/recorder.c) */
 	struct sbx_pdump_table pdump[2]; /**< captures of dpdk-dumpcap / dpdk-pdump (see pdump_gen) */
 	struct sbx_pdump_stats pdump_stats;
+	struct sbx_flows_shm flows; /**< the flow exporter (primary/flowexport.c) */
 };
 
 /* The layout the comments above promise. */
