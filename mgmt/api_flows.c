@@ -28,15 +28,15 @@ static cJSON *collector_json(const struct sbx_flow_collector_cfg *k, const struc
 	mgmt_rfc3339(s->since_ns, t, sizeof(t));
 	cJSON_AddStringToObject(o, "since", t);
 	NUM(o, "transitions", s->transitions);
-	NUM(o, "records_sent", s->records_sent);
-	NUM(o, "records_lost", s->records_lost);
-	NUM(o, "messages_sent", s->messages_sent);
-	NUM(o, "messages_lost", s->messages_lost);
-	NUM(o, "template_sends", s->template_sends);
-	NUM(o, "connects", s->connects);
-	NUM(o, "connect_failures", s->connect_failures);
-	NUM(o, "disconnects", s->disconnects);
-	NUM(o, "send_errors", s->send_errors);
+	NUM(o, "records_sent", s->x.records_sent);
+	NUM(o, "records_lost", s->x.records_lost);
+	NUM(o, "messages_sent", s->x.messages_sent);
+	NUM(o, "messages_lost", s->x.messages_lost);
+	NUM(o, "template_sends", s->x.template_sends);
+	NUM(o, "connects", s->x.connects);
+	NUM(o, "connect_failures", s->x.connect_failures);
+	NUM(o, "disconnects", s->x.disconnects);
+	NUM(o, "send_errors", s->x.send_errors);
 	return o;
 }
 

@@ -27,7 +27,6 @@ static struct {
 	struct sbx_primary *p;
 	struct rte_ring *ring[SBX_MAX_WORKERS];
 	struct sbx_ipfix *x[SBX_MAX_FLOW_COLLECTORS];
-	struct sbx_ipfix_stats prev[SBX_MAX_FLOW_COLLECTORS];
 	uint32_t seen_transitions[SBX_MAX_FLOW_COLLECTORS]; /* main thread: transitions it told of */
 	pthread_t tid;
 	bool started;
@@ -45,19 +44,11 @@ static void publish(unsigned int c)
 	sbx_ipfix_stats(fx.x[c], &s);
 	/* over the last 100 ms: a loss is down (UDP: an ICMP port unreachable loses every other
 	 * message, the kernel takes the rest), records sent and none lost is up */
-	if (s.records_lost > fx.prev[c].records_lost)
+	if (s.records_lost > o->x.records_lost)
 		up = 0;
-	else if (s.records_sent > fx.prev[c].records_sent)
+	else if (s.records_sent > o->x.records_sent)
 		up = 1;
-	o->records_sent = s.records_sent;
-	o->records_lost = s.records_lost;
-	o->messages_sent = s.messages_sent;
-	o->messages_lost = s.messages_lost;
-	o->template_sends = s.template_sends;
-	o->connects = s.connects;
-	o->connect_failures = s.connect_failures;
-	o->disconnects = s.disconnects;
-	o->send_errors = s.send_errors;
+	o->x = s;
 	if (up != o->up) {
 		printf("spanbox-primary: flows: collector %s:%u (%s) %s (%llu records sent, %llu lost)\n", k->address,
 		       k->port, k->transport ? "tcp" : "udp", up ? "up" : "down",
@@ -67,7 +58,6 @@ static void publish(unsigned int c)
 		__atomic_store_n(&o->up, up, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&o->transitions, 1, __ATOMIC_RELEASE);
 	}
-	fx.prev[c] = s;
 }
 
 static void *export_thread(void *arg)
@@ -178,8 +168,8 @@ void sbx_flows_tick(struct sbx_primary *p)
 		fx.seen_transitions[c] = t;
 		sbx_event(p, __atomic_load_n(&o->up, __ATOMIC_RELAXED) ? "collector_up" : "collector_down", -1,
 			  getpid(), "flows.collectors[%u] %s:%u (%s): %llu records sent, %llu lost", c, k->address,
-			  k->port, k->transport ? "tcp" : "udp", (unsigned long long)o->records_sent,
-			  (unsigned long long)o->records_lost);
+			  k->port, k->transport ? "tcp" : "udp", (unsigned long long)o->x.records_sent,
+			  (unsigned long long)o->x.records_lost);
 	}
 }
 
@@ -199,8 +189,8 @@ void sbx_flows_fini(void)
 		printf("spanbox-primary: flows: records_in=%llu", (unsigned long long)fx.p->shm->flows.records_in);
 		for (c = 0; c < fx.p->shm->flows.nb_collectors; c++)
 			printf(" collector%u_sent=%llu collector%u_lost=%llu", c,
-			       (unsigned long long)fx.p->shm->flows.collectors[c].records_sent, c,
-			       (unsigned long long)fx.p->shm->flows.collectors[c].records_lost);
+			       (unsigned long long)fx.p->shm->flows.collectors[c].x.records_sent, c,
+			       (unsigned long long)fx.p->shm->flows.collectors[c].x.records_lost);
 		for (w = 0; w < fx.p->cfg->nb_workers; w++) {
 			const struct sbx_worker_stats *st = &fx.p->shm->workers[w].stats;
 

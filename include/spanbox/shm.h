@@ -44,6 +44,7 @@
 #include "counters.h"
 #include "ingress.h"
 #include "ipc.h"
+#include "ipfix.h"
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
@@ -627,15 +628,7 @@ struct sbx_flow_collector_shm {
 	uint32_t up;             /**< 1: the last records went out (or none tried yet), 0: being lost */
 	uint32_t transitions;    /**< up/down changes */
 	uint64_t since_ns;       /**< CLOCK_REALTIME of the last change (or of the start) */
-	uint64_t records_sent;   /**< struct sbx_ipfix_stats, copied every 100 ms */
-	uint64_t records_lost;
-	uint64_t messages_sent;
-	uint64_t messages_lost;
-	uint64_t template_sends;
-	uint64_t connects;
-	uint64_t connect_failures;
-	uint64_t disconnects;
-	uint64_t send_errors;
+	struct sbx_ipfix_stats x; /**< the collector's exporter counters (ipfix.h), copied every 100 ms */
 };
 
 /** The exporter thread's state (written by that thread only, read by mgmt). */

@@ -8,8 +8,9 @@
 #     over UDP and every flow nfdump prints (protocol, addresses, ports, VLAN, ingress port,
 #     packets, bytes) equals tests/lib/flows_ref.py's from the same file (timeouts that never fire:
 #     the worker's clock is not the capture's; TCP FIN/RST ends split flows in both); nothing lost.
-#  2. The same with nobody listening on the collector port: every frame still forwarded, every
-#     record counted lost by the exporter, none lost on the workers' ring.
+#  2. The same with nobody listening on the collector port, over UDP and TCP (two collectors):
+#     every frame still forwarded, every record counted lost by the exporter (UDP: those the ICMP
+#     port unreachable reports), none lost on the workers' ring; logged, and an event.
 #  3. Live, with mgmt (idle_timeout_s 2): the frames pass at a known time (the bridge paused until
 #     then); /api/v1/flows shows the active flows, they are all gone 2 s (+ <= 2 s) after, not before
 #     1.5 s, by idle timeout or TCP end, none forced; /status and /metrics carry the counters.
@@ -44,9 +45,9 @@ $REF --active 1e9 --idle 1e9 "$TMP/in.pcap" >"$TMP/ref.tsv"
 NREF=$(wc -l <"$TMP/ref.tsv")
 REF_FRAMES=$(awk '{s += $10} END {print s}' "$TMP/ref.tsv")
 
-# mkcfg TAG COLLECTOR_PORT IDLE_S [MGMT]
+# mkcfg TAG COLLECTOR_PORT IDLE_S [MGMT]   (COLLECTORS: more collector objects, with a leading comma)
 mkcfg() {
-	local mgmt=""
+	local mgmt="" more=${COLLECTORS:-}
 	[ -n "${4:-}" ] && mgmt=", \"mgmt\": {\"port\": $PORT, \"database\": \"$TMP/$1.db\", \"token\": \"fw28b-token-0123456789abcdef\"}"
 	cat >"$TMP/$1.json" <<JSON
 {
@@ -58,7 +59,7 @@ mkcfg() {
   "workers": {"count": 1, "lcores": [67], "standby": 0},
   "forwarding": {"xconnects": [["p0", "p1"]]},
   "flows": {"ports": [{"port": "p0", "direction": "rx"}], "observation_domain_id": 28, "idle_timeout_s": $3,
-            "collectors": [{"address": "127.0.0.1", "port": $2, "transport": "udp"}]}$mgmt
+            "collectors": [{"address": "127.0.0.1", "port": $2, "transport": "udp"}$more]}$mgmt
 }
 JSON
 }
@@ -113,12 +114,14 @@ check "forwarding unchanged: p1 got every frame ($(pctr "$TMP/live.log" p1 tx_pa
 	[ "$(pctr "$TMP/live.log" p1 tx_packets)" = "$NFRAMES" ]
 
 # --- 2. nobody listening ---------------------------------------------------------------------------
-mkcfg dead $DEAD_PORT 15
+COLLECTORS=", {\"address\": \"127.0.0.1\", \"port\": $DEAD_PORT, \"transport\": \"tcp\"}" mkcfg dead $DEAD_PORT 15
 replay dead
 check "collector down: every frame still forwarded ($(pctr "$TMP/dead.log" p1 tx_packets) of $NFRAMES), none dropped" \
 	cond "[ '$(pctr "$TMP/dead.log" p1 tx_packets)' = $NFRAMES ] && [ '$(pctr "$TMP/dead.log" p0 drop_packets)' = 0 ]"
 check "collector down: the records are counted lost by the exporter ($(kv dead collector0_lost) of $(kv dead records_in), sent $(kv dead collector0_sent)), none on the ring ($(kv dead worker0_lost_ring))" \
 	cond "[ '$(kv dead records_in)' = $NREF ] && [ \$(( $(kv dead collector0_lost) + $(kv dead collector0_sent) )) -eq $NREF ] && [ '$(kv dead collector0_lost)' -gt 0 ] && [ '$(kv dead worker0_lost_ring)' = 0 ]"
+check "TCP collector refused: every record counted lost ($(kv dead collector1_lost) of $NREF), none sent" \
+	cond "[ '$(kv dead collector1_lost)' = $NREF ] && [ '$(kv dead collector1_sent)' = 0 ]"
 check "collector down: logged, and an event collector_down" \
 	cond "grep -q 'flows: collector 127.0.0.1:$DEAD_PORT (udp) down' '$TMP/dead.log' && grep -q 'collector_down: flows.collectors\[0\] 127.0.0.1:$DEAD_PORT (udp)' '$TMP/dead.log'"
 
