@@ -4,7 +4,9 @@
  * the exporter's collectors (state, records sent and lost: primary/flowexport.c) and each worker's
  * flow table (active flows and the flows_* counters of counters.h, the same as /status shows).
  */
+#include <arpa/inet.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "api.h"
 #include "shmview.h"
@@ -84,7 +86,77 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	return code;
 }
 
+/* One record as JSON (the IPFIX record's fields, times RFC 3339). */
+static cJSON *record_json(const struct sbx_shm *shm, const struct sbx_flow_record *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	char a[INET6_ADDRSTRLEN], t[40];
+	int af = r->key.ipver == 6 ? AF_INET6 : AF_INET;
+	const char *reason = sbx_flow_end_reason_name(r->end_reason);
+
+	NUM(o, "ip_version", r->key.ipver);
+	cJSON_AddStringToObject(o, "src", inet_ntop(af, r->key.src, a, sizeof(a)) ? a : "");
+	cJSON_AddStringToObject(o, "dst", inet_ntop(af, r->key.dst, a, sizeof(a)) ? a : "");
+	NUM(o, "protocol", r->key.proto);
+	NUM(o, "src_port", r->key.sport);
+	NUM(o, "dst_port", r->key.dport);
+	NUM(o, "vlan", r->key.vlan);
+	NUM(o, "inner_vlan", r->key.inner_vlan);
+	cJSON_AddStringToObject(o, "port", r->key.port < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS) ?
+				shm->cfg.ports[r->key.port].name : "");
+	NUM(o, "packets", r->packets);
+	NUM(o, "bytes", r->bytes);
+	mgmt_rfc3339(r->first_ns, t, sizeof(t));
+	cJSON_AddStringToObject(o, "first", t);
+	mgmt_rfc3339(r->last_ns, t, sizeof(t));
+	cJSON_AddStringToObject(o, "last", t);
+	NUM(o, "tcp_flags", r->tcp_flags);
+	cJSON_AddStringToObject(o, "end_reason", reason ? reason : "");
+	return o;
+}
+
+/* GET /api/v1/flows/top: the largest flow records (bytes) exported in the last minute. */
+static unsigned int get_flows_top(struct req *r, cJSON **body)
+{
+	static struct sbx_flow_record top[SBX_FLOWS_TOP];
+	unsigned int code = MHD_HTTP_OK, n = 0, i, tries;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	const struct sbx_flows_shm *fs;
+	uint64_t at = 0;
+	cJSON *a;
+	char t[40];
+
+	if (shm == NULL)
+		return code;
+	fs = &shm->flows;
+	for (tries = 0; tries < 100; tries++) { /* the exporter rewrites it once a second, in microseconds */
+		uint32_t seq = __atomic_load_n(&fs->top_seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1)
+			continue;
+		n = MIN(fs->nb_top, (uint32_t)SBX_FLOWS_TOP);
+		memcpy(top, fs->top, n * sizeof(top[0]));
+		at = fs->top_ns;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&fs->top_seq, __ATOMIC_RELAXED) == seq)
+			break;
+	}
+	*body = cJSON_CreateObject();
+	NUM(*body, "window_s", SBX_FLOWS_TOP_WINDOW_S);
+	if (at) {
+		mgmt_rfc3339(at, t, sizeof(t));
+		cJSON_AddStringToObject(*body, "updated", t);
+	} else {
+		cJSON_AddNullToObject(*body, "updated");
+	}
+	a = cJSON_AddArrayToObject(*body, "flows");
+	for (i = 0; tries < 100 && i < n; i++)
+		cJSON_AddItemToArray(a, record_json(shm, &top[i]));
+	return code;
+}
+
 const struct mgmt_route mgmt_routes_flows[] = {
 	{ "GET", "/api/v1/flows", get_flows },
+	{ "GET", "/api/v1/flows/top", get_flows_top },
 	{ NULL, NULL, NULL },
 };

@@ -10,6 +10,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,7 +32,65 @@ static struct {
 	pthread_t tid;
 	bool started;
 	uint32_t stop;
+	/* top talkers: the SBX_FLOWS_TOP largest records of each second of the window (by bytes); the
+	 * largest of the window are among them (each is one of the largest of its own second) */
+	struct top_sec {
+		uint64_t sec;    /* CLOCK_MONOTONIC second it holds */
+		unsigned int n, min;
+		struct sbx_flow_record r[SBX_FLOWS_TOP];
+	} top[SBX_FLOWS_TOP_WINDOW_S];
 } fx;
+
+/* Keep @p r among the largest records of second @p sec. */
+static void top_add(const struct sbx_flow_record *r, uint64_t sec)
+{
+	struct top_sec *t = &fx.top[sec % SBX_FLOWS_TOP_WINDOW_S];
+	unsigned int i;
+
+	if (t->sec != sec) {
+		t->sec = sec;
+		t->n = 0;
+	}
+	if (t->n < SBX_FLOWS_TOP) {
+		t->r[t->n++] = *r;
+	} else if (r->bytes > t->r[t->min].bytes) {
+		t->r[t->min] = *r;
+	} else {
+		return;
+	}
+	for (i = 1, t->min = 0; i < t->n; i++) /* the smallest: the next to give way */
+		if (t->r[i].bytes < t->r[t->min].bytes)
+			t->min = i;
+}
+
+static int bytes_desc(const void *a, const void *b)
+{
+	const struct sbx_flow_record *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+/* The largest records of the window into the memzone (sequence lock: see struct sbx_flows_shm). */
+static void top_publish(uint64_t sec)
+{
+	static struct sbx_flow_record all[SBX_FLOWS_TOP_WINDOW_S * SBX_FLOWS_TOP];
+	struct sbx_flows_shm *fs = &fx.p->shm->flows;
+	unsigned int n = 0, k, i;
+
+	for (k = 0; k < SBX_FLOWS_TOP_WINDOW_S; k++)
+		if (fx.top[k].n && fx.top[k].sec + SBX_FLOWS_TOP_WINDOW_S > sec)
+			for (i = 0; i < fx.top[k].n; i++)
+				all[n++] = fx.top[k].r[i];
+	qsort(all, n, sizeof(all[0]), bytes_desc);
+	if (n > SBX_FLOWS_TOP)
+		n = SBX_FLOWS_TOP;
+	__atomic_add_fetch(&fs->top_seq, 1, __ATOMIC_RELEASE); /* odd: being written */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(fs->top, all, n * sizeof(all[0]));
+	fs->nb_top = n;
+	fs->top_ns = sbx_realtime_ns();
+	__atomic_add_fetch(&fs->top_seq, 1, __ATOMIC_RELEASE);
+}
 
 /* Copy collector @p c's counters into the memzone; a change of up/down is logged. */
 static void publish(unsigned int c)
@@ -65,7 +124,7 @@ static void *export_thread(void *arg)
 	struct sbx_flow_record recs[DRAIN_BURST];
 	struct sbx_flows_shm *fs = &fx.p->shm->flows;
 	unsigned int nw = fx.p->cfg->nb_workers, nc = fx.p->cfg->flows.nb_collectors, w, c, i, n;
-	uint64_t next_pub = 0;
+	uint64_t next_pub = 0, next_top = 0;
 
 	(void)arg;
 	for (;;) {
@@ -75,9 +134,11 @@ static void *export_thread(void *arg)
 		for (w = 0; w < nw; w++) {
 			while ((n = rte_ring_sc_dequeue_burst_elem(fx.ring[w], recs, sizeof(recs[0]), DRAIN_BURST,
 								   NULL)) > 0) {
-				for (i = 0; i < n; i++)
+				for (i = 0; i < n; i++) {
 					for (c = 0; c < nc; c++)
 						sbx_ipfix_add(fx.x[c], &recs[i], now);
+					top_add(&recs[i], now / 1000000000ull);
+				}
 				got += n;
 				if (got >= 4096)
 					break; /* the other rings too, and the timers */
@@ -90,6 +151,10 @@ static void *export_thread(void *arg)
 			next_pub = now + 100000000ull;
 			for (c = 0; c < nc; c++)
 				publish(c);
+			if (now >= next_top) {
+				next_top = now + 1000000000ull;
+				top_publish(now / 1000000000ull);
+			}
 		}
 		if (stopping && got == 0)
 			break; /* the workers are gone: their rings are empty */
@@ -100,6 +165,7 @@ static void *export_thread(void *arg)
 		sbx_ipfix_flush(fx.x[c], sbx_now_ns());
 		publish(c);
 	}
+	top_publish(sbx_now_ns() / 1000000000ull);
 	return NULL;
 }
 

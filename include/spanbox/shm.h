@@ -631,12 +631,21 @@ struct sbx_flow_collector_shm {
 	struct sbx_ipfix_stats x; /**< the collector's exporter counters (ipfix.h), copied every 100 ms */
 };
 
+#define SBX_FLOWS_TOP 20          /**< top talkers kept: the largest flows (bytes) of the window */
+#define SBX_FLOWS_TOP_WINDOW_S 60 /**< their window: records exported in the last 60 s */
+
 /** The exporter thread's state (written by that thread only, read by mgmt). */
 struct sbx_flows_shm {
 	uint32_t running;        /**< 1 while the exporter thread runs */
 	uint32_t nb_collectors;
 	uint64_t records_in;     /**< records taken off the workers' rings */
 	struct sbx_flow_collector_shm collectors[SBX_MAX_FLOW_COLLECTORS];
+	/* top talkers, rewritten every second under a sequence lock: top_seq odd while being written
+	 * (a reader copies, then checks that top_seq was even and unchanged) */
+	uint32_t top_seq;
+	uint32_t nb_top;         /**< entries of top[] */
+	uint64_t top_ns;         /**< CLOCK_REALTIME of the last rewrite */
+	struct sbx_flow_record top[SBX_FLOWS_TOP]; /**< largest bytes first */
 };
 
 /** The memzone. */

@@ -13,7 +13,8 @@
 #     port unreachable reports), none lost on the workers' ring; logged, and an event.
 #  3. Live, with mgmt (idle_timeout_s 2): the frames pass at a known time (the bridge paused until
 #     then); /api/v1/flows shows the active flows, they are all gone 2 s (+ <= 2 s) after, not before
-#     1.5 s, by idle timeout or TCP end, none forced; /status and /metrics carry the counters.
+#     1.5 s, by idle timeout or TCP end, none forced; /status and /metrics carry the counters;
+#     GET /api/v1/flows/top lists the reference's 20 largest flows, largest first.
 #  4. A worker killed with flows in its table: the restarted worker counts them lost
 #     (flows_records_lost_killed = the active flows before the kill).
 # (The refusals of a bad flows section: tests/unit/test_config.c test_flows.)
@@ -156,6 +157,16 @@ check "idle: ended by idle timeout ($(jq '.workers[0].flows_expired_idle' <<<"$f
 wait_for 30 cond "[ \$(flows | jq '.collectors[0].records_sent') = $NREF ]"
 check "idle: the exporter sent every record ($(flows | jq '.collectors[0].records_sent')), lost none" \
 	cond "[ \$(flows | jq '.collectors[0].records_sent') = $NREF ] && [ \$(flows | jq '.collectors[0].records_lost') = 0 ]"
+# top talkers: the 20 largest records of the last minute (bytes), as the reference's 20 largest flows
+sleep 1.2 # the exporter rewrites the list every second
+curl -fsS --max-time 5 "$API/flows/top" >"$TMP/top.json"
+want=$(awk '{print $11}' "$TMP/ref.tsv" | sort -rn | head -20 | tr '\n' ' ')
+got=$(jq -r '[.flows[].bytes] | map(tostring) | join(" ")' "$TMP/top.json")
+check "GET /flows/top: the 20 largest flows by bytes, as the reference's ($got)" [ "$got " = "$want" ]
+big=$(sort -t$'\t' -k11,11nr "$TMP/ref.tsv" | head -1 | awk -F'\t' '{print $2, $3, $4, $5, $6, $10}')
+first=$(jq -r '.flows[0] | "\(.src) \(.dst) \(.protocol) \(.src_port) \(.dst_port) \(.packets)"' "$TMP/top.json")
+check "GET /flows/top: the largest is the reference's ($big), with window_s 60, its port and times" \
+	cond "[ '$first' = '$big' ] && jq -e '.window_s == 60 and .updated != null and .flows[0].port == \"p0\" and (.flows[0].first | startswith(\"20\"))' '$TMP/top.json' >/dev/null"
 curl -fsS --max-time 5 "$API/status" >"$TMP/status.json"
 check "/status workers[0] has the flows_* counters (flows_metered_frames $REF_FRAMES, flows_created $NREF)" \
 	cond "jq -e '.workers[0] | .. | objects | select(has(\"flows_metered_frames\")) | .flows_metered_frames == $REF_FRAMES and .flows_created == $NREF' '$TMP/status.json' >/dev/null"
