@@ -110,11 +110,14 @@ void sbx_flows_burst(struct sbx_flows_worker *f, uint16_t port, struct rte_mbuf 
 	}
 	sbx_flowtable_meter(f->ft, frames, lens, n, port, now);
 	sbx_flowtable_expire(f->ft, now, SBX_FLOWS_EXPIRE_BUSY);
+	f->walked = true;
 }
 
-void sbx_flows_idle(struct sbx_flows_worker *f, uint64_t tsc)
+void sbx_flows_loop(struct sbx_flows_worker *f, uint64_t tsc)
 {
-	sbx_flowtable_expire(f->ft, tsc_ns(f, tsc), SBX_FLOWS_EXPIRE_IDLE);
+	if (!f->walked)
+		sbx_flowtable_expire(f->ft, tsc_ns(f, tsc), SBX_FLOWS_EXPIRE_IDLE);
+	f->walked = false;
 }
 
 void sbx_flows_publish(struct sbx_flows_worker *f)

@@ -5,7 +5,7 @@
  * (shared/flowtable.c, one rte_hash per worker, no sharing); the records that leave it go on the
  * worker's rte_ring to the primary's exporter (primary/flowexport.c). A full ring is a counted loss
  * (flows_records_lost_ring), never a wait. Expiry is bounded per loop (SBX_FLOWS_EXPIRE_BUSY key
- * slots after a burst, SBX_FLOWS_EXPIRE_IDLE in a loop without frames).
+ * slots after a metered burst, SBX_FLOWS_EXPIRE_IDLE in a loop without one).
  */
 #ifndef SPANBOX_SECONDARY_FLOWS_H
 #define SPANBOX_SECONDARY_FLOWS_H
@@ -20,7 +20,7 @@
 #include "spanbox/shm.h"
 
 #define SBX_FLOWS_EXPIRE_BUSY 8  /**< key slots the expiry walk visits after a metered burst */
-#define SBX_FLOWS_EXPIRE_IDLE 64 /**< ... in a loop that received nothing */
+#define SBX_FLOWS_EXPIRE_IDLE 64 /**< ... in a loop without a metered burst */
 
 /** One worker's flow stage. Zeroed (port_mask 0, ft NULL): off, the loop pays one branch a burst. */
 struct sbx_flows_worker {
@@ -31,6 +31,7 @@ struct sbx_flows_worker {
 	struct sbx_flowtable_stats base; /**< the slot's flows_* counters when this process started */
 	uint64_t tsc0, ns0;              /**< a TSC value and its CLOCK_REALTIME ns (the flows' clock) */
 	uint64_t tsc_hz;
+	bool walked;                     /**< a metered burst ran the expiry walk in this loop */
 	uint64_t stop_deadline;          /**< TSC: while flushing at a stop, a full ring is waited for
 					      until then (0 on the data path: never a wait) */
 };
@@ -54,8 +55,9 @@ static inline bool sbx_flows_meters(const struct sbx_flows_worker *f, uint16_t p
 void sbx_flows_burst(struct sbx_flows_worker *f, uint16_t port, struct rte_mbuf *const *pkts, uint16_t n,
 		     uint64_t tsc);
 
-/** The expiry walk of a loop without frames (@p tsc: now). */
-void sbx_flows_idle(struct sbx_flows_worker *f, uint64_t tsc);
+/** End of a poll loop (@p tsc: now): the expiry walk (SBX_FLOWS_EXPIRE_IDLE slots) when no metered
+ *  burst walked in this loop, so that flows expire while the metered ports are quiet. */
+void sbx_flows_loop(struct sbx_flows_worker *f, uint64_t tsc);
 
 /** Copy the table's counters into the slot (every heartbeat, and at the end). */
 void sbx_flows_publish(struct sbx_flows_worker *f);

@@ -289,8 +289,8 @@ int sbx_worker_run(struct sbx_worker *wk)
 			st->busy_pkts += got;
 		}
 		t_prev = t_now;
-		if (unlikely(wk->flows.ft != NULL) && !got)
-			sbx_flows_idle(&wk->flows, t_now); /* idle flows leave without traffic too */
+		if (unlikely(wk->flows.ft != NULL))
+			sbx_flows_loop(&wk->flows, t_now); /* idle flows leave without metered traffic too */
 		if (unlikely(t_now >= next_hb)) {
 			if (unlikely(wk->test_hang != NULL && *wk->test_hang))
 				while (!*wk->quit)
