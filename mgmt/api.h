@@ -111,6 +111,7 @@ extern const struct mgmt_route mgmt_routes_history[]; /* api_history.c: stats hi
 extern const struct mgmt_route mgmt_routes_metrics[]; /* api_metrics.c: /metrics */
 extern const struct mgmt_route mgmt_routes_ports[];   /* api_ports.c: port stats and link */
 extern const struct mgmt_route mgmt_routes_captures[]; /* api_captures.c: captures into pcapng files */
+extern const struct mgmt_route mgmt_routes_flows[];    /* api_flows.c: flow metering and IPFIX export */
 
 /**
  * Make room for one more session in @p doc (the running document, about to get it): while its

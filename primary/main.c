@@ -436,7 +436,7 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	for (w = 0; w < p->shm->nb_pools; w++)
 		p->shm->pools[w].rx_held = p->shm->pools[w].in_use;
 	if (sbx_control_init(p) != 0 || sbx_tables_init(p, r->json) != 0 || sbx_pdump_init(p) != 0 ||
-	    sbx_telemetry_init(p) != 0)
+	    sbx_telemetry_init(p) != 0 || sbx_flows_init(p) != 0)
 		return 1;
 	__atomic_store_n(&p->shm->running, 1, __ATOMIC_RELEASE); /* after everything it publishes */
 	sbx_marker_write(cfg->file_prefix);
@@ -488,6 +488,7 @@ static int primary_run(const struct primary_run *r, struct sbx_primary *p)
 		sbx_control_poll(p); /* a link request of mgmt (control.c) */
 		sbx_groups_tick(p, now); /* tool group members' health (toolgroups.c) */
 		sbx_microburst_poll(p); /* microburst windows (microburst.c) */
+		sbx_flows_tick(p); /* collectors up / down: events (flowexport.c) */
 		if (now - t_refresh >= SBX_REFRESH_NS) {
 			t_refresh = now;
 			refresh(p);
@@ -533,6 +534,7 @@ static int primary_fini(struct primary_run *r, struct sbx_primary *p, int rc)
 		sbx_workers_stop(p, 3000);
 		sbx_lifewatch_stop(p); /* before the memzone its threads wait in goes */
 		sbx_recorder_fini(); /* after the workers: nothing enqueues to a capture's ring any more */
+		sbx_flows_fini(); /* after the workers: their last flows are on the rings */
 		refresh(p);
 		sbx_marker_remove(r->cfg.file_prefix); /* no new secondary attaches to what is being torn down */
 		__atomic_store_n(&p->shm->running, 0, __ATOMIC_RELEASE);

@@ -389,4 +389,14 @@ int sbx_prefix_clean(const char *prefix, unsigned int timeout_ms);
  *  files someone holds (lcore locks, the prefix lock) stay. */
 void sbx_prefix_files_remove(const char *prefix);
 
+/* ---- flow export (flowexport.c, docs/FLOWS.md) ---- */
+/** Create the workers' record rings and start the exporter thread (flows.enabled); before the
+ *  workers start. @return 0, or -1 (logged). */
+int sbx_flows_init(struct sbx_primary *p);
+/** Main loop: a collector's up/down change becomes an event (collector_up / collector_down). */
+void sbx_flows_tick(struct sbx_primary *p);
+/** After the workers stopped (their last flows flushed): drain the rings, send, stop the thread,
+ *  close the collectors, free the rings. */
+void sbx_flows_fini(void);
+
 #endif

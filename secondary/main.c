@@ -510,6 +510,8 @@ int main(int argc, char **argv)
 		abort();
 	test_leak(shm, id, &leaked, &nb_leaked);
 	rc = sbx_worker_run(&wk);
+	/* a graceful stop exports every flow (forced end) while the primary's exporter still runs */
+	sbx_flows_stop(&wk.flows, rc == 0);
 	/* while the slot is ours: the fragments the reassembly tables hold are freed and counted as
 	 * dropped (a replay's end, a restart), the dedup table freed */
 	sbx_ingress_teardown(&wk.ingress);

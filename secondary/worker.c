@@ -98,6 +98,8 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 		return -1;
 	}
 	rte_rcu_qsbr_thread_online(wk->rcu, id);
+	if (sbx_flows_setup(&wk->flows, shm, id, err, errlen) != 0)
+		return -1;
 	wk->pdump.gen = UINT64_MAX; /* the first loop takes the captures in progress */
 	/* microbursts: windows of the shared TSC, as the primary counts them (microburst.h) */
 	sbx_mb_worker_init(&wk->mb, cfg->mb_enabled ? shm->mb_rings[id] : NULL, cfg->nb_ports,
@@ -180,6 +182,9 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 		ng = sbx_ingress_burst(&wk->ingress, in, good, ng, ig_out, ig_drop, &ni, rte_rdtsc(), &bytes);
 		good = ig_out;
 	}
+	/* flow metering (flows.c): what the tools see, counted into this worker's flow table */
+	if (unlikely(sbx_flows_meters(&wk->flows, in)) && ng)
+		sbx_flows_burst(&wk->flows, in, good, ng, rte_rdtsc());
 	/* copies are made while the burst is still recoverable; they only read the frames */
 	rxm = unlikely(sbx_mirror_watches(&wk->mirror, in, SBX_DIR_RX)) && ng;
 	if (rxm)
@@ -291,6 +296,8 @@ int sbx_worker_run(struct sbx_worker *wk)
 		}
 		t_prev = t_now;
 		sbx_mb_tick(&wk->mb, t_now); /* a microburst window that ended is published */
+		if (unlikely(wk->flows.ft != NULL))
+			sbx_flows_loop(&wk->flows, t_now); /* idle flows leave without metered traffic too */
 		if (unlikely(t_now >= next_hb)) {
 			if (unlikely(wk->test_hang != NULL && *wk->test_hang))
 				while (!*wk->quit)
@@ -299,6 +306,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 			/* outer fragments that waited too long, traffic or not (ingress.c) */
 			sbx_ingress_tick(&wk->ingress, t_now);
 			st->loops = loops;
+			sbx_flows_publish(&wk->flows);
 			st->heartbeat_ns = sbx_now_ns();
 			if (t_now >= next_check) {
 				next_check = t_now + check_cycles;

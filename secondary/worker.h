@@ -9,6 +9,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "spanbox/shm.h"
+#include "flows.h"
 #include "ingress.h"
 #include "mirror.h"
 #include "pdump.h"
@@ -27,6 +28,7 @@ struct sbx_worker {
 						  unsigned compare finds runts and oversize frames) */
 	struct sbx_ingress_engine ingress;   /**< this worker's view of the ingress stages (ingress.c) */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
+	struct sbx_flows_worker flows;       /**< flow metering (flows.c): zeroed when flows are off */
 	struct sbx_pdump_worker pdump;       /**< captures of DPDK's tools registered in this process */
 	struct sbx_mb_worker mb;             /**< microburst windows: bytes per port and direction of the
 						  current window, published into shm->mb_rings[id] */

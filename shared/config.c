@@ -30,7 +30,7 @@ static const char TOKEN_CHARS[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=";
 
 static const char *const root_keys[] = {
-	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", "tool_groups", "microburst", NULL};
+	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", "tool_groups", "microburst", "flows", NULL};
 static const char *const eal_keys[] = {
 	"file_prefix", "socket_mem_mb", "primary_lcore", "mgmt_lcore", "cpus", "housekeeping_cpus", "extra_args",
 	NULL};
@@ -71,6 +71,10 @@ static const char *const encap_keys[] = {
 	"granularity", "hw_id", "sgt", "platform_subheader", "vni", "udp_port", NULL};
 static const char *const copy_keys[] = {"strategy", "threshold", NULL};
 static const char *const mask_keys[] = {"from", "offset", "length", "pattern", NULL};
+static const char *const flows_keys[] = {"enabled", "ports", "active_timeout_s", "idle_timeout_s", "flows_per_worker",
+					 "observation_domain_id", "template_period_s", "collectors", NULL};
+static const char *const flow_port_keys[] = {"port", "direction", NULL};
+static const char *const collector_keys[] = {"address", "port", "transport", NULL};
 
 /* One accepted string of an enumerated key and the value it stands for. */
 struct choice {
@@ -1777,6 +1781,83 @@ static int parse_mirrors(struct ctx *c, const cJSON *root, struct sbx_config *cf
 	return 0;
 }
 
+/* ---- flows (issue #28, docs/CONFIG.md "flows") ---- */
+
+/* Parse "flows.collectors": 1..SBX_MAX_FLOW_COLLECTORS {address, port, transport}. */
+static int parse_flow_collectors(struct ctx *c, const cJSON *o, struct sbx_flows_cfg *f)
+{
+	static const struct choice transports[] = {{"udp", 0}, {"tcp", 1}, {NULL, 0}};
+	const cJSON *arr, *it;
+	char path[48];
+	uint8_t v4[16], ver;
+	int i = 0, j;
+
+	if (get_array(c, o, "flows", "collectors", SBX_MAX_FLOW_COLLECTORS, &arr))
+		return -1;
+	if (f->enabled && (arr == NULL || cJSON_GetArraySize(arr) == 0))
+		return fail(c, "flows", "collectors", "at least one collector {\"address\": IP, \"port\": 4739} "
+			    "while flows.enabled is true");
+	cJSON_ArrayForEach(it, arr) {
+		struct sbx_flow_collector_cfg *k = &f->collectors[i];
+
+		snprintf(path, sizeof(path), "flows.collectors[%d]", i);
+		if (!cJSON_IsObject(it))
+			return fail(c, path, NULL, "expected an object");
+		if (check_keys(c, it, path, collector_keys) || need(c, it, path, "address") ||
+		    get_ip(c, it, path, "address", v4, &ver, k->address, sizeof(k->address)) ||
+		    get_u16(c, it, path, "port", 1, 65535, 4739, &k->port) ||
+		    get_choice(c, it, path, "transport", transports, 0, &k->transport))
+			return -1;
+		for (j = 0; j < i; j++)
+			if (!strcmp(f->collectors[j].address, k->address) && f->collectors[j].port == k->port &&
+			    f->collectors[j].transport == k->transport)
+				return fail(c, path, NULL, "the same collector as flows.collectors[%d]", j);
+		i++;
+	}
+	f->nb_collectors = (uint16_t)i;
+	return 0;
+}
+
+/* Parse the optional static section "flows" (needs "ports"). */
+static int parse_flows(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
+{
+	struct sbx_flows_cfg *f = &cfg->flows;
+	const cJSON *o, *arr, *it;
+	char path[48];
+	uint8_t dir;
+	int i = 0, p;
+
+	if (get_section(c, root, "flows", flows_keys, &o))
+		return -1;
+	if (get_bool(c, o, "flows", "enabled", o != NULL, &f->enabled) ||
+	    get_u32(c, o, "flows", "active_timeout_s", 1, 86400, 60, &f->active_s) ||
+	    get_u32(c, o, "flows", "idle_timeout_s", 1, 3600, 15, &f->idle_s) ||
+	    get_u32(c, o, "flows", "flows_per_worker", 1024, SBX_FLOWS_CAPACITY_MAX, SBX_FLOWS_CAPACITY_DEFAULT,
+		    &f->capacity) ||
+	    get_u32(c, o, "flows", "observation_domain_id", 0, UINT32_MAX, 0, &f->domain) ||
+	    get_u32(c, o, "flows", "template_period_s", 1, 3600, 60, &f->template_period_s) ||
+	    get_array(c, o, "flows", "ports", SBX_MAX_PORTS, &arr))
+		return -1;
+	if (arr == NULL && f->enabled)
+		f->port_mask = cfg->nb_ports ? (uint32_t)((1ull << cfg->nb_ports) - 1) : 0;
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(path, sizeof(path), "flows.ports[%d]", i);
+		if (!cJSON_IsObject(it))
+			return fail(c, path, NULL, "expected an object {\"port\": NAME, \"direction\": \"rx\"}");
+		if (check_keys(c, it, path, flow_port_keys) || get_port(c, cfg, it, path, &p) ||
+		    get_choice(c, it, path, "direction", direction_choices, SBX_DIR_RX, &dir))
+			return -1;
+		if (dir != SBX_DIR_RX)
+			return fail(c, path, "direction", "only \"rx\" is metered (frames received on the port, after its "
+				    "ingress stages; what a cross-connect sends is what its peer received)");
+		if (f->port_mask & (1u << p))
+			return fail(c, path, "port", "%s is listed twice", cfg->ports[p].name);
+		f->port_mask |= 1u << p;
+		i++;
+	}
+	return parse_flow_collectors(c, o, f);
+}
+
 /*
  * Parse "mgmt.tokens" (roles) and "mgmt.tls" (after the rest of "mgmt"): tokens.admin and
  * tokens.admin_file are the same as mgmt.token and mgmt.token_file (one of each name at most);
@@ -2033,6 +2114,7 @@ static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_
 		      parse_workers(&c, root, cfg) || parse_forwarding(&c, root, cfg) ||
 		      parse_tool_groups(&c, root, cfg) || parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg) ||
 		      parse_microburst(&c, root, cfg) ||
+		      parse_flows(&c, root, cfg) ||
 		      check_files(&c, cfg, config_path))
 			     ? -1 : 0;
 	}
@@ -2127,7 +2209,8 @@ const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_
 		{ "ports", 0, 0 },
 		{ "workers", offsetof(struct sbx_config, nb_workers), offsetof(struct sbx_config, nb_xconnects) },
 		{ "microburst", offsetof(struct sbx_config, mb_enabled), offsetof(struct sbx_config, mgmt_listen) },
-		{ "mgmt", offsetof(struct sbx_config, mgmt_listen), sizeof(struct sbx_config) },
+		{ "mgmt", offsetof(struct sbx_config, mgmt_listen), offsetof(struct sbx_config, flows) },
+		{ "flows", offsetof(struct sbx_config, flows), sizeof(struct sbx_config) },
 	};
 	size_t i, p;
 

@@ -316,6 +316,32 @@ struct sbx_tool_group_cfg {
 };
 
 /** The whole configuration. */
+/* ---- flow metering (issue #28, docs/FLOWS.md, docs/CONFIG.md "flows") ---- */
+#define SBX_MAX_FLOW_COLLECTORS 4      /**< IPFIX collectors of flows.collectors */
+#define SBX_FLOWS_CAPACITY_DEFAULT 65536 /**< flows.flows_per_worker by default */
+#define SBX_FLOWS_CAPACITY_MAX (4u << 20) /**< largest flows.flows_per_worker */
+
+/** One IPFIX collector (flows.collectors[i]). */
+struct sbx_flow_collector_cfg {
+	char address[64];   /**< IPv4 or IPv6 literal */
+	uint16_t port;      /**< UDP/TCP port (default 4739, RFC 7011) */
+	uint8_t transport;  /**< enum sbx_ipfix_transport: 0 udp, 1 tcp */
+};
+
+/** The static "flows" section: what the workers meter and where the primary exports. */
+struct sbx_flows_cfg {
+	bool enabled;              /**< flows.enabled (default true once the section is given) */
+	uint32_t port_mask;        /**< bit p: frames received on port p are metered (flows.ports;
+				        default: every port) */
+	uint32_t active_s;         /**< flows.active_timeout_s (1..86400, default 60) */
+	uint32_t idle_s;           /**< flows.idle_timeout_s (1..3600, default 15) */
+	uint32_t capacity;         /**< flows.flows_per_worker (1024..SBX_FLOWS_CAPACITY_MAX) */
+	uint32_t domain;           /**< flows.observation_domain_id (default 0) */
+	uint32_t template_period_s; /**< flows.template_period_s: UDP template resend (1..3600, default 60) */
+	uint16_t nb_collectors;
+	struct sbx_flow_collector_cfg collectors[SBX_MAX_FLOW_COLLECTORS];
+};
+
 struct sbx_config {
 	/* eal */
 	char file_prefix[SBX_NAME_LEN]; /**< EAL --file-prefix shared by all processes */
@@ -389,6 +415,7 @@ struct sbx_config {
 	uint32_t capture_quota_mb;      /**< mgmt.captures.quota_mb: MiB all capture files may take */
 	bool mgmt_insecure;             /**< mgmt.insecure: serve a non-127.0.0.1 address without TLS
 					     (logged, and a /status warning) */
+	struct sbx_flows_cfg flows;     /**< flows (static): flow metering and IPFIX export */
 };
 
 /**

@@ -215,6 +215,34 @@
 	"malformed (the frame cannot carry the encapsulation)."
 
 /**
+ * The flow metering counters of struct sbx_worker_stats (secondary/flows.c, docs/FLOWS.md), part of
+ * SBX_FOREACH_WORKER_COUNTER (its last lines); GET /api/v1/flows lists them per worker too.
+ */
+#define SBX_FOREACH_WORKER_FLOW_COUNTER(_)                                                                  \
+	_(flows_frames, "flows_metered_frames", "spanbox_worker_flows_metered_frames_total", "packets", NONE,  \
+	  "Frames of metered ports counted into flows (IPv4 and IPv6, after the ingress stages).")          \
+	_(flows_non_ip, "flows_non_ip", "spanbox_worker_flows_non_ip_frames_total", "packets", NONE,          \
+	  "Frames of metered ports not metered: not IPv4/IPv6, or an IP header cut short.")                 \
+	_(flows_created, "flows_created", "spanbox_worker_flows_created_total", "flows", NONE,                \
+	  "Flows the worker's flow table created.")                                                         \
+	_(flows_expired_idle, "flows_expired_idle", "spanbox_worker_flows_expired_idle_total", "flows", NONE, \
+	  "Flow records that left the table at the idle timeout.")                                          \
+	_(flows_expired_active, "flows_expired_active", "spanbox_worker_flows_expired_active_total", "flows",  \
+	  NONE, "Flow records that left the table at the active timeout.")                                  \
+	_(flows_expired_end, "flows_expired_end", "spanbox_worker_flows_expired_end_total", "flows", NONE,    \
+	  "Flow records that left the table at a TCP FIN or RST.")                                          \
+	_(flows_expired_forced, "flows_expired_forced", "spanbox_worker_flows_expired_forced_total", "flows",  \
+	  NONE, "Flow records flushed at a graceful stop of the worker (forced end).")                      \
+	_(flows_evicted_full, "flows_evicted_full", "spanbox_worker_flows_evicted_full_total", "flows", NONE, \
+	  "Flow records pushed out early by a full table (flows.flows_per_worker), reason lack of resources.") \
+	_(flows_records_queued, "flows_records_queued", "spanbox_worker_flows_records_queued_total", "records", \
+	  NONE, "Flow records the worker put on its ring to the primary's IPFIX exporter.")                 \
+	_(flows_lost_ring, "flows_records_lost_ring", "spanbox_worker_flows_records_lost_ring_total", "records", \
+	  NONE, "Flow records lost because the ring to the exporter was full.")                             \
+	_(flows_lost_killed, "flows_records_lost_killed", "spanbox_worker_flows_records_lost_killed_total",   \
+	  "flows", NONE, "Flows a killed worker process left in its table, never exported.")
+
+/**
  * The uint64_t counters of struct sbx_worker_stats (shm.h keeps that struct's fields and their
  * order by hand, for its cache-line layout): _(field, json, prom, unit, hist, help). Fields of the
  * struct that are not counters (heartbeat_ns, tables_gen, held, first_rx_ns) are not listed.
@@ -231,7 +259,8 @@
 	_(bad_pkts, "bad_packets", "spanbox_worker_bad_packets_total", "packets", NONE,                        \
 	  "Mbufs dropped because their chain was inconsistent.")                                             \
 	_(tables_errors, "tables_errors", "spanbox_worker_tables_errors_total", "errors", NONE,                \
-	  "Runtime tables the worker could not take (it mirrors nothing since).")
+	  "Runtime tables the worker could not take (it mirrors nothing since).")                            \
+	SBX_FOREACH_WORKER_FLOW_COUNTER(_)
 
 /**
  * The ethdev counters of a port, as the primary copies them every 100 ms into struct sbx_port_shm

@@ -45,6 +45,7 @@
 #include "ingress.h"
 #include "ipc.h"
 #include "microburst.h"
+#include "ipfix.h"
 
 #define SBX_MEMZONE_NAME "spanbox_shm"
 #define SBX_SHM_MAGIC 0x31584f424e415053ULL /* "SPANBOX1" little-endian */
@@ -242,6 +243,24 @@ struct sbx_worker_stats {
 	/** indexed by tool group slot and member: this worker's demand, read by the others every
 	 *  SBX_GROUP_REBALANCE_MS to share out member_rate_limit (secondary/toolgroup.c) */
 	struct sbx_group_demand group_demand[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS];
+	/* flow metering (secondary/flows.c, docs/FLOWS.md): counters of every process of the slot
+	 * (a successor continues from its predecessor's values), published every heartbeat (10 ms)
+	 * and at a stop; the flows_* lines of SBX_FOREACH_WORKER_COUNTER */
+	uint64_t flows_frames;          /**< frames metered (IPv4 / IPv6) */
+	uint64_t flows_non_ip;          /**< frames of metered ports not metered: not IP, IP header cut */
+	uint64_t flows_created;         /**< flows created */
+	uint64_t flows_expired_idle;    /**< records: idle timeout */
+	uint64_t flows_expired_active;  /**< records: active timeout */
+	uint64_t flows_expired_end;     /**< records: TCP FIN / RST */
+	uint64_t flows_expired_forced;  /**< records: flushed at a graceful stop */
+	uint64_t flows_evicted_full;    /**< records: pushed out by a full table */
+	uint64_t flows_records_queued;  /**< records put on the ring to the primary's exporter */
+	uint64_t flows_lost_ring;       /**< records lost: that ring was full */
+	uint64_t flows_lost_killed;     /**< flows a killed predecessor left in its table (never exported) */
+	uint64_t flows_active;          /**< flows in the table now (a gauge) */
+	void *flows_table;              /**< struct sbx_flowtable * of the process that runs the slot
+					     (hugepage memory, the same address in every process): a
+					     successor frees a killed predecessor's; NULL once freed */
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
@@ -400,7 +419,8 @@ struct sbx_event {
 				      "standby_failed", "upgrade_start", "upgrade_done", "upgrade_refused",
 				      "appliance_start", "appliance_stop", "tables_applied", "member_down",
 				      "member_holddown", "member_up", "capture_start", "capture_end",
-				      "worker_starved", "worker_resumed", "microburst" (at most 15) */
+				      "worker_starved", "worker_resumed", "microburst", "collector_down",
+				      "collector_up" (flows.collectors) (at most 15) */
 	char detail[104];
 };
 
@@ -602,6 +622,35 @@ struct sbx_capture_shm {
 	char reason[96];         /**< why it ended: "stop.packets", "quota", "mgmt restarted", ... */
 };
 
+/* ---- flow export (issue #28, docs/FLOWS.md) ---- */
+#define SBX_FLOWS_RING_SIZE 16384 /**< records (128 B each) a worker's ring to the exporter holds */
+#define SBX_FLOWS_RING_FMT "sbx_flows_w%u" /**< rte_ring name of worker w's ring (primary creates it) */
+
+/** One IPFIX collector as the primary's exporter thread sees it (primary/flowexport.c). */
+struct sbx_flow_collector_shm {
+	uint32_t up;             /**< 1: the last records went out (or none tried yet), 0: being lost */
+	uint32_t transitions;    /**< up/down changes */
+	uint64_t since_ns;       /**< CLOCK_REALTIME of the last change (or of the start) */
+	struct sbx_ipfix_stats x; /**< the collector's exporter counters (ipfix.h), copied every 100 ms */
+};
+
+#define SBX_FLOWS_TOP 20          /**< top talkers kept: the largest flows (bytes) of the window */
+#define SBX_FLOWS_TOP_WINDOW_S 60 /**< their window: records exported in the last 60 s */
+
+/** The exporter thread's state (written by that thread only, read by mgmt). */
+struct sbx_flows_shm {
+	uint32_t running;        /**< 1 while the exporter thread runs */
+	uint32_t nb_collectors;
+	uint64_t records_in;     /**< records taken off the workers' rings */
+	struct sbx_flow_collector_shm collectors[SBX_MAX_FLOW_COLLECTORS];
+	/* top talkers, rewritten every second under a sequence lock: top_seq odd while being written
+	 * (a reader copies, then checks that top_seq was even and unchanged) */
+	uint32_t top_seq;
+	uint32_t nb_top;         /**< entries of top[] */
+	uint64_t top_ns;         /**< CLOCK_REALTIME of the last rewrite */
+	struct sbx_flow_record top[SBX_FLOWS_TOP]; /**< largest bytes first */
+};
+
 /** The memzone. */
 #define SBX_PDUMP_MAX 32 /**< captures of DPDK's tools at once: one (port, queue, direction) each */
 #define SBX_PDUMP_ALL_QUEUES 0xffff /**< RTE_PDUMP_ALL_QUEUES */
@@ -698,6 +747,7 @@ struct sbx_shm {
 	 * (written by the worker of the slot, read by the primary) */
 	struct sbx_mb_port_shm microburst[SBX_MAX_PORTS];
 	struct sbx_mb_ring mb_rings[SBX_MAX_WORKERS][SBX_MAX_PORTS];
+	struct sbx_flows_shm flows; /**< the flow exporter (primary/flowexport.c) */
 };
 
 /* The layout the comments above promise. */

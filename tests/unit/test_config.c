@@ -801,6 +801,64 @@ static void test_tunnel_senders(void)
 	      "workers.tunnel_senders is static (a change needs a restart: section workers)");
 }
 
+static int parse_flows(const char *fs, struct sbx_config *cfg, char *err, size_t errlen)
+{
+	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"},{\"name\":\"b\",\"devargs\":\"x1\"}],"
+			 "\"workers\":{\"count\":1},\"flows\":%s}", fs, cfg, err, errlen);
+}
+
+/* flows (issue #28): the static section of flow metering and IPFIX export; each refusal names its field. */
+static void test_flows(void)
+{
+#define COL "\"collectors\":[{\"address\":\"127.0.0.1\"}]"
+	static const struct text_case cases[] = {
+		{"{" COL "}", NULL},
+		{"{\"enabled\":false}", NULL},
+		{"{\"ports\":[{\"port\":\"b\",\"direction\":\"rx\"}],\"active_timeout_s\":1,\"idle_timeout_s\":1,"
+		 "\"flows_per_worker\":1024,\"observation_domain_id\":4294967295,\"template_period_s\":1,"
+		 "\"collectors\":[{\"address\":\"::1\",\"port\":1,\"transport\":\"tcp\"},{\"address\":\"::1\"}]}", NULL},
+		{"{}", "flows.collectors: at least one collector {\"address\": IP, \"port\": 4739} while flows.enabled is true"},
+		{"{\"collectors\":[]}", "flows.collectors: at least one collector {\"address\": IP, \"port\": 4739} while flows.enabled is true"},
+		{"{" COL ",\"ports\":[{\"port\":\"z\"}]}", "flows.ports[0].port: unknown port \"z\""},
+		{"{" COL ",\"ports\":[{\"port\":\"a\",\"direction\":\"tx\"}]}",
+		 "flows.ports[0].direction: only \"rx\" is metered (frames received on the port, after its ingress stages; "
+		 "what a cross-connect sends is what its peer received)"},
+		{"{" COL ",\"ports\":[{\"port\":\"a\"},{\"port\":\"a\"}]}", "flows.ports[1].port: a is listed twice"},
+		{"{" COL ",\"ports\":[\"a\"]}", "flows.ports[0]: expected an object {\"port\": NAME, \"direction\": \"rx\"}"},
+		{"{" COL ",\"idle_timeout_s\":0}", "flows.idle_timeout_s: 0 out of range 1..3600"},
+		{"{" COL ",\"active_timeout_s\":86401}", "flows.active_timeout_s: 86401 out of range 1..86400"},
+		{"{" COL ",\"flows_per_worker\":1023}", "flows.flows_per_worker: 1023 out of range 1024..4194304"},
+		{"{" COL ",\"timeout\":5}", "flows.timeout: unknown key"},
+		{"{\"collectors\":[{\"address\":\"collector.example\"}]}",
+		 "flows.collectors[0].address: \"collector.example\" is not an IPv4 or IPv6 address"},
+		{"{\"collectors\":[{\"address\":\"10.0.0.1\",\"port\":0}]}", "flows.collectors[0].port: 0 out of range 1..65535"},
+		{"{\"collectors\":[{\"address\":\"10.0.0.1\"},{\"address\":\"10.0.0.1\",\"port\":4739}]}",
+		 "flows.collectors[1]: the same collector as flows.collectors[0]"},
+		{"{\"collectors\":[{\"port\":9}]}", "flows.collectors[0].address: missing required key"},
+		{"5", "flows: expected an object"},
+	};
+	static struct sbx_config cfg, cfg2;
+	char err[512];
+
+	check_cases(parse_flows, "flows", cases, sizeof(cases) / sizeof(cases[0]));
+	check(parse_flows("{\"collectors\":[{\"address\":\"10.0.0.1\",\"transport\":\"sctp\"}]}", &cfg, err,
+			  sizeof(err)) == -1 && !strncmp(err, "flows.collectors[0].transport: ", 31),
+	      "flows: transport sctp refused, the field named (%s)", err);
+	check(parse_flows("{" COL "}", &cfg, err, sizeof(err)) == 0 && cfg.flows.enabled && cfg.flows.port_mask == 3 &&
+		      cfg.flows.active_s == 60 && cfg.flows.idle_s == 15 && cfg.flows.capacity == 65536 &&
+		      cfg.flows.domain == 0 && cfg.flows.template_period_s == 60 && cfg.flows.nb_collectors == 1 &&
+		      cfg.flows.collectors[0].port == 4739 && cfg.flows.collectors[0].transport == 0,
+	      "flows defaults: enabled, every port, 60 s / 15 s, 65536 flows, domain 0, templates every 60 s, UDP 4739");
+	check(parse_flows("{\"enabled\":false}", &cfg2, err, sizeof(err)) == 0 && !cfg2.flows.enabled,
+	      "flows.enabled false needs no collector");
+	check(sbx_config_static_diff(&cfg, &cfg2) != NULL && !strcmp(sbx_config_static_diff(&cfg, &cfg2), "flows"),
+	      "flows is static (a change needs a restart: section flows)");
+	check(parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}],\"workers\":{\"count\":1}%s}", "", &cfg, err,
+			sizeof(err)) == 0 && !cfg.flows.enabled && cfg.flows.port_mask == 0,
+	      "no flows section: off (%s)", err);
+#undef COL
+}
+
 /* ingress refusals and edge cases not worth a file: each refusal names its field. */
 static void test_ingress_inline(void)
 {
@@ -1240,6 +1298,7 @@ int main(int argc, char **argv)
 	test_ingress_inline();
 	test_ts_in_config();
 	test_tunnel_senders();
+	test_flows();
 	test_pool_keys();
 	test_microburst_keys();
 	test_files();

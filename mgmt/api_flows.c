@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Route GET /api/v1/flows (issue #28, docs/FLOWS.md, docs/MGMT.md): the flows section as it runs,
+ * the exporter's collectors (state, records sent and lost: primary/flowexport.c) and each worker's
+ * flow table (active flows and the flows_* counters of counters.h, the same as /status shows).
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api.h"
+#include "shmview.h"
+#include "spanbox/shm.h"
+#include "timefmt.h"
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define NUM(o, k, v) cJSON_AddNumberToObject((o), (k), (double)(v))
+
+/* One collector: its config and what the exporter counted. */
+static cJSON *collector_json(const struct sbx_flow_collector_cfg *k, const struct sbx_flow_collector_shm *s,
+			     bool running)
+{
+	cJSON *o = cJSON_CreateObject();
+	char t[40];
+
+	cJSON_AddStringToObject(o, "address", k->address);
+	NUM(o, "port", k->port);
+	cJSON_AddStringToObject(o, "transport", k->transport ? "tcp" : "udp");
+	cJSON_AddStringToObject(o, "state", !running ? "stopped" : __atomic_load_n(&s->up, __ATOMIC_RELAXED) ? "up" : "down");
+	mgmt_rfc3339(s->since_ns, t, sizeof(t));
+	cJSON_AddStringToObject(o, "since", t);
+	NUM(o, "transitions", s->transitions);
+	NUM(o, "records_sent", s->x.records_sent);
+	NUM(o, "records_lost", s->x.records_lost);
+	NUM(o, "messages_sent", s->x.messages_sent);
+	NUM(o, "messages_lost", s->x.messages_lost);
+	NUM(o, "template_sends", s->x.template_sends);
+	NUM(o, "connects", s->x.connects);
+	NUM(o, "connect_failures", s->x.connect_failures);
+	NUM(o, "disconnects", s->x.disconnects);
+	NUM(o, "send_errors", s->x.send_errors);
+	return o;
+}
+
+static unsigned int get_flows(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	const struct sbx_flows_cfg *f;
+	cJSON *o, *a;
+	uint16_t i;
+	uint32_t c;
+
+	if (shm == NULL)
+		return code;
+	f = &shm->cfg.flows;
+	*body = o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "enabled", f->enabled && f->port_mask != 0);
+	a = cJSON_AddArrayToObject(o, "ports");
+	for (i = 0; i < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); i++)
+		if (f->port_mask & (1u << i))
+			cJSON_AddItemToArray(a, cJSON_CreateString(shm->cfg.ports[i].name));
+	NUM(o, "active_timeout_s", f->active_s);
+	NUM(o, "idle_timeout_s", f->idle_s);
+	NUM(o, "flows_per_worker", f->capacity);
+	NUM(o, "observation_domain_id", f->domain);
+	NUM(o, "template_period_s", f->template_period_s);
+	cJSON_AddBoolToObject(o, "exporter_running", shm->flows.running != 0);
+	NUM(o, "records_in", shm->flows.records_in);
+	a = cJSON_AddArrayToObject(o, "collectors");
+	for (c = 0; c < MIN(f->nb_collectors, (uint32_t)SBX_MAX_FLOW_COLLECTORS); c++)
+		cJSON_AddItemToArray(a, collector_json(&f->collectors[c], &shm->flows.collectors[c],
+						       shm->flows.running != 0));
+	a = cJSON_AddArrayToObject(o, "workers");
+	for (i = 0; i < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); i++) {
+		const struct sbx_worker_stats *st = &shm->workers[i].stats;
+		cJSON *w = cJSON_CreateObject();
+
+		NUM(w, "worker", i);
+		NUM(w, "active", st->flows_active);
+#define FLOW_NUM(field, json, ...) NUM(w, json, st->field);
+		SBX_FOREACH_WORKER_FLOW_COUNTER(FLOW_NUM)
+#undef FLOW_NUM
+		cJSON_AddItemToArray(a, w);
+	}
+	return code;
+}
+
+/* One record as JSON (the IPFIX record's fields, times RFC 3339). */
+static cJSON *record_json(const struct sbx_shm *shm, const struct sbx_flow_record *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	char a[INET6_ADDRSTRLEN], t[40];
+	int af = r->key.ipver == 6 ? AF_INET6 : AF_INET;
+	const char *reason = sbx_flow_end_reason_name(r->end_reason);
+
+	NUM(o, "ip_version", r->key.ipver);
+	cJSON_AddStringToObject(o, "src", inet_ntop(af, r->key.src, a, sizeof(a)) ? a : "");
+	cJSON_AddStringToObject(o, "dst", inet_ntop(af, r->key.dst, a, sizeof(a)) ? a : "");
+	NUM(o, "protocol", r->key.proto);
+	NUM(o, "src_port", r->key.sport);
+	NUM(o, "dst_port", r->key.dport);
+	NUM(o, "vlan", r->key.vlan);
+	NUM(o, "inner_vlan", r->key.inner_vlan);
+	cJSON_AddStringToObject(o, "port", r->key.port < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS) ?
+				shm->cfg.ports[r->key.port].name : "");
+	NUM(o, "packets", r->packets);
+	NUM(o, "bytes", r->bytes);
+	mgmt_rfc3339(r->first_ns, t, sizeof(t));
+	cJSON_AddStringToObject(o, "first", t);
+	mgmt_rfc3339(r->last_ns, t, sizeof(t));
+	cJSON_AddStringToObject(o, "last", t);
+	NUM(o, "tcp_flags", r->tcp_flags);
+	cJSON_AddStringToObject(o, "end_reason", reason ? reason : "");
+	return o;
+}
+
+/* GET /api/v1/flows/top: the largest flow records (bytes) exported in the last minute. */
+static unsigned int get_flows_top(struct req *r, cJSON **body)
+{
+	static struct sbx_flow_record top[SBX_FLOWS_TOP];
+	unsigned int code = MHD_HTTP_OK, n = 0, i, tries;
+	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	const struct sbx_flows_shm *fs;
+	uint64_t at = 0;
+	cJSON *a;
+	char t[40];
+
+	if (shm == NULL)
+		return code;
+	fs = &shm->flows;
+	for (tries = 0; tries < 100; tries++) { /* the exporter rewrites it once a second, in microseconds */
+		uint32_t seq = __atomic_load_n(&fs->top_seq, __ATOMIC_ACQUIRE);
+
+		if (seq & 1)
+			continue;
+		n = MIN(fs->nb_top, (uint32_t)SBX_FLOWS_TOP);
+		memcpy(top, fs->top, n * sizeof(top[0]));
+		at = fs->top_ns;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&fs->top_seq, __ATOMIC_RELAXED) == seq)
+			break;
+	}
+	*body = cJSON_CreateObject();
+	NUM(*body, "window_s", SBX_FLOWS_TOP_WINDOW_S);
+	if (at) {
+		mgmt_rfc3339(at, t, sizeof(t));
+		cJSON_AddStringToObject(*body, "updated", t);
+	} else {
+		cJSON_AddNullToObject(*body, "updated");
+	}
+	a = cJSON_AddArrayToObject(*body, "flows");
+	for (i = 0; tries < 100 && i < n; i++)
+		cJSON_AddItemToArray(a, record_json(shm, &top[i]));
+	return code;
+}
+
+const struct mgmt_route mgmt_routes_flows[] = {
+	{ "GET", "/api/v1/flows", get_flows },
+	{ "GET", "/api/v1/flows/top", get_flows_top },
+	{ NULL, NULL, NULL },
+};

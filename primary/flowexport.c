@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The primary's flow exporter (issue #28, docs/FLOWS.md): one thread drains the workers' rings of
+ * flow records (SBX_FLOWS_RING_FMT, created here before the workers start) and hands each record to
+ * one IPFIX exporter per collector (shared/ipfix.c: bounded sockets, templates, losses counted). A
+ * collector that is down or slow costs the workers nothing: they only ever see their ring, and
+ * this thread never waits longer than ipfix.c's bounds. The thread publishes its counters into
+ * shm->flows every 100 ms; the main loop turns a collector's up/down changes into events
+ * (sbx_flows_tick: events are the main thread's to write).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_errno.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "spanbox/ipfix.h"
+#include "primary.h"
+
+#define DRAIN_BURST 64 /* records taken off one ring at a time */
+
+static struct {
+	struct sbx_primary *p;
+	struct rte_ring *ring[SBX_MAX_WORKERS];
+	struct sbx_ipfix *x[SBX_MAX_FLOW_COLLECTORS];
+	uint32_t seen_transitions[SBX_MAX_FLOW_COLLECTORS]; /* main thread: transitions it told of */
+	pthread_t tid;
+	bool started;
+	uint32_t stop;
+	/* top talkers: the SBX_FLOWS_TOP largest records of each second of the window (by bytes); the
+	 * largest of the window are among them (each is one of the largest of its own second) */
+	struct top_sec {
+		uint64_t sec;    /* CLOCK_MONOTONIC second it holds */
+		unsigned int n, min;
+		struct sbx_flow_record r[SBX_FLOWS_TOP];
+	} top[SBX_FLOWS_TOP_WINDOW_S];
+} fx;
+
+/* Keep @p r among the largest records of second @p sec. */
+static void top_add(const struct sbx_flow_record *r, uint64_t sec)
+{
+	struct top_sec *t = &fx.top[sec % SBX_FLOWS_TOP_WINDOW_S];
+	unsigned int i;
+
+	if (t->sec != sec) {
+		t->sec = sec;
+		t->n = 0;
+	}
+	if (t->n < SBX_FLOWS_TOP) {
+		t->r[t->n++] = *r;
+	} else if (r->bytes > t->r[t->min].bytes) {
+		t->r[t->min] = *r;
+	} else {
+		return;
+	}
+	for (i = 1, t->min = 0; i < t->n; i++) /* the smallest: the next to give way */
+		if (t->r[i].bytes < t->r[t->min].bytes)
+			t->min = i;
+}
+
+static int bytes_desc(const void *a, const void *b)
+{
+	const struct sbx_flow_record *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+/* The largest records of the window into the memzone (sequence lock: see struct sbx_flows_shm). */
+static void top_publish(uint64_t sec)
+{
+	static struct sbx_flow_record all[SBX_FLOWS_TOP_WINDOW_S * SBX_FLOWS_TOP];
+	struct sbx_flows_shm *fs = &fx.p->shm->flows;
+	unsigned int n = 0, k, i;
+
+	for (k = 0; k < SBX_FLOWS_TOP_WINDOW_S; k++)
+		if (fx.top[k].n && fx.top[k].sec + SBX_FLOWS_TOP_WINDOW_S > sec)
+			for (i = 0; i < fx.top[k].n; i++)
+				all[n++] = fx.top[k].r[i];
+	qsort(all, n, sizeof(all[0]), bytes_desc);
+	if (n > SBX_FLOWS_TOP)
+		n = SBX_FLOWS_TOP;
+	__atomic_add_fetch(&fs->top_seq, 1, __ATOMIC_RELEASE); /* odd: being written */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(fs->top, all, n * sizeof(all[0]));
+	fs->nb_top = n;
+	fs->top_ns = sbx_realtime_ns();
+	__atomic_add_fetch(&fs->top_seq, 1, __ATOMIC_RELEASE);
+}
+
+/* Copy collector @p c's counters into the memzone; a change of up/down is logged. */
+static void publish(unsigned int c)
+{
+	const struct sbx_flow_collector_cfg *k = &fx.p->cfg->flows.collectors[c];
+	struct sbx_flow_collector_shm *o = &fx.p->shm->flows.collectors[c];
+	struct sbx_ipfix_stats s;
+	uint32_t up = o->up;
+
+	sbx_ipfix_stats(fx.x[c], &s);
+	/* over the last 100 ms: a loss is down (UDP: an ICMP port unreachable loses every other
+	 * message, the kernel takes the rest), records sent and none lost is up */
+	if (s.records_lost > o->x.records_lost)
+		up = 0;
+	else if (s.records_sent > o->x.records_sent)
+		up = 1;
+	o->x = s;
+	if (up != o->up) {
+		printf("spanbox-primary: flows: collector %s:%u (%s) %s (%llu records sent, %llu lost)\n", k->address,
+		       k->port, k->transport ? "tcp" : "udp", up ? "up" : "down",
+		       (unsigned long long)s.records_sent, (unsigned long long)s.records_lost);
+		fflush(stdout);
+		o->since_ns = sbx_realtime_ns();
+		__atomic_store_n(&o->up, up, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&o->transitions, 1, __ATOMIC_RELEASE);
+	}
+}
+
+static void *export_thread(void *arg)
+{
+	struct sbx_flow_record recs[DRAIN_BURST];
+	struct sbx_flows_shm *fs = &fx.p->shm->flows;
+	unsigned int nw = fx.p->cfg->nb_workers, nc = fx.p->cfg->flows.nb_collectors, w, c, i, n;
+	uint64_t next_pub = 0, next_top = 0;
+
+	(void)arg;
+	for (;;) {
+		bool stopping = __atomic_load_n(&fx.stop, __ATOMIC_ACQUIRE);
+		uint64_t now = sbx_now_ns(), got = 0;
+
+		for (w = 0; w < nw; w++) {
+			while ((n = rte_ring_sc_dequeue_burst_elem(fx.ring[w], recs, sizeof(recs[0]), DRAIN_BURST,
+								   NULL)) > 0) {
+				for (i = 0; i < n; i++) {
+					for (c = 0; c < nc; c++)
+						sbx_ipfix_add(fx.x[c], &recs[i], now);
+					top_add(&recs[i], now / 1000000000ull);
+				}
+				got += n;
+				if (got >= 4096)
+					break; /* the other rings too, and the timers */
+			}
+		}
+		fs->records_in += got;
+		for (c = 0; c < nc; c++)
+			sbx_ipfix_poll(fx.x[c], now);
+		if (now >= next_pub) {
+			next_pub = now + 100000000ull;
+			for (c = 0; c < nc; c++)
+				publish(c);
+			if (now >= next_top) {
+				next_top = now + 1000000000ull;
+				top_publish(now / 1000000000ull);
+			}
+		}
+		if (stopping && got == 0)
+			break; /* the workers are gone: their rings are empty */
+		if (got == 0)
+			usleep(1000);
+	}
+	for (c = 0; c < nc; c++) {
+		sbx_ipfix_flush(fx.x[c], sbx_now_ns());
+		publish(c);
+	}
+	top_publish(sbx_now_ns() / 1000000000ull);
+	return NULL;
+}
+
+int sbx_flows_init(struct sbx_primary *p)
+{
+	const struct sbx_flows_cfg *f = &p->cfg->flows;
+	struct sbx_flows_shm *fs = &p->shm->flows;
+	char name[RTE_RING_NAMESIZE], err[256];
+	unsigned int w, c;
+
+	memset(&fx, 0, sizeof(fx));
+	fx.p = p;
+	memset(fs, 0, sizeof(*fs));
+	if (!f->enabled || f->port_mask == 0)
+		return 0;
+	for (w = 0; w < p->cfg->nb_workers; w++) {
+		snprintf(name, sizeof(name), SBX_FLOWS_RING_FMT, w);
+		fx.ring[w] = rte_ring_create_elem(name, sizeof(struct sbx_flow_record), SBX_FLOWS_RING_SIZE,
+						  SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (fx.ring[w] == NULL) {
+			fprintf(stderr, "spanbox-primary: flows: ring %s: %s\n", name, rte_strerror(rte_errno));
+			return -1;
+		}
+	}
+	for (c = 0; c < f->nb_collectors; c++) {
+		const struct sbx_flow_collector_cfg *k = &f->collectors[c];
+		struct sbx_ipfix_params xp = {
+			.address = k->address, .port = k->port, .transport = k->transport,
+			.domain = f->domain, .template_period_s = f->template_period_s,
+		};
+
+		fx.x[c] = sbx_ipfix_open(&xp, err, sizeof(err));
+		if (fx.x[c] == NULL) {
+			fprintf(stderr, "spanbox-primary: flows.collectors[%u]: %s\n", c, err);
+			return -1;
+		}
+		fs->collectors[c].up = 1; /* until records are lost */
+		fs->collectors[c].since_ns = sbx_realtime_ns();
+	}
+	fs->nb_collectors = f->nb_collectors;
+	if (pthread_create(&fx.tid, NULL, export_thread, NULL) != 0) {
+		fprintf(stderr, "spanbox-primary: flows: cannot start the exporter thread\n");
+		return -1;
+	}
+	pthread_setname_np(fx.tid, "sbx-flows");
+	fx.started = true;
+	fs->running = 1;
+	printf("spanbox-primary: flows: metering ports 0x%x, %u flows per worker, %u collectors\n", f->port_mask,
+	       f->capacity, f->nb_collectors);
+	return 0;
+}
+
+void sbx_flows_tick(struct sbx_primary *p)
+{
+	unsigned int c;
+
+	if (!fx.started)
+		return;
+	for (c = 0; c < p->shm->flows.nb_collectors; c++) {
+		const struct sbx_flow_collector_shm *o = &p->shm->flows.collectors[c];
+		const struct sbx_flow_collector_cfg *k = &p->cfg->flows.collectors[c];
+		uint32_t t = __atomic_load_n(&o->transitions, __ATOMIC_ACQUIRE);
+
+		if (t == fx.seen_transitions[c])
+			continue;
+		fx.seen_transitions[c] = t;
+		sbx_event(p, __atomic_load_n(&o->up, __ATOMIC_RELAXED) ? "collector_up" : "collector_down", -1,
+			  getpid(), "flows.collectors[%u] %s:%u (%s): %llu records sent, %llu lost", c, k->address,
+			  k->port, k->transport ? "tcp" : "udp", (unsigned long long)o->x.records_sent,
+			  (unsigned long long)o->x.records_lost);
+	}
+}
+
+void sbx_flows_fini(void)
+{
+	unsigned int w, c;
+
+	if (fx.p == NULL)
+		return;
+	if (fx.started) {
+		__atomic_store_n(&fx.stop, 1, __ATOMIC_RELEASE);
+		pthread_join(fx.tid, NULL);
+		sbx_flows_tick(fx.p); /* a change of its last moments (a replay's flush) */
+		fx.started = false;
+		fx.p->shm->flows.running = 0;
+		/* one line a replay's reader (tests/e2e/28b_flows_live.sh) can take apart */
+		printf("spanbox-primary: flows: records_in=%llu", (unsigned long long)fx.p->shm->flows.records_in);
+		for (c = 0; c < fx.p->shm->flows.nb_collectors; c++)
+			printf(" collector%u_sent=%llu collector%u_lost=%llu", c,
+			       (unsigned long long)fx.p->shm->flows.collectors[c].x.records_sent, c,
+			       (unsigned long long)fx.p->shm->flows.collectors[c].x.records_lost);
+		for (w = 0; w < fx.p->cfg->nb_workers; w++) {
+			const struct sbx_worker_stats *st = &fx.p->shm->workers[w].stats;
+
+			printf(" worker%u_frames=%llu worker%u_queued=%llu worker%u_lost_ring=%llu worker%u_forced=%llu", w,
+			       (unsigned long long)st->flows_frames, w, (unsigned long long)st->flows_records_queued, w,
+			       (unsigned long long)st->flows_lost_ring, w, (unsigned long long)st->flows_expired_forced);
+		}
+		printf("\n");
+		fflush(stdout);
+	}
+	for (c = 0; c < SBX_MAX_FLOW_COLLECTORS; c++) {
+		if (fx.x[c] != NULL)
+			sbx_ipfix_close(fx.x[c], sbx_now_ns());
+		fx.x[c] = NULL;
+	}
+	for (w = 0; w < SBX_MAX_WORKERS; w++) {
+		rte_ring_free(fx.ring[w]);
+		fx.ring[w] = NULL;
+	}
+	fx.p = NULL;
+}

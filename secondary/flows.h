@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The worker's flow metering stage (issue #28, docs/FLOWS.md): after the ingress stages, the frames
+ * a metered port received (flows.ports) are counted into the worker's own flow table
+ * (shared/flowtable.c, one rte_hash per worker, no sharing); the records that leave it go on the
+ * worker's rte_ring to the primary's exporter (primary/flowexport.c). A full ring is a counted loss
+ * (flows_records_lost_ring), never a wait. Expiry is bounded per loop (SBX_FLOWS_EXPIRE_BUSY key
+ * slots after a metered burst, SBX_FLOWS_EXPIRE_IDLE in a loop without one).
+ */
+#ifndef SPANBOX_SECONDARY_FLOWS_H
+#define SPANBOX_SECONDARY_FLOWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "spanbox/flowtable.h"
+#include "spanbox/shm.h"
+
+#define SBX_FLOWS_EXPIRE_BUSY 8  /**< key slots the expiry walk visits after a metered burst */
+#define SBX_FLOWS_EXPIRE_IDLE 64 /**< ... in a loop without a metered burst */
+
+/** One worker's flow stage. Zeroed (port_mask 0, ft NULL): off, the loop pays one branch a burst. */
+struct sbx_flows_worker {
+	uint32_t port_mask;              /**< bit p: port p is metered; 0 when flows are off */
+	struct sbx_flowtable *ft;        /**< the worker's table, NULL when off */
+	struct rte_ring *ring;           /**< to the exporter (SBX_FLOWS_RING_FMT), SP/SC, 128 B elements */
+	struct sbx_worker_stats *st;     /**< the slot's counters */
+	struct sbx_flowtable_stats base; /**< the slot's flows_* counters when this process started */
+	uint64_t tsc0, ns0;              /**< a TSC value and its CLOCK_REALTIME ns (the flows' clock) */
+	uint64_t tsc_hz;
+	bool walked;                     /**< a metered burst ran the expiry walk in this loop */
+	uint64_t stop_deadline;          /**< TSC: while flushing at a stop, a full ring is waited for
+					      until then (0 on the data path: never a wait) */
+};
+
+/**
+ * Set up worker @p id's stage from shm->cfg.flows: look its ring up, free a killed predecessor's
+ * table (its flows counted as flows_records_lost_killed), create the table (flows_per_worker flows,
+ * on the worker's NUMA socket). Flows off: nothing, 0.
+ * @return 0, or -1 with a message in @p err.
+ */
+int sbx_flows_setup(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen);
+
+/** True when frames received on @p port are metered (one load and test). */
+static inline bool sbx_flows_meters(const struct sbx_flows_worker *f, uint16_t port)
+{
+	return (f->port_mask >> port) & 1;
+}
+
+/** Meter the @p n frames @p pkts received on @p port at TSC @p tsc (frames only read; mbufs stay
+ *  the caller's), then run the expiry walk a little. */
+void sbx_flows_burst(struct sbx_flows_worker *f, uint16_t port, struct rte_mbuf *const *pkts, uint16_t n,
+		     uint64_t tsc);
+
+/** End of a poll loop (@p tsc: now): the expiry walk (SBX_FLOWS_EXPIRE_IDLE slots) when no metered
+ *  burst walked in this loop, so that flows expire while the metered ports are quiet. */
+void sbx_flows_loop(struct sbx_flows_worker *f, uint64_t tsc);
+
+/** Copy the table's counters into the slot (every heartbeat, and at the end). */
+void sbx_flows_publish(struct sbx_flows_worker *f);
+
+/**
+ * The end of the process: @p graceful, every flow is flushed to the ring (reason forced end);
+ * else (the primary is gone) the flows are dropped. Then the table is freed. Idempotent.
+ */
+void sbx_flows_stop(struct sbx_flows_worker *f, bool graceful);
+
+#endif
