@@ -130,7 +130,10 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 	const struct sbx_config *cfg = &t->cfg;
 	uint16_t i, k;
 
+	struct sbx_ts_clock tsclk = e->tsclk; /* kept over setups: timestamps stay monotonic */
+
 	memset(e, 0, sizeof(*e));
+	e->tsclk = tsclk;
 	e->worker = worker;
 	e->tsc_hz = rte_get_tsc_hz();
 	e->ns_mult = sbx_mirror_ns_mult(e->tsc_hz);
@@ -209,7 +212,10 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 				e->tx[port][e->nb_tx[port]++] = (uint8_t)i;
 		}
 		e->nb++;
+		e->nb_ts += mc->ts_format != SBX_TS_NONE;
 	}
+	if (e->nb_ts && e->tsclk.mult == 0) /* the first setup with timestamps: start the clock */
+		sbx_ts_clock_init(&e->tsclk, e->tsc_hz, rte_rdtsc(), sbx_realtime_ns(), SBX_TS_RESYNC_MS);
 	e->fh_shared = hashes_shared(e, cfg);
 	return 0;
 }
@@ -271,13 +277,15 @@ struct burst_hdr {
 	uint32_t word0;                  /* ERSPAN: first ERSPAN word (version, session id), host order */
 	uint32_t csum0;                  /* ERSPAN over IPv4: ~checksum + ~total length + ~identification
 					    of the template, 16-bit words summed (RFC 1624 eqn. 3) */
+	uint64_t ts_ns;                  /* timestamp sessions: the burst's time (copy_ts) */
+	uint16_t ts_port;                /* timestamp sessions: the frames' source port index */
 };
 
 /* How one copy is made (classify): a deep copy into one new mbuf, a one-segment frame shared
  * through one indirect mbuf (behind a header mbuf when there is a header), both from mbufs of the
  * burst's bulk allocations (the indirect mbuf from e->mp_ind); or the general code (chains, big
  * frames) with its own allocations. */
-enum copy_kind { COPY_ONE, SHARE_ONE, COPY_SLOW, SHARE_SLOW, COPY_NONE };
+enum copy_kind { COPY_ONE, SHARE_ONE, COPY_SLOW, SHARE_SLOW, COPY_TS, COPY_NONE };
 
 /*
  * bh->fit and bh->tag_room of session @p rt, whose copies carry @p outer bytes of header (ERSPAN,
@@ -497,6 +505,8 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 	/* RSPAN re-writes the MACs: sharing needs them in the first segment to skip them */
 	if (share && strip > m->data_len)
 		share = false;
+	if (unlikely(c->ts_format != SBX_TS_NONE))
+		return COPY_TS; /* its own allocations (copy_ts) */
 	if (m->nb_segs != 1)
 		return share ? SHARE_SLOW : COPY_SLOW;
 	if (share) {
@@ -527,7 +537,8 @@ static inline uint32_t copy_one_limit(const struct sbx_mirror_cfg *c, const stru
 {
 	uint32_t lim;
 
-	if (c->snaplen != 0 || c->encap == SBX_ENCAP_RSPAN || c->copy_strategy == SBX_COPY_SHARE)
+	if (c->snaplen != 0 || c->encap == SBX_ENCAP_RSPAN || c->copy_strategy == SBX_COPY_SHARE ||
+	    c->ts_format != SBX_TS_NONE)
 		return 0;
 	lim = bh->room - bh->len;
 	if (c->copy_strategy == SBX_COPY_ADAPTIVE && c->copy_threshold < lim)
@@ -558,6 +569,158 @@ static __rte_always_inline void classify_burst(const struct sbx_mirror_rt *rt, c
 		*need += nmb;
 		*need_i += ni;
 	}
+}
+
+/* The ones' complement sum @p a + @p b of two sbx_csum16() results, folded. */
+static inline uint16_t csum_add(uint16_t a, uint16_t b)
+{
+	uint32_t x = (uint32_t)a + b;
+
+	return (uint16_t)((x & 0xffff) + (x >> 16));
+}
+
+/*
+ * The header of a timestamped copy of @p m (@p cap bytes of the frame, carried as @p inner bytes:
+ * the frame with the AVSP header @p avsp (NULL: none) inserted at byte 12, the Metamako trailer
+ * @p trl (NULL: none) appended) at @p hdr: what write_header() writes, with the lengths (and the
+ * VXLAN UDP checksum over IPv6) of @p inner bytes. RSPAN's and SPAN's have no length.
+ */
+static void ts_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
+		      const struct rte_mbuf *m, uint32_t cap, uint32_t inner, const uint8_t *avsp, const uint8_t *trl,
+		      uint8_t *hdr)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	uint16_t sum = 0, t;
+
+	if (c->encap != SBX_ENCAP_VXLAN) {
+		write_header_slow(e, rt, bh, m, cap, hdr);
+		if (rt->outer_len) /* ERSPAN: the outer IP length of the longer frame, same id */
+			outer_patch(bh, c->ip_version, hdr, bh->len - rt->outer_len + inner, (uint16_t)(e->ip_id - 1));
+		return;
+	}
+	if (c->ip_version == 6) { /* the UDP checksum: the frame's bytes and what is added */
+		sum = chain_csum16(m, cap);
+		if (avsp != NULL) /* at byte 12, an even length: the frame's bytes keep their parity */
+			sum = sbx_csum16(avsp, SBX_TS_AVSP64_LEN, sum);
+		if (trl != NULL) {
+			t = sbx_csum16(trl, SBX_TS_METAMAKO_LEN, 0);
+			sum = csum_add(sum, (inner - SBX_TS_METAMAKO_LEN) & 1 ? rte_bswap16(t) : t);
+		}
+	}
+	sbx_vxlan_write(hdr, c, rt->src_mac, inner, sbx_vxlan_src_port(mbuf_flow_hash(m, SBX_FLOW_HASH_5TUPLE)),
+			e->ip_id++, sum);
+}
+
+/*
+ * One copy of @p m (@p cap bytes of it) for a session with a timestamp (kind COPY_TS): the
+ * session's encapsulation header, then the frame with, for arista64, the AVSP header inserted
+ * after its source MAC (after an RSPAN tag: the tag stays outermost) or, for metamako, the
+ * trailer appended; the time is the burst's (bh->ts_ns). A frame the session copies (strategy,
+ * threshold) that fits one mbuf is one mbuf; else the header, MACs and AVSP header are in a
+ * header mbuf in front of the rest of the frame, copied or shared (never written), and a
+ * Metamako trailer of a shared frame is one more mbuf at the end.
+ * @return the copy, or NULL counted in drop_nombuf or drop_malformed.
+ */
+static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt,
+					       const struct burst_hdr *bh, struct rte_mbuf *m, uint32_t cap)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	bool ari = c->ts_format == SBX_TS_ARISTA64, share;
+	uint32_t ins = ari ? SBX_TS_AVSP64_LEN : 0, tl = ari ? 0 : SBX_TS_METAMAKO_LEN;
+	uint32_t strip = c->encap == SBX_ENCAP_RSPAN || ari ? 12 : 0, mac = ari && c->encap != SBX_ENCAP_RSPAN ? 12 : 0;
+	uint32_t max = c->encap == SBX_ENCAP_VXLAN ? SBX_VXLAN_MAX_INNER
+		       : c->encap == SBX_ENCAP_ERSPAN2 || c->encap == SBX_ENCAP_ERSPAN3 ? SBX_ERSPAN_MAX_INNER
+											 : UINT32_MAX;
+	uint32_t pre, inner, body_len;
+	uint8_t avsp[SBX_TS_AVSP64_LEN], trl[SBX_TS_METAMAKO_LEN], *d, *dt = NULL;
+	struct rte_mbuf *h, *body = NULL, *t;
+
+	if (m->pkt_len < strip) { /* no MACs to put the header behind */
+		rt->st->drop_malformed++;
+		return NULL;
+	}
+	if (cap + ins + tl > max) /* a tunnel carries at most max bytes */
+		cap = max - ins - tl;
+	pre = bh->len + mac + ins;
+	inner = cap + ins + tl;
+	body_len = cap - strip;
+	share = c->copy_strategy == SBX_COPY_SHARE || (c->copy_strategy == SBX_COPY_ADAPTIVE && cap > c->copy_threshold);
+	if (ari)
+		sbx_ts_avsp64_write(avsp, bh->ts_ns);
+	else
+		sbx_ts_metamako_write(trl, bh->ts_ns, c->ts_device, c->ts_port_set ? c->ts_port : (uint8_t)bh->ts_port);
+	h = rte_pktmbuf_alloc(e->mp);
+	if (h == NULL)
+		goto nombuf;
+	if (!share && pre + body_len + tl <= bh->room) { /* one mbuf */
+		d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)(pre + body_len + tl));
+		if (body_len != 0) {
+			const void *f = rte_pktmbuf_read(m, strip, body_len, d + pre);
+
+			if (f != d + pre)
+				rte_memcpy(d + pre, f, body_len);
+		}
+		dt = d + pre + body_len;
+	} else { /* a header mbuf in front of the frame's bytes, copied or shared */
+		if (body_len != 0 && share && strip <= m->data_len) {
+			body = rte_pktmbuf_clone(m, share_pool(e));
+			if (body != NULL) {
+				if (cap < m->pkt_len)
+					chain_trim(body, cap);
+				rte_pktmbuf_adj(body, (uint16_t)strip);
+			}
+		} else if (body_len != 0) {
+			share = false;
+			body = rte_pktmbuf_copy(m, e->mp, strip, body_len);
+		}
+		if (body_len != 0 && body == NULL)
+			goto nombuf;
+		d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)pre);
+		if (body != NULL && rte_pktmbuf_chain(h, body) != 0) {
+			rte_pktmbuf_free(body);
+			goto malformed;
+		}
+		if (tl != 0) { /* the trailer: behind a copy in its tailroom, else (a share) its own mbuf */
+			dt = share ? NULL : (uint8_t *)rte_pktmbuf_append(h, (uint16_t)tl);
+			if (dt == NULL) {
+				t = rte_pktmbuf_alloc(e->mp);
+				if (t == NULL)
+					goto nombuf;
+				dt = (uint8_t *)rte_pktmbuf_append(t, (uint16_t)tl);
+				if (rte_pktmbuf_chain(h, t) != 0) {
+					rte_pktmbuf_free(t);
+					goto malformed;
+				}
+			}
+		}
+	}
+	ts_header(e, rt, bh, m, cap, inner, ari ? avsp : NULL, ari ? NULL : trl, d);
+	if (mac != 0) {
+		const void *f = rte_pktmbuf_read(m, 0, 12, d + bh->len);
+
+		if (f != d + bh->len)
+			memcpy(d + bh->len, f, 12);
+	}
+	if (ari)
+		memcpy(d + bh->len + mac, avsp, SBX_TS_AVSP64_LEN);
+	else
+		memcpy(dt, trl, SBX_TS_METAMAKO_LEN);
+	if (share)
+		rt->st->shared++;
+	else
+		rt->st->copied++;
+	rt->st->timestamped++;
+	if (cap < m->pkt_len)
+		rt->st->truncated++;
+	return h;
+nombuf:
+	rte_pktmbuf_free(h);
+	rt->st->drop_nombuf++;
+	return NULL;
+malformed:
+	rte_pktmbuf_free(h);
+	rt->st->drop_malformed++;
+	return NULL;
 }
 
 /*
@@ -658,6 +821,8 @@ make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct bu
 		}
 		rt->st->shared++;
 		break;
+	case COPY_TS:
+		return copy_ts(e, rt, bh, m, cap); /* counts its own */
 	default:
 		return NULL;
 	}
@@ -763,6 +928,19 @@ static inline uint32_t burst_hash(struct sbx_mirror_engine *e, uint8_t f, uint16
 	return e->fh[f][bi];
 }
 
+/* bh's part for a session with a timestamp: the burst's time, its source port @p port, and
+ * bh->fit less the bytes the timestamp adds (the copy must still fit the destination's MTU). */
+static void burst_ts_init(struct burst_hdr *bh, const struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
+			  uint16_t port)
+{
+	uint32_t add = rt->cfg->ts_format == SBX_TS_ARISTA64 ? SBX_TS_AVSP64_LEN : SBX_TS_METAMAKO_LEN;
+
+	bh->ts_ns = e->ts_ns;
+	bh->ts_port = port;
+	if (bh->fit != UINT32_MAX)
+		bh->fit = bh->fit > add ? bh->fit - add : 0;
+}
+
 /*
  * sbx_mirror_copy_burst(), its body for each kind of session (@p tag: a constant, so that the
  * loop of a session to a port carries no test of it). @p tag: the session goes to a tool group
@@ -787,6 +965,8 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 	bool bulk;
 
 	burst_hdr_init(&bh, e, rt, port, dir, now_ns);
+	if (unlikely(rt->cfg->ts_format != SBX_TS_NONE))
+		burst_ts_init(&bh, e, rt, port);
 	fast_lim = copy_one_limit(rt->cfg, &bh);
 	/* how each copy is made: then one allocation for the burst's copies and headers, one for its
 	 * indirect mbufs */
@@ -837,6 +1017,7 @@ uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt
 {
 	if (rt->grp != NULL && !e->same_burst) /* its own burst: no hash of another one reused */
 		e->gen++;
+	e->ts_ns = now_ns;
 	return copy_burst(e, rt, pkts, n, port, dir, now_ns, out, out_idx, NULL);
 }
 
@@ -852,6 +1033,25 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
 
 static void sbx_mirror_flush_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt);
 
+/* A new reading of the timestamp clock: CLOCK_REALTIME between two TSC reads, at their midpoint. */
+static __rte_noinline void ts_resync(struct sbx_mirror_engine *e)
+{
+	uint64_t a = rte_rdtsc(), real = sbx_realtime_ns(), b = rte_rdtsc();
+
+	sbx_ts_clock_resync(&e->tsclk, a + (b - a) / 2, real);
+}
+
+/* e->ts_ns: the time of the burst read at TSC @p tsc, for the sessions with a timestamp. */
+static inline void ts_burst_time(struct sbx_mirror_engine *e, uint64_t tsc)
+{
+	if (unlikely(sbx_ts_clock_due(&e->tsclk, tsc))) {
+		ts_resync(e);
+		if (tsc < e->tsclk.tsc0) /* the reading came after the burst's TSC */
+			tsc = e->tsclk.tsc0;
+	}
+	e->ts_ns = sbx_ts_clock_mono(&e->tsclk, tsc);
+}
+
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
 {
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
@@ -866,6 +1066,8 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 	if (!e->same_burst) /* a new burst: the flow hashes of the last one are stale */
 		e->gen++;
 	e->same_burst = false;
+	if (unlikely(e->nb_ts != 0) && nb != 0)
+		ts_burst_time(e, tsc);
 	for (k = 0; k < nb; k++) {
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
 		uint16_t ns = 0, *idx;

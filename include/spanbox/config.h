@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "spanbox/rss.h"
+#include "spanbox/timestamp.h"
 
 #define SBX_MAX_PORTS 16           /**< ports in one config */
 #define SBX_MAX_WORKERS 8          /**< worker processes */
@@ -270,6 +271,11 @@ struct sbx_mirror_cfg {
 	uint8_t copy_strategy;        /**< enum sbx_copy_strategy */
 	uint32_t copy_threshold;      /**< bytes; adaptive copies frames <= threshold (default 512) */
 	uint8_t oversize;             /**< enum sbx_oversize: a copy longer than the destination's MTU */
+	/* timestamp (issue #26, include/spanbox/timestamp.h) */
+	uint8_t ts_format;            /**< enum sbx_ts_format: SBX_TS_NONE (0) = no timestamp */
+	uint8_t ts_port;              /**< metamako: source port field, when ts_port_set */
+	bool ts_port_set;             /**< false: the trailer's port is the frame's source port index */
+	uint16_t ts_device;           /**< metamako: source device id field (default 0) */
 };
 
 #define SBX_MAX_TOOL_GROUPS 8       /**< tool groups in one config */

@@ -158,7 +158,9 @@
 	  "Mirror copies not made: the frame cannot carry the encapsulation (RSPAN of a frame shorter than "   \
 	  "its two MACs, a chain over the segment limit).") \
 	_(mirrored_bytes, "mirrored_bytes", "mirrored_bytes", "spanbox_mirror_bytes_total", NULL, "bytes",     \
-	  SERIES, "Bytes of those mirror frames, encapsulation included.")
+	  SERIES, "Bytes of those mirror frames, encapsulation included.")                                   \
+	_(timestamped, "timestamped", "timestamped", "spanbox_mirror_timestamped_packets_total", NULL,         \
+	  "packets", NONE, "Mirror copies made with a timestamp (the session's timestamp.format).")
 
 /**
  * Per worker, per tool group member counters (docs/CONFIG.md "tool_groups"):
