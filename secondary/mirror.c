@@ -505,8 +505,10 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 	/* RSPAN re-writes the MACs: sharing needs them in the first segment to skip them */
 	if (share && strip > m->data_len)
 		share = false;
-	if (unlikely(c->ts_format != SBX_TS_NONE))
-		return COPY_TS; /* its own allocations (copy_ts) */
+	if (unlikely(c->ts_format != SBX_TS_NONE)) {
+		*nmb = 1; /* copy_ts: its first mbuf from the burst's bulk, any other its own */
+		return COPY_TS;
+	}
 	if (m->nb_segs != 1)
 		return share ? SHARE_SLOW : COPY_SLOW;
 	if (share) {
@@ -618,11 +620,14 @@ static void ts_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *r
  * trailer appended; the time is the burst's (bh->ts_ns). A frame the session copies (strategy,
  * threshold) that fits one mbuf is one mbuf; else the header, MACs and AVSP header are in a
  * header mbuf in front of the rest of the frame, copied or shared (never written), and a
- * Metamako trailer of a shared frame is one more mbuf at the end.
+ * Metamako trailer of a shared frame is one more mbuf at the end. @p h: an empty mbuf of e->mp
+ * (classify() counted it: the burst's bulk allocation), the copy's first; taken over (freed on
+ * failure).
  * @return the copy, or NULL counted in drop_nombuf or drop_malformed.
  */
 static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt,
-					       const struct burst_hdr *bh, struct rte_mbuf *m, uint32_t cap)
+					       const struct burst_hdr *bh, struct rte_mbuf *m, uint32_t cap,
+					       struct rte_mbuf *h)
 {
 	const struct sbx_mirror_cfg *c = rt->cfg;
 	bool ari = c->ts_format == SBX_TS_ARISTA64, share;
@@ -633,12 +638,10 @@ static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, stru
 											 : UINT32_MAX;
 	uint32_t pre, inner, body_len;
 	uint8_t avsp[SBX_TS_AVSP64_LEN], trl[SBX_TS_METAMAKO_LEN], *d, *dt = NULL;
-	struct rte_mbuf *h, *body = NULL, *t;
+	struct rte_mbuf *body = NULL, *t;
 
-	if (m->pkt_len < strip) { /* no MACs to put the header behind */
-		rt->st->drop_malformed++;
-		return NULL;
-	}
+	if (m->pkt_len < strip) /* no MACs to put the header behind */
+		goto malformed;
 	if (cap + ins + tl > max) /* a tunnel carries at most max bytes */
 		cap = max - ins - tl;
 	pre = bh->len + mac + ins;
@@ -649,9 +652,6 @@ static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, stru
 		sbx_ts_avsp64_write(avsp, bh->ts_ns);
 	else
 		sbx_ts_metamako_write(trl, bh->ts_ns, c->ts_device, c->ts_port_set ? c->ts_port : (uint8_t)bh->ts_port);
-	h = rte_pktmbuf_alloc(e->mp);
-	if (h == NULL)
-		goto nombuf;
 	if (!share && pre + body_len + tl <= bh->room) { /* one mbuf */
 		d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)(pre + body_len + tl));
 		if (body_len != 0) {
@@ -822,7 +822,7 @@ make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct bu
 		rt->st->shared++;
 		break;
 	case COPY_TS:
-		return copy_ts(e, rt, bh, m, cap); /* counts its own */
+		return copy_ts(e, rt, bh, m, cap, mb[(*used)++]); /* counts its own */
 	default:
 		return NULL;
 	}
@@ -982,7 +982,8 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 			continue; /* counted by classify */
 		if (i + 1 < n) /* the next frame's first line, read while this copy is written */
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (unlikely(!bulk) && !take_one(e->mp, mb + used, kind[i] == COPY_ONE || (kind[i] == SHARE_ONE && bh.len),
+		if (unlikely(!bulk) && !take_one(e->mp, mb + used,
+						 kind[i] == COPY_ONE || kind[i] == COPY_TS || (kind[i] == SHARE_ONE && bh.len),
 						 mpi, mi + used_i, kind[i] == SHARE_ONE)) {
 			rt->st->drop_nombuf++; /* a pool ran dry within the burst */
 			continue;
