@@ -58,7 +58,7 @@ need_hugepages 256
 warn_busy
 TMP=$(mktemp -d /tmp/sbxtsbench.XXXXXX)
 copy_spanbox_bins
-log "spanbox $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?'); $(machine_line)"
+log "binaries of $BUILD (script at $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo "?")); $(machine_line)"
 
 CONFIGS=(none)
 for e in $ENCAPS; do CONFIGS+=("$e"); for f in $FORMATS; do CONFIGS+=("$e+$f"); done; done

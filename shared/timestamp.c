@@ -3,32 +3,40 @@
  * Timestamps on mirror copies: the Arista AVSP header, the Metamako trailer (wire formats and
  * their sources: include/spanbox/timestamp.h) and the worker's TSC -> CLOCK_REALTIME clock.
  */
+#include <arpa/inet.h>
+#include <string.h>
+
 #include "spanbox/timestamp.h"
 
 #define NS_PER_S 1000000000ull
 
+/* big-endian fields of the wire formats, at any alignment */
 static inline void put16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	v = htons(v);
+	memcpy(p, &v, 2);
 }
 
 static inline void put32(uint8_t *p, uint32_t v)
 {
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
+	v = htonl(v);
+	memcpy(p, &v, 4);
 }
 
 static inline uint16_t get16(const uint8_t *p)
 {
-	return (uint16_t)(p[0] << 8 | p[1]);
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return ntohs(v);
 }
 
 static inline uint32_t get32(const uint8_t *p)
 {
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return ntohl(v);
 }
 
 size_t sbx_ts_avsp64_write(uint8_t *p, uint64_t utc_ns)
