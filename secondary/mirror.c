@@ -277,8 +277,8 @@ struct burst_hdr {
 	uint32_t word0;                  /* ERSPAN: first ERSPAN word (version, session id), host order */
 	uint32_t csum0;                  /* ERSPAN over IPv4: ~checksum + ~total length + ~identification
 					    of the template, 16-bit words summed (RFC 1624 eqn. 3) */
-	uint64_t ts_ns;                  /* timestamp sessions: the burst's time (copy_ts) */
-	uint16_t ts_port;                /* timestamp sessions: the frames' source port index */
+	uint8_t ts[SBX_TS_METAMAKO_LEN]; /* timestamp sessions: the burst's AVSP header (14 B) or
+					    Metamako trailer (16 B), burst_ts_init() */
 };
 
 /* How one copy is made (classify): a deep copy into one new mbuf, a one-segment frame shared
@@ -613,16 +613,26 @@ static void ts_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *r
 			e->ip_id++, sum);
 }
 
+/* The @p len bytes of @p m from @p off on, into @p d (at least @p len bytes there). */
+static inline void read_into(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint8_t *d)
+{
+	const void *f = rte_pktmbuf_read(m, off, len, d);
+
+	if (f != d)
+		rte_memcpy(d, f, len);
+}
+
 /*
  * One copy of @p m (@p cap bytes of it) for a session with a timestamp (kind COPY_TS): the
  * session's encapsulation header, then the frame with, for arista64, the AVSP header inserted
  * after its source MAC (after an RSPAN tag: the tag stays outermost) or, for metamako, the
- * trailer appended; the time is the burst's (bh->ts_ns). A frame the session copies (strategy,
- * threshold) that fits one mbuf is one mbuf; else the header, MACs and AVSP header are in a
- * header mbuf in front of the rest of the frame, copied or shared (never written), and a
- * Metamako trailer of a shared frame is one more mbuf at the end. @p h: an empty mbuf of e->mp
- * (classify() counted it: the burst's bulk allocation), the copy's first; taken over (freed on
- * failure).
+ * trailer appended; both as burst_ts_init() wrote them for the burst (bh->ts). A frame the
+ * session copies (strategy, threshold) that fits one mbuf is one mbuf; else the header, MACs and
+ * AVSP header are in a header mbuf in front of the rest of the frame, copied or shared (never
+ * written), and a Metamako trailer goes behind a copy's last segment or, behind a shared frame,
+ * into an mbuf of its own (with no header at all: into @p h, chained at the end; no segment is
+ * empty). @p h: an empty mbuf of e->mp (classify() counted it: the burst's bulk allocation),
+ * taken over (freed on failure).
  * @return the copy, or NULL counted in drop_nombuf or drop_malformed.
  */
 static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt,
@@ -637,8 +647,8 @@ static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, stru
 		       : c->encap == SBX_ENCAP_ERSPAN2 || c->encap == SBX_ENCAP_ERSPAN3 ? SBX_ERSPAN_MAX_INNER
 											 : UINT32_MAX;
 	uint32_t pre, inner, body_len;
-	uint8_t avsp[SBX_TS_AVSP64_LEN], trl[SBX_TS_METAMAKO_LEN], *d, *dt = NULL;
-	struct rte_mbuf *body = NULL, *t;
+	uint8_t *d = NULL, *dt = NULL;
+	struct rte_mbuf *head = h, *body = NULL, *t;
 
 	if (m->pkt_len < strip) /* no MACs to put the header behind */
 		goto malformed;
@@ -648,20 +658,12 @@ static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, stru
 	inner = cap + ins + tl;
 	body_len = cap - strip;
 	share = c->copy_strategy == SBX_COPY_SHARE || (c->copy_strategy == SBX_COPY_ADAPTIVE && cap > c->copy_threshold);
-	if (ari)
-		sbx_ts_avsp64_write(avsp, bh->ts_ns);
-	else
-		sbx_ts_metamako_write(trl, bh->ts_ns, c->ts_device, c->ts_port_set ? c->ts_port : (uint8_t)bh->ts_port);
 	if (!share && pre + body_len + tl <= bh->room) { /* one mbuf */
 		d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)(pre + body_len + tl));
-		if (body_len != 0) {
-			const void *f = rte_pktmbuf_read(m, strip, body_len, d + pre);
-
-			if (f != d + pre)
-				rte_memcpy(d + pre, f, body_len);
-		}
+		if (body_len != 0)
+			read_into(m, strip, body_len, d + pre);
 		dt = d + pre + body_len;
-	} else { /* a header mbuf in front of the frame's bytes, copied or shared */
+	} else { /* the frame's bytes copied or shared, behind the header mbuf h */
 		if (body_len != 0 && share && strip <= m->data_len) {
 			body = rte_pktmbuf_clone(m, share_pool(e));
 			if (body != NULL) {
@@ -675,14 +677,24 @@ static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, stru
 		}
 		if (body_len != 0 && body == NULL)
 			goto nombuf;
-		d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)pre);
-		if (body != NULL && rte_pktmbuf_chain(h, body) != 0) {
-			rte_pktmbuf_free(body);
-			goto malformed;
-		}
-		if (tl != 0) { /* the trailer: behind a copy in its tailroom, else (a share) its own mbuf */
-			dt = share ? NULL : (uint8_t *)rte_pktmbuf_append(h, (uint16_t)tl);
-			if (dt == NULL) {
+		if (pre == 0 && body != NULL) { /* no header (SPAN, metamako): h carries the trailer */
+			dt = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)tl);
+			if (rte_pktmbuf_chain(body, h) != 0) {
+				rte_pktmbuf_free(body);
+				goto malformed;
+			}
+			head = body;
+		} else {
+			d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)pre);
+			if (body != NULL && rte_pktmbuf_chain(h, body) != 0) {
+				rte_pktmbuf_free(body);
+				goto malformed;
+			}
+			/* the trailer: behind a copy in its tailroom, else (a share) in its own mbuf: the
+			 * shared buffer's tailroom is other copies' too */
+			if (tl != 0 && !share)
+				dt = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)tl);
+			if (tl != 0 && dt == NULL) {
 				t = rte_pktmbuf_alloc(e->mp);
 				if (t == NULL)
 					goto nombuf;
@@ -694,17 +706,14 @@ static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, stru
 			}
 		}
 	}
-	ts_header(e, rt, bh, m, cap, inner, ari ? avsp : NULL, ari ? NULL : trl, d);
-	if (mac != 0) {
-		const void *f = rte_pktmbuf_read(m, 0, 12, d + bh->len);
-
-		if (f != d + bh->len)
-			memcpy(d + bh->len, f, 12);
-	}
+	if (bh->len != 0)
+		ts_header(e, rt, bh, m, cap, inner, ari ? bh->ts : NULL, ari ? NULL : bh->ts, d);
+	if (mac != 0)
+		read_into(m, 0, 12, d + bh->len);
 	if (ari)
-		memcpy(d + bh->len + mac, avsp, SBX_TS_AVSP64_LEN);
+		memcpy(d + bh->len + mac, bh->ts, SBX_TS_AVSP64_LEN);
 	else
-		memcpy(dt, trl, SBX_TS_METAMAKO_LEN);
+		memcpy(dt, bh->ts, SBX_TS_METAMAKO_LEN);
 	if (share)
 		rt->st->shared++;
 	else
@@ -712,13 +721,13 @@ static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, stru
 	rt->st->timestamped++;
 	if (cap < m->pkt_len)
 		rt->st->truncated++;
-	return h;
+	return head;
 nombuf:
-	rte_pktmbuf_free(h);
+	rte_pktmbuf_free(head);
 	rt->st->drop_nombuf++;
 	return NULL;
 malformed:
-	rte_pktmbuf_free(h);
+	rte_pktmbuf_free(head);
 	rt->st->drop_malformed++;
 	return NULL;
 }
@@ -928,15 +937,20 @@ static inline uint32_t burst_hash(struct sbx_mirror_engine *e, uint8_t f, uint16
 	return e->fh[f][bi];
 }
 
-/* bh's part for a session with a timestamp: the burst's time, its source port @p port, and
+/* bh's part for a session with a timestamp: the AVSP header or Metamako trailer of the burst
+ * (time e->ts_ns; the trailer's port: the session's, or @p port, where the burst was seen), and
  * bh->fit less the bytes the timestamp adds (the copy must still fit the destination's MTU). */
 static void burst_ts_init(struct burst_hdr *bh, const struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
 			  uint16_t port)
 {
-	uint32_t add = rt->cfg->ts_format == SBX_TS_ARISTA64 ? SBX_TS_AVSP64_LEN : SBX_TS_METAMAKO_LEN;
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	uint32_t add;
 
-	bh->ts_ns = e->ts_ns;
-	bh->ts_port = port;
+	if (c->ts_format == SBX_TS_ARISTA64)
+		add = (uint32_t)sbx_ts_avsp64_write(bh->ts, e->ts_ns);
+	else
+		add = (uint32_t)sbx_ts_metamako_write(bh->ts, e->ts_ns, c->ts_device,
+						      c->ts_port_set ? c->ts_port : (uint8_t)port);
 	if (bh->fit != UINT32_MAX)
 		bh->fit = bh->fit > add ? bh->fit - add : 0;
 }
