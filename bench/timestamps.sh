@@ -104,12 +104,8 @@ run_one() { # run_one SIZE CONFIG RUN
 	mapfile -t WORKER_PIDS < <(jq '.workers[].pid' "$log.s0.json")
 	TSC_HZ=$(jq '.appliance.tsc_hz' "$log.s0.json")
 	check_pinned "$CPU1" "$HK_CPU" "$ppid" "$mpid" "${WORKER_PIDS[@]}" || { stop_ours; stop_workers; KEEP_TMP=1; return 1; }
-	nap "$WARMUP"
-	c1=$(cpu_ticks "${WORKER_PIDS[0]}")
-	curl -fsS -m 5 "$API/status" -o "$log.s1.json"; t1=$(date +%s.%N)
-	nap "$DURATION"
-	curl -fsS -m 5 "$API/status" -o "$log.s2.json"; t2=$(date +%s.%N)
-	c2=$(cpu_ticks "${WORKER_PIDS[0]}")
+	measure_window "${WORKER_PIDS[0]}" "$log"
+	c1=$M_C1 c2=$M_C2 t1=$M_T1 t2=$M_T2
 	stop_pid "$mpid" 10; stop_pid "$ppid" 15; stop_workers; OURS=()
 	dt=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print b - a }')
 	read -r w fwd rx rxb mir mirb cp sh txf nomb pid api < <(worker_deltas "$log.s1.json" "$log.s2.json")
@@ -131,6 +127,12 @@ run_one() { # run_one SIZE CONFIG RUN
 	echo "| $size | $c | $r | $(fmt "$fwd / $dt / 1e6" 2) | ${CPP[$size,$c,$r]} | $(fmt "$TSC_HZ * $dt / $fwd" 1) | $cp | $sh | $((ts1 - ts0)) | $((txf + nomb)) | $cpu |"
 }
 
+# the cost of one copy outside the forwarder (the worker's own copy code in a loop on one core):
+# less disturbed by other load than the forwarder's rate below
+if [ -n "$FORMATS" ]; then
+	"$WORKER" --calibrate --timestamps 2>&1 | sed 's/^/# /'
+	echo
+fi
 log "one worker on CPU $CPU1, housekeeping on $HK_CPU; net_null frames; adaptive 512; ${DURATION} s after ${WARMUP} s per run; RUNS=$RUNS"
 echo "| size | config | run | Mpps fwd | cycles/pkt (CPU time) | cycles/pkt (wall) | copied | shared | timestamped | dropped | CPU % |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
