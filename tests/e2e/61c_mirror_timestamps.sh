@@ -6,7 +6,7 @@
 # packet-metamako.c, the heuristic metamako_eth switched on) decodes every copy; the copies are
 # the frames with exactly the header inserted after the source MAC or the trailer appended; the
 # times are monotonic (one worker) and inside the wall-clock interval of the replay, and within
-# 10 ms of net_pcap's own time of each copy. Then a live instance (net_null ports, no traffic):
+# 50 ms of net_pcap's own (coarser) time of each copy. Then a live instance (net_null ports, no traffic):
 # REST refuses a bad timestamp naming the field and changes nothing, GET shows a good one.
 # Own resources: file prefix sbxto*, lcores 36-38, API port 18910.
 source "$(dirname "$0")/../lib/common.sh"
@@ -108,9 +108,10 @@ def check(name, what, split):
     inside = times and t0 <= min(times) and max(times) <= t1
     tap(bool(inside), f'{name}: times inside the replay\'s wall clock [{t0}, {t1}] '
         f'({(min(times) - t0) / 1e6 if times else 0:.3f} ms after its start .. {(t1 - max(times)) / 1e6 if times else 0:.3f} ms before its end)')
-    # net_pcap stamps each copy when it writes it, from its own TSC conversion: after ours, close
-    tap(bool(lag) and -10**7 < min(lag) and max(lag) < 10**7,
-        f'{name}: net_pcap\'s record time - our timestamp within 10 ms ({min(lag) / 1e3 if lag else 0:.1f} .. {max(lag) / 1e3 if lag else 0:.1f} us)')
+    # net_pcap stamps each copy when it writes it, from its own TSC conversion (DPDK's nominal
+    # rate, up to 0.25 % off since the port started: milliseconds): close, not exact
+    tap(bool(lag) and -5 * 10**7 < min(lag) and max(lag) < 5 * 10**7,
+        f'{name}: net_pcap\'s record time - our timestamp within 50 ms ({min(lag) / 1e3 if lag else 0:.1f} .. {max(lag) / 1e3 if lag else 0:.1f} us)')
 def ins(pre_len, cut=None):  # copy = outer[pre_len] + MACs + AVSP + rest of the frame (cut)
     def f(c, fr):
         fr = fr[:cut] if cut else fr
@@ -163,10 +164,10 @@ eq "tv: tshark: VXLAN over IPv6, inner trailer device 9, port 1; outer UDP check
 	"$(tf tv -o udp.check_checksum:TRUE "${MM[@]}" -e udp.checksum.status)" "100 9 1 0x00 1,3;"
 eq "tm: without the heuristic tshark sees no trailer (the check above is the heuristic's)" \
 	"$(tf tm -T fields -e metamako.srcdevice)" "100;"
-# tshark's difference of the trailer's time to the capture's (net_pcap's) time: under 10 ms
-check "tm: tshark's metamako.tdiff (trailer - capture time) within 10 ms for all 100" \
+# tshark's difference of the trailer's time to the capture's (net_pcap's) time: under 50 ms (net_pcap's clock: above)
+check "tm: tshark's metamako.tdiff (trailer - capture time) within 50 ms for all 100" \
 	bash -c "tshark -r '$TMP/tm.pcap' --enable-heuristic metamako_eth -T fields -e metamako.tdiff 2>/dev/null |
-		awk '{d = \$1 < 0 ? -\$1 : \$1} d < 0.01 {n++} END {print \"# tdiff samples\", NR; exit n != 100}'"
+		awk '{d = \$1 < 0 ? -\$1 : \$1} d < 0.05 {n++} END {print \"# tdiff samples\", NR; exit n != 100}'"
 
 # counters of the replay's session table
 eq "ar: timestamped 100, copied + shared 100" "$(mctr "$L" ar timestamped),$(( $(mctr "$L" ar copied) + $(mctr "$L" ar shared) ))" "100,100"
