@@ -220,6 +220,18 @@ worker_deltas() {
 		] | map(tostring) | join(" ")'
 }
 
+# measure_window WPID LOG: WARMUP s, then GET /status twice DURATION s apart (LOG.s1.json,
+# LOG.s2.json); M_T1 M_T2: when the two answers came (date +%s.%N), M_C1 M_C2: the CPU ticks of
+# worker WPID just before the first and after the second
+measure_window() {
+	nap "$WARMUP"
+	M_C1=$(cpu_ticks "$1")
+	curl -fsS -m 5 "$API/status" -o "$2.s1.json"; M_T1=$(date +%s.%N)
+	nap "$DURATION"
+	curl -fsS -m 5 "$API/status" -o "$2.s2.json"; M_T2=$(date +%s.%N)
+	M_C2=$(cpu_ticks "$1")
+}
+
 # thread_cpus PID [TID]: the CPUs one thread may run on (Cpus_allowed_list; default the main thread)
 thread_cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/task/${2:-$1}/status" 2>/dev/null; }
 

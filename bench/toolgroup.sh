@@ -91,12 +91,8 @@ run_one() { # run_one KIND RUN
 		return 1
 	wpid=$(jq '.workers[0].pid' "$log.s0.json")
 	tsc=$(jq '.appliance.tsc_hz' "$log.s0.json")
-	nap "$WARMUP"
-	c1=$(cpu_ticks "$wpid")
-	curl -fsS -m 5 "$API/status" -o "$log.s1.json"; t1=$(date +%s.%N)
-	nap "$DURATION"
-	curl -fsS -m 5 "$API/status" -o "$log.s2.json"; t2=$(date +%s.%N)
-	c2=$(cpu_ticks "$wpid")
+	measure_window "$wpid" "$log"
+	c1=$M_C1 c2=$M_C2 t1=$M_T1 t2=$M_T2
 	stop_pid "$mpid" 10
 	stop_pid "$ppid" 15
 	OURS=()

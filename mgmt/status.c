@@ -286,6 +286,19 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	} else {
 		cJSON_AddNullToObject(o, "mask");
 	}
+	if (m->ts_format == SBX_TS_NONE) { /* mirrors[].timestamp (issue #26) */
+		cJSON_AddNullToObject(o, "timestamp");
+	} else {
+		e = cJSON_AddObjectToObject(o, "timestamp");
+		cJSON_AddStringToObject(e, "format", m->ts_format == SBX_TS_ARISTA64 ? "arista64" : "metamako");
+		if (m->ts_format == SBX_TS_METAMAKO) {
+			num(e, "device_id", m->ts_device);
+			if (m->ts_port_set)
+				num(e, "port", m->ts_port);
+			else
+				cJSON_AddStringToObject(e, "port", "source");
+		}
+	}
 	per = cJSON_CreateArray();
 	for (k = 0; k < nb_w; k++) {
 		cJSON *w = cJSON_CreateObject();

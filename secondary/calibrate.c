@@ -50,21 +50,11 @@ static double median(double *v, int n)
 
 #define CAL_BURST 32 /* copies per sbx_mirror_copy_burst() call: the default workers.burst */
 
-/*
- * Cycles per copy of frame m by one strategy (SBX_COPY_COPY or SBX_COPY_SHARE), averaged over
- * iters (rounded up to bursts), median of 5 rounds: the worker's own sbx_mirror_copy_burst() of
- * CAL_BURST frames for an ERSPAN II session over IPv4 (a 50 B header: 14 + 20 + 8 + 8), one bulk
- * allocation and one header template per burst as in the worker, then free, as the destination's
- * TX completes it.
- */
-static double measure(struct sbx_mirror_engine *e, struct rte_mbuf *m, uint8_t strategy, unsigned int iters)
+/* measure() of the session @p mc (kept by pointer while it runs). */
+static double measure_cfg(struct sbx_mirror_engine *e, struct rte_mbuf *m, const struct sbx_mirror_cfg *mc,
+			  unsigned int iters)
 {
 	static const uint8_t port_mac[6] = { 0x02, 0, 0, 0, 0, 1 };
-	struct sbx_mirror_cfg mc = {
-		.id = 1, .sample = 1, .encap = SBX_ENCAP_ERSPAN2, .ip_version = 4, .ttl = 64, .df = true,
-		.src_ip = { 192, 0, 2, 1 }, .dst_ip = { 192, 0, 2, 2 }, .dst_mac = { 0x02, 0, 0, 0, 0, 2 },
-		.copy_strategy = strategy,
-	};
 	struct sbx_mirror_counters st = { 0 };
 	uint64_t seq = 0;
 	struct sbx_mirror_rt *rt = &e->s[0];
@@ -76,7 +66,7 @@ static double measure(struct sbx_mirror_engine *e, struct rte_mbuf *m, uint8_t s
 
 	for (i = 0; i < CAL_BURST; i++)
 		burst[i] = m;
-	sbx_mirror_session_init(rt, &mc, port_mac, &st, &seq);
+	sbx_mirror_session_init(rt, mc, port_mac, &st, &seq);
 	for (round = 0; round < 5; round++) {
 		uint64_t t0 = rte_rdtsc_precise();
 
@@ -85,43 +75,85 @@ static double measure(struct sbx_mirror_engine *e, struct rte_mbuf *m, uint8_t s
 									  out, idx));
 		r[round] = (double)(rte_rdtsc_precise() - t0) / (double)total;
 	}
-	rt->cfg = NULL; /* mc lives on this stack only */
+	rt->cfg = NULL; /* mc is the caller's */
 	return median(r, 5);
 }
 
-int sbx_calibrate(const char *prog, unsigned int iters)
+/*
+ * Cycles per copy of frame m by one strategy (SBX_COPY_COPY or SBX_COPY_SHARE), averaged over
+ * iters (rounded up to bursts), median of 5 rounds: the worker's own sbx_mirror_copy_burst() of
+ * CAL_BURST frames for an ERSPAN II session over IPv4 (a 50 B header: 14 + 20 + 8 + 8), one bulk
+ * allocation and one header template per burst as in the worker, then free, as the destination's
+ * TX completes it.
+ */
+static double measure(struct sbx_mirror_engine *e, struct rte_mbuf *m, uint8_t strategy, unsigned int iters)
+{
+	struct sbx_mirror_cfg mc = {
+		.id = 1, .sample = 1, .encap = SBX_ENCAP_ERSPAN2, .ip_version = 4, .ttl = 64, .df = true,
+		.src_ip = { 192, 0, 2, 1 }, .dst_ip = { 192, 0, 2, 2 }, .dst_mac = { 0x02, 0, 0, 0, 0, 2 },
+		.copy_strategy = strategy,
+	};
+
+	return measure_cfg(e, m, &mc, iters);
+}
+
+/* The EAL, pools and engine of a calibration (@p what names it in errors): as the primary's
+ * pools, a pktmbuf pool of 9000 B data room and an indirect-mbuf pool. @return the engine (e->mp,
+ * e->mp_ind set), NULL when it could not start (said on stderr). */
+static struct sbx_mirror_engine *cal_start(const char *prog, const char *what)
 {
 	char *eal[] = { (char *)prog, "--no-pci", "--no-huge", "--no-shconf", "-m", "256", "-l", "0",
 			"--file-prefix=sbxcalibrate", "--no-telemetry", "--log-level=lib.eal:error", NULL };
-	char dir[SBX_PATH_LEN];
-	uint32_t threshold = 0, room = 9000 + RTE_PKTMBUF_HEADROOM;
-	bool copy_wins = true; /* copy has been the cheaper one at every size so far */
+	uint32_t room = 9000 + RTE_PKTMBUF_HEADROOM;
 	struct rte_mempool *mp, *mp_ind;
 	struct sbx_mirror_engine *e;
-	unsigned int k;
 
 	if (rte_eal_init((int)RTE_DIM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "spanbox-worker --calibrate: EAL init failed: %s\n", rte_strerror(rte_errno));
-		return 1;
+		fprintf(stderr, "spanbox-worker %s: EAL init failed: %s\n", what, rte_strerror(rte_errno));
+		return NULL;
 	}
-	/* as the primary's pools: a pktmbuf pool and an indirect-mbuf pool (no data room) */
 	mp = rte_pktmbuf_pool_create("sbx_calibrate", 4095, 256, 0, (uint16_t)room, (int)rte_socket_id());
 	mp_ind = rte_pktmbuf_pool_create("sbx_calibrate_ind", 4095, 256, 0, 0, (int)rte_socket_id());
 	e = mp && mp_ind ? calloc(1, sizeof(*e)) : NULL;
 	if (e == NULL) {
-		fprintf(stderr, "spanbox-worker --calibrate: pool or memory: %s\n", rte_strerror(rte_errno));
+		fprintf(stderr, "spanbox-worker %s: pool or memory: %s\n", what, rte_strerror(rte_errno));
 		rte_mempool_free(mp);
 		rte_mempool_free(mp_ind);
 		rte_eal_cleanup();
-		return 1;
+		return NULL;
 	}
 	e->mp = mp;
 	e->mp_ind = mp_ind;
+	return e;
+}
+
+/* Undo cal_start(). */
+static void cal_end(struct sbx_mirror_engine *e)
+{
+	char dir[SBX_PATH_LEN];
+
+	rte_mempool_free(e->mp);
+	rte_mempool_free(e->mp_ind);
+	free(e);
+	rte_eal_cleanup();
+	sbx_runtime_dir("sbxcalibrate", dir, sizeof(dir));
+	rmdir(dir); /* EAL leaves the (empty) runtime directory behind */
+}
+
+int sbx_calibrate(const char *prog, unsigned int iters)
+{
+	uint32_t threshold = 0;
+	bool copy_wins = true; /* copy has been the cheaper one at every size so far */
+	struct sbx_mirror_engine *e = cal_start(prog, "--calibrate");
+	unsigned int k;
+
+	if (e == NULL)
+		return 1;
 	printf("# mirror copy cost on this machine (TSC %.2f GHz), cycles per copy, median of 5 x %u\n",
 	       rte_get_tsc_hz() / 1e9, iters);
 	printf("%8s %10s %10s %8s\n", "bytes", "copy", "share", "better");
 	for (k = 0; k < RTE_DIM(sizes); k++) {
-		struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+		struct rte_mbuf *m = rte_pktmbuf_alloc(e->mp);
 		double c, s;
 
 		memset(rte_pktmbuf_append(m, (uint16_t)sizes[k]), 0xa5, sizes[k]);
@@ -134,12 +166,51 @@ int sbx_calibrate(const char *prog, unsigned int iters)
 		rte_pktmbuf_free(m);
 	}
 	printf("recommended copy.threshold: %u\n", threshold);
-	free(e);
-	rte_mempool_free(mp);
-	rte_mempool_free(mp_ind);
-	rte_eal_cleanup();
-	sbx_runtime_dir("sbxcalibrate", dir, sizeof(dir));
-	rmdir(dir); /* EAL leaves the (empty) runtime directory behind */
+	cal_end(e);
+	return 0;
+}
+
+int sbx_calibrate_timestamps(const char *prog, unsigned int iters)
+{
+	static const uint32_t ts_sizes[] = { 64, 512, 1518 };
+	static const char *const fmt_name[] = { "none", "arista64", "metamako" };
+	struct sbx_mirror_engine *e = cal_start(prog, "--calibrate --timestamps");
+	unsigned int k, enc, st, f;
+
+	if (e == NULL)
+		return 1;
+	printf("# timestamp cost per mirror copy on this machine (TSC %.2f GHz), cycles per copy (the worker's "
+	       "sbx_mirror_copy_burst, bursts of %d, then freed), median of 5 x %u\n",
+	       rte_get_tsc_hz() / 1e9, CAL_BURST, iters);
+	printf("%8s %8s %6s %10s %10s %10s %10s %10s\n", "bytes", "encap", "copy", fmt_name[0], fmt_name[1],
+	       fmt_name[2], "+arista64", "+metamako");
+	for (k = 0; k < RTE_DIM(ts_sizes); k++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(e->mp);
+		uint8_t *d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)ts_sizes[k]);
+
+		memset(d, 0xa5, ts_sizes[k]);
+		memcpy(d, (uint8_t[]){ 2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00, 0x45 }, 15);
+		for (enc = 0; enc < 2; enc++)
+			for (st = 0; st < 2; st++) {
+				struct sbx_mirror_cfg mc = {
+					.id = 1, .sample = 1, .encap = enc ? SBX_ENCAP_ERSPAN2 : SBX_ENCAP_SPAN,
+					.ip_version = 4, .ttl = 64, .df = true, .src_ip = { 192, 0, 2, 1 },
+					.dst_ip = { 192, 0, 2, 2 }, .dst_mac = { 0x02, 0, 0, 0, 0, 2 },
+					.copy_strategy = st ? SBX_COPY_SHARE : SBX_COPY_COPY,
+				};
+				double c[3];
+
+				for (f = 0; f < 3; f++) {
+					mc.ts_format = (uint8_t)f;
+					c[f] = measure_cfg(e, m, &mc, iters);
+				}
+				printf("%8u %8s %6s %10.1f %10.1f %10.1f %+10.1f %+10.1f\n", ts_sizes[k],
+				       enc ? "erspan2" : "span", st ? "share" : "copy", c[0], c[1], c[2], c[1] - c[0],
+				       c[2] - c[0]);
+			}
+		rte_pktmbuf_free(m);
+	}
+	cal_end(e);
 	return 0;
 }
 

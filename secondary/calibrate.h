@@ -11,6 +11,15 @@
 int sbx_calibrate(const char *prog, unsigned int iters);
 
 /**
+ * spanbox-worker --calibrate --timestamps: cycles per mirror copy without a timestamp, with
+ * arista64 and with metamako (issue #26), for 64, 512 and 1518 B frames, SPAN and ERSPAN II,
+ * strategies copy and share: the worker's own sbx_mirror_copy_burst() in bursts of 32, freed;
+ * prints a table. Starts its own EAL as sbx_calibrate(). @param iters copies per measurement
+ * round. @return process exit code.
+ */
+int sbx_calibrate_timestamps(const char *prog, unsigned int iters);
+
+/**
  * spanbox-worker --calibrate --cross-core: cycles per 64 B frame of a refcount update, an attached
  * indirect mbuf, the worker's share and its copy, each released on the same lcore or on a second
  * lcore on another CPU (the refcount cache line then moves between the two cores); prints a table.

@@ -7,6 +7,7 @@
  *        primary gives it a worker's role, then runs as that worker)
  *        spanbox-worker --calibrate [ITERATIONS]   (copy vs share cost, recommended copy.threshold)
  *        spanbox-worker --calibrate --cross-core [FRAMES]   (a share released on another core)
+ *        spanbox-worker --calibrate --timestamps [COPIES]   (what a timestamp adds to a copy)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -404,11 +405,13 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 2 && strcmp(argv[1], "--calibrate") == 0) {
 		bool cross = argc >= 3 && strcmp(argv[2], "--cross-core") == 0;
-		int a = cross ? 3 : 2;
+		bool ts = argc >= 3 && strcmp(argv[2], "--timestamps") == 0;
+		int a = cross || ts ? 3 : 2;
 		unsigned long iters = cross ? 2000000 : 20000;
 
 		if (argc > a + 1) {
-			fprintf(stderr, "spanbox-worker: --calibrate [--cross-core] [COUNT]: too many arguments\n");
+			fprintf(stderr, "spanbox-worker: --calibrate [--cross-core | --timestamps] [COUNT]: too many "
+				"arguments\n");
 			return 2;
 		}
 		if (argc == a + 1) {
@@ -423,6 +426,8 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		}
+		if (ts)
+			return sbx_calibrate_timestamps(argv[0], (unsigned int)iters);
 		return cross ? sbx_calibrate_cross_core(argv[0], (unsigned int)iters)
 			     : sbx_calibrate(argv[0], (unsigned int)iters);
 	}

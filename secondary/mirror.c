@@ -134,7 +134,10 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 	const struct sbx_config *cfg = &t->cfg;
 	uint16_t i, k;
 
+	struct sbx_ts_clock tsclk = e->tsclk; /* kept over setups: timestamps stay monotonic */
+
 	memset(e, 0, sizeof(*e));
+	e->tsclk = tsclk;
 	e->worker = worker;
 	e->tsc_hz = rte_get_tsc_hz();
 	e->ns_mult = sbx_mirror_ns_mult(e->tsc_hz);
@@ -213,7 +216,10 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 				e->tx[port][e->nb_tx[port]++] = (uint8_t)i;
 		}
 		e->nb++;
+		e->nb_ts += mc->ts_format != SBX_TS_NONE;
 	}
+	if (e->nb_ts && e->tsclk.mult == 0) /* the first setup with timestamps: start the clock */
+		sbx_ts_clock_init(&e->tsclk, e->tsc_hz, rte_rdtsc(), sbx_realtime_ns(), SBX_TS_RESYNC_MS);
 	e->fh_shared = hashes_shared(e, cfg);
 	return 0;
 }
@@ -275,13 +281,15 @@ struct burst_hdr {
 	uint32_t word0;                  /* ERSPAN: first ERSPAN word (version, session id), host order */
 	uint32_t csum0;                  /* ERSPAN over IPv4: ~checksum + ~total length + ~identification
 					    of the template, 16-bit words summed (RFC 1624 eqn. 3) */
+	uint8_t ts[SBX_TS_METAMAKO_LEN]; /* timestamp sessions: the burst's AVSP header (14 B) or
+					    Metamako trailer (16 B), burst_ts_init() */
 };
 
 /* How one copy is made (classify): a deep copy into one new mbuf, a one-segment frame shared
  * through one indirect mbuf (behind a header mbuf when there is a header), both from mbufs of the
  * burst's bulk allocations (the indirect mbuf from e->mp_ind); or the general code (chains, big
  * frames) with its own allocations. */
-enum copy_kind { COPY_ONE, SHARE_ONE, COPY_SLOW, SHARE_SLOW, COPY_NONE };
+enum copy_kind { COPY_ONE, SHARE_ONE, COPY_SLOW, SHARE_SLOW, COPY_TS, COPY_NONE };
 
 /*
  * bh->fit and bh->tag_room of session @p rt, whose copies carry @p outer bytes of header (ERSPAN,
@@ -503,6 +511,10 @@ static inline enum copy_kind classify(const struct sbx_mirror_rt *rt, const stru
 	/* RSPAN re-writes the MACs: sharing needs them in the first segment to skip them */
 	if (share && strip > m->data_len)
 		share = false;
+	if (unlikely(c->ts_format != SBX_TS_NONE)) {
+		*nmb = 1; /* copy_ts: its first mbuf from the burst's bulk, any other its own */
+		return COPY_TS;
+	}
 	if (m->nb_segs != 1)
 		return share ? SHARE_SLOW : COPY_SLOW;
 	if (share) {
@@ -533,8 +545,10 @@ static inline uint32_t copy_one_limit(const struct sbx_mirror_cfg *c, const stru
 {
 	uint32_t lim;
 
-	if (c->snaplen != 0 || c->encap == SBX_ENCAP_RSPAN || c->copy_strategy == SBX_COPY_SHARE)
-		return 0; /* (a masked session: a one-mbuf copy is right for it too; classify() never shares) */
+	/* (a masked session: a one-mbuf copy is right for it too; classify() never shares) */
+	if (c->snaplen != 0 || c->encap == SBX_ENCAP_RSPAN || c->copy_strategy == SBX_COPY_SHARE ||
+	    c->ts_format != SBX_TS_NONE)
+		return 0;
 	lim = bh->room - bh->len;
 	if (c->copy_strategy == SBX_COPY_ADAPTIVE && c->copy_threshold < lim)
 		lim = c->copy_threshold;
@@ -623,6 +637,165 @@ static __rte_noinline void sbx_mirror_mask_copy(struct sbx_mirror_rt *rt, const 
 	if (c->encap == SBX_ENCAP_VXLAN && c->ip_version == 6) /* the UDP checksum covers the frame */
 		sbx_vxlan_write(d, c, rt->src_mac, cap, (uint16_t)(d[hlen - 16] << 8 | d[hlen - 15]), 0,
 				chain_csum16(cp, hlen, cap));
+}
+
+/* The ones' complement sum @p a + @p b of two sbx_csum16() results, folded. */
+static inline uint16_t csum_add(uint16_t a, uint16_t b)
+{
+	uint32_t x = (uint32_t)a + b;
+
+	return (uint16_t)((x & 0xffff) + (x >> 16));
+}
+
+/*
+ * The header of a timestamped copy of @p m (@p cap bytes of the frame, carried as @p inner bytes:
+ * the frame with the AVSP header @p avsp (NULL: none) inserted at byte 12, the Metamako trailer
+ * @p trl (NULL: none) appended) at @p hdr: what write_header() writes, with the lengths (and the
+ * VXLAN UDP checksum over IPv6) of @p inner bytes. RSPAN's and SPAN's have no length.
+ */
+static void ts_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt, const struct burst_hdr *bh,
+		      const struct rte_mbuf *m, uint32_t cap, uint32_t inner, const uint8_t *avsp, const uint8_t *trl,
+		      uint8_t *hdr)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	uint16_t sum = 0, t;
+
+	if (c->encap != SBX_ENCAP_VXLAN) {
+		write_header_slow(e, rt, bh, m, cap, hdr);
+		if (rt->outer_len) /* ERSPAN: the outer IP length of the longer frame, same id */
+			outer_patch(bh, c->ip_version, hdr, bh->len - rt->outer_len + inner, (uint16_t)(e->ip_id - 1));
+		return;
+	}
+	if (c->ip_version == 6) { /* the UDP checksum: the frame's bytes and what is added */
+		sum = chain_csum16(m, 0, cap);
+		if (avsp != NULL) /* at byte 12, an even length: the frame's bytes keep their parity */
+			sum = sbx_csum16(avsp, SBX_TS_AVSP64_LEN, sum);
+		if (trl != NULL) {
+			t = sbx_csum16(trl, SBX_TS_METAMAKO_LEN, 0);
+			sum = csum_add(sum, (inner - SBX_TS_METAMAKO_LEN) & 1 ? rte_bswap16(t) : t);
+		}
+	}
+	sbx_vxlan_write(hdr, c, rt->src_mac, inner, sbx_vxlan_src_port(mbuf_flow_hash(m, SBX_FLOW_HASH_5TUPLE)),
+			e->ip_id++, sum);
+}
+
+/* The @p len bytes of @p m from @p off on, into @p d (at least @p len bytes there). */
+static inline void read_into(const struct rte_mbuf *m, uint32_t off, uint32_t len, uint8_t *d)
+{
+	const void *f = rte_pktmbuf_read(m, off, len, d);
+
+	if (f != d)
+		rte_memcpy(d, f, len);
+}
+
+/*
+ * One copy of @p m (@p cap bytes of it) for a session with a timestamp (kind COPY_TS): the
+ * session's encapsulation header, then the frame with, for arista64, the AVSP header inserted
+ * after its source MAC (after an RSPAN tag: the tag stays outermost) or, for metamako, the
+ * trailer appended; both as burst_ts_init() wrote them for the burst (bh->ts). A frame the
+ * session copies (strategy, threshold) that fits one mbuf is one mbuf; else the header, MACs and
+ * AVSP header are in a header mbuf in front of the rest of the frame, copied or shared (never
+ * written), and a Metamako trailer goes behind a copy's last segment or, behind a shared frame,
+ * into an mbuf of its own (with no header at all: into @p h, chained at the end; no segment is
+ * empty). @p h: an empty mbuf of e->mp (classify() counted it: the burst's bulk allocation),
+ * taken over (freed on failure).
+ * @return the copy, or NULL counted in drop_nombuf or drop_malformed.
+ */
+static __rte_noinline struct rte_mbuf *copy_ts(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt,
+					       const struct burst_hdr *bh, struct rte_mbuf *m, uint32_t cap,
+					       struct rte_mbuf *h)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	bool ari = c->ts_format == SBX_TS_ARISTA64, share;
+	uint32_t ins = ari ? SBX_TS_AVSP64_LEN : 0, tl = ari ? 0 : SBX_TS_METAMAKO_LEN;
+	uint32_t strip = c->encap == SBX_ENCAP_RSPAN || ari ? 12 : 0, mac = ari && c->encap != SBX_ENCAP_RSPAN ? 12 : 0;
+	uint32_t max = c->encap == SBX_ENCAP_VXLAN ? SBX_VXLAN_MAX_INNER
+		       : c->encap == SBX_ENCAP_ERSPAN2 || c->encap == SBX_ENCAP_ERSPAN3 ? SBX_ERSPAN_MAX_INNER
+											 : UINT32_MAX;
+	uint32_t pre, inner, body_len;
+	uint8_t *d = NULL, *dt = NULL;
+	struct rte_mbuf *head = h, *body = NULL, *t;
+
+	if (m->pkt_len < strip) /* no MACs to put the header behind */
+		goto malformed;
+	if (cap + ins + tl > max) /* a tunnel carries at most max bytes */
+		cap = max - ins - tl;
+	pre = bh->len + mac + ins;
+	inner = cap + ins + tl;
+	body_len = cap - strip;
+	share = c->copy_strategy == SBX_COPY_SHARE || (c->copy_strategy == SBX_COPY_ADAPTIVE && cap > c->copy_threshold);
+	if (!share && pre + body_len + tl <= bh->room) { /* one mbuf */
+		d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)(pre + body_len + tl));
+		if (body_len != 0)
+			read_into(m, strip, body_len, d + pre);
+		dt = d + pre + body_len;
+	} else { /* the frame's bytes copied or shared, behind the header mbuf h */
+		if (body_len != 0 && share && strip <= m->data_len) {
+			body = rte_pktmbuf_clone(m, share_pool(e));
+			if (body != NULL) {
+				if (cap < m->pkt_len)
+					chain_trim(body, cap);
+				rte_pktmbuf_adj(body, (uint16_t)strip);
+			}
+		} else if (body_len != 0) {
+			share = false;
+			body = rte_pktmbuf_copy(m, e->mp, strip, body_len);
+		}
+		if (body_len != 0 && body == NULL)
+			goto nombuf;
+		if (pre == 0 && body != NULL) { /* no header (SPAN, metamako): h carries the trailer */
+			dt = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)tl);
+			if (rte_pktmbuf_chain(body, h) != 0) {
+				rte_pktmbuf_free(body);
+				goto malformed;
+			}
+			head = body;
+		} else {
+			d = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)pre);
+			if (body != NULL && rte_pktmbuf_chain(h, body) != 0) {
+				rte_pktmbuf_free(body);
+				goto malformed;
+			}
+			/* the trailer: behind a copy in its tailroom, else (a share) in its own mbuf: the
+			 * shared buffer's tailroom is other copies' too */
+			if (tl != 0 && !share)
+				dt = (uint8_t *)rte_pktmbuf_append(h, (uint16_t)tl);
+			if (tl != 0 && dt == NULL) {
+				t = rte_pktmbuf_alloc(e->mp);
+				if (t == NULL)
+					goto nombuf;
+				dt = (uint8_t *)rte_pktmbuf_append(t, (uint16_t)tl);
+				if (rte_pktmbuf_chain(h, t) != 0) {
+					rte_pktmbuf_free(t);
+					goto malformed;
+				}
+			}
+		}
+	}
+	if (bh->len != 0)
+		ts_header(e, rt, bh, m, cap, inner, ari ? bh->ts : NULL, ari ? NULL : bh->ts, d);
+	if (mac != 0)
+		read_into(m, 0, 12, d + bh->len);
+	if (ari)
+		memcpy(d + bh->len + mac, bh->ts, SBX_TS_AVSP64_LEN);
+	else
+		memcpy(dt, bh->ts, SBX_TS_METAMAKO_LEN);
+	if (share)
+		rt->st->shared++;
+	else
+		rt->st->copied++;
+	rt->st->timestamped++;
+	if (cap < m->pkt_len)
+		rt->st->truncated++;
+	return head;
+nombuf:
+	rte_pktmbuf_free(head);
+	rt->st->drop_nombuf++;
+	return NULL;
+malformed:
+	rte_pktmbuf_free(head);
+	rt->st->drop_malformed++;
+	return NULL;
 }
 
 /*
@@ -723,6 +896,8 @@ make_copy(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, const struct bu
 		}
 		rt->st->shared++;
 		break;
+	case COPY_TS:
+		return copy_ts(e, rt, bh, m, cap, mb[(*used)++]); /* counts its own */
 	default:
 		return NULL;
 	}
@@ -833,6 +1008,24 @@ static inline uint32_t burst_hash(struct sbx_mirror_engine *e, uint8_t f, uint16
 	return e->fh[f][bi];
 }
 
+/* bh's part for a session with a timestamp: the AVSP header or Metamako trailer of the burst
+ * (time e->ts_ns; the trailer's port: the session's, or @p port, where the burst was seen), and
+ * bh->fit less the bytes the timestamp adds (the copy must still fit the destination's MTU). */
+static void burst_ts_init(struct burst_hdr *bh, const struct sbx_mirror_engine *e, const struct sbx_mirror_rt *rt,
+			  uint16_t port)
+{
+	const struct sbx_mirror_cfg *c = rt->cfg;
+	uint32_t add;
+
+	if (c->ts_format == SBX_TS_ARISTA64)
+		add = (uint32_t)sbx_ts_avsp64_write(bh->ts, e->ts_ns);
+	else
+		add = (uint32_t)sbx_ts_metamako_write(bh->ts, e->ts_ns, c->ts_device,
+						      c->ts_port_set ? c->ts_port : (uint8_t)port);
+	if (bh->fit != UINT32_MAX)
+		bh->fit = bh->fit > add ? bh->fit - add : 0;
+}
+
 /*
  * sbx_mirror_copy_burst(), its body for each kind of session (@p tag: a constant, so that the
  * loop of a session to a port carries no test of it). @p tag: the session goes to a tool group
@@ -857,6 +1050,8 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 	bool bulk;
 
 	burst_hdr_init(&bh, e, rt, port, dir, now_ns);
+	if (unlikely(rt->cfg->ts_format != SBX_TS_NONE))
+		burst_ts_init(&bh, e, rt, port);
 	fast_lim = copy_one_limit(rt->cfg, &bh);
 	/* how each copy is made: then one allocation for the burst's copies and headers, one for its
 	 * indirect mbufs */
@@ -872,7 +1067,8 @@ copy_burst_body(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rt
 			continue; /* counted by classify */
 		if (i + 1 < n) /* the next frame's first line, read while this copy is written */
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
-		if (unlikely(!bulk) && !take_one(e->mp, mb + used, kind[i] == COPY_ONE || (kind[i] == SHARE_ONE && bh.len),
+		if (unlikely(!bulk) && !take_one(e->mp, mb + used,
+						 kind[i] == COPY_ONE || kind[i] == COPY_TS || (kind[i] == SHARE_ONE && bh.len),
 						 mpi, mi + used_i, kind[i] == SHARE_ONE)) {
 			rt->st->drop_nombuf++; /* a pool ran dry within the burst */
 			continue;
@@ -907,6 +1103,7 @@ uint16_t sbx_mirror_copy_burst(struct sbx_mirror_engine *e, struct sbx_mirror_rt
 {
 	if (rt->grp != NULL && !e->same_burst) /* its own burst: no hash of another one reused */
 		e->gen++;
+	e->ts_ns = now_ns;
 	return copy_burst(e, rt, pkts, n, port, dir, now_ns, out, out_idx, NULL);
 }
 
@@ -922,6 +1119,25 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
 
 static void sbx_mirror_flush_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt);
 
+/* A new reading of the timestamp clock: CLOCK_REALTIME between two TSC reads, at their midpoint. */
+static __rte_noinline void ts_resync(struct sbx_mirror_engine *e)
+{
+	uint64_t a = rte_rdtsc(), real = sbx_realtime_ns(), b = rte_rdtsc();
+
+	sbx_ts_clock_resync(&e->tsclk, a + (b - a) / 2, real);
+}
+
+/* e->ts_ns: the time of the burst read at TSC @p tsc, for the sessions with a timestamp. */
+static inline void ts_burst_time(struct sbx_mirror_engine *e, uint64_t tsc)
+{
+	if (unlikely(sbx_ts_clock_due(&e->tsclk, tsc))) {
+		ts_resync(e);
+		if (tsc < e->tsclk.tsc0) /* the reading came after the burst's TSC */
+			tsc = e->tsclk.tsc0;
+	}
+	e->ts_ns = sbx_ts_clock_mono(&e->tsclk, tsc);
+}
+
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
 {
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
@@ -936,6 +1152,8 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 	if (!e->same_burst) /* a new burst: the flow hashes of the last one are stale */
 		e->gen++;
 	e->same_burst = false;
+	if (unlikely(e->nb_ts != 0) && nb != 0)
+		ts_burst_time(e, tsc);
 	for (k = 0; k < nb; k++) {
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
 		uint16_t ns = 0, *idx;

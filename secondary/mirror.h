@@ -16,6 +16,7 @@
 #include <rte_mbuf.h>
 
 #include "spanbox/shm.h"
+#include "spanbox/timestamp.h"
 #include "queue.h"
 #include "toolgroup.h"
 
@@ -82,6 +83,12 @@ struct sbx_mirror_engine {
 	struct sbx_mb_worker *mb;        /**< the worker's microburst windows: copies sent count as TX of
 					      their destination port (set by the worker after each
 					      sbx_mirror_setup(); NULL: not counted) */
+	/* timestamps on copies (sessions with timestamp.format, issue #26) */
+	uint16_t nb_ts;                  /**< sessions with a timestamp (0: the clock is not read) */
+	uint64_t ts_ns;                  /**< CLOCK_REALTIME ns of the burst being copied (tsclk) */
+	struct sbx_ts_clock tsclk;       /**< TSC -> CLOCK_REALTIME, re-read every SBX_TS_RESYNC_MS;
+					      kept over sbx_mirror_setup() (monotonic across table
+					      changes): the engine must be zeroed before its first setup */
 };
 
 /**
@@ -125,7 +132,7 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
  * from one rte_pktmbuf_alloc_bulk() of e->mp, the indirect mbufs of one-segment shares from one of
  * e->mp_ind, or, when a pool cannot give them all, one at a time for as many as it has (the copies
  * of the first frames are made, the others counted in drop_nombuf; nothing is kept back). The ERSPAN header is built once for the call (@p now_ns: CLOCK_REALTIME ns
- * of the ERSPAN III timestamp). For a session to a tool group (rt->grp) each copy is tagged with
+ * of the ERSPAN III timestamp, and of a session's timestamp.format). For a session to a tool group (rt->grp) each copy is tagged with
  * its frame's bucket in hash.usr (toolgroup.h), the frames hashed anew (not the hashes of the
  * burst sbx_mirror_prepare() last had).
  * @return number of copies, in @p out (the caller owns them; room for @p n), with in @p out_idx

@@ -56,7 +56,8 @@ static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "
 static const char *const mgmt_tokens_keys[] = {"admin", "admin_file", "viewer", "viewer_file", NULL};
 static const char *const mgmt_tls_keys[] = {"cert", "key", NULL};
 static const char *const mirror_keys[] = {
-	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", "oversize", "mask", NULL};
+	"id", "name", "sources", "filter", "snaplen", "sample", "destination", "encap", "copy", "oversize", "mask",
+	"timestamp", NULL};
 static const char *const source_keys[] = {"port", "direction", NULL};
 static const char *const dest_keys[] = {"port", "group", "allow_forwarding", "recorder", NULL};
 static const char *const group_keys[] = {"name", "members", "hash", "failover", "member_rate_limit", NULL};
@@ -75,6 +76,7 @@ static const char *const flows_keys[] = {"enabled", "ports", "active_timeout_s",
 					 "observation_domain_id", "template_period_s", "collectors", NULL};
 static const char *const flow_port_keys[] = {"port", "direction", NULL};
 static const char *const collector_keys[] = {"address", "port", "transport", NULL};
+static const char *const timestamp_keys[] = {"format", "device_id", "port", NULL};
 
 /* One accepted string of an enumerated key and the value it stands for. */
 struct choice {
@@ -122,6 +124,8 @@ static const struct choice oversize_choices[] = {
 static const struct choice mask_from_choices[] = {
 	{"l2", SBX_MASK_L2}, {"l3", SBX_MASK_L3}, {"l4", SBX_MASK_L4}, {"inner_l3", SBX_MASK_INNER_L3},
 	{"inner_l4", SBX_MASK_INNER_L4}, {NULL, 0}};
+static const struct choice ts_format_choices[] = {
+	{"arista64", SBX_TS_ARISTA64}, {"metamako", SBX_TS_METAMAKO}, {NULL, 0}};
 static const struct choice strategy_choices[] = {
 	{"adaptive", SBX_COPY_ADAPTIVE}, {"copy", SBX_COPY_COPY}, {"share", SBX_COPY_SHARE},
 	{NULL, 0}};
@@ -1506,6 +1510,36 @@ static int parse_copy(struct ctx *c, const cJSON *obj, const char *path, struct 
 }
 
 /*
+ * Parse the optional "timestamp" of session @m at @path (docs/CONFIG.md "mirrors", issue #26):
+ * "format" required, "device_id" and "port" for metamako only.
+ */
+static int parse_timestamp(struct ctx *c, const cJSON *obj, const char *path, struct sbx_mirror_cfg *m)
+{
+	char tpath[64];
+	const cJSON *o;
+	uint16_t port = 0;
+
+	snprintf(tpath, sizeof(tpath), "%s.timestamp", path);
+	if (get_object(c, obj, path, "timestamp", tpath, timestamp_keys, &o))
+		return -1;
+	m->ts_format = SBX_TS_NONE;
+	if (o == NULL)
+		return 0;
+	if (need(c, o, tpath, "format") || get_choice(c, o, tpath, "format", ts_format_choices, SBX_TS_NONE, &m->ts_format))
+		return -1;
+	if (m->ts_format != SBX_TS_METAMAKO && member(o, "device_id"))
+		return fail(c, tpath, "device_id", "only for metamako");
+	if (m->ts_format != SBX_TS_METAMAKO && member(o, "port"))
+		return fail(c, tpath, "port", "only for metamako");
+	if (get_u16(c, o, tpath, "device_id", 0, 65535, 0, &m->ts_device) ||
+	    get_u16(c, o, tpath, "port", 0, 255, 0, &port))
+		return -1;
+	m->ts_port = (uint8_t)port;
+	m->ts_port_set = member(o, "port") != NULL;
+	return 0;
+}
+
+/*
  * A destination {"group": NAME} at @dpath (object @o) of session @m: a group of tool_groups (parsed
  * before the mirrors), not together with "port"; no source of the session may be a member (a
  * mirror loop). dst_port becomes the group's first member (the copies' source MAC).
@@ -1671,6 +1705,8 @@ static int parse_recorder(struct ctx *c, const cJSON *sess, const cJSON *dst, co
 	if (member(sess, "encap") || member(sess, "copy") || member(sess, "oversize"))
 		return fail(c, dpath, "recorder",
 			    "a capture takes no encap, no copy and no oversize (pcapng keeps the frame, no MTU)");
+	if (member(sess, "timestamp"))
+		return fail(c, dpath, "recorder", "a capture takes no timestamp (pcapng records each frame's time)");
 	return 0;
 }
 
@@ -1701,6 +1737,18 @@ static int parse_mask(struct ctx *c, const cJSON *obj, const char *path, struct 
 }
 
 /* Parse one session object @obj, mirrors[@i]; sessions 0..i-1 are already parsed. */
+/*
+ * A session has a mask or a timestamp, not both: the mask's offsets are those of the mirrored
+ * frame, which an AVSP header inserted after the source MAC would move (and the timestamped copy
+ * path does not mask). -1 with the error naming "timestamp".
+ */
+static int mask_with_timestamp(struct ctx *c, const char *path, const struct sbx_mirror_cfg *m)
+{
+	if (m->mask.from != SBX_MASK_OFF && m->ts_format != SBX_TS_NONE)
+		return fail(c, path, "timestamp", "a session with a mask cannot have a timestamp too (one or the other)");
+	return 0;
+}
+
 static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_config *cfg)
 {
 	struct sbx_mirror_cfg *m = &cfg->mirrors[i];
@@ -1742,7 +1790,8 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 		return -1;
 	if (member(o, "group") != NULL)
 		return parse_group_destination(c, cfg, o, dpath, m) || parse_encap(c, obj, path, m) ||
-		       parse_copy(c, obj, path, m) || parse_mask(c, obj, path, m);
+		       parse_copy(c, obj, path, m) || parse_mask(c, obj, path, m) || parse_timestamp(c, obj, path, m) ||
+		       mask_with_timestamp(c, path, m);
 	if (member(o, "recorder"))
 		return parse_recorder(c, obj, o, dpath, m) || parse_mask(c, obj, path, m);
 	if (get_port(c, cfg, o, dpath, &p))
@@ -1761,7 +1810,8 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 				    "it; set destination.allow_forwarding to true to do that anyway",
 				    cfg->ports[p].name, j);
 	m->dst_port = (uint16_t)p;
-	return parse_encap(c, obj, path, m) || parse_copy(c, obj, path, m) || parse_mask(c, obj, path, m) ? -1 : 0;
+	return parse_encap(c, obj, path, m) || parse_copy(c, obj, path, m) || parse_mask(c, obj, path, m) ||
+			       parse_timestamp(c, obj, path, m) || mask_with_timestamp(c, path, m) ? -1 : 0;
 }
 
 /* Parse the optional "mirrors" array: at most 16 sessions, ids and names unique (needs ports). */

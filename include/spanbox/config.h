@@ -16,6 +16,7 @@
 #include "spanbox/rss.h"
 #include "spanbox/mask.h"
 #include "spanbox/ts_in.h"
+#include "spanbox/timestamp.h"
 
 #define SBX_MAX_PORTS 16           /**< ports in one config */
 #define SBX_MAX_WORKERS 8          /**< worker processes */
@@ -281,6 +282,11 @@ struct sbx_mirror_cfg {
 	uint32_t copy_threshold;      /**< bytes; adaptive copies frames <= threshold (default 512) */
 	uint8_t oversize;             /**< enum sbx_oversize: a copy longer than the destination's MTU */
 	struct sbx_mask_cfg mask;     /**< the region masked in every copy (mask.h); from 0: none */
+	/* timestamp (issue #26, include/spanbox/timestamp.h) */
+	uint8_t ts_format;            /**< enum sbx_ts_format: SBX_TS_NONE (0) = no timestamp */
+	uint8_t ts_port;              /**< metamako: source port field, when ts_port_set */
+	bool ts_port_set;             /**< false: the trailer's port is the frame's source port index */
+	uint16_t ts_device;           /**< metamako: source device id field (default 0) */
 };
 
 #define SBX_MAX_TOOL_GROUPS 8       /**< tool groups in one config */

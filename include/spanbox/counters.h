@@ -181,7 +181,9 @@
 	  NULL, "packets", NONE, "Copies made unmasked: the frame has no header the mask's offset counts from "  \
 	  "(no IP header for l3, no IP payload for l4).") \
 	_(mirrored_bytes, "mirrored_bytes", "mirrored_bytes", "spanbox_mirror_bytes_total", NULL, "bytes",     \
-	  SERIES, "Bytes of those mirror frames, encapsulation included.")
+	  SERIES, "Bytes of those mirror frames, encapsulation included.")                                   \
+	_(timestamped, "timestamped", "timestamped", "spanbox_mirror_timestamped_packets_total", NULL,         \
+	  "packets", NONE, "Mirror copies made with a timestamp (the session's timestamp.format).")
 
 /**
  * Per worker, per tool group member counters (docs/CONFIG.md "tool_groups"):

@@ -8,7 +8,7 @@
 source "$(dirname "$0")/../lib/common.sh"
 WORKER="$BUILD/secondary/spanbox-worker"
 trap 'rm -rf "$TMP"' EXIT
-echo "1..19"
+echo "1..21"
 
 # refused ARG: --calibrate ARG exits 2 at once with the expected message
 refused() {
@@ -47,3 +47,10 @@ if [ "$(nproc)" -ge 2 ]; then
 else
 	for i in 1 2 3; do echo "ok - --calibrate --cross-core on two CPUs # SKIP one CPU"; done
 fi
+
+# --calibrate --timestamps [COPIES] (issue #26): a row per size, encapsulation and strategy
+out=$(timeout 60 "$WORKER" --calibrate --timestamps 640 2>&1); rc=$?
+echo "$out" | sed 's/^/# /'
+check "--calibrate --timestamps 640: exits 0 ($rc)" [ "$rc" -eq 0 ]
+check "its table: 12 rows (64/512/1518 B x span/erspan2 x copy/share), none, arista64, metamako and the two differences" \
+	[ "$(grep -cE '^ +(64|512|1518) +(span|erspan2) +(copy|share)( +[-+]?[0-9.]+){5}$' <<<"$out")" -eq 12 ]

@@ -436,6 +436,55 @@ static int parse_mirrors(const char *mirrors, struct sbx_config *cfg, char *err,
 
 #define SESSION "\"sources\":[{\"port\":\"a\"}],\"destination\":{\"port\":\"d\"}"
 
+/* mirrors[].timestamp (issue #26): formats, metamako's device_id and port, refusals naming the key. */
+static void test_mirror_timestamp(void)
+{
+	static struct sbx_config cfg;
+	char err[512];
+
+	check(parse_mirrors("[{\"id\":1," SESSION "},{\"id\":2," SESSION ",\"timestamp\":{\"format\":\"arista64\"}},"
+			    "{\"id\":3," SESSION ",\"timestamp\":{\"format\":\"metamako\",\"device_id\":65535,"
+			    "\"port\":255}},{\"id\":4," SESSION ",\"timestamp\":{\"format\":\"metamako\"}}]",
+			    &cfg, err, sizeof(err)) == 0 &&
+		      cfg.mirrors[0].ts_format == SBX_TS_NONE && cfg.mirrors[1].ts_format == SBX_TS_ARISTA64 &&
+		      cfg.mirrors[2].ts_format == SBX_TS_METAMAKO && cfg.mirrors[2].ts_device == 65535 &&
+		      cfg.mirrors[2].ts_port == 255 && cfg.mirrors[2].ts_port_set && cfg.mirrors[3].ts_device == 0 &&
+		      !cfg.mirrors[3].ts_port_set,
+	      "timestamp: none by default, arista64, metamako with and without device_id/port (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"timestamp\":{\"format\":\"arista48\"}}]", &cfg, err,
+			    sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].timestamp.format: \"arista48\" is not one of \"arista64\", \"metamako\""),
+	      "timestamp: unknown format refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"mask\":{\"from\":\"l4\",\"length\":8},"
+			    "\"timestamp\":{\"format\":\"arista64\"}}]", &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].timestamp: a session with a mask cannot have a timestamp too (one or "
+			      "the other)"),
+	      "timestamp: not with a mask in the same session (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"timestamp\":{}}]", &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].timestamp.format: missing required key"),
+	      "timestamp: format required (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"timestamp\":{\"format\":\"arista64\",\"port\":1}}]", &cfg,
+			    err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].timestamp.port: only for metamako"),
+	      "timestamp: port only for metamako (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"timestamp\":{\"format\":\"metamako\",\"device_id\":65536}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].timestamp.device_id: 65536 out of range 0..65535"),
+	      "timestamp: device_id above 65535 (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"timestamp\":{\"format\":\"metamako\",\"port\":256}}]",
+			    &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].timestamp.port: 256 out of range 0..255"),
+	      "timestamp: port above 255 (%s)", err);
+	check(parse_mirrors("[{\"id\":1," SESSION ",\"timestamp\":{\"format\":\"metamako\",\"tz\":1}}]", &cfg,
+			    err, sizeof(err)) == -1 &&
+		      strncmp(err, "mirrors[0].timestamp.tz: ", 25) == 0,
+	      "timestamp: unknown key refused (%s)", err);
+	check(parse_mirrors("[{\"id\":1,\"sources\":[{\"port\":\"a\"}],\"destination\":{\"recorder\":{}},"
+			    "\"timestamp\":{\"format\":\"arista64\"}}]", &cfg, err, sizeof(err)) == -1 &&
+		      strstr(err, "no timestamp") != NULL,
+	      "timestamp: not with a recorder destination (%s)", err);
+}
+
 /* Mirror edge cases not worth a file. */
 static void test_mirrors_inline(void)
 {
@@ -1295,6 +1344,7 @@ int main(int argc, char **argv)
 	test_bad_filter_text();
 	test_inline();
 	test_mirrors_inline();
+	test_mirror_timestamp();
 	test_ingress_inline();
 	test_ts_in_config();
 	test_tunnel_senders();

@@ -1416,6 +1416,83 @@ static void test_mask(struct sbx_mirror_engine *e)
 	end(e, "mask l3 +12", f, 1);
 }
 
+/*
+ * Timestamps (issue #26, copy_ts): arista64 and metamako on one-segment frames and on a chain of
+ * segments at odd offsets (61 + 700 + 334 B: the trailer at an odd offset too), copied and shared, SPAN and VXLAN over IPv6: the
+ * copy is the frame with the 14 B AVSP header after its MACs or the 16 B trailer at its end (the
+ * time given to sbx_mirror_copy_burst), the UDP checksum verifies, the frames are untouched.
+ */
+static void test_timestamps(struct sbx_mirror_engine *e)
+{
+	static const uint64_t now = 1764645000ull * 1000000000ull + 123456789;
+	static const uint8_t strat[2] = { SBX_COPY_COPY, SBX_COPY_SHARE };
+	uint8_t a[2048], before[3][2048];
+	struct rte_mbuf *f[3], *out[3];
+	struct sbx_mirror_cfg *mc;
+	uint16_t idx[3], n;
+	unsigned int fmt, st, v6, i, good, udp_ok, same, empty;
+	uint32_t fl, cl, h;
+
+	for (fmt = SBX_TS_ARISTA64; fmt <= SBX_TS_METAMAKO; fmt++) {
+		for (v6 = 0; v6 < 2; v6++) {
+			for (st = 0; st < 2; st++) {
+				world(SBX_PORT_ETHDEV, ring_w0);
+				mc = session(v6 ? SBX_ENCAP_VXLAN : SBX_ENCAP_SPAN, strat[st], 512, 0, 1);
+				if (v6) {
+					mc->ip_version = 6;
+					memcpy(mc->src_ip, (uint8_t[]){ 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, 16);
+					memcpy(mc->dst_ip, (uint8_t[]){ 0x20, 0x01, 0x0d, 0xb8, [15] = 2 }, 16);
+					mc->udp_port = 4789;
+				}
+				mc->ts_format = (uint8_t)fmt;
+				mc->ts_device = 0x1234;
+				if (!setup(e, 0))
+					continue;
+				f[0] = frame(100, 1);
+				f[1] = frame(1500, 2);
+				f[2] = chain3(61, 700, 334, 3); /* 1095 B: a trailer at an odd offset */
+				for (i = 0; i < 3; i++)
+					bytes(f[i], before[i], sizeof(before[i]));
+				n = sbx_mirror_copy_burst(e, &e->s[0], f, 3, 0, SBX_DIR_RX, now, out, idx);
+				good = udp_ok = same = empty = 0;
+				h = v6 ? 70 : 0;
+				for (i = 0; i < n; i++) {
+					struct rte_mbuf *fr = f[idx[i]];
+					uint64_t t = 0;
+					uint16_t ver, dev;
+					uint8_t fl8, port;
+
+					fl = fr->pkt_len;
+					cl = bytes(out[i], a, sizeof(a));
+					if (fmt == SBX_TS_ARISTA64)
+						good += cl == h + fl + 14 && !memcmp(a + h, before[idx[i]], 12) &&
+							sbx_ts_avsp_read(a + h + 12, 14, &t, &ver) == 14 && t == now &&
+							!memcmp(a + h + 26, before[idx[i]] + 12, fl - 12);
+					else
+						good += cl == h + fl + 16 && !memcmp(a + h, before[idx[i]], fl) &&
+							sbx_ts_metamako_read(a + cl, &t, &fl8, &dev, &port) == 0 && t == now &&
+							fl8 == 0 && dev == 0x1234 && port == 0 && !memcmp(a + cl - 16, (uint8_t[4]){0}, 4);
+					udp_ok += !v6 || udp6_verifies(a, cl);
+					for (const struct rte_mbuf *sg = out[i]; sg != NULL; sg = sg->next)
+						empty += sg->data_len == 0; /* a PMD may choke on one */
+					same += bytes(fr, a, sizeof(a)) == fl && !memcmp(a, before[idx[i]], fl);
+				}
+				check(n == 3 && good == 3 && udp_ok == 3 && same == 3 && empty == 0 && ctr(0)->timestamped == 3 &&
+					      ctr(0)->copied + ctr(0)->shared == 3 &&
+					      (strat[st] == SBX_COPY_COPY ? ctr(0)->copied == 3 : ctr(0)->shared == 3),
+				      "timestamp %s, %s, %s: 3 copies of 100 B, 1500 B and a 1095 B 3-segment chain: %u the frame "
+				      "with the %s, %u UDP checksums verify, %u frames untouched, %u empty segments; timestamped %" PRIu64,
+				      fmt == SBX_TS_ARISTA64 ? "arista64" : "metamako", v6 ? "VXLAN/IPv6" : "SPAN",
+				      st ? "share" : "copy", good,
+				      fmt == SBX_TS_ARISTA64 ? "AVSP header after its MACs" : "trailer (device 0x1234, port 0)",
+				      udp_ok, same, empty, ctr(0)->timestamped);
+				free_all(out, n);
+				end(e, "timestamps", f, 3);
+			}
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "256", "--lcores", "100@(0-1)",
@@ -1466,6 +1543,7 @@ int main(int argc, char **argv)
 	test_group_tags(e0);
 	test_mtu(e0);
 	test_mask(e0);
+	test_timestamps(e0);
 
 	free(e0);
 	free(e1);

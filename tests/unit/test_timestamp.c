@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Timestamps on mirror copies (shared/timestamp.c): the AVSP 64-bit header and the Metamako
+ * trailer byte for byte (layouts of Wireshark's packet-avsp.c and packet-metamako.c, written
+ * out by hand here), read back; the TSC -> CLOCK_REALTIME clock on a simulated TSC whose real
+ * rate differs from the nominal one, and on this machine's TSC against CLOCK_REALTIME (the
+ * accuracy is printed). No EAL.
+ */
+#include <string.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include "spanbox/timestamp.h"
+#include "tap.h"
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void test_avsp(void)
+{
+	/* 1764645000 s = 0x692e5888, 123456789 ns = 0x075bcd15 */
+	static const uint8_t want[14] = {0xd2, 0x8b, 0x00, 0x01, 0x01, 0x10, 0x69, 0x2e, 0x58, 0x88,
+					 0x07, 0x5b, 0xcd, 0x15};
+	uint8_t b[16];
+	uint64_t ns = 0;
+	uint16_t ver = 0;
+
+	memset(b, 0xee, sizeof(b));
+	check(sbx_ts_avsp64_write(b, 1764645000ull * 1000000000ull + 123456789) == 14 && !memcmp(b, want, 14) &&
+		      b[14] == 0xee,
+	      "avsp64: EtherType d28b, subtype 1, version 0x0110 (64-bit UTC), seconds, ns; 14 bytes, no more");
+	check(sbx_ts_avsp_read(b, 14, &ns, &ver) == 14 && ns == 1764645000ull * 1000000000ull + 123456789 &&
+		      ver == 0x0110, "avsp64 reads back");
+	check(sbx_ts_avsp_read(b, 13, &ns, &ver) == -1, "avsp64: 13 bytes are too few");
+	b[3] = 2;
+	check(sbx_ts_avsp_read(b, 14, &ns, &ver) == -1, "avsp: another subtype is not a timestamp");
+	b[3] = 1;
+	b[5] = 0x20; /* version 0x0120: 48-bit UTC, seconds 0x692e, ns 0x5888075b */
+	check(sbx_ts_avsp_read(b, 14, &ns, &ver) == 12 && ver == 0x0120 &&
+		      ns == 0x692eull * 1000000000ull + 0x5888075bull, "avsp48: 16-bit seconds, 12 bytes");
+	b[0] = 0x08;
+	check(sbx_ts_avsp_read(b, 14, &ns, &ver) == -1, "not EtherType d28b: no header");
+}
+
+static void test_metamako(void)
+{
+	static const uint8_t want[16] = {0, 0, 0, 0, 0x69, 0x2e, 0x58, 0x88, 0x3b, 0x9a, 0xc9, 0xff,
+					 0x00, 0x12, 0x34, 0x07};
+	uint8_t b[20], fl = 9, port = 0;
+	uint16_t dev = 0;
+	uint64_t ns = 0;
+
+	memset(b, 0xee, sizeof(b));
+	check(sbx_ts_metamako_write(b + 2, 1764645000ull * 1000000000ull + 999999999, 0x1234, 7) == 16 &&
+		      !memcmp(b + 2, want, 16) && b[0] == 0xee && b[1] == 0xee && b[18] == 0xee,
+	      "metamako: orig FCS 0, seconds, ns, flags 0, device 0x1234, port 7; 16 bytes");
+	check(sbx_ts_metamako_read(b + 18, &ns, &fl, &dev, &port) == 0 &&
+		      ns == 1764645000ull * 1000000000ull + 999999999 && fl == 0 && dev == 0x1234 && port == 7,
+	      "metamako reads back from its end");
+	b[2 + 8] = 0x3c; /* ns 0x3c9ac9ff >= 1e9 */
+	check(sbx_ts_metamako_read(b + 18, &ns, &fl, &dev, &port) == -1, "metamako: ns >= 1e9 is no trailer");
+}
+
+/* A TSC that really runs at 2.5 GHz, its nominal rate 2.49 GHz (DPDK's 10 MHz rounding can be
+ * that far off): the clock is read every 100 ms against an exact CLOCK_REALTIME. */
+static void test_clock_sim(void)
+{
+	const uint64_t real_hz = 2500000000ull, nominal = 2490000000ull, t0 = 1764645000ull * 1000000000ull;
+	struct sbx_ts_clock c;
+	uint64_t tsc = 1000, worst = 0, prev = 0;
+	bool mono = true;
+	int k;
+
+	sbx_ts_clock_init(&c, nominal, tsc, t0, 100);
+	check(!sbx_ts_clock_due(&c, tsc + nominal / 100 - 1) && sbx_ts_clock_due(&c, tsc + nominal / 100),
+	      "first reading due after 10 ms of nominal cycles");
+	/* run 1 s: a burst every 10 us, a reading when due */
+	for (k = 1; k <= 100000; k++) {
+		uint64_t t = tsc + (uint64_t)k * (real_hz / 100000), real = t0 + (uint64_t)k * 10000, ns, d;
+
+		if (sbx_ts_clock_due(&c, t))
+			sbx_ts_clock_resync(&c, t, real);
+		ns = sbx_ts_clock_mono(&c, t);
+		mono &= ns >= prev;
+		prev = ns;
+		d = ns > real ? ns - real : real - ns;
+		if (k > 2000 && d > worst) /* after the first 20 ms */
+			worst = d;
+	}
+	check(c.resyncs == 10 || c.resyncs == 11, "readings every 100 ms after the first at 10 ms (%lu)",
+	      (unsigned long)c.resyncs);
+	check(mono, "times never go back, the first reading (conversion ahead by 40 us) included");
+	check(worst <= 2, "after the first reading the rate is measured: at most 2 ns off (%lu ns)",
+	      (unsigned long)worst);
+	check(c.max_err_ns <= 2, "max_err_ns leaves out the first reading (%lu ns)", (unsigned long)c.max_err_ns);
+	/* without resync the nominal rate drifts 4 ms a second */
+	sbx_ts_clock_init(&c, nominal, tsc, t0, 100);
+	check(sbx_ts_clock_ns(&c, tsc + real_hz) > t0 + 1004016064ull - 2 &&
+		      sbx_ts_clock_ns(&c, tsc + real_hz) < t0 + 1004016064ull + 2,
+	      "the nominal rate alone: 1 s reads as 1.004016 s (what the resync corrects)");
+	/* a reading that finds the conversion ahead: the time holds, never goes back */
+	sbx_ts_clock_init(&c, real_hz, 0, t0, 100);
+	prev = sbx_ts_clock_mono(&c, real_hz / 10);         /* t0 + 100 ms */
+	sbx_ts_clock_resync(&c, real_hz / 10, t0 + 99000000); /* CLOCK_REALTIME says 99 ms */
+	/* the rate is now 99 ms per 100 ms of cycles: 2 ms of cycles later it is 99 + 1.98 ms */
+	check(sbx_ts_clock_mono(&c, real_hz / 10 + 2500) == prev &&
+		      sbx_ts_clock_mono(&c, real_hz / 10 + real_hz / 500) + 2 >= t0 + 100980000ull &&
+		      sbx_ts_clock_mono(&c, real_hz / 10 + real_hz / 500) <= t0 + 100980000ull + 2,
+	      "conversion 1 ms ahead: held at its last value, then CLOCK_REALTIME's time at the measured rate");
+	check(c.last_err_ns >= 1000000 - 2 && c.last_err_ns <= 1000000 + 2, "the error of that reading: +1 ms (%ld)",
+	      (long)c.last_err_ns);
+}
+
+/* This machine's TSC against CLOCK_REALTIME for 1 s, read as the worker does (midpoint of two
+ * rdtsc around clock_gettime), nominal rate from a 20 ms estimate rounded to 10 MHz as DPDK does. */
+static void test_clock_real(void)
+{
+	struct sbx_ts_clock c;
+	uint64_t a, b, r0, hz, worst = 0, t_end, n = 0;
+	struct timespec pause = {0, 20000000};
+
+	a = __rdtsc();
+	r0 = realtime_ns();
+	nanosleep(&pause, NULL);
+	b = __rdtsc();
+	hz = (b - a) * 1000000000ull / (realtime_ns() - r0);
+	hz = (hz + 5000000) / 10000000 * 10000000;
+	a = __rdtsc();
+	r0 = realtime_ns();
+	sbx_ts_clock_init(&c, hz, a, r0, SBX_TS_RESYNC_MS);
+	t_end = r0 + 1000000000ull;
+	for (;;) {
+		uint64_t t1 = __rdtsc(), real = realtime_ns(), t2 = __rdtsc(), mid = t1 + (t2 - t1) / 2, ns, d;
+
+		if (real > t_end)
+			break;
+		if (sbx_ts_clock_due(&c, mid)) {
+			sbx_ts_clock_resync(&c, mid, real);
+			continue;
+		}
+		ns = sbx_ts_clock_ns(&c, mid);
+		d = ns > real ? ns - real : real - ns;
+		if (c.resyncs >= 2 && t2 - t1 < hz / 1000000 && d > worst) /* readings of under 1 us only */
+			worst = d;
+		n++;
+		pause.tv_nsec = 1000000;
+		nanosleep(&pause, NULL);
+	}
+	printf("# this machine: TSC nominal %lu Hz; after the first 10 ms, conversion vs CLOCK_REALTIME: max "
+	       "|error| %lu ns over %lu samples; at the readings (every %u ms) max %lu ns, last %ld ns\n",
+	       (unsigned long)hz, (unsigned long)worst, (unsigned long)n, SBX_TS_RESYNC_MS,
+	       (unsigned long)c.max_err_ns, (long)c.last_err_ns);
+	/* bound: 100 us leaves room for a loaded machine (5 agents on 2 CPUs) and NTP slewing; the
+	 * nominal rate alone would be up to 5 MHz / 2 GHz x 100 ms = 250 us off */
+	check(c.resyncs >= 9 && worst < 100000 && c.max_err_ns < 100000,
+	      "real TSC: within 100 us of CLOCK_REALTIME (max %lu ns, at readings %lu ns)", (unsigned long)worst,
+	      (unsigned long)c.max_err_ns);
+}
+
+int main(void)
+{
+	test_avsp();
+	test_metamako();
+	test_clock_sim();
+	test_clock_real();
+	printf("1..%d\n", tests);
+	return failures ? 1 : 0;
+}
