@@ -24,8 +24,8 @@ static inline bool is_vlan_tpid(uint16_t t)
 
 uint32_t sbx_ingress_strip(uint8_t *frame, uint32_t avail, uint8_t what, struct sbx_strip_result *res)
 {
-	uint8_t kept[16 * 8]; /* the tags that stay, in order */
-	uint32_t p = ETH_ADDRS, eth_at, s, kn = 0, tags = 0, vntags = 0, etags = 0, labels = 0, n;
+	uint8_t kept[16 * 8]; /* the tags that stay, in order: 16 E-Tags, 21 VN-Tags, 32 VLAN tags */
+	uint32_t p = ETH_ADDRS, eth_at, s, kn = 0, tags = 0, vntags = 0, etags = 0, labels = 0;
 	uint16_t type, inner = 0;
 	bool unknown = false, bos = false;
 	const uint8_t strips = SBX_STRIP_VLAN | SBX_STRIP_MPLS | SBX_STRIP_VNTAG | SBX_STRIP_ETAG;
@@ -38,7 +38,7 @@ uint32_t sbx_ingress_strip(uint8_t *frame, uint32_t avail, uint8_t what, struct 
 	 * EtherType. A tag whose next EtherType is not within avail is not a whole tag: it stays, and
 	 * so does everything after it. */
 	type = get16(frame + p);
-	for (n = 0; n < 16; n++) {
+	for (;;) { /* p grows by 4 at least each turn and stays below avail: it ends */
 		uint32_t len;
 		bool strip;
 
@@ -56,6 +56,8 @@ uint32_t sbx_ingress_strip(uint8_t *frame, uint32_t avail, uint8_t what, struct 
 		}
 		if (p + len + 2 > avail)
 			break;
+		if (!strip && kn + len > sizeof(kept))
+			break; /* more tags to keep than kept[] holds: this one and those after it stay */
 		if (strip) {
 			tags += len == 4;
 			vntags += len == 6;

@@ -31,7 +31,8 @@ struct sbx_strip_result {
 /**
  * Remove the tags (@p what & SBX_STRIP_VLAN: 802.1Q/802.1ad; SBX_STRIP_VNTAG: Cisco VN-Tag,
  * EtherType 0x8926, 6 bytes; SBX_STRIP_ETAG: IEEE 802.1BR E-Tag, EtherType 0x893F, 8 bytes: in any
- * order and number after the MAC addresses, at most 16 in all) and/or MPLS label stacks
+ * order and number after the MAC addresses; every tag named goes, however many, up to a tag not
+ * named that would make those kept exceed 128 bytes: that one and everything after it stay) and/or MPLS label stacks
  * (SBX_STRIP_MPLS) that follow the MAC addresses of the Ethernet frame at @p frame (@p avail
  * readable and writable bytes): the tags not named stay, in their order; the 12 address bytes and
  * the kept tags are moved forward over what is removed, and the EtherType becomes that of what

@@ -162,6 +162,36 @@ static void test_strip(void)
 	      in.len);
 	check(sbx_ingress_strip(NULL, 0, SBX_STRIP_VLAN, &r) == 0 && sbx_ingress_strip(in.b, 13, 3, NULL) == 0,
 	      "strip: NULL frame, 13 bytes, NULL result");
+
+	/* 20 VLAN tags go at once (fuzz_ingress found a frame of more than 16 whose second strip still
+	 * found tags: the walk stopped after 16); 22 VN-Tags to keep (132 bytes, more than the 128 kept
+	 * bytes hold) stop the walk at the 22nd: it and what follows stay, and a second strip agrees */
+	{
+		uint8_t big[12 + 22 * 6 + 20 * 4 + 2 + 20], copy[sizeof(big)];
+		uint32_t k, at = 12, n2;
+		struct sbx_strip_result r2;
+
+		memset(big, 0, sizeof(big));
+		for (k = 0; k < 20; k++, at += 4)
+			memcpy(big + at, "\x81\x00\x00\x0a", 4);
+		memcpy(big + at, "\x08\x00", 2);
+		memcpy(copy, big, sizeof(big));
+		n = sbx_ingress_strip(copy, at + 2 + 20, SBX_STRIP_VLAN, &r);
+		n2 = sbx_ingress_strip(copy + n, at + 2 + 20 - n, SBX_STRIP_VLAN, &r2);
+		check(n == 80 && r.vlan_tags == 20 && n2 == 0 && copy[n + 12] == 0x08 && copy[n + 13] == 0x00,
+		      "strip: 20 VLAN tags all go at once (%u bytes removed, %u tags; then %u)", n, r.vlan_tags, n2);
+		memset(big, 0, sizeof(big));
+		for (at = 12, k = 0; k < 22; k++, at += 6)
+			memcpy(big + at, "\x89\x26\x00\x01\x00\x02", 6);
+		for (k = 0; k < 20; k++, at += 4)
+			memcpy(big + at, "\x81\x00\x00\x0a", 4);
+		memcpy(big + at, "\x08\x00", 2);
+		memcpy(copy, big, sizeof(big));
+		n = sbx_ingress_strip(copy, sizeof(big), SBX_STRIP_VLAN, &r);
+		n2 = sbx_ingress_strip(copy + n, sizeof(big) - n, SBX_STRIP_VLAN, &r2);
+		check(n == 0 && n2 == 0 && !memcmp(copy, big, sizeof(big)),
+		      "strip: 22 VN-Tags to keep before VLAN tags: past the 128 kept bytes nothing moves (%u, then %u)", n, n2);
+	}
 }
 
 static void test_tag_push(void)
