@@ -19,6 +19,7 @@
 #include <rte_mempool.h>
 #include <rte_prefetch.h>
 
+#include "spanbox/bytes.h"
 #include "spanbox/bpf_filter.h"
 #include "spanbox/erspan.h"
 #include "spanbox/flowhash.h"
@@ -639,14 +640,6 @@ static __rte_noinline void sbx_mirror_mask_copy(struct sbx_mirror_rt *rt, const 
 				chain_csum16(cp, hlen, cap));
 }
 
-/* The ones' complement sum @p a + @p b of two sbx_csum16() results, folded. */
-static inline uint16_t csum_add(uint16_t a, uint16_t b)
-{
-	uint32_t x = (uint32_t)a + b;
-
-	return (uint16_t)((x & 0xffff) + (x >> 16));
-}
-
 /*
  * The header of a timestamped copy of @p m (@p cap bytes of the frame, carried as @p inner bytes:
  * the frame with the AVSP header @p avsp (NULL: none) inserted at byte 12, the Metamako trailer
@@ -672,7 +665,7 @@ static void ts_header(struct sbx_mirror_engine *e, const struct sbx_mirror_rt *r
 			sum = sbx_csum16(avsp, SBX_TS_AVSP64_LEN, sum);
 		if (trl != NULL) {
 			t = sbx_csum16(trl, SBX_TS_METAMAKO_LEN, 0);
-			sum = csum_add(sum, (inner - SBX_TS_METAMAKO_LEN) & 1 ? rte_bswap16(t) : t);
+			sum = sbx_csum_add(sum, (inner - SBX_TS_METAMAKO_LEN) & 1 ? rte_bswap16(t) : t);
 		}
 	}
 	sbx_vxlan_write(hdr, c, rt->src_mac, inner, sbx_vxlan_src_port(mbuf_flow_hash(m, SBX_FLOW_HASH_5TUPLE)),

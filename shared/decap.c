@@ -3,6 +3,7 @@
  * only the first min(len, avail) bytes of a frame: every read below is preceded by a bound check. */
 #include <string.h>
 
+#include "spanbox/bytes.h"
 #include "spanbox/decap.h"
 #include "spanbox/erspan.h"
 
@@ -26,16 +27,6 @@
 #define VXLAN_I 0x08u
 #define IPV4_MIN_HLEN 20 /* an ERSPAN III FT 2 payload shorter than this is an inner runt */
 
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* The inner frame starts at @p off and ends at @p end (the end of the outer IP or UDP payload). */
 static enum sbx_decap_result inner(struct sbx_tunnel_info *ti, uint32_t off, uint32_t end, uint32_t lim)
 {
@@ -56,7 +47,7 @@ static bool gre_word(const uint8_t *f, uint32_t *off, uint32_t hlim, bool *prese
 	if (*off + 4 > hlim)
 		return false;
 	*present = true;
-	*v = get32(f + *off);
+	*v = sbx_get32(f + *off);
 	*off += 4;
 	return true;
 }
@@ -71,8 +62,8 @@ static enum sbx_decap_result gre(const uint8_t *f, uint32_t off, uint32_t end, u
 
 	if (off + 4 > hlim)
 		return SBX_DECAP_MALFORMED_short_outer;
-	flags = get16(f + off);
-	proto = get16(f + off + 2);
+	flags = sbx_get16(f + off);
+	proto = sbx_get16(f + off + 2);
 	if (proto == SBX_GRE_PROTO_ERSPAN3)
 		ti->kind = SBX_TUN_ERSPAN3;
 	else if (proto == SBX_GRE_PROTO_ERSPAN2)
@@ -108,10 +99,10 @@ static enum sbx_decap_result gre(const uint8_t *f, uint32_t off, uint32_t end, u
 	}
 	/* first word of types II and III: Ver(4) VLAN(12) COS(3) En/BSO(2) T(1) Session ID(10) */
 	e = f + off;
-	ti->vlan = get16(e) & 0xfff;
+	ti->vlan = sbx_get16(e) & 0xfff;
 	ti->cos = e[2] >> 5;
 	ti->truncated = (e[2] >> 2) & 1;
-	ti->id = get16(e + 2) & 0x3ff;
+	ti->id = sbx_get16(e + 2) & 0x3ff;
 	if (ti->kind == SBX_TUN_ERSPAN2)
 		return inner(ti, off + 8, end, hlim);
 	/* type III word 3: SGT(16) P(1) FT(5) Hw ID(6) D(1) Gra(2) O(1) */
@@ -150,8 +141,8 @@ static enum sbx_decap_result geneve(const uint8_t *f, uint32_t off, uint32_t end
 	if (f[off] >> 6 != 0)
 		return SBX_DECAP_MALFORMED_geneve_header;
 	opt = (uint32_t)(f[off] & 0x3f) * 4;
-	ti->id = get32(f + off + 4) >> 8;
-	if (get16(f + off + 2) != ET_TEB)
+	ti->id = sbx_get32(f + off + 4) >> 8;
+	if (sbx_get16(f + off + 2) != ET_TEB)
 		return SBX_DECAP_MALFORMED_geneve_header;
 	return inner(ti, off + 8 + opt, end, hlim);
 }
@@ -172,8 +163,8 @@ static enum sbx_decap_result gtpu(const uint8_t *f, uint32_t off, uint32_t end, 
 		ti->kind = SBX_TUN_NONE;
 		return SBX_DECAP_NOT_TUNNEL;
 	}
-	ti->id = get32(f + off + 4);
-	gend = off + 8 + get16(f + off + 2); /* Length: the bytes after the mandatory 8 */
+	ti->id = sbx_get32(f + off + 4);
+	gend = off + 8 + sbx_get16(f + off + 2); /* Length: the bytes after the mandatory 8 */
 	if (gend > end)
 		return SBX_DECAP_MALFORMED_length_mismatch;
 	p = off + 8;
@@ -210,9 +201,9 @@ static enum sbx_decap_result udp(const uint8_t *f, uint32_t off, uint32_t end, u
 
 	if (off + 8 > (end < lim ? end : lim))
 		return SBX_DECAP_MALFORMED_short_outer;
-	ti->udp_dst = get16(f + off + 2);
+	ti->udp_dst = sbx_get16(f + off + 2);
 	ti->kind = udp_kind(map, ti->udp_dst);
-	ulen = get16(f + off + 4);
+	ulen = sbx_get16(f + off + 4);
 	if (ulen < 8 || ulen > end - off)
 		return SBX_DECAP_MALFORMED_length_mismatch;
 	end = off + ulen; /* less than the IP payload: the rest is not the datagram's */
@@ -227,7 +218,7 @@ static enum sbx_decap_result udp(const uint8_t *f, uint32_t off, uint32_t end, u
 	/* RFC 7348: Flags(8: R R R R I R R R) Reserved(24) VNI(24) Reserved(8); reserved bits ignored */
 	if (!(f[off] & VXLAN_I))
 		return SBX_DECAP_MALFORMED_vxlan_flags;
-	ti->id = get32(f + off + 4) >> 8;
+	ti->id = sbx_get32(f + off + 4) >> 8;
 	return inner(ti, off + 8, end, hlim);
 }
 
@@ -265,13 +256,13 @@ enum sbx_decap_result sbx_decap_parse_map(const uint8_t *frame, uint32_t len, ui
 	memset(ti, 0, sizeof(*ti));
 	if (lim < ETH_HLEN)
 		return SBX_DECAP_NOT_TUNNEL;
-	type = get16(frame + off);
+	type = sbx_get16(frame + off);
 	while ((type == ET_VLAN || type == ET_QINQ || type == ET_QINQ_OLD) && tags < 2) {
 		if (off + 6 > lim)
 			return SBX_DECAP_NOT_TUNNEL; /* a cut tag: nothing says what follows */
 		off += 4;
 		tags++;
-		type = get16(frame + off);
+		type = sbx_get16(frame + off);
 	}
 	off += 2; /* the outer IP header */
 	ti->ip_off = (uint16_t)off;
@@ -290,12 +281,12 @@ enum sbx_decap_result sbx_decap_parse_map(const uint8_t *frame, uint32_t len, ui
 		memcpy(ti->src, frame + off + 12, 4);
 		memcpy(ti->dst, frame + off + 16, 4);
 		ihl = (uint32_t)(frame[off] & 0xf) * 4;
-		tot = get16(frame + off + 2);
+		tot = sbx_get16(frame + off + 2);
 		if (tot > len - off || tot < ihl)
 			return SBX_DECAP_MALFORMED_length_mismatch;
 		ti->ip_hlen = (uint16_t)ihl;
 		ti->ip_len = tot;
-		if ((get16(frame + off + 6) & 0x3fff) != 0) /* MF or a fragment offset */
+		if ((sbx_get16(frame + off + 6) & 0x3fff) != 0) /* MF or a fragment offset */
 			return SBX_DECAP_FRAGMENT;
 		end = off + tot; /* shorter than the frame: Ethernet padding follows */
 		off += ihl;
@@ -321,13 +312,13 @@ enum sbx_decap_result sbx_decap_parse_map(const uint8_t *frame, uint32_t len, ui
 		ti->af = 6;
 		memcpy(ti->src, frame + off + 8, 16);
 		memcpy(ti->dst, frame + off + 24, 16);
-		if (get16(frame + off + 4) > len - off - 40 || (proto == IP6_NH_FRAG && get16(frame + off + 4) < 8))
+		if (sbx_get16(frame + off + 4) > len - off - 40 || (proto == IP6_NH_FRAG && sbx_get16(frame + off + 4) < 8))
 			return SBX_DECAP_MALFORMED_length_mismatch;
-		ti->ip_len = 40 + (uint32_t)get16(frame + off + 4);
+		ti->ip_len = 40 + (uint32_t)sbx_get16(frame + off + 4);
 		ti->ip_hlen = proto == IP6_NH_FRAG ? 48 : 40;
 		if (proto == IP6_NH_FRAG)
 			return SBX_DECAP_FRAGMENT;
-		end = off + 40 + get16(frame + off + 4);
+		end = off + 40 + sbx_get16(frame + off + 4);
 		off += 40;
 	} else {
 		return SBX_DECAP_NOT_TUNNEL;

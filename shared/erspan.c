@@ -2,21 +2,8 @@
 /* GRE / ERSPAN II / ERSPAN III / VXLAN / outer Ethernet+IP headers (sources in include/spanbox/erspan.h). */
 #include <string.h>
 
+#include "spanbox/bytes.h"
 #include "spanbox/erspan.h"
-
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
 
 size_t sbx_gre_erspan_write(uint8_t *buf, const struct sbx_erspan_fields *f)
 {
@@ -24,35 +11,35 @@ size_t sbx_gre_erspan_write(uint8_t *buf, const struct sbx_erspan_fields *f)
 	uint32_t w;
 
 	/* GRE (RFC 2784 + RFC 2890): only the S bit of the flags, version 0 */
-	put16(p, f->seq_present ? 0x1000 : 0x0000);
-	put16(p + 2, f->version == 2 ? SBX_GRE_PROTO_ERSPAN3 : SBX_GRE_PROTO_ERSPAN2);
+	sbx_put16(p, f->seq_present ? 0x1000 : 0x0000);
+	sbx_put16(p + 2, f->version == 2 ? SBX_GRE_PROTO_ERSPAN3 : SBX_GRE_PROTO_ERSPAN2);
 	p += SBX_GRE_SEQ_OFFSET;
 	if (f->seq_present) {
-		put32(p, f->seq);
+		sbx_put32(p, f->seq);
 		p += 4;
 	}
 	/* first word, both types: Ver(4) VLAN(12) COS(3) En|BSO(2) T(1) Session ID(10) */
 	w = ((uint32_t)(f->version & 0xf) << 28) | ((uint32_t)(f->vlan & 0xfff) << 16) |
 	    ((uint32_t)(f->cos & 0x7) << 13) | ((uint32_t)(f->en & 0x3) << 11) |
 	    ((uint32_t)(f->truncated ? 1 : 0) << 10) | (f->session_id & 0x3ff);
-	put32(p, w);
+	sbx_put32(p, w);
 	p += 4;
 	if (f->version != 2) {
 		/* type II: Reserved(12) Index(20) */
-		put32(p, f->index & 0xfffff);
+		sbx_put32(p, f->index & 0xfffff);
 		return (size_t)(p + 4 - buf);
 	}
 	/* type III: Timestamp(32); SGT(16) P(1) FT(5) Hw ID(6) D(1) Gra(2) O(1) */
-	put32(p, f->timestamp);
-	put16(p + 4, f->sgt);
-	put16(p + 6, (uint16_t)(((f->p ? 1u : 0u) << 15) | ((f->ft & 0x1fu) << 10) | ((f->hw_id & 0x3fu) << 4) |
+	sbx_put32(p, f->timestamp);
+	sbx_put16(p + 4, f->sgt);
+	sbx_put16(p + 6, (uint16_t)(((f->p ? 1u : 0u) << 15) | ((f->ft & 0x1fu) << 10) | ((f->hw_id & 0x3fu) << 4) |
 				((f->dir & 1u) << 3) | ((f->gra & 3u) << 1) | (f->o ? 1u : 0u)));
 	p += 8;
 	if (f->o) {
 		/* platform-specific subheader, platform id 0x3: Platf ID(6) Reserved(12) Port ID(14);
 		 * then the upper 32 bits of the timestamp */
-		put32(p, (0x3u << 26) | (f->port_id & 0x3fffu));
-		put32(p + 4, f->ts_upper);
+		sbx_put32(p, (0x3u << 26) | (f->port_id & 0x3fffu));
+		sbx_put32(p + 4, f->ts_upper);
 		p += 8;
 	}
 	return (size_t)(p - buf);
@@ -138,27 +125,27 @@ static size_t outer_ip_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const
 	if (s->ip_version == 6) {
 		uint32_t vtf = (6u << 28) | ((uint32_t)(s->dscp & 0x3f) << 22);
 
-		put16(buf + 12, 0x86dd);
-		put32(ip, vtf);
-		put16(ip + 4, (uint16_t)len);
+		sbx_put16(buf + 12, 0x86dd);
+		sbx_put32(ip, vtf);
+		sbx_put16(ip + 4, (uint16_t)len);
 		ip[6] = proto; /* next header */
 		ip[7] = s->ttl;
 		memcpy(ip + 8, s->src_ip, 16);
 		memcpy(ip + 24, s->dst_ip, 16);
 		return 14 + 40;
 	}
-	put16(buf + 12, 0x0800);
+	sbx_put16(buf + 12, 0x0800);
 	ip[0] = 0x45;
 	ip[1] = (uint8_t)(s->dscp << 2);
-	put16(ip + 2, (uint16_t)(20 + len));
-	put16(ip + 4, ip_id);
-	put16(ip + 6, s->df ? 0x4000 : 0);
+	sbx_put16(ip + 2, (uint16_t)(20 + len));
+	sbx_put16(ip + 4, ip_id);
+	sbx_put16(ip + 6, s->df ? 0x4000 : 0);
 	ip[8] = s->ttl;
 	ip[9] = proto;
-	put16(ip + 10, 0);
+	sbx_put16(ip + 10, 0);
 	memcpy(ip + 12, s->src_ip, 4);
 	memcpy(ip + 16, s->dst_ip, 4);
-	put16(ip + 10, ipv4_cksum(ip));
+	sbx_put16(ip + 10, ipv4_cksum(ip));
 	return 14 + 20;
 }
 
@@ -168,21 +155,13 @@ size_t sbx_outer_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8
 	return outer_ip_write(buf, s, src_mac, gre_len, ip_id, 47); /* protocol: GRE */
 }
 
-/* One's complement add of 16-bit words (RFC 1071). */
-static inline uint32_t csum_add(uint32_t sum, uint16_t v)
-{
-	sum += v;
-	return (sum & 0xffff) + (sum >> 16);
-}
-
 void sbx_outer_patch(uint8_t *hdr, uint8_t ip_version, uint32_t gre_len, uint16_t ip_id)
 {
 	uint8_t *ip = hdr + 14;
-	uint16_t len, old_len, hc;
-	uint32_t sum;
+	uint16_t len, old_len, hc, sum;
 
 	if (ip_version == 6) {
-		put16(ip + 4, (uint16_t)gre_len);
+		sbx_put16(ip + 4, (uint16_t)gre_len);
 		return;
 	}
 	/* RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m') for each changed 16-bit word m -> m' */
@@ -190,13 +169,13 @@ void sbx_outer_patch(uint8_t *hdr, uint8_t ip_version, uint32_t gre_len, uint16_
 	len = (uint16_t)(20 + gre_len);
 	hc = (uint16_t)(ip[10] << 8 | ip[11]);
 	sum = (uint16_t)~hc;
-	sum = csum_add(sum, (uint16_t)~old_len);
-	sum = csum_add(sum, len);
-	sum = csum_add(sum, (uint16_t)~(uint16_t)(ip[4] << 8 | ip[5]));
-	sum = csum_add(sum, ip_id);
-	put16(ip + 2, len);
-	put16(ip + 4, ip_id);
-	put16(ip + 10, (uint16_t)~sum);
+	sum = sbx_csum_add(sum, (uint16_t)~old_len);
+	sum = sbx_csum_add(sum, len);
+	sum = sbx_csum_add(sum, (uint16_t)~(uint16_t)(ip[4] << 8 | ip[5]));
+	sum = sbx_csum_add(sum, ip_id);
+	sbx_put16(ip + 2, len);
+	sbx_put16(ip + 4, ip_id);
+	sbx_put16(ip + 10, (uint16_t)~sum);
 }
 
 uint64_t sbx_erspan_timestamp(uint64_t ns, uint8_t gra)
@@ -241,13 +220,13 @@ size_t sbx_vxlan_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8
 	uint8_t *udp = buf + outer, *vx = udp + SBX_UDP_HLEN;
 	uint16_t sum;
 
-	put16(udp, src_port);
-	put16(udp + 2, s->udp_port);
-	put16(udp + 4, (uint16_t)udp_len);
-	put16(udp + 6, 0); /* IPv4: no checksum (RFC 7348 section 5) */
+	sbx_put16(udp, src_port);
+	sbx_put16(udp + 2, s->udp_port);
+	sbx_put16(udp + 4, (uint16_t)udp_len);
+	sbx_put16(udp + 6, 0); /* IPv4: no checksum (RFC 7348 section 5) */
 	/* VXLAN (RFC 7348 section 5): flags with only I set, 24 reserved bits, VNI, 8 reserved bits */
-	put32(vx, (uint32_t)SBX_VXLAN_FLAG_I << 24);
-	put32(vx + 4, (s->vni & 0xffffff) << 8);
+	sbx_put32(vx, (uint32_t)SBX_VXLAN_FLAG_I << 24);
+	sbx_put32(vx + 4, (s->vni & 0xffffff) << 8);
 	if (s->ip_version != 6)
 		return outer + SBX_UDP_HLEN + SBX_VXLAN_HLEN;
 	/* IPv6: the checksum is mandatory (RFC 8200 section 8.1; RFC 6935/6936 allow 0 only for
@@ -258,13 +237,13 @@ size_t sbx_vxlan_write(uint8_t *buf, const struct sbx_mirror_cfg *s, const uint8
 	{
 		uint8_t ph[8] = { 0 };
 
-		put32(ph, udp_len);
+		sbx_put32(ph, udp_len);
 		ph[7] = 17;
 		sum = sbx_csum16(ph, sizeof(ph), sum);
-		put16(ph, frame_sum);
+		sbx_put16(ph, frame_sum);
 		sum = sbx_csum16(ph, 2, sum);
 	}
 	sum = (uint16_t)~sum;
-	put16(udp + 6, sum == 0 ? 0xffff : sum);
+	sbx_put16(udp + 6, sum == 0 ? 0xffff : sum);
 	return outer + SBX_UDP_HLEN + SBX_VXLAN_HLEN;
 }

@@ -49,8 +49,8 @@ static inline uint64_t tail_word(enum key_kind kind, uint8_t proto, const uint8_
 
 	if (l4 == NULL)
 		return kind;
-	s = get16(l4);
-	d = get16(l4 + 2);
+	s = sbx_get16(l4);
+	d = sbx_get16(l4 + 2);
 	return (uint64_t)(s < d ? s : d) << 48 | (uint64_t)(s < d ? d : s) << 32 | (uint32_t)proto << 8 | kind;
 }
 
@@ -68,7 +68,7 @@ static inline int hash_ports(uint8_t proto)
 static inline __attribute__((always_inline)) uint32_t ipv4_key(uint32_t h, const uint8_t *ip, uint32_t ihl, int five, int l4_whole)
 {
 	uint32_t a = load32(ip + 12), b = load32(ip + 16);
-	const uint8_t *l4 = five && (get16(ip + 6) & 0x3fff) == 0 && hash_ports(ip[9]) && l4_whole ? ip + ihl : NULL;
+	const uint8_t *l4 = five && (sbx_get16(ip + 6) & 0x3fff) == 0 && hash_ports(ip[9]) && l4_whole ? ip + ihl : NULL;
 
 	return crc64(crc64(h, a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a), tail_word(KEY_IPV4, ip[9], l4));
 }
@@ -110,7 +110,7 @@ static int ipv6_hash(uint32_t *h, const uint8_t *f, uint32_t off, uint32_t len, 
 		if (r > 0)
 			continue;
 		if (nh == IP6_FRAG) {
-			if (len < p + 8 || (get16(f + p + 2) & 0xfff9) != 0)
+			if (len < p + 8 || (sbx_get16(f + p + 2) & 0xfff9) != 0)
 				goto addresses; /* a fragment (offset or M set; reserved bits ignored) */
 			nh = f[p];
 			p += 8;
@@ -146,7 +146,7 @@ uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields
 	 * IPv4 without options (TCP/SCTP ports unless a fragment or 2tuple), and an untagged
 	 * frame of an EtherType that is neither IP, a tag nor MPLS (the MAC pair) */
 	if (__builtin_expect(len >= 34, 1)) {
-		et = get16(f + 12);
+		et = sbx_get16(f + 12);
 		if (__builtin_expect(et == ET_IPV4 && f[14] == 0x45, 1)) /* a 20 B header: 14 + 20 <= len */
 			return fmix32(ipv4_key(seed, f + 14, 20, five, len >= 38));
 		if (et != ET_IPV4 && et != ET_IPV6 && et != ET_VLAN && et != ET_QINQ && et != ET_QINQ_OLD &&
@@ -160,7 +160,7 @@ uint32_t sbx_flow_hash(const uint8_t *f, uint32_t len, enum sbx_flow_hash_fields
 		return fmix32(crc64(crc64(seed ^ len, load64(tail)), load64(tail + 8)));
 	}
 	for (i = 0; i <= MAX_TAGS && len >= off + 2; i++) {
-		et = get16(f + off);
+		et = sbx_get16(f + off);
 		if (et != ET_VLAN && et != ET_QINQ && et != ET_QINQ_OLD) {
 			off += 2;
 			if (et == ET_IPV4) {

@@ -59,8 +59,8 @@ static inline void l4_fields(const uint8_t *f, uint32_t len, uint32_t l4, struct
 {
 	if (!has_ports(x->proto) || len < l4 + 4)
 		return;
-	x->sport = get16(f + l4);
-	x->dport = get16(f + l4 + 2);
+	x->sport = sbx_get16(f + l4);
+	x->dport = sbx_get16(f + l4 + 2);
 	if (x->proto == PROTO_TCP && len >= l4 + 14)
 		*flags = f[l4 + 13];
 }
@@ -74,14 +74,14 @@ static inline int parse_ipv4(const uint8_t *f, uint32_t len, uint32_t off, struc
 	if (len < off + 20 || (ip[0] >> 4) != 4)
 		return -1;
 	ihl = (uint32_t)(ip[0] & 0x0f) * 4;
-	if (ihl < 20 || len < off + ihl || get16(ip + 2) < ihl)
+	if (ihl < 20 || len < off + ihl || sbx_get16(ip + 2) < ihl)
 		return -1;
-	*bytes = get16(ip + 2);
+	*bytes = sbx_get16(ip + 2);
 	x->ver = 4;
 	x->proto = ip[9];
 	x->s0 = load32(ip + 12);
 	x->d0 = load32(ip + 16);
-	if ((get16(ip + 6) & 0x1fff) == 0) /* not a later fragment: the transport header is here */
+	if ((sbx_get16(ip + 6) & 0x1fff) == 0) /* not a later fragment: the transport header is here */
 		l4_fields(f, len, off + ihl, x, flags);
 	return 0;
 }
@@ -96,8 +96,8 @@ static int parse_ipv6(const uint8_t *f, uint32_t len, uint32_t off, struct field
 
 	if (len < off + 40 || (ip[0] >> 4) != 6)
 		return -1;
-	*bytes = 40u + get16(ip + 4);
-	if (get16(ip + 4) == 0) /* jumbogram (RFC 2675) or empty: what the frame holds */
+	*bytes = 40u + sbx_get16(ip + 4);
+	if (sbx_get16(ip + 4) == 0) /* jumbogram (RFC 2675) or empty: what the frame holds */
 		*bytes = len - off;
 	x->ver = 6;
 	x->s0 = load64(ip + 8), x->s1 = load64(ip + 16);
@@ -116,7 +116,7 @@ static int parse_ipv6(const uint8_t *f, uint32_t len, uint32_t off, struct field
 			if (len < p + 8)
 				break;
 			nh = f[p];
-			if ((get16(f + p + 2) & 0xfff8) != 0) { /* a later fragment: no transport header */
+			if ((sbx_get16(f + p + 2) & 0xfff8) != 0) { /* a later fragment: no transport header */
 				x->proto = nh;
 				return 0;
 			}
@@ -144,7 +144,7 @@ static inline __attribute__((always_inline)) int flow_parse(const uint8_t *f, ui
 	*bytes = 0;
 	if (len < 14)
 		goto out;
-	et = get16(f + 12);
+	et = sbx_get16(f + 12);
 	if (likely(et == ET_IPV4)) { /* the common frame first: untagged IPv4 */
 		rc = parse_ipv4(f, len, 14, &x, bytes, flags);
 		goto out;
@@ -153,12 +153,12 @@ static inline __attribute__((always_inline)) int flow_parse(const uint8_t *f, ui
 		if (tags == MAX_TAGS || len < off + 6)
 			goto out;
 		if (tags == 0)
-			vlan = get16(f + off + 2) & 0x0fff;
+			vlan = sbx_get16(f + off + 2) & 0x0fff;
 		else if (tags == 1)
-			inner = get16(f + off + 2) & 0x0fff;
+			inner = sbx_get16(f + off + 2) & 0x0fff;
 		tags++;
 		off += 4;
-		et = get16(f + off);
+		et = sbx_get16(f + off);
 	}
 	off += 2;
 	if (et == ET_MPLS || et == ET_MPLS_MC) {

@@ -2,20 +2,10 @@
 /* Strip, tag push and sequence tracking of the ingress stages (include/spanbox/ingress.h). */
 #include <string.h>
 
+#include "spanbox/bytes.h"
 #include "spanbox/ingress.h"
 
 #define ETH_ADDRS 12 /* destination + source MAC */
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
 
 static inline bool is_vlan_tpid(uint16_t t)
 {
@@ -37,7 +27,7 @@ uint32_t sbx_ingress_strip(uint8_t *frame, uint32_t avail, uint8_t what, struct 
 	/* p: offset of the EtherType field; a tag is its EtherType (at p), its body, then the next
 	 * EtherType. A tag whose next EtherType is not within avail is not a whole tag: it stays, and
 	 * so does everything after it. */
-	type = get16(frame + p);
+	type = sbx_get16(frame + p);
 	for (;;) { /* p grows by 4 at least each turn and stays below avail: it ends */
 		uint32_t len;
 		bool strip;
@@ -67,7 +57,7 @@ uint32_t sbx_ingress_strip(uint8_t *frame, uint32_t avail, uint8_t what, struct 
 			kn += len;
 		}
 		p += len;
-		type = get16(frame + p);
+		type = sbx_get16(frame + p);
 	}
 	eth_at = p;
 	if ((what & SBX_STRIP_MPLS) && (type == 0x8847 || type == 0x8848)) {
@@ -80,7 +70,7 @@ uint32_t sbx_ingress_strip(uint8_t *frame, uint32_t avail, uint8_t what, struct 
 			inner = frame[s] >> 4 == 4 ? 0x0800 : 0x86DD;
 		if (inner) {
 			eth_at = s - 2;
-			put16(frame + eth_at, inner);
+			sbx_put16(frame + eth_at, inner);
 		} else {
 			/* neither IPv4 nor IPv6 (a pseudowire, a control word), or a stack cut short: kept whole */
 			unknown = true;
@@ -108,8 +98,8 @@ uint8_t *sbx_ingress_tag_push(uint8_t *frame, uint16_t vlan)
 	uint8_t *f = frame - 4;
 
 	memmove(f, frame, ETH_ADDRS);
-	put16(f + ETH_ADDRS, 0x8100);
-	put16(f + ETH_ADDRS + 2, (uint16_t)(vlan & 0x0FFF)); /* PCP 0, DEI 0 */
+	sbx_put16(f + ETH_ADDRS, 0x8100);
+	sbx_put16(f + ETH_ADDRS + 2, (uint16_t)(vlan & 0x0FFF)); /* PCP 0, DEI 0 */
 	return f;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "spanbox/bytes.h"
 #include "spanbox/ip6walk.h"
 #include "spanbox/maprules.h"
 
@@ -465,11 +466,6 @@ size_t sbx_map_rules_shadowed(const struct sbx_map_rules *r, struct sbx_map_shad
 
 /* ---------------------------------------------------------------- key */
 
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* The transport fields of protocol @p proto at @p off (not a later fragment). */
 static void l4_fields(const uint8_t *f, uint32_t off, uint32_t len, uint8_t proto, struct sbx_map_key *k)
 {
@@ -497,7 +493,7 @@ static void ipv4_fields(const uint8_t *f, uint32_t off, uint32_t len, struct sbx
 	k->dscp = ip[1] >> 2;
 	memcpy(k->src, ip + 12, 4);
 	memcpy(k->dst, ip + 16, 4);
-	fo = get16(ip + 6);
+	fo = sbx_get16(ip + 6);
 	if (fo & 0x1fff) {
 		k->flags |= SBX_MAPK_FRAG_LATER;
 		return;
@@ -534,7 +530,7 @@ static void ipv6_fields(const uint8_t *f, uint32_t off, uint32_t len, struct sbx
 			if (len < p + 8)
 				goto cut;
 			nh = f[p];
-			fo = get16(f + p + 2);
+			fo = sbx_get16(f + p + 2);
 			p += 8;
 			if (fo & 0xfff8) { /* offset != 0: no transport header (later, whatever came before) */
 				k->flags = (uint8_t)((k->flags & ~SBX_MAPK_FRAG_FIRST) | SBX_MAPK_FRAG_LATER);
@@ -577,14 +573,14 @@ void sbx_map_key_extract(const uint8_t *f, uint32_t len, struct sbx_map_key *k)
 	memcpy(&k->src_mac_hi, f + 6, 4);
 	memcpy(&k->src_mac_lo, f + 10, 2);
 	for (;;) {
-		et = get16(f + off);
+		et = sbx_get16(f + off);
 		if ((et != ET_VLAN && et != ET_QINQ && et != ET_QINQ_OLD) || tags == MAX_TAGS || len < off + 6)
 			break;
 		if (tags == 0) {
-			k->outer_vlan = htons(get16(f + off + 2) & 0x0fff);
+			k->outer_vlan = htons(sbx_get16(f + off + 2) & 0x0fff);
 			k->flags |= SBX_MAPK_VLAN;
 		} else if (tags == 1) {
-			k->inner_vlan = htons(get16(f + off + 2) & 0x0fff);
+			k->inner_vlan = htons(sbx_get16(f + off + 2) & 0x0fff);
 			k->flags |= SBX_MAPK_IVLAN;
 		}
 		tags++;
@@ -606,7 +602,7 @@ uint32_t sbx_map_key_field(const struct sbx_map_key *k, enum sbx_map_field f)
 
 	switch (sbx_map_field_defs[f].size) {
 	case 1: return p[0];
-	case 2: return get16(p);
+	case 2: return sbx_get16(p);
 	default: return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 	}
 }

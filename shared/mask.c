@@ -45,7 +45,7 @@ static void walk_ip(const uint8_t *f, uint32_t len, uint32_t lim, uint32_t off, 
 			return;
 		note_ip4(r, off, hlen);
 		w->l4 = off + hlen;
-		w->frag8 = (int64_t)(get16(f + off + 6) & 0x1fff) * 8;
+		w->frag8 = (int64_t)(sbx_get16(f + off + 6) & 0x1fff) * 8;
 		w->proto = f[off + 9];
 		w->has_l4 = w->l4 <= len;
 	} else if ((f[off] >> 4) == 6) {
@@ -66,7 +66,7 @@ static void walk_ip(const uint8_t *f, uint32_t len, uint32_t lim, uint32_t off, 
 				break;
 			if (p + 8 > lim)
 				return;
-			w->frag8 = get16(f + p + 2) & 0xfff8; /* offset in 8-byte units, shifted left 3 */
+			w->frag8 = sbx_get16(f + p + 2) & 0xfff8; /* offset in 8-byte units, shifted left 3 */
 			nh = f[p];
 			p += 8;
 		}
@@ -91,12 +91,12 @@ static void walk_frame(const uint8_t *f, uint32_t len, uint32_t lim, uint32_t of
 	off += 12;
 	if (off + 2 > lim)
 		return;
-	type = get16(f + off);
+	type = sbx_get16(f + off);
 	for (k = 0; k < MAX_TAGS && (type == ET_VLAN || type == ET_QINQ || type == ET_QINQ_OLD); k++) {
 		off += 4;
 		if (off + 2 > lim)
 			return;
-		type = get16(f + off);
+		type = sbx_get16(f + off);
 	}
 	off += 2;
 	if (type == ET_MPLS || type == ET_MPLS_MC) {

@@ -6,93 +6,30 @@
 #include <arpa/inet.h>
 #include <string.h>
 
+#include "spanbox/bytes.h"
 #include "spanbox/timestamp.h"
 
 #define NS_PER_S 1000000000ull
 
-/* big-endian fields of the wire formats, at any alignment */
-static inline void put16(uint8_t *p, uint16_t v)
-{
-	v = htons(v);
-	memcpy(p, &v, 2);
-}
-
-static inline void put32(uint8_t *p, uint32_t v)
-{
-	v = htonl(v);
-	memcpy(p, &v, 4);
-}
-
-static inline uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, 2);
-	return ntohs(v);
-}
-
-static inline uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return ntohl(v);
-}
-
 size_t sbx_ts_avsp64_write(uint8_t *p, uint64_t utc_ns)
 {
-	put16(p, SBX_ETHERTYPE_AVSP);
-	put16(p + 2, SBX_AVSP_SUBTYPE_TS);
-	put16(p + 4, SBX_AVSP_VER_TS64_UTC);
-	put32(p + 6, (uint32_t)(utc_ns / NS_PER_S));
-	put32(p + 10, (uint32_t)(utc_ns % NS_PER_S));
+	sbx_put16(p, SBX_ETHERTYPE_AVSP);
+	sbx_put16(p + 2, SBX_AVSP_SUBTYPE_TS);
+	sbx_put16(p + 4, SBX_AVSP_VER_TS64_UTC);
+	sbx_put32(p + 6, (uint32_t)(utc_ns / NS_PER_S));
+	sbx_put32(p + 10, (uint32_t)(utc_ns % NS_PER_S));
 	return SBX_TS_AVSP64_LEN;
-}
-
-int sbx_ts_avsp_read(const uint8_t *p, size_t len, uint64_t *ns, uint16_t *version)
-{
-	uint16_t v;
-
-	if (len < 12 || get16(p) != SBX_ETHERTYPE_AVSP || get16(p + 2) != SBX_AVSP_SUBTYPE_TS)
-		return -1;
-	v = get16(p + 4);
-	*version = v;
-	if (v == SBX_AVSP_VER_TS64_TAI || v == SBX_AVSP_VER_TS64_UTC) {
-		if (len < SBX_TS_AVSP64_LEN)
-			return -1;
-		*ns = (uint64_t)get32(p + 6) * NS_PER_S + get32(p + 10);
-		return SBX_TS_AVSP64_LEN;
-	}
-	if (v == 0x0020 || v == 0x0120) { /* 48-bit: 16-bit seconds */
-		*ns = (uint64_t)get16(p + 6) * NS_PER_S + get32(p + 8);
-		return 12;
-	}
-	return -1;
 }
 
 size_t sbx_ts_metamako_write(uint8_t *p, uint64_t utc_ns, uint16_t device, uint8_t port)
 {
-	put32(p, 0); /* original FCS: none kept (flag 0x01 clear) */
-	put32(p + 4, (uint32_t)(utc_ns / NS_PER_S));
-	put32(p + 8, (uint32_t)(utc_ns % NS_PER_S));
+	sbx_put32(p, 0); /* original FCS: none kept (flag 0x01 clear) */
+	sbx_put32(p + 4, (uint32_t)(utc_ns / NS_PER_S));
+	sbx_put32(p + 8, (uint32_t)(utc_ns % NS_PER_S));
 	p[12] = 0; /* flags: no original FCS, no extensions */
-	put16(p + 13, device);
+	sbx_put16(p + 13, device);
 	p[15] = port;
 	return SBX_TS_METAMAKO_LEN;
-}
-
-int sbx_ts_metamako_read(const uint8_t *end, uint64_t *ns, uint8_t *flags, uint16_t *device, uint8_t *port)
-{
-	const uint8_t *p = end - SBX_TS_METAMAKO_LEN;
-	uint32_t nsec = get32(p + 8);
-
-	if (nsec >= NS_PER_S || (p[12] & 0x02))
-		return -1;
-	*ns = (uint64_t)get32(p + 4) * NS_PER_S + nsec;
-	*flags = p[12];
-	*device = get16(p + 13);
-	*port = p[15];
-	return 0;
 }
 
 void sbx_ts_clock_init(struct sbx_ts_clock *c, uint64_t hz, uint64_t tsc, uint64_t real_ns, uint32_t resync_ms)

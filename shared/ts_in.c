@@ -3,19 +3,10 @@
  * formats and their sources are documented there). Bytes only. */
 #include <string.h>
 
+#include "spanbox/bytes.h"
 #include "spanbox/ts_in.h"
 
 #define NS_PER_S 1000000000ull
-
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 const char *sbx_ts_in_malformed_name(enum sbx_ts_in_result r)
 {
@@ -35,13 +26,13 @@ enum sbx_ts_in_result sbx_ts_in_avsp(const uint8_t *frame, uint32_t avail, uint3
 	uint64_t secs, tai;
 	uint16_t version;
 
-	if (avail < 14 || be16(frame + 12) != SBX_AVSP_ETHERTYPE)
+	if (avail < 14 || sbx_get16(frame + 12) != SBX_AVSP_ETHERTYPE)
 		return SBX_TS_IN_ABSENT;
 	if (avail < 18)
 		return SBX_TS_IN_MALFORMED_short;
-	if (be16(frame + 14) != SBX_AVSP_SUBTYPE_TIMESTAMP)
+	if (sbx_get16(frame + 14) != SBX_AVSP_SUBTYPE_TIMESTAMP)
 		return SBX_TS_IN_MALFORMED_subtype;
-	version = be16(frame + 16);
+	version = sbx_get16(frame + 16);
 	switch (version) {
 	case 0x0010: case 0x0110: case 0x0011: case 0x0111: /* 64-bit TAI / UTC (and J2) */
 		tlen = 8;
@@ -57,12 +48,12 @@ enum sbx_ts_in_result sbx_ts_in_avsp(const uint8_t *frame, uint32_t avail, uint3
 		return SBX_TS_IN_MALFORMED_short;
 	tai = (version & 0x0100) ? 0 : tai_offset_s; /* 0x01xx: UTC, else TAI */
 	if (tlen == 8) {
-		secs = be32(frame + 18);
-		ns = be32(frame + 22);
+		secs = sbx_get32(frame + 18);
+		ns = sbx_get32(frame + 22);
 	} else {
-		uint64_t now_s = now_ns / NS_PER_S + tai, low = be16(frame + 18);
+		uint64_t now_s = now_ns / NS_PER_S + tai, low = sbx_get16(frame + 18);
 
-		ns = be32(frame + 20);
+		ns = sbx_get32(frame + 20);
 		/* the second nearest our clock (in the header's scale) whose low 16 bits are the header's */
 		secs = (now_s & ~0xffffull) | low;
 		if (secs > now_s + 32768)
@@ -92,8 +83,8 @@ enum sbx_ts_in_result sbx_ts_in_metamako(const uint8_t *tail, uint32_t tail_len,
 		return SBX_TS_IN_MALFORMED_short;
 	e = tail_len - fcs_len;   /* the trailer ends here */
 	p = e - 12;               /* seconds, nanoseconds, flags, device, port */
-	secs = be32(tail + p);
-	ns = be32(tail + p + 4);
+	secs = sbx_get32(tail + p);
+	ns = sbx_get32(tail + p + 4);
 	flags = tail[p + 8];
 	/* within window_s of our clock, in ns (no division per frame: the second's fraction is the slack) */
 	t = secs * NS_PER_S;
@@ -105,7 +96,7 @@ enum sbx_ts_in_result sbx_ts_in_metamako(const uint8_t *tail, uint32_t tail_len,
 
 			if (k == 64 || p < 4)
 				return SBX_TS_IN_MALFORMED_implausible;
-			w = be32(tail + p - 4);
+			w = sbx_get32(tail + p - 4);
 			p -= 4;
 			len = (w & 0x1f) == 0x1f ? ((w >> 6) & 0x3ff) + 1 : (w >> 6) & 0x3;
 			if (4 * len > p)
@@ -124,7 +115,7 @@ enum sbx_ts_in_result sbx_ts_in_metamako(const uint8_t *tail, uint32_t tail_len,
 	out->ns = secs * NS_PER_S + ns;
 	out->cut_back = tail_len - p;
 	out->flags = flags;
-	out->device = be16(tail + e - 3);
+	out->device = sbx_get16(tail + e - 3);
 	out->src_port = tail[e - 1];
 	return SBX_TS_IN_OK;
 }

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "spanbox/bytes.h"
+
 #define ET_IPV4 0x0800
 #define ET_IPV6 0x86dd
 #define ET_VLAN 0x8100
@@ -29,12 +31,6 @@
 #define IP6_FRAG 44
 #define IP6_AH 51
 #define IP6_DSTOPTS 60
-
-/* A big-endian 16-bit field. */
-static inline uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 /* 4 / 8 bytes as they lie in memory (host order of the loaded integer). */
 static inline uint32_t load32(const uint8_t *p)

@@ -51,27 +51,11 @@ enum sbx_ts_format {
 size_t sbx_ts_avsp64_write(uint8_t *p, uint64_t utc_ns);
 
 /**
- * Read an AVSP timestamp header at @p p (its EtherType first), @p len bytes available.
- * @return its length (14 for the 64-bit versions, 12 for the 48-bit ones), with the time in
- * @p ns (seconds * 1e9 + nanoseconds, in the header's own scale: TAI or UTC) and the version in
- * @p version; -1 when @p p holds no AVSP timestamp header (other EtherType or subtype, unknown
- * version, too short).
- */
-int sbx_ts_avsp_read(const uint8_t *p, size_t len, uint64_t *ns, uint16_t *version);
-
-/**
  * Write a Metamako trailer (SBX_TS_METAMAKO_LEN bytes) at @p p: original FCS 0, the time
  * @p utc_ns (CLOCK_REALTIME ns), flags 0, source device @p device, source port @p port.
  * @return SBX_TS_METAMAKO_LEN.
  */
 size_t sbx_ts_metamako_write(uint8_t *p, uint64_t utc_ns, uint16_t device, uint8_t port);
-
-/**
- * Read the Metamako trailer (no extensions) that ends at @p end (the last of its 16 bytes is
- * end[-1]; the caller has at least 16 bytes there). @return 0 with the time in @p ns, the flags,
- * device and port; -1 when its nanoseconds are 1e9 or more, or it flags extensions.
- */
-int sbx_ts_metamako_read(const uint8_t *end, uint64_t *ns, uint8_t *flags, uint16_t *device, uint8_t *port);
 
 #define SBX_TS_CLOCK_SHIFT 32 /**< fixed-point shift of sbx_ts_clock.mult */
 

@@ -33,6 +33,7 @@
 #include "spanbox/erspan.h"
 #include "spanbox/flowhash.h"
 #include "spanbox/shm.h"
+#include "spanbox/ts_in.h"
 #include "../../secondary/mirror.h"
 #include "tap.h"
 
@@ -1458,20 +1459,19 @@ static void test_timestamps(struct sbx_mirror_engine *e)
 				h = v6 ? 70 : 0;
 				for (i = 0; i < n; i++) {
 					struct rte_mbuf *fr = f[idx[i]];
-					uint64_t t = 0;
-					uint16_t ver, dev;
-					uint8_t fl8, port;
+					struct sbx_ts_in_info ti = {0};
 
 					fl = fr->pkt_len;
 					cl = bytes(out[i], a, sizeof(a));
 					if (fmt == SBX_TS_ARISTA64)
 						good += cl == h + fl + 14 && !memcmp(a + h, before[idx[i]], 12) &&
-							sbx_ts_avsp_read(a + h + 12, 14, &t, &ver) == 14 && t == now &&
+							sbx_ts_in_avsp(a + h, cl - h, 0, now, &ti) == SBX_TS_IN_OK &&
+							ti.ns == now && ti.cut_front == 14 &&
 							!memcmp(a + h + 26, before[idx[i]] + 12, fl - 12);
 					else
 						good += cl == h + fl + 16 && !memcmp(a + h, before[idx[i]], fl) &&
-							sbx_ts_metamako_read(a + cl, &t, &fl8, &dev, &port) == 0 && t == now &&
-							fl8 == 0 && dev == 0x1234 && port == 0 && !memcmp(a + cl - 16, (uint8_t[4]){0}, 4);
+							sbx_ts_in_metamako(a + h, cl - h, cl - h, false, 1, now, &ti) == SBX_TS_IN_OK &&
+							ti.ns == now && ti.flags == 0 && ti.device == 0x1234 && ti.src_port == 0 && !memcmp(a + cl - 16, (uint8_t[4]){0}, 4);
 					udp_ok += !v6 || udp6_verifies(a, cl);
 					for (const struct rte_mbuf *sg = out[i]; sg != NULL; sg = sg->next)
 						empty += sg->data_len == 0; /* a PMD may choke on one */

@@ -2,7 +2,7 @@
 /*
  * Timestamps on mirror copies (shared/timestamp.c): the AVSP 64-bit header and the Metamako
  * trailer byte for byte (layouts of Wireshark's packet-avsp.c and packet-metamako.c, written
- * out by hand here), read back; the TSC -> CLOCK_REALTIME clock on a simulated TSC whose real
+ * out by hand here), read back by the ingress parsers of shared/ts_in.c; the TSC -> CLOCK_REALTIME clock on a simulated TSC whose real
  * rate differs from the nominal one, and on this machine's TSC against CLOCK_REALTIME (the
  * accuracy is printed). No EAL.
  */
@@ -11,6 +11,7 @@
 #include <x86intrin.h>
 
 #include "spanbox/timestamp.h"
+#include "spanbox/ts_in.h"
 #include "tap.h"
 
 static uint64_t realtime_ns(void)
@@ -26,44 +27,45 @@ static void test_avsp(void)
 	/* 1764645000 s = 0x692e5888, 123456789 ns = 0x075bcd15 */
 	static const uint8_t want[14] = {0xd2, 0x8b, 0x00, 0x01, 0x01, 0x10, 0x69, 0x2e, 0x58, 0x88,
 					 0x07, 0x5b, 0xcd, 0x15};
-	uint8_t b[16];
-	uint64_t ns = 0;
-	uint16_t ver = 0;
+	const uint64_t t = 1764645000ull * 1000000000ull + 123456789;
+	uint8_t f[12 + 14 + 2 + 2]; /* MACs, the header, the EtherType it moved, a guard */
+	struct sbx_ts_in_info ti = {0};
 
-	memset(b, 0xee, sizeof(b));
-	check(sbx_ts_avsp64_write(b, 1764645000ull * 1000000000ull + 123456789) == 14 && !memcmp(b, want, 14) &&
-		      b[14] == 0xee,
+	memset(f, 0xee, sizeof(f));
+	check(sbx_ts_avsp64_write(f + 12, t) == 14 && !memcmp(f + 12, want, 14) && f[26] == 0xee,
 	      "avsp64: EtherType d28b, subtype 1, version 0x0110 (64-bit UTC), seconds, ns; 14 bytes, no more");
-	check(sbx_ts_avsp_read(b, 14, &ns, &ver) == 14 && ns == 1764645000ull * 1000000000ull + 123456789 &&
-		      ver == 0x0110, "avsp64 reads back");
-	check(sbx_ts_avsp_read(b, 13, &ns, &ver) == -1, "avsp64: 13 bytes are too few");
-	b[3] = 2;
-	check(sbx_ts_avsp_read(b, 14, &ns, &ver) == -1, "avsp: another subtype is not a timestamp");
-	b[3] = 1;
-	b[5] = 0x20; /* version 0x0120: 48-bit UTC, seconds 0x692e, ns 0x5888075b */
-	check(sbx_ts_avsp_read(b, 14, &ns, &ver) == 12 && ver == 0x0120 &&
-		      ns == 0x692eull * 1000000000ull + 0x5888075bull, "avsp48: 16-bit seconds, 12 bytes");
-	b[0] = 0x08;
-	check(sbx_ts_avsp_read(b, 14, &ns, &ver) == -1, "not EtherType d28b: no header");
+	f[26] = 0x08, f[27] = 0x00;
+	/* read back by the product's own ingress parser (shared/ts_in.c) */
+	check(sbx_ts_in_avsp(f, 28, 0, t, &ti) == SBX_TS_IN_OK && ti.ns == t && ti.cut_front == 14 &&
+		      ti.version == 0x0110, "avsp64 reads back through sbx_ts_in_avsp()");
+	check(sbx_ts_in_avsp(f, 12 + 13, 0, t, &ti) == SBX_TS_IN_MALFORMED_short, "avsp64: 13 bytes are too few");
+	f[12 + 3] = 2;
+	check(sbx_ts_in_avsp(f, 28, 0, t, &ti) == SBX_TS_IN_MALFORMED_subtype,
+	      "avsp: another subtype is not a timestamp");
+	f[12 + 3] = 1;
+	f[12] = 0x08;
+	check(sbx_ts_in_avsp(f, 28, 0, t, &ti) == SBX_TS_IN_ABSENT, "not EtherType d28b: no header");
 }
 
 static void test_metamako(void)
 {
 	static const uint8_t want[16] = {0, 0, 0, 0, 0x69, 0x2e, 0x58, 0x88, 0x3b, 0x9a, 0xc9, 0xff,
 					 0x00, 0x12, 0x34, 0x07};
-	uint8_t b[20], fl = 9, port = 0;
-	uint16_t dev = 0;
-	uint64_t ns = 0;
+	const uint64_t t = 1764645000ull * 1000000000ull + 999999999;
+	uint8_t f[14 + 16 + 2]; /* an Ethernet header, the trailer, a guard */
+	struct sbx_ts_in_info ti = {0};
 
-	memset(b, 0xee, sizeof(b));
-	check(sbx_ts_metamako_write(b + 2, 1764645000ull * 1000000000ull + 999999999, 0x1234, 7) == 16 &&
-		      !memcmp(b + 2, want, 16) && b[0] == 0xee && b[1] == 0xee && b[18] == 0xee,
+	memset(f, 0xee, sizeof(f));
+	check(sbx_ts_metamako_write(f + 14, t, 0x1234, 7) == 16 && !memcmp(f + 14, want, 16) && f[13] == 0xee &&
+		      f[30] == 0xee,
 	      "metamako: orig FCS 0, seconds, ns, flags 0, device 0x1234, port 7; 16 bytes");
-	check(sbx_ts_metamako_read(b + 18, &ns, &fl, &dev, &port) == 0 &&
-		      ns == 1764645000ull * 1000000000ull + 999999999 && fl == 0 && dev == 0x1234 && port == 7,
-	      "metamako reads back from its end");
-	b[2 + 8] = 0x3c; /* ns 0x3c9ac9ff >= 1e9 */
-	check(sbx_ts_metamako_read(b + 18, &ns, &fl, &dev, &port) == -1, "metamako: ns >= 1e9 is no trailer");
+	/* read back by the product's own ingress parser (shared/ts_in.c) */
+	check(sbx_ts_in_metamako(f, 30, 30, false, 1, t, &ti) == SBX_TS_IN_OK && ti.ns == t && ti.cut_back == 16 &&
+		      ti.flags == 0 && ti.device == 0x1234 && ti.src_port == 7,
+	      "metamako reads back from its end through sbx_ts_in_metamako()");
+	f[14 + 8] = 0x3c; /* ns 0x3c9ac9ff >= 1e9 */
+	check(sbx_ts_in_metamako(f, 30, 30, false, 1, t, &ti) == SBX_TS_IN_MALFORMED_implausible,
+	      "metamako: ns >= 1e9 is no trailer");
 }
 
 /* A TSC that really runs at 2.5 GHz, its nominal rate 2.49 GHz (DPDK's 10 MHz rounding can be
