@@ -141,9 +141,6 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 	e->tsclk = tsclk;
 	e->worker = worker;
 	e->tsc_hz = rte_get_tsc_hz();
-	e->ns_mult = sbx_mirror_ns_mult(e->tsc_hz);
-	e->tsc0 = rte_rdtsc();
-	e->ns0 = sbx_realtime_ns();
 	k = 0;
 	for (i = 0; i < shm->nb_pools; i++)
 		if (shm->pools[i].socket_id == (int)rte_socket_id())
@@ -217,9 +214,9 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 				e->tx[port][e->nb_tx[port]++] = (uint8_t)i;
 		}
 		e->nb++;
-		e->nb_ts += mc->ts_format != SBX_TS_NONE;
+		e->nb_ts += mc->ts_format != SBX_TS_NONE || mc->encap == SBX_ENCAP_ERSPAN3;
 	}
-	if (e->nb_ts && e->tsclk.mult == 0) /* the first setup with timestamps: start the clock */
+	if (e->nb_ts && e->tsclk.mult == 0) /* the first setup with a time on copies: start the clock */
 		sbx_ts_clock_init(&e->tsclk, e->tsc_hz, rte_rdtsc(), sbx_realtime_ns(), SBX_TS_RESYNC_MS);
 	e->fh_shared = hashes_shared(e, cfg);
 	return 0;
@@ -1135,8 +1132,7 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 {
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
 	uint8_t nb = dir == SBX_DIR_RX ? e->nb_rx[port] : e->nb_tx[port];
-	uint64_t tsc = rte_rdtsc();
-	uint64_t now_ns = sbx_mirror_now_ns(e, tsc);
+	uint64_t tsc = rte_rdtsc(), now_ns = 0;
 	struct rte_mbuf *sp[SBX_MAX_BURST];
 	uint16_t sel[SBX_MAX_BURST];
 	uint8_t k;
@@ -1145,8 +1141,10 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 	if (!e->same_burst) /* a new burst: the flow hashes of the last one are stale */
 		e->gen++;
 	e->same_burst = false;
-	if (unlikely(e->nb_ts != 0) && nb != 0)
+	if (unlikely(e->nb_ts != 0) && nb != 0) {
 		ts_burst_time(e, tsc);
+		now_ns = e->ts_ns; /* ERSPAN III's timestamp: the same clock as AVSP / Metamako */
+	}
 	for (k = 0; k < nb; k++) {
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
 		uint16_t ns = 0, *idx;

@@ -23,7 +23,6 @@
 #define SBX_MIRROR_TXBUF (2 * SBX_MAX_BURST) /**< mirror copies a session buffers: two bursts of the
 						largest size (a TX-mirrored burst may follow an RX one) */
 
-#define SBX_MIRROR_NS_SHIFT 48 /**< fixed-point shift of sbx_mirror_engine.ns_mult */
 
 /** One session as this worker runs it. */
 struct sbx_mirror_rt {
@@ -63,8 +62,7 @@ struct sbx_mirror_engine {
 	struct rte_mempool *mp_ind;      /**< pool for the indirect mbufs of shares (the socket's
 					      indirect-mbuf pool, struct sbx_ind_pool_shm; NULL when
 					      there is none: then e->mp's mbufs serve) */
-	uint64_t tsc0, ns0, tsc_hz;      /**< realtime clock from the TSC for ERSPAN III timestamps */
-	uint64_t ns_mult;                /**< ns per TSC cycle << SBX_MIRROR_NS_SHIFT (sbx_mirror_now_ns) */
+	uint64_t tsc_hz;                 /**< DPDK's nominal TSC rate (Hz): tsclk's first 10 ms */
 	uint64_t dst_wait_cycles;        /**< TSC cycles a copy may wait for room in a pcap
 					      destination's ring: 1 s in a replay (every port a pcap
 					      file), else 0 (never delay forwarding) */
@@ -83,8 +81,10 @@ struct sbx_mirror_engine {
 	struct sbx_mb_worker *mb;        /**< the worker's microburst windows: copies sent count as TX of
 					      their destination port (set by the worker after each
 					      sbx_mirror_setup(); NULL: not counted) */
-	/* timestamps on copies (sessions with timestamp.format, issue #26) */
-	uint16_t nb_ts;                  /**< sessions with a timestamp (0: the clock is not read) */
+	/* the time on copies: AVSP / Metamako timestamps (sessions with timestamp.format, issue #26)
+	 * and ERSPAN III's header timestamp, both from one clock */
+	uint16_t nb_ts;                  /**< sessions that carry a time (timestamp.format, or ERSPAN
+					      III): 0, the clock is not read */
 	uint64_t ts_ns;                  /**< CLOCK_REALTIME ns of the burst being copied (tsclk) */
 	struct sbx_ts_clock tsclk;       /**< TSC -> CLOCK_REALTIME, re-read every SBX_TS_RESYNC_MS;
 					      kept over sbx_mirror_setup() (monotonic across table
@@ -174,36 +174,6 @@ void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t s
  * replay a pcap destination's full ring is waited for (dst_wait_cycles) instead.
  */
 void sbx_mirror_flush(struct sbx_mirror_engine *e);
-
-/**
- * Fixed-point multiplier of TSC cycles to ns at @p tsc_hz (Hz, > 0): (1e9 << SBX_MIRROR_NS_SHIFT) /
- * tsc_hz, one 128-bit division, done once by sbx_mirror_setup().
- */
-static inline uint64_t sbx_mirror_ns_mult(uint64_t tsc_hz)
-{
-	return (uint64_t)(((unsigned __int128)1000000000u << SBX_MIRROR_NS_SHIFT) / tsc_hz);
-}
-
-/**
- * CLOCK_REALTIME ns at TSC value @p tsc (not before e->tsc0), from the clock pair (tsc0, ns0) the
- * engine took at setup: a 64 x 64 -> 128-bit multiplication and a shift, no floating point (the
- * per-burst path of sbx_mirror_prepare). Once the pair is a second or more old it is moved on by
- * whole seconds (one integer division, exact: no drift), so the multiplied part stays under one
- * second of cycles and the result within 1 ns of (tsc - tsc0) * 1e9 / tsc_hz (tsc_hz >= 15.3 MHz).
- */
-static inline uint64_t sbx_mirror_now_ns(struct sbx_mirror_engine *e, uint64_t tsc)
-{
-	uint64_t d = tsc - e->tsc0;
-
-	if (unlikely(d >= e->tsc_hz)) {
-		uint64_t s = d / e->tsc_hz;
-
-		e->tsc0 += s * e->tsc_hz;
-		e->ns0 += s * 1000000000u;
-		d -= s * e->tsc_hz;
-	}
-	return e->ns0 + (uint64_t)(((unsigned __int128)d * e->ns_mult) >> SBX_MIRROR_NS_SHIFT);
-}
 
 /** @return true when any session watches @p dir of @p port. */
 static inline bool sbx_mirror_watches(const struct sbx_mirror_engine *e, uint16_t port, uint8_t dir)

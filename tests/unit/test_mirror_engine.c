@@ -1132,42 +1132,6 @@ static void test_share_clone(struct sbx_mirror_engine *e)
 	end(e, "share of a clone", f, 1);
 }
 
-/* TSC to ns without floating point (sbx_mirror_now_ns): within 1 ns of the exact integer
- * conversion, also past the whole-second rebase and far from the setup time. */
-static void test_now_ns(void)
-{
-	static const uint64_t hz[] = { 2994374000ull, 1000000000ull, 3700000001ull, 25000000ull };
-	static const uint64_t d[] = { 0, 1, 12345, 2994373999ull, 2994374000ull, 86400ull * 3000000000ull + 17,
-				      (1ull << 52) + 99 };
-	struct sbx_mirror_engine *e = calloc(1, sizeof(*e));
-	unsigned int h, i, ok = 0, total = 0;
-	uint64_t worst = 0;
-
-	if (e == NULL)
-		return;
-	for (h = 0; h < RTE_DIM(hz); h++) {
-		uint64_t prev = 0;
-
-		e->tsc_hz = hz[h];
-		e->ns_mult = sbx_mirror_ns_mult(hz[h]);
-		e->tsc0 = 1000;
-		e->ns0 = 1764590000000000000ull;
-		for (i = 0; i < RTE_DIM(d); i++) { /* increasing: the engine's clock only moves forward */
-			uint64_t want = 1764590000000000000ull + (uint64_t)((unsigned __int128)d[i] * 1000000000u / hz[h]);
-			uint64_t got = sbx_mirror_now_ns(e, 1000 + d[i]);
-			uint64_t err = got > want ? got - want : want - got;
-
-			worst = RTE_MAX(worst, err);
-			ok += err <= 1 && got >= prev;
-			prev = got;
-			total++;
-		}
-	}
-	check(ok == total, "TSC to ns by fixed point: %u of %u within 1 ns of the exact value (worst %" PRIu64 " ns)",
-	      ok, total, worst);
-	free(e);
-}
-
 /* Sampled TX copies remember which frame of the burst they are of (the selection is mapped back
  * to burst indexes): commit_tx keeps exactly the copies of frames the PMD took. */
 static void test_sampled_commit(struct sbx_mirror_engine *e)
@@ -1538,7 +1502,6 @@ int main(int argc, char **argv)
 	test_nombuf(e0);
 	test_share_pools(e0);
 	test_share_clone(e0);
-	test_now_ns();
 	test_sampled_commit(e0);
 	test_group_tags(e0);
 	test_mtu(e0);
