@@ -21,6 +21,7 @@
 # resources: do not run both at once; under the tests' lock: flock /tmp/sbx-e2e.lock bench/ts_in.sh).
 source "$(dirname "$0")/../tests/lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
+source "$ROOT/tests/lib/replay.sh" # ingress_xconnect_json
 FRAMES=${FRAMES:-300000} RUNS=${RUNS:-3}
 # first the parsers alone (build/tests/sbx-ts-in-bench: no EAL, the quickest of 64 rounds), 3 times
 echo "# the parsers alone: cycles per frame without / with them (tests/tools/sbx-ts-in-bench.c)"
@@ -46,20 +47,10 @@ for name in ("arista_good", "metamako_good"):
 PY
 
 cfg() { # cfg INPUT INGRESS_JSON
-	cat >"$TMP/b.json" <<JSON
-{
-  "eal": {"file_prefix": "sbxti", "socket_mem_mb": 256, "primary_lcore": 63, "mgmt_lcore": 65},
-  "ports": [
-    {"name": "in0", "devargs": "net_pcap0,rx_pcap=$1", "ingress": $2},
-    {"name": "out0", "devargs": "net_pcap1,tx_pcap=$TMP/out.pcap"}
-  ],
-  "workers": {"count": 1, "lcores": [64]},
-  "forwarding": {"xconnects": [["in0", "out0"]]},
-  "mgmt": {"port": $PORT, "database": "$TMP/b.db", "token": "sbxti-bench-token-0123456789"}
+	ingress_xconnect_json "$TMP/b.json" sbxti "$1" "$2" "$TMP/out.pcap" \
+		"\"mgmt\": {\"port\": $PORT, \"database\": \"$TMP/b.db\", \"token\": \"sbxti-bench-token-0123456789\"}"
 }
-JSON
-}
-done_rx() { [ "$(curl -fsS --max-time 2 "$API/status" | jq '.ports[] | select(.name == "in0") | .workers.rx_packets')" = "$FRAMES" ]; }
+done_rx() { [ "$(curl -fsS --max-time 2 "$API/status" | jq '.ports[] | select(.name == "p0") | .workers.rx_packets')" = "$FRAMES" ]; }
 
 declare -A cpp
 echo "# spanbox $(git -C "$ROOT" rev-parse --short HEAD); $(lscpu | awk -F': *' '/^Model name/ {print $2}'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -80,7 +71,7 @@ for ((r = 1; r <= RUNS; r++)); do
 		sleep 1
 		st=$(curl -fsS "$API/status")
 		v=$(jq '.workers[0].cycles_per_packet_total' <<<"$st")
-		o=$(jq '.ports[] | select(.name == "out0") | .workers.tx_packets' <<<"$st")
+		o=$(jq '.ports[] | select(.name == "p1") | .workers.tx_packets' <<<"$st")
 		printf '%d\t%s\t%s\t%s\n' "$r" "$c" "$o" "$v"
 		cpp[$c]="${cpp[$c]:-} $v"
 		inst_cleanup

@@ -29,19 +29,7 @@ peq() { python3 "$PEQ" "$1" "$2" | sed "s/^/# /"; return "${PIPESTATUS[0]}"; }
 jqq() { jq -e "$@" >/dev/null; } # jq -e without printing the result
 TSH=(tshark --enable-heuristic metamako_eth) # Wireshark's Metamako trailer heuristic is off by default
 
-mkcfg() { # mkcfg TAG INPUT INGRESS_JSON
-	cat >"$TMP/$1.json" <<JSON
-{
-  "eal": {"file_prefix": "$PREFIX", "socket_mem_mb": 256, "primary_lcore": 63, "mgmt_lcore": 65},
-  "ports": [
-    {"name": "p0", "devargs": "net_pcap0,rx_pcap=$2", "ingress": $3},
-    {"name": "p1", "devargs": "net_pcap1,tx_pcap=$TMP/$1_p1.pcap"}
-  ],
-  "workers": {"count": 1, "lcores": [64]},
-  "forwarding": {"xconnects": [["p0", "p1"]]}
-}
-JSON
-}
+mkcfg() { ingress_xconnect_json "$TMP/$1.json" "$PREFIX" "$2" "$3" "$TMP/$1_p1.pcap"; } # mkcfg TAG INPUT INGRESS_JSON
 
 NOW=$(date +%s)
 /usr/bin/python3 "$ROOT/tests/lib/ts_in_gen.py" "$TMP" "$NOW" >"$TMP/gen.out" 2>&1

@@ -56,3 +56,22 @@ replay() {
 	check "$tag: no worker killed by a signal (primary log)" bash -c "! grep -q 'killed by signal' '$TMP/$tag.log'"
 	[ $rc -eq 0 ] || tail -n 5 "$TMP/$tag.log" | sed 's/^/# log: /'
 }
+
+# ingress_xconnect_json FILE PREFIX RX_PCAP INGRESS_JSON TX_PCAP [EXTRA]: write the config of one
+# worker cross-connecting a net_pcap input p0 (its ports[].ingress = INGRESS_JSON) to a net_pcap
+# output p1 (TX_PCAP); lcores 63 (primary), 64 (worker), 65 (mgmt), file prefix PREFIX; EXTRA: more
+# top-level members, e.g. '"mgmt": {...}'. For 63d_ingress_timestamps and bench/ts_in.sh.
+ingress_xconnect_json() {
+	cat >"$1" <<JSON
+{
+  "eal": {"file_prefix": "$2", "socket_mem_mb": 256, "primary_lcore": 63, "mgmt_lcore": 65},
+  "ports": [
+    {"name": "p0", "devargs": "net_pcap0,rx_pcap=$3", "ingress": $4},
+    {"name": "p1", "devargs": "net_pcap1,tx_pcap=$5"}
+  ],
+  "workers": {"count": 1, "lcores": [64]},
+  "forwarding": {"xconnects": [["p0", "p1"]]}${6:+,
+  $6}
+}
+JSON
+}
