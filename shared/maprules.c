@@ -446,21 +446,171 @@ int sbx_map_rule_covers(const struct sbx_map_rule *a, const struct sbx_map_rule 
 	return 1;
 }
 
+/*
+ * The shadow check, indexed. Rule i can cover rule j only if every field i names, j names too
+ * (used_i is a subset of used_j): the rules are grouped by their set of fields. Within a group, if
+ * its fields include an address word (a MASK field), i covers j only if i's prefix is a prefix of
+ * j's: the group's rules are sorted by (prefix length, masked value, index) on its most selective
+ * address word, and j looks up each prefix length the group has, up to its own, with its value
+ * masked to it (a binary search each). Groups without an address word are scanned in rule order.
+ * The candidates found are checked with sbx_map_rule_covers() in rule order, so each j gets the
+ * first earlier rule that covers it, as the plain double loop would (tests/unit/test_maprules.c
+ * compares the two on random sets).
+ */
+struct shadow_ent {
+	uint8_t len;   /* the rule's prefix length on the group's index field */
+	uint32_t key;  /* its value masked to it */
+	uint32_t rule; /* its index */
+};
+
+struct shadow_group {
+	uint32_t used;     /* the fields of its rules */
+	int field;         /* index field (a MASK field of used), -1: none */
+	uint64_t lens;     /* bit l: some rule of the group has prefix length l */
+	uint32_t first;    /* its lowest rule index */
+	uint32_t n;        /* rules */
+	struct shadow_ent *e; /* n entries (sorted by len, key, rule; by rule when field < 0) */
+};
+
+static int used_cmp(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct shadow_ent *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->rule < y->rule ? -1 : x->rule > y->rule;
+}
+
+/* The group's most selective address word: the MASK field of @p used with the longest prefixes. */
+static int index_field(const struct sbx_map_rules *r, const uint64_t *order, uint32_t n, uint32_t used)
+{
+	uint64_t best = 0, sum;
+	int f, pick = -1;
+
+	for (f = 0; f < SBX_MF_COUNT; f++) {
+		if (!(used & (1u << f)) || sbx_map_field_defs[f].type != SBX_MFT_MASK)
+			continue;
+		sum = 0;
+		for (uint32_t k = 0; k < n; k++)
+			sum += r->rule[(uint32_t)order[k]].f[f].mask_range;
+		if (sum > best)
+			best = sum, pick = f;
+	}
+	return pick;
+}
+
+/* The first earlier rule (< @p lim) of group @p g that covers rule @p j, or @p lim. */
+static uint32_t group_cover(const struct sbx_map_rules *r, const struct shadow_group *g, uint32_t j, uint32_t lim)
+{
+	const struct sbx_map_rule *rj = &r->rule[j];
+	uint32_t k, lo, hi, len, key, best = lim;
+
+	if (g->field < 0) {
+		for (k = 0; k < g->n && g->e[k].rule < best; k++)
+			if (sbx_map_rule_covers(&r->rule[g->e[k].rule], rj))
+				return g->e[k].rule;
+		return best;
+	}
+	for (len = 0; len <= rj->f[g->field].mask_range && len <= 32; len++) {
+		if (!(g->lens & (1ull << len)))
+			continue;
+		key = rj->f[g->field].value & prefix_mask(len);
+		lo = 0, hi = g->n; /* the first entry >= (len, key, 0) */
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			const struct shadow_ent *m = &g->e[mid];
+
+			if (m->len < len || (m->len == len && m->key < key))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (k = lo; k < g->n && g->e[k].len == len && g->e[k].key == key && g->e[k].rule < best; k++)
+			if (sbx_map_rule_covers(&r->rule[g->e[k].rule], rj)) {
+				best = g->e[k].rule;
+				break;
+			}
+	}
+	return best;
+}
+
 size_t sbx_map_rules_shadowed(const struct sbx_map_rules *r, struct sbx_map_shadow *out, size_t max)
 {
+	struct shadow_group *g = NULL;
+	struct shadow_ent *ents = NULL;
+	uint64_t *order = NULL; /* (used << 32 | rule index), sorted: the groups, each in rule order */
+	uint32_t ng = 0, i, j, k, start;
 	size_t found = 0;
-	uint32_t i, j;
 
+	if (r->n < 2)
+		return 0;
+	order = malloc(r->n * sizeof(*order));
+	ents = malloc(r->n * sizeof(*ents));
+	g = calloc(r->n, sizeof(*g));
+	if (order == NULL || ents == NULL || g == NULL)
+		goto plain;
+	for (i = 0; i < r->n; i++)
+		order[i] = (uint64_t)r->rule[i].used << 32 | i;
+	qsort(order, r->n, sizeof(*order), used_cmp);
+	for (start = 0; start < r->n; start = k) {
+		struct shadow_group *gr = &g[ng++];
+
+		gr->used = (uint32_t)(order[start] >> 32);
+		for (k = start; k < r->n && (uint32_t)(order[k] >> 32) == gr->used; k++)
+			;
+		gr->n = k - start;
+		gr->e = ents + start;
+		gr->first = (uint32_t)order[start];
+		gr->field = index_field(r, order + start, gr->n, gr->used);
+		for (i = 0; i < gr->n; i++) {
+			const struct sbx_map_rule *ri = &r->rule[(uint32_t)order[start + i]];
+			uint32_t len = gr->field < 0 ? 0 : ri->f[gr->field].mask_range;
+
+			if (len > 32)
+				len = 32;
+			gr->e[i] = (struct shadow_ent){ (uint8_t)len,
+							gr->field < 0 ? 0 : ri->f[gr->field].value & prefix_mask(len),
+							(uint32_t)order[start + i] };
+			gr->lens |= 1ull << len;
+		}
+		if (gr->field >= 0)
+			qsort(gr->e, gr->n, sizeof(*gr->e), ent_cmp);
+	}
 	for (j = 1; j < r->n; j++) {
-		for (i = 0; i < j; i++) {
+		uint32_t uj = r->rule[j].used, best = j;
+
+		for (k = 0; k < ng; k++)
+			if ((g[k].used & ~uj) == 0 && g[k].first < best)
+				best = group_cover(r, &g[k], j, best);
+		if (best < j) {
+			if (found < max)
+				out[found] = (struct sbx_map_shadow){ .rule = j, .by = best };
+			found++;
+		}
+	}
+	goto done;
+plain: /* no memory for the index: the plain double loop */
+	for (j = 1; j < r->n; j++)
+		for (i = 0; i < j; i++)
 			if (sbx_map_rule_covers(&r->rule[i], &r->rule[j])) {
 				if (found < max)
 					out[found] = (struct sbx_map_shadow){ .rule = j, .by = i };
 				found++;
 				break;
 			}
-		}
-	}
+done:
+	free(order);
+	free(ents);
+	free(g);
 	return found;
 }
 

@@ -153,8 +153,10 @@ struct sbx_map_shadow {
 
 /**
  * Find the shadowed rules of one map (each reported once, with the first earlier rule that covers
- * it). O(n^2) pair checks with an early exit on the fields either rule names (docs/MAPS.md gives
- * the time at 65,536 rules).
+ * it). Indexed: rules grouped by the fields they name, each group sorted on its most selective
+ * address prefix, so a rule is checked against the earlier rules that can cover it, not all of
+ * them (docs/MAPS.md gives the time at 65,536 rules); the plain double loop when the index's
+ * memory (about 24 bytes per rule) cannot be had.
  * @param out  room for @p max reports (may be NULL with max 0)
  * @return the number of shadowed rules (may exceed @p max: only max are written)
  */
