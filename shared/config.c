@@ -2249,7 +2249,8 @@ bool sbx_config_has_pci(const struct sbx_config *cfg)
 const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_config *b)
 {
 	/* sbx_config_parse() zeroes the whole struct first: padding compares equal. "ports" is all of
-	 * each port but its ingress object (live: runtime tables), the last member of sbx_port_cfg. */
+	 * each port but its ingress object (live: runtime tables): the members before it and after it. */
+#define ING_END (offsetof(struct sbx_port_cfg, ingress) + sizeof(struct sbx_ingress_cfg))
 	static const struct {
 		const char *name;
 		size_t from, to;
@@ -2269,13 +2270,16 @@ const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_
 			if (a->nb_ports != b->nb_ports)
 				return sec[i].name;
 			for (p = 0; p < SBX_MAX_PORTS; p++)
-				if (memcmp(&a->ports[p], &b->ports[p], offsetof(struct sbx_port_cfg, ingress)))
+				if (memcmp(&a->ports[p], &b->ports[p], offsetof(struct sbx_port_cfg, ingress)) ||
+				    memcmp((const char *)&a->ports[p] + ING_END, (const char *)&b->ports[p] + ING_END,
+					   sizeof(struct sbx_port_cfg) - ING_END))
 					return sec[i].name;
 		} else if (memcmp((const char *)a + sec[i].from, (const char *)b + sec[i].from, sec[i].to - sec[i].from)) {
 			return sec[i].name;
 		}
 	}
 	return NULL;
+#undef ING_END
 }
 
 bool sbx_config_mgmt_local(const char *listen)

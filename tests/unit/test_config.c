@@ -850,6 +850,25 @@ static void test_tunnel_senders(void)
 	      "workers.tunnel_senders is static (a change needs a restart: section workers)");
 }
 
+/* ports[].rss is static like the rest of a port but its ingress: a change of it alone is one the
+ * running appliance cannot take (the RETA and key are set when the port starts). */
+static void test_rss_static(void)
+{
+	static struct sbx_config a, b;
+	const char *fmt = "{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"%s},{\"name\":\"b\",\"devargs\":\"x1\"}],"
+			  "\"workers\":{\"count\":1}}";
+	char err[512] = "";
+	const char *d;
+
+	if (!check(parse_fmt(fmt, "", &a, err, sizeof(err)) == 0 &&
+			   parse_fmt(fmt, ",\"rss\":{\"fields\":[\"ipv4\"]}", &b, err, sizeof(err)) == 0,
+		   "two configs, without and with ports[0].rss (%s)", err))
+		return;
+	d = sbx_config_static_diff(&a, &b);
+	check(d != NULL && !strcmp(d, "ports"), "a change of ports[].rss alone is a static change of section ports (%s)",
+	      d ? d : "none seen");
+}
+
 static int parse_flows(const char *fs, struct sbx_config *cfg, char *err, size_t errlen)
 {
 	return parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"},{\"name\":\"b\",\"devargs\":\"x1\"}],"
@@ -1352,6 +1371,7 @@ int main(int argc, char **argv)
 	test_pool_keys();
 	test_microburst_keys();
 	test_files();
+	test_rss_static();
 	test_devargs_keys();
 	test_extra_args();
 	printf("1..%d\n", tests);
