@@ -44,10 +44,7 @@ cat >"$CFG" <<JSON
   "mgmt": {"port": $PORT, "database": "$TMP/fp.db", "token": "fp95-token-0123456789abcdef"}
 }
 JSON
-inst_start_primary fp "$CFG"
-check "primary ready (flows on p0)" [ -f "$TMP/fp.ready" ] || { tail -20 "$TMP/fp-primary.log" | sed 's/^/# /'; exit 1; }
-inst_start_mgmt fp "$CFG" "$API"
-check "mgmt up" [ $? -eq 0 ] || exit 1
+inst_start_both fp "$CFG" "$API" || exit 1
 # the browser test sends each batch through this script (its JSON: the flows sent)
 printf '#!/bin/sh\n%q %q %q "$1" | tee %q/sent"$1".json\n' "$PY" "$ROOT/tests/lib/web_flows_send.py" "$IF" "$TMP" >"$TMP/send.sh"
 chmod +x "$TMP/send.sh"
