@@ -115,17 +115,36 @@ static cJSON *record_json(const struct sbx_shm *shm, const struct sbx_flow_recor
 	return o;
 }
 
-/* GET /api/v1/flows/top: the largest flow records (bytes) exported in the last minute. */
+/* ---- top talkers by bytes or by packets (?by=, issue #28) ---- */
+/* The ?by= of GET /flows/top: 0 bytes (also when absent), 1 packets, -1 anything else. */
+static int flows_top_by(struct req *r)
+{
+	const char *by = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "by");
+
+	if (by == NULL || strcmp(by, "bytes") == 0)
+		return 0;
+	return strcmp(by, "packets") == 0 ? 1 : -1;
+}
+
+/* GET /api/v1/flows/top[?by=bytes|packets]: the largest flow records (bytes, or packets) exported
+ * in the last minute; a bad by is a 400 naming it. */
 static unsigned int get_flows_top(struct req *r, cJSON **body)
 {
 	static struct sbx_flow_record top[SBX_FLOWS_TOP];
 	unsigned int code = MHD_HTTP_OK, n = 0, i, tries;
-	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	const struct sbx_shm *shm;
 	const struct sbx_flows_shm *fs;
+	int by = flows_top_by(r);
 	uint64_t at = 0;
 	cJSON *a;
 	char t[40];
 
+	if (by < 0) {
+		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, "by", "by: \"%.32s\" is not bytes or packets",
+				   MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "by"));
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	shm = mgmt_need_shm(r, body, &code);
 	if (shm == NULL)
 		return code;
 	fs = &shm->flows;
@@ -134,8 +153,8 @@ static unsigned int get_flows_top(struct req *r, cJSON **body)
 
 		if (seq & 1)
 			continue;
-		n = MIN(fs->nb_top, (uint32_t)SBX_FLOWS_TOP);
-		memcpy(top, fs->top, n * sizeof(top[0]));
+		n = MIN(by ? fs->nb_top_packets : fs->nb_top, (uint32_t)SBX_FLOWS_TOP);
+		memcpy(top, by ? fs->top_packets : fs->top, n * sizeof(top[0]));
 		at = fs->top_ns;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&fs->top_seq, __ATOMIC_RELAXED) == seq)
@@ -143,6 +162,7 @@ static unsigned int get_flows_top(struct req *r, cJSON **body)
 	}
 	*body = cJSON_CreateObject();
 	NUM(*body, "window_s", SBX_FLOWS_TOP_WINDOW_S);
+	cJSON_AddStringToObject(*body, "by", by ? "packets" : "bytes");
 	if (at) {
 		mgmt_rfc3339(at, t, sizeof(t));
 		cJSON_AddStringToObject(*body, "updated", t);

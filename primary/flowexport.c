@@ -32,35 +32,48 @@ static struct {
 	pthread_t tid;
 	bool started;
 	uint32_t stop;
-	/* top talkers: the SBX_FLOWS_TOP largest records of each second of the window (by bytes); the
-	 * largest of the window are among them (each is one of the largest of its own second) */
+	/* top talkers: the SBX_FLOWS_TOP largest records of each second of the window, by bytes
+	 * (top[TOP_BYTES]) and by packets (top[TOP_PACKETS]); the largest of the window are among them
+	 * (each is one of the largest of its own second). Two rankings, not one: a flow of many small
+	 * frames is never among the largest by bytes of its second */
 	struct top_sec {
 		uint64_t sec;    /* CLOCK_MONOTONIC second it holds */
 		unsigned int n, min;
 		struct sbx_flow_record r[SBX_FLOWS_TOP];
-	} top[SBX_FLOWS_TOP_WINDOW_S];
+	} top[2][SBX_FLOWS_TOP_WINDOW_S];
 } fx;
 
-/* Keep @p r among the largest records of second @p sec. */
+enum { TOP_BYTES, TOP_PACKETS };
+
+/* What ranking @p k ranks a record by. */
+static uint64_t top_measure(const struct sbx_flow_record *r, unsigned int k)
+{
+	return k == TOP_PACKETS ? r->packets : r->bytes;
+}
+
+/* Keep @p r among the largest records of second @p sec, in both rankings. */
 static void top_add(const struct sbx_flow_record *r, uint64_t sec)
 {
-	struct top_sec *t = &fx.top[sec % SBX_FLOWS_TOP_WINDOW_S];
-	unsigned int i;
+	unsigned int i, k;
 
-	if (t->sec != sec) {
-		t->sec = sec;
-		t->n = 0;
+	for (k = TOP_BYTES; k <= TOP_PACKETS; k++) {
+		struct top_sec *t = &fx.top[k][sec % SBX_FLOWS_TOP_WINDOW_S];
+
+		if (t->sec != sec) {
+			t->sec = sec;
+			t->n = 0;
+		}
+		if (t->n < SBX_FLOWS_TOP) {
+			t->r[t->n++] = *r;
+		} else if (top_measure(r, k) > top_measure(&t->r[t->min], k)) {
+			t->r[t->min] = *r;
+		} else {
+			continue;
+		}
+		for (i = 1, t->min = 0; i < t->n; i++) /* the smallest: the next to give way */
+			if (top_measure(&t->r[i], k) < top_measure(&t->r[t->min], k))
+				t->min = i;
 	}
-	if (t->n < SBX_FLOWS_TOP) {
-		t->r[t->n++] = *r;
-	} else if (r->bytes > t->r[t->min].bytes) {
-		t->r[t->min] = *r;
-	} else {
-		return;
-	}
-	for (i = 1, t->min = 0; i < t->n; i++) /* the smallest: the next to give way */
-		if (t->r[i].bytes < t->r[t->min].bytes)
-			t->min = i;
 }
 
 static int bytes_desc(const void *a, const void *b)
@@ -70,24 +83,41 @@ static int bytes_desc(const void *a, const void *b)
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
 }
 
+/* Most packets first; equal packets: most bytes first. */
+static int packets_desc(const void *a, const void *b)
+{
+	const struct sbx_flow_record *x = a, *y = b;
+
+	return x->packets < y->packets ? 1 : x->packets > y->packets ? -1 : bytes_desc(a, b);
+}
+
+/* The largest records of the window of ranking @p k into @p all (SBX_FLOWS_TOP at most), sorted. */
+static unsigned int top_rank(unsigned int k, uint64_t sec, struct sbx_flow_record *all)
+{
+	unsigned int n = 0, s, i;
+
+	for (s = 0; s < SBX_FLOWS_TOP_WINDOW_S; s++)
+		if (fx.top[k][s].n && fx.top[k][s].sec + SBX_FLOWS_TOP_WINDOW_S > sec)
+			for (i = 0; i < fx.top[k][s].n; i++)
+				all[n++] = fx.top[k][s].r[i];
+	qsort(all, n, sizeof(all[0]), k == TOP_PACKETS ? packets_desc : bytes_desc);
+	return n > SBX_FLOWS_TOP ? SBX_FLOWS_TOP : n;
+}
+
 /* The largest records of the window into the memzone (sequence lock: see struct sbx_flows_shm). */
 static void top_publish(uint64_t sec)
 {
 	static struct sbx_flow_record all[SBX_FLOWS_TOP_WINDOW_S * SBX_FLOWS_TOP];
+	static struct sbx_flow_record pk[SBX_FLOWS_TOP_WINDOW_S * SBX_FLOWS_TOP];
 	struct sbx_flows_shm *fs = &fx.p->shm->flows;
-	unsigned int n = 0, k, i;
+	unsigned int n = top_rank(TOP_BYTES, sec, all), np = top_rank(TOP_PACKETS, sec, pk);
 
-	for (k = 0; k < SBX_FLOWS_TOP_WINDOW_S; k++)
-		if (fx.top[k].n && fx.top[k].sec + SBX_FLOWS_TOP_WINDOW_S > sec)
-			for (i = 0; i < fx.top[k].n; i++)
-				all[n++] = fx.top[k].r[i];
-	qsort(all, n, sizeof(all[0]), bytes_desc);
-	if (n > SBX_FLOWS_TOP)
-		n = SBX_FLOWS_TOP;
 	__atomic_add_fetch(&fs->top_seq, 1, __ATOMIC_RELEASE); /* odd: being written */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(fs->top, all, n * sizeof(all[0]));
 	fs->nb_top = n;
+	memcpy(fs->top_packets, pk, np * sizeof(pk[0]));
+	fs->nb_top_packets = np;
 	fs->top_ns = sbx_realtime_ns();
 	__atomic_add_fetch(&fs->top_seq, 1, __ATOMIC_RELEASE);
 }

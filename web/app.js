@@ -1,11 +1,12 @@
 // spanbox status page: polls the REST API every second, renders health, ports, the topology,
-// workers, mirrors, tool groups, pools, warnings, events and the last hour of throughput, and sends the few actions
+// workers, mirrors, tool groups, top talkers, pools, warnings, events and the last hour of throughput, and sends the few actions
 // (restart a worker, add / delete a mirror session) with the tab's bearer token.
 import { api, ApiError, getToken, setToken } from './api.js';
 import { lineChart } from './chart.js';
 import { buildTopology, drawTopology, mirrorGroup } from './topology.js';
 import { count, si, bps, pps, duration, ms, DASH } from './format.js';
 import { initCaptures, refreshCaptures } from './captures.js';
+import { initFlows, refreshFlows } from './flows.js';
 
 const PERIOD_MS = 1000;        // status refresh
 const SYSTEM_EVERY_MS = 10000; // /system (warnings): heavier, changes rarely
@@ -682,6 +683,7 @@ async function refresh() {
 	updatePortChoices(names);
 	updateGroupChoices((status.tool_groups || []).map((g) => g.name));
 	await refreshCaptures(names);
+	await refreshFlows();
 
 	st.prev = {
 		t,
@@ -821,6 +823,7 @@ function init() {
 	$('m-dkind').addEventListener('change', dstFields);
 	$('mirror-form').addEventListener('submit', addMirror);
 	initCaptures({ refreshSoon, notice: (t) => { clearError(); showNotice(t); }, error: (e) => showError(errorText(e)) });
+	initFlows({ refreshSoon });
 	showTokenState();
 	encapFields();
 	dstFields();

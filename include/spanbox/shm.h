@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 23
+#define SBX_SHM_VERSION 24
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -634,7 +634,7 @@ struct sbx_flow_collector_shm {
 	struct sbx_ipfix_stats x; /**< the collector's exporter counters (ipfix.h), copied every 100 ms */
 };
 
-#define SBX_FLOWS_TOP 20          /**< top talkers kept: the largest flows (bytes) of the window */
+#define SBX_FLOWS_TOP 20          /**< top talkers kept: the largest flows of the window (by bytes, and by packets) */
 #define SBX_FLOWS_TOP_WINDOW_S 60 /**< their window: records exported in the last 60 s */
 
 /** The exporter thread's state (written by that thread only, read by mgmt). */
@@ -649,6 +649,10 @@ struct sbx_flows_shm {
 	uint32_t nb_top;         /**< entries of top[] */
 	uint64_t top_ns;         /**< CLOCK_REALTIME of the last rewrite */
 	struct sbx_flow_record top[SBX_FLOWS_TOP]; /**< largest bytes first */
+	/* the same window ranked by packets (GET /api/v1/flows/top?by=packets), under the same top_seq */
+	uint32_t nb_top_packets; /**< entries of top_packets[] */
+	uint32_t reserved_top;
+	struct sbx_flow_record top_packets[SBX_FLOWS_TOP]; /**< most packets first */
 };
 
 /** The memzone. */
