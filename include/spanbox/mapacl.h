@@ -17,7 +17,8 @@
  *     SBX_MAPACL_SINGLE builds one context per set for both families instead (measured in
  *     docs/BENCHMARKS.md "Maps").
  * The caller owns the rule tables; the contexts copy what they need. Building needs an initialised
- * EAL (rte_acl allocates with rte_malloc); classifying is thread safe on a built context (read only).
+ * EAL (rte_acl allocates with rte_malloc, and so does the build for the classifier itself, so that a
+ * secondary process can use the primary's); classifying is thread safe on a built context (read only).
  */
 #ifndef SPANBOX_MAPACL_H
 #define SPANBOX_MAPACL_H
@@ -68,6 +69,14 @@ struct sbx_mapacl;
 struct sbx_mapacl *sbx_mapacl_build(const struct sbx_map_rules *maps, uint32_t nb_maps,
 				    const struct sbx_mapacl_opts *opts, struct sbx_mapacl_stats *st,
 				    char *err, size_t errlen);
+
+/**
+ * Check, in a process other than the builder's (a DPDK secondary), that every context of @p a
+ * (built in rte_malloc memory by the primary, the same address here) is the one DPDK's RTE_ACL
+ * tailq holds under its name (rte_acl_find_existing): the shared memory is the builder's.
+ * @return 0, or -1 with the name of the first context not found in @p err
+ */
+int sbx_mapacl_check_shared(const struct sbx_mapacl *a, char *err, size_t errlen);
 
 /** Free the contexts (NULL is fine). Not while a classify call runs on them. */
 void sbx_mapacl_free(struct sbx_mapacl *a);
