@@ -2191,7 +2191,7 @@ static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_
 		      parse_tool_groups(&c, root, cfg) || parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg) ||
 		      parse_microburst(&c, root, cfg) ||
 		      parse_flows(&c, root, cfg) ||
-		      sbx_config_maps_parse(root, cfg, err, errlen) ||
+		      sbx_config_maps_parse(root, cfg, config_path != NULL, err, errlen) ||
 		      check_files(&c, cfg, config_path))
 			     ? -1 : 0;
 	}

@@ -13,6 +13,8 @@
 /* Keys of a map beyond a mirror session's. */
 static const char *const map_extra_keys[] = {"rules", "collector", NULL};
 static const char *const summary_keys[] = {"count", "digest", NULL};
+static const char summary_in_file[] =
+	"a summary of a running document (count, digest): the config to start from must hold the rules themselves";
 
 __attribute__((format(printf, 3, 4)))
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -79,7 +81,8 @@ static int parse_summary(const cJSON *o, const char *path, struct sbx_map_cfg *m
 }
 
 /* Map @p i at @p obj into cfg->maps[i] (maps 0..i-1 parsed); *@p total counts the rules so far. */
-static int parse_map(const cJSON *obj, int i, struct sbx_config *cfg, uint32_t *total, char *err, size_t errlen)
+static int parse_map(const cJSON *obj, int i, struct sbx_config *cfg, uint32_t *total, bool file, char *err,
+		     size_t errlen)
 {
 	struct sbx_map_cfg *m = &cfg->maps[i];
 	const cJSON *rules, *col;
@@ -106,6 +109,8 @@ static int parse_map(const cJSON *obj, int i, struct sbx_config *cfg, uint32_t *
 	rules = cJSON_GetObjectItemCaseSensitive(obj, "rules");
 	snprintf(rpath, sizeof(rpath), "%s.rules", path);
 	if (cJSON_IsObject(rules)) {
+		if (file)
+			return fail(err, errlen, "%s: %s", rpath, summary_in_file);
 		if (parse_summary(rules, rpath, m, err, errlen) != 0)
 			return -1;
 	} else if (rules != NULL) {
@@ -130,7 +135,7 @@ static int parse_map(const cJSON *obj, int i, struct sbx_config *cfg, uint32_t *
 	return 0;
 }
 
-int sbx_config_maps_parse(const cJSON *root, struct sbx_config *cfg, char *err, size_t errlen)
+int sbx_config_maps_parse(const cJSON *root, struct sbx_config *cfg, bool file, char *err, size_t errlen)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "maps"), *it;
 	uint32_t total = 0;
@@ -144,7 +149,7 @@ int sbx_config_maps_parse(const cJSON *root, struct sbx_config *cfg, char *err, 
 	if (cJSON_GetArraySize(arr) > SBX_MAX_MAPS)
 		return fail(err, errlen, "maps: %d entries, at most %d", cJSON_GetArraySize(arr), SBX_MAX_MAPS);
 	cJSON_ArrayForEach(it, arr) {
-		if (parse_map(it, i, cfg, &total, err, errlen) != 0)
+		if (parse_map(it, i, cfg, &total, file, err, errlen) != 0)
 			return -1;
 		i++;
 	}
@@ -164,8 +169,7 @@ static int summarise(cJSON *m, int i, struct sbx_map_rules *r, char *err, size_t
 		r = &tmp;
 	memset(r, 0, sizeof(*r));
 	if (cJSON_IsObject(rules))
-		return fail(err, errlen, "%s: a summary of a running document (count, digest): the config to start "
-			    "from must hold the rules themselves", path);
+		return fail(err, errlen, "%s: %s", path, summary_in_file);
 	if (rules != NULL && sbx_map_rules_parse(rules, path, r, err, errlen) != 0)
 		return -1;
 	s = cJSON_CreateObject();

@@ -252,6 +252,31 @@ static int build_sets(struct sbx_mapacl *a, const struct sbx_map_rules *maps, ui
 	free_set(x);
 	if (st)
 		*st = before;
+	if (n == 1 && (o == NULL || o->max_size == 0)) {
+		/* one map past 8 tries at rte_acl's smallest node limit: the largest limit (fewer, bigger
+		 * tries; max_size bounds the memory) before giving up */
+		struct sbx_mapacl_opts big = o ? *o : (struct sbx_mapacl_opts){0};
+
+		big.max_size = SBX_MAPACL_RETRY_MAX_SIZE;
+		x->first_map = first; /* free_set() cleared the set */
+		x->nb_maps = n;
+		x->cats = cats_for(n);
+		if (build_ctx(maps, x, FAM_V4, a->single, &big, st, err, errlen) == 0 &&
+		    (a->single || build_ctx(maps, x, FAM_V6, a->single, &big, st, err, errlen) == 0)) {
+			a->nb_sets++;
+			if (st) {
+				st->retries++;
+				if (a->nb_sets == 1) {
+					st->fields[0] = x->c[FAM_V4].nb_fields;
+					st->fields[1] = a->single ? x->c[FAM_V4].nb_fields : x->c[FAM_V6].nb_fields;
+				}
+			}
+			return 0;
+		}
+		free_set(x);
+		if (st)
+			*st = before;
+	}
 	if (n == 1) {
 		char why[200];
 

@@ -30,11 +30,12 @@ struct cJSON;
  * Each map is a mirror session object (the mirror keys, parsed by the same code) plus "rules" (an
  * array of rules, maprules.h; or the summary {"count", "digest"} of a running document) and
  * "collector" (bool). Refused: a recorder destination, a collector with rules, more than
- * SBX_MAX_MAPS maps or SBX_MAP_MAX_RULES rules in all, any bad rule.
+ * SBX_MAX_MAPS maps or SBX_MAP_MAX_RULES rules in all, any bad rule; with @p file (a config file,
+ * not a running document) a summary.
  * @param err  "maps[i].<key>: why", e.g. "maps[0].rules[3].dst_port: 70000 is not a port"
  * @return 0, or -1
  */
-int sbx_config_maps_parse(const struct cJSON *root, struct sbx_config *cfg, char *err, size_t errlen);
+int sbx_config_maps_parse(const struct cJSON *root, struct sbx_config *cfg, bool file, char *err, size_t errlen);
 
 /** FNV-1a 64 of the canonical fields of every rule of @p r (0 rules: the FNV offset basis). */
 uint64_t sbx_config_maps_digest(const struct sbx_map_rules *r);
