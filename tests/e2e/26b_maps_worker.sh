@@ -10,13 +10,18 @@
 # frames no map passed; the forwarded output is the input unchanged. The config (its rules) is
 # larger than the 64 KiB of the memzone's document: the rules are kept apart. Then bad configs
 # are refused at start naming the field.
-# Own resources: file prefix sbxmw, lcores 94 (primary), 95 (mgmt), 96 (worker), 93 (standby).
+# Live (net_null ports, mgmt on 19030): GET /api/v1/maps gives the maps with their rule counts and
+# counters; the running document keeps a count and digest, not the rules; a live mirror change is
+# applied with the maps running; a change of a map's rules is refused (static).
+# Own resources: file prefix sbxmw, lcores 94 (primary), 95 (mgmt), 96 (worker), 93 (standby),
+# API port 19030.
 set -uo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/replay.sh"
+source "$ROOT/tests/lib/instance.sh"
 MODEL="$ROOT/tests/lib/map_model.py"
 SEED=${MAP_SEED:-$(date +%s)} RULES=${MAP_RULES:-1024} FRAMES=${MAP_FRAMES:-20000}
-trap 'rm -rf "$TMP"' EXIT
+trap 'inst_cleanup; rm -rf "$TMP"' EXIT
 
 echo "# seed $SEED, $RULES rules in 4 maps, $FRAMES frames"
 # twice the rules over 8 maps, of which the appliance gets the first 4, each behind a first rule
@@ -127,4 +132,51 @@ bad dupid 'cfg["maps"][1]["id"] = 40' "maps[1].id: duplicate session id 40 (see 
 bad mapkey 'cfg["maps"][3]["colour"] = "red"' "maps[3].colour: unknown key"
 bad summary 'cfg["maps"][1]["rules"] = {"count": 3, "digest": "0123456789abcdef"}' \
 	"maps[1].rules: a summary of a running document (count, digest): the config to start from must hold the rules themselves"
+
+# live: net_null frames (60 zero bytes: EtherType 0, not IP) on n0 -> n1; map "zeros" passes
+# EtherType 0, map "tcp" passes TCP only (none), the collector of n0's RX takes what no map
+# passed there (none; on TX of n0, the frames of n1, it would take them all)
+API=http://127.0.0.1:19030/api/v1
+cat >"$TMP/live.json" <<JSON
+{
+  "eal": {"file_prefix": "sbxmw", "socket_mem_mb": 256, "primary_lcore": 94, "mgmt_lcore": 95},
+  "ports": [{"name": "n0", "devargs": "net_null0"}, {"name": "n1", "devargs": "net_null1"},
+            {"name": "t", "devargs": "net_null2"}, {"name": "u", "devargs": "net_null3"}],
+  "workers": {"count": 1, "lcores": [96], "standby_lcores": [93]},
+  "forwarding": {"xconnects": [["n0", "n1"]]},
+  "mgmt": {"listen": "127.0.0.1", "port": 19030, "database": "$TMP/live.db", "token": "sbxmw-token-0123456789abcdef"},
+  "maps": [
+    {"id": 70, "name": "zeros", "sources": [{"port": "n0", "direction": "rx"}], "destination": {"port": "t"},
+     "rules": [{"action": "drop", "ip_proto": 6}, {"action": "pass", "ethertype": 0}]},
+    {"id": 71, "name": "tcp", "sources": [{"port": "n0"}], "destination": {"port": "t"},
+     "rules": [{"action": "pass", "ip_proto": 6}]},
+    {"id": 72, "name": "rest", "sources": [{"port": "n0", "direction": "rx"}], "destination": {"port": "u"}, "collector": true}
+  ]
+}
+JSON
+AUTH="Authorization: Bearer sbxmw-token-0123456789abcdef"
+inst_start_both live "$TMP/live.json" "$API"
+sleep 1
+curl -fsS "$API/maps" >"$TMP/maps.out"; jq -c '.maps[] | {name, rule_count, passed: .counters.passed, mirrored: .counters.mirrored_packets}' "$TMP/maps.out" | sed 's/^/# /'
+check "GET /api/v1/maps: 3 maps, rule counts 2, 1, 0, the collector flagged" \
+	cond '[ "$(jq -c "[.maps[] | [.name, .rule_count, .collector]]" "$TMP/maps.out")" = "[[\"zeros\",2,false],[\"tcp\",1,false],[\"rest\",0,true]]" ]'
+check "GET /api/v1/maps: zeros passed and mirrored frames, tcp and the collector none; frames classified" \
+	cond '[ "$(jq ".maps[0].counters.passed" "$TMP/maps.out")" -gt 0 ] && [ "$(jq ".maps[0].counters.mirrored_packets" "$TMP/maps.out")" -gt 0 ] &&
+	      [ "$(jq ".maps[1].counters.passed + .maps[2].counters.passed" "$TMP/maps.out")" = 0 ] && [ "$(jq .classified_frames "$TMP/maps.out")" -gt 0 ]'
+curl -fsS "$API/config" >"$TMP/config.out"
+check "the running document keeps each map's rule count and digest, not its rules" \
+	cond '[ "$(jq -c "[.maps[].rules.count]" "$TMP/config.out")" = "[2,1,0]" ] && ! grep -q ethertype "$TMP/config.out"'
+code=$(curl -sS -o "$TMP/post.out" -w '%{http_code}' -H "$AUTH" -H 'Content-Type: application/json' \
+	-d '{"id": 5, "sources": [{"port": "n0"}], "destination": {"port": "u"}}' "$API/mirrors")
+check "a live mirror change with the maps running is applied ($code)" cond '[ "$code" = 201 ] || [ "$code" = 200 ]'
+[ "$code" = 201 ] || [ "$code" = 200 ] || sed 's/^/# /' "$TMP/post.out"
+sleep 0.5
+check "the maps run on after the change: zeros still passes frames" \
+	cond 'a=$(jq ".maps[0].counters.passed" "$TMP/maps.out"); sleep 0.3; [ "$(curl -fsS "$API/maps" | jq ".maps[0].counters.passed")" -gt "$a" ]'
+jq '.maps[0].rules = [{"action": "pass"}]' "$TMP/config.out" >"$TMP/put.json"
+code=$(curl -sS -o "$TMP/put.out" -w '%{http_code}' -X PUT -H "$AUTH" -H 'Content-Type: application/json' \
+	--data-binary @"$TMP/put.json" "$API/config")
+check "PUT /config with a map's rules changed: 422 naming maps (static) ($code: $(jq -c '{field, error}' "$TMP/put.out" 2>/dev/null))" \
+	cond '[ "$code" = 422 ] && grep -q "maps" "$TMP/put.out"'
+inst_cleanup
 exit 0
