@@ -180,6 +180,23 @@ static int session_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const
 	return 0;
 }
 
+/* One more session of @p e, config @p mc, number @p idx in the lists of the ports and directions
+ * it watches (@p rx / @p tx: rows of @p width entries per port, their counts @p nb_rx / @p nb_tx). */
+static void session_watch(struct sbx_mirror_engine *e, const struct sbx_mirror_cfg *mc, uint8_t idx, uint8_t *nb_rx,
+			  uint8_t *rx, uint8_t *nb_tx, uint8_t *tx, size_t width)
+{
+	for (uint16_t k = 0; k < mc->nb_sources; k++) {
+		uint16_t port = mc->sources[k].port;
+
+		if (mc->sources[k].direction & SBX_DIR_RX)
+			rx[port * width + nb_rx[port]++] = idx;
+		if (mc->sources[k].direction & SBX_DIR_TX)
+			tx[port * width + nb_tx[port]++] = idx;
+	}
+	e->nb++;
+	e->nb_ts += mc->ts_format != SBX_TS_NONE;
+}
+
 /* ---- maps (issue #27, docs/MAPS.md): map j is session map_first + j, after the mirrors ---- */
 
 /* The sessions of the maps of @p t (static config) and the maps watching each port and direction. */
@@ -201,17 +218,8 @@ static int maps_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const st
 				  &shm->workers[worker].stats.map_mirror[j], &shm->maps.seq[j].seq_next, "maps", j, err,
 				  errlen) != 0)
 			return -1;
-		for (uint16_t k = 0; k < mc->nb_sources; k++) {
-			uint16_t port = mc->sources[k].port;
-
-			if (mc->sources[k].direction & SBX_DIR_RX)
-				e->map_rx[port][e->nb_map_rx[port]++] = (uint8_t)j;
-			if (mc->sources[k].direction & SBX_DIR_TX)
-				e->map_tx[port][e->nb_map_tx[port]++] = (uint8_t)j;
-		}
-		e->nb++;
+		session_watch(e, mc, (uint8_t)j, e->nb_map_rx, &e->map_rx[0][0], e->nb_map_tx, &e->map_tx[0][0], SBX_MAX_MAPS);
 		e->nb_maps++;
-		e->nb_ts += mc->ts_format != SBX_TS_NONE;
 	}
 	return 0;
 }
@@ -259,16 +267,7 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 		if (session_setup(e, shm, t, worker, i, mc, &shm->workers[worker].stats.mirror[t->cset[i]],
 				  &shm->mirrors[t->cset[i]].seq_next, "mirrors", i, err, errlen) != 0)
 			return -1;
-		for (k = 0; k < mc->nb_sources; k++) {
-			uint16_t port = mc->sources[k].port;
-
-			if (mc->sources[k].direction & SBX_DIR_RX)
-				e->rx[port][e->nb_rx[port]++] = (uint8_t)i;
-			if (mc->sources[k].direction & SBX_DIR_TX)
-				e->tx[port][e->nb_tx[port]++] = (uint8_t)i;
-		}
-		e->nb++;
-		e->nb_ts += mc->ts_format != SBX_TS_NONE;
+		session_watch(e, mc, (uint8_t)i, e->nb_rx, &e->rx[0][0], e->nb_tx, &e->tx[0][0], SBX_MAX_MIRRORS);
 	}
 	if (maps_setup(e, shm, t, worker, err, errlen) != 0) /* maps: sessions after the mirrors' */
 		return -1;
@@ -1195,6 +1194,36 @@ static inline void ts_burst_time(struct sbx_mirror_engine *e, uint64_t tsc)
 	e->ts_ns = sbx_ts_clock_mono(&e->tsclk, tsc);
 }
 
+/* Whether session @p rt copies frame @p m: its filter, then sampling (what it skips is counted). */
+static inline bool frame_taken(struct sbx_mirror_rt *rt, struct rte_mbuf *m)
+{
+	if (rt->bpf != NULL && (rt->jit ? rt->jit(m) : rte_bpf_exec(rt->bpf, m)) == 0) {
+		rt->st->filtered_out++;
+		return false;
+	}
+	if (rt->sample_left) {
+		rt->sample_left--;
+		rt->st->sampled_out++;
+		return false;
+	}
+	rt->sample_left = rt->cfg->sample - 1;
+	return true;
+}
+
+/* The copies of session @p rt of the @p ns frames @p sp (frames @p sel of the burst) into its
+ * txbuf from ntx on, @p idx (its src_idx from ntx) set to their frames' places in the burst.
+ * @return the number of copies (not yet added to ntx) */
+static inline uint16_t copy_selected(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **sp,
+				     const uint16_t *sel, uint16_t ns, uint16_t port, uint8_t dir, uint64_t now_ns,
+				     uint16_t *idx)
+{
+	uint16_t nc = copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx, sel);
+
+	for (uint16_t i = 0; i < nc; i++) /* index in the selection -> index in the burst */
+		idx[i] = sel[idx[i]];
+	return nc;
+}
+
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
 {
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
@@ -1226,21 +1255,11 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 			goto copied;
 		}
 		/* which frames get a copy: filter, then sampling */
-		for (i = 0; i < n; i++) {
-			if (rt->bpf != NULL &&
-			    (rt->jit ? rt->jit(pkts[i]) : rte_bpf_exec(rt->bpf, pkts[i])) == 0) {
-				rt->st->filtered_out++;
-				continue;
+		for (i = 0; i < n; i++)
+			if (frame_taken(rt, pkts[i])) {
+				sel[ns] = i;
+				sp[ns++] = pkts[i];
 			}
-			if (rt->sample_left) {
-				rt->sample_left--;
-				rt->st->sampled_out++;
-				continue;
-			}
-			rt->sample_left = rt->cfg->sample - 1;
-			sel[ns] = i;
-			sp[ns++] = pkts[i];
-		}
 		if (ns == 0)
 			continue;
 		if (unlikely(rt->rec_ring != NULL)) { /* a capture: pcapng copies for the recorder's ring */
@@ -1255,9 +1274,7 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 			}
 			continue;
 		}
-		nc = copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx, sel);
-		for (i = 0; i < nc; i++) /* index in the selection -> index in the burst */
-			idx[i] = sel[idx[i]];
+		nc = copy_selected(e, rt, sp, sel, ns, port, dir, now_ns, idx);
 copied:
 		rt->ntx += nc;
 	}
@@ -1309,19 +1326,17 @@ void sbx_mirror_flush(struct sbx_mirror_engine *e)
 void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
 			     uint16_t n, const uint64_t *sets)
 {
-	const uint8_t *list = dir == SBX_DIR_RX ? e->map_rx[port] : e->map_tx[port];
-	uint8_t nb = dir == SBX_DIR_RX ? e->nb_map_rx[port] : e->nb_map_tx[port];
-	uint64_t tsc = rte_rdtsc();
-	uint64_t now_ns = sbx_mirror_now_ns(e, tsc);
 	struct rte_mbuf *sp[SBX_MAX_BURST];
-	uint16_t sel[SBX_MAX_BURST];
-	uint8_t k;
-	uint16_t i, nc;
+	uint16_t sel[SBX_MAX_BURST], i;
+	const bool rx = dir == SBX_DIR_RX;
+	const uint8_t *list = rx ? e->map_rx[port] : e->map_tx[port];
+	const uint8_t nb = rx ? e->nb_map_rx[port] : e->nb_map_tx[port];
+	const uint64_t tsc = rte_rdtsc(), now_ns = sbx_mirror_now_ns(e, tsc);
 
 	e->gen++; /* the flow hashes of this pass are its own (burst_hash) */
 	if (unlikely(e->nb_ts != 0) && nb != 0)
 		ts_burst_time(e, tsc);
-	for (k = 0; k < nb; k++) {
+	for (uint8_t k = 0; k < nb; k++) {
 		uint8_t j = list[k];
 		struct sbx_mirror_rt *rt = &e->s[e->map_first + j];
 		const uint64_t bit = 1ULL << j;
@@ -1336,25 +1351,13 @@ void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t
 			if (!(sets[i] & bit))
 				continue;
 			passed++;
-			if (rt->bpf != NULL && (rt->jit ? rt->jit(pkts[i]) : rte_bpf_exec(rt->bpf, pkts[i])) == 0) {
-				rt->st->filtered_out++;
-				continue;
+			if (frame_taken(rt, pkts[i])) {
+				sel[ns] = i;
+				sp[ns++] = pkts[i];
 			}
-			if (rt->sample_left) {
-				rt->sample_left--;
-				rt->st->sampled_out++;
-				continue;
-			}
-			rt->sample_left = rt->cfg->sample - 1;
-			sel[ns] = i;
-			sp[ns++] = pkts[i];
 		}
 		e->map_st[j].passed += passed;
-		if (ns == 0)
-			continue;
-		nc = copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx, sel);
-		for (i = 0; i < nc; i++) /* index in the selection -> index in the burst */
-			idx[i] = sel[idx[i]];
-		rt->ntx += nc;
+		if (ns != 0)
+			rt->ntx += copy_selected(e, rt, sp, sel, ns, port, dir, now_ns, idx);
 	}
 }
