@@ -163,6 +163,10 @@ check "GET /api/v1/maps: 3 maps, rule counts 2, 1, 0, the collector flagged" \
 check "GET /api/v1/maps: zeros passed and mirrored frames, tcp and the collector none; frames classified" \
 	cond '[ "$(jq ".maps[0].counters.passed" "$TMP/maps.out")" -gt 0 ] && [ "$(jq ".maps[0].counters.mirrored_packets" "$TMP/maps.out")" -gt 0 ] &&
 	      [ "$(jq ".maps[1].counters.passed + .maps[2].counters.passed" "$TMP/maps.out")" = 0 ] && [ "$(jq .classified_frames "$TMP/maps.out")" -gt 0 ]'
+curl -fsS "http://127.0.0.1:19030/metrics" | grep '^spanbox_map_passed_packets_total' >"$TMP/metrics.out"
+sed 's/^/# /' "$TMP/metrics.out"
+check "/metrics: spanbox_map_passed_packets_total per map (labels map, name): zeros > 0, tcp and rest 0" \
+	cond 'awk "/map=\"70\",name=\"zeros\"/ && \$2 > 0 {z = 1} /map=\"71\",name=\"tcp\"/ && \$2 == 0 {t = 1} /map=\"72\",name=\"rest\"/ && \$2 == 0 {r = 1} END {exit !(z && t && r)}" "$TMP/metrics.out"'
 curl -fsS "$API/config" >"$TMP/config.out"
 check "the running document keeps each map's rule count and digest, not its rules" \
 	cond '[ "$(jq -c "[.maps[].rules.count]" "$TMP/config.out")" = "[2,1,0]" ] && ! grep -q ethertype "$TMP/config.out"'
