@@ -229,7 +229,7 @@ char *sbx_config_maps_take(const char *text, struct sbx_map_rules tables[SBX_MAX
 			goto fail;
 		*nb = (uint16_t)++i;
 	}
-	out = cJSON_Print(doc);
+	out = cJSON_PrintUnformatted(doc); /* as sbx_config_maps_fits measured it */
 	if (out == NULL)
 		fail(err, errlen, "config: out of memory");
 	cJSON_Delete(doc);
