@@ -141,7 +141,8 @@ cat >"$TMP/live.json" <<JSON
 {
   "eal": {"file_prefix": "sbxmw", "socket_mem_mb": 256, "primary_lcore": 94, "mgmt_lcore": 95},
   "ports": [{"name": "n0", "devargs": "net_null0"}, {"name": "n1", "devargs": "net_null1"},
-            {"name": "t", "devargs": "net_null2"}, {"name": "u", "devargs": "net_null3"}],
+            {"name": "t", "devargs": "net_null2"}, {"name": "u", "devargs": "net_null3"}, {"name": "v", "devargs": "net_null4"}],
+  "tool_groups": [{"name": "g", "members": ["v"]}],
   "workers": {"count": 1, "lcores": [96], "standby_lcores": [93]},
   "forwarding": {"xconnects": [["n0", "n1"]]},
   "mgmt": {"listen": "127.0.0.1", "port": 19030, "database": "$TMP/live.db", "token": "sbxmw-token-0123456789abcdef"},
@@ -150,7 +151,9 @@ cat >"$TMP/live.json" <<JSON
      "rules": [{"action": "drop", "ip_proto": 6}, {"action": "pass", "ethertype": 0}]},
     {"id": 71, "name": "tcp", "sources": [{"port": "n0"}], "destination": {"port": "t"},
      "rules": [{"action": "pass", "ip_proto": 6}]},
-    {"id": 72, "name": "rest", "sources": [{"port": "n0", "direction": "rx"}], "destination": {"port": "u"}, "collector": true}
+    {"id": 72, "name": "rest", "sources": [{"port": "n0", "direction": "rx"}], "destination": {"port": "u"}, "collector": true},
+    {"id": 73, "name": "grp", "sources": [{"port": "n0", "direction": "rx"}], "destination": {"group": "g"},
+     "rules": [{"action": "pass", "ethertype": 0}]}
   ]
 }
 JSON
@@ -158,8 +161,11 @@ AUTH="Authorization: Bearer sbxmw-token-0123456789abcdef"
 inst_start_both live "$TMP/live.json" "$API"
 sleep 1
 curl -fsS "$API/maps" >"$TMP/maps.out"; jq -c '.maps[] | {name, rule_count, passed: .counters.passed, mirrored: .counters.mirrored_packets}' "$TMP/maps.out" | sed 's/^/# /'
-check "GET /api/v1/maps: 3 maps, rule counts 2, 1, 0, the collector flagged" \
-	cond '[ "$(jq -c "[.maps[] | [.name, .rule_count, .collector]]" "$TMP/maps.out")" = "[[\"zeros\",2,false],[\"tcp\",1,false],[\"rest\",0,true]]" ]'
+check "GET /api/v1/maps: 4 maps, rule counts 2, 1, 0, 1, the collector flagged" \
+	cond '[ "$(jq -c "[.maps[] | [.name, .rule_count, .collector]]" "$TMP/maps.out")" = "[[\"zeros\",2,false],[\"tcp\",1,false],[\"rest\",0,true],[\"grp\",1,false]]" ]'
+check "a map to a tool group: its copies reach the group's member (map grp mirrored, member v's packets > 0)" \
+	cond '[ "$(jq ".maps[3].counters.mirrored_packets" "$TMP/maps.out")" -gt 0 ] &&
+	      [ "$(curl -fsS "$API/status" | jq "[.tool_groups[0].members[].packets] | add")" -gt 0 ]'
 check "GET /api/v1/maps: zeros passed and mirrored frames, tcp and the collector none; frames classified" \
 	cond '[ "$(jq ".maps[0].counters.passed" "$TMP/maps.out")" -gt 0 ] && [ "$(jq ".maps[0].counters.mirrored_packets" "$TMP/maps.out")" -gt 0 ] &&
 	      [ "$(jq ".maps[1].counters.passed + .maps[2].counters.passed" "$TMP/maps.out")" = 0 ] && [ "$(jq .classified_frames "$TMP/maps.out")" -gt 0 ]'
@@ -169,7 +175,7 @@ check "/metrics: spanbox_map_passed_packets_total per map (labels map, name): ze
 	cond 'awk "/map=\"70\",name=\"zeros\"/ && \$2 > 0 {z = 1} /map=\"71\",name=\"tcp\"/ && \$2 == 0 {t = 1} /map=\"72\",name=\"rest\"/ && \$2 == 0 {r = 1} END {exit !(z && t && r)}" "$TMP/metrics.out"'
 curl -fsS "$API/config" >"$TMP/config.out"
 check "the running document keeps each map's rule count and digest, not its rules" \
-	cond '[ "$(jq -c "[.maps[].rules.count]" "$TMP/config.out")" = "[2,1,0]" ] && ! grep -q ethertype "$TMP/config.out"'
+	cond '[ "$(jq -c "[.maps[].rules.count]" "$TMP/config.out")" = "[2,1,0,1]" ] && ! grep -q ethertype "$TMP/config.out"'
 code=$(curl -sS -o "$TMP/post.out" -w '%{http_code}' -H "$AUTH" -H 'Content-Type: application/json' \
 	-d '{"id": 5, "sources": [{"port": "n0"}], "destination": {"port": "u"}}' "$API/mirrors")
 check "a live mirror change with the maps running is applied ($code)" cond '[ "$code" = 201 ] || [ "$code" = 200 ]'
