@@ -548,6 +548,32 @@ static void mirror_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	}
 }
 
+/* ---- maps (issue #27): per map families of SBX_FOREACH_MAP_COUNTER, labels map (id) and name,
+ * summed over workers; no per-rule family (label cardinality) ---- */
+#define MAP_FAM(field, json, prom, unit, help) { prom, "counter", help, offsetof(struct sbx_map_counters, field) },
+
+static const struct fam map_fams[] = { SBX_FOREACH_MAP_COUNTER(MAP_FAM) };
+
+static void map_metrics(struct pbuf *b, const struct sbx_shm *shm)
+{
+	const struct sbx_config *cfg = &shm->cfg; /* maps are static: the config as parsed at start */
+	uint16_t nb_w = mgmt_nb_workers(shm), nb = cfg->nb_maps < SBX_MAX_MAPS ? cfg->nb_maps : SBX_MAX_MAPS;
+
+	for (size_t f = 0; f < RTE_DIM(map_fams) && nb; f++) {
+		family(b, map_fams[f].name, map_fams[f].type, map_fams[f].help);
+		for (uint16_t m = 0; m < nb; m++) {
+			char l[LBL] = "";
+			uint64_t v = 0;
+
+			label_u(l, LBL, "map", cfg->maps[m].s.id);
+			label(l, LBL, "name", cfg->maps[m].s.name, sizeof(cfg->maps[m].s.name));
+			for (uint16_t w = 0; w < nb_w; w++)
+				v += U64_AT(&shm->workers[w].stats.map[m], map_fams[f].off);
+			sample_u(b, map_fams[f].name, l, v);
+		}
+	}
+}
+
 #define GROUP_MEMBER_FAM(field, json, prom, reason, unit, help)                                        \
 	{ { prom, "counter", help, offsetof(struct sbx_group_member_counters, field) }, reason },
 
@@ -847,6 +873,7 @@ static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct
 		microburst_metrics(b, shm, plbl);
 		worker_metrics(b, shm, plbl);
 		mirror_metrics(b, shm);
+		map_metrics(b, shm); /* maps (issue #27) */
 		group_metrics(b, shm);
 		ingress_metrics(b, shm, plbl);
 		ts_in_metrics(b, shm, plbl);

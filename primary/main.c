@@ -326,6 +326,10 @@ static int load_config(struct primary_run *r, struct sbx_primary *p)
 		fprintf(stderr, "spanbox-primary: %s\n", err);
 		return 2;
 	}
+	if (r->cfg.nb_maps && sbx_maps_take(&r->json, err, sizeof(err)) != 0) { /* rules apart (maps.c) */
+		fprintf(stderr, "spanbox-primary: %s\n", err);
+		return 2;
+	}
 	if (r->from_store && sbx_config_parse(r->json, &r->cfg, err, sizeof(err)) != 0) {
 		fprintf(stderr,
 			"spanbox-primary: the forwarding and mirrors stored for this file (database %s) no longer fit it: %s\n"
@@ -438,6 +442,8 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	if (sbx_control_init(p) != 0 || sbx_tables_init(p, r->json) != 0 || sbx_pdump_init(p) != 0 ||
 	    sbx_telemetry_init(p) != 0 || sbx_flows_init(p) != 0)
 		return 1;
+	if (sbx_maps_build(p) != 0) /* the maps' classifiers, before the workers */
+		return 2;
 	__atomic_store_n(&p->shm->running, 1, __ATOMIC_RELEASE); /* after everything it publishes */
 	sbx_marker_write(cfg->file_prefix);
 	sbx_event(p, "appliance_start", -1, getpid(), "%u ports, %u workers, %u pools", cfg->nb_ports,
@@ -535,6 +541,7 @@ static int primary_fini(struct primary_run *r, struct sbx_primary *p, int rc)
 		sbx_lifewatch_stop(p); /* before the memzone its threads wait in goes */
 		sbx_recorder_fini(); /* after the workers: nothing enqueues to a capture's ring any more */
 		sbx_flows_fini(); /* after the workers: their last flows are on the rings */
+		sbx_maps_fini(p); /* after the workers: nothing classifies any more */
 		refresh(p);
 		sbx_marker_remove(r->cfg.file_prefix); /* no new secondary attaches to what is being torn down */
 		__atomic_store_n(&p->shm->running, 0, __ATOMIC_RELEASE);

@@ -48,6 +48,8 @@ static uint32_t sessions_to(const struct sbx_config *cfg, uint16_t port)
 
 	for (m = 0; m < cfg->nb_mirrors; m++)
 		n += cfg->mirrors[m].dst_port == port;
+	for (m = 0; m < cfg->nb_maps; m++) /* maps are sessions too (issue #27) */
+		n += cfg->maps[m].s.dst_port == port;
 	return n;
 }
 

@@ -399,4 +399,16 @@ void sbx_flows_tick(struct sbx_primary *p);
  *  close the collectors, free the rings. */
 void sbx_flows_fini(void);
 
+/* maps.c: the maps' rule tables and rte_acl classifiers (issue #27, docs/MAPS.md), static */
+/**
+ * Take the rule tables out of config document *@p json (replaced by the document without them,
+ * each map's rules a {"count", "digest"} summary: what the memzone keeps). Before EAL.
+ * @return 0, or -1 with "maps[i].rules: why" in @p err
+ */
+int sbx_maps_take(char **json, char *err, size_t errlen);
+/** Build each port's classifier into p->shm->maps (after the memzone, before the workers). @return 0 or -1. */
+int sbx_maps_build(struct sbx_primary *p);
+/** Free the tables and classifiers (after the workers stopped, before the memzone goes). */
+void sbx_maps_fini(struct sbx_primary *p);
+
 #endif

@@ -141,6 +141,32 @@ static void print_groups(struct sbx_primary *p)
 	}
 }
 
+/* The maps (issue #27): a session table of their own (mctr reads it as the mirrors'), one more
+ * column "passed" (frames the map's rules passed), and the frames the maps stage classified. */
+static void print_maps(struct sbx_primary *p)
+{
+	uint64_t classified = 0;
+	uint16_t i;
+	unsigned int w;
+
+	if (p->cfg->nb_maps == 0)
+		return;
+	for (w = 0; w < p->cfg->nb_workers; w++)
+		classified += p->shm->workers[w].stats.maps_classified;
+	printf("maps: %" PRIu64 " frames classified\n", classified);
+	printf("%-16s %6s", "session", "worker");
+	SBX_FOREACH_MIRROR_COUNTER(MIRROR_HEAD)
+	printf(" %12s\n", "passed");
+	for (i = 0; i < p->cfg->nb_maps; i++)
+		for (w = 0; w < p->cfg->nb_workers; w++) {
+			const struct sbx_mirror_counters *m = &p->shm->workers[w].stats.map_mirror[i];
+
+			printf("%-16s %6u", p->cfg->maps[i].s.name, w);
+			SBX_FOREACH_MIRROR_COUNTER(MIRROR_VAL)
+			printf(" %12" PRIu64 "\n", p->shm->workers[w].stats.map[i].passed);
+		}
+}
+
 void sbx_print_counters(struct sbx_primary *p)
 {
 	uint16_t i;
@@ -162,6 +188,7 @@ void sbx_print_counters(struct sbx_primary *p)
 		printf(" %12" PRIu64 "\n", p->shm->ports[i].opackets);
 	}
 	print_tunnels(p);
+	print_maps(p);
 	if (p->cfg->nb_mirrors == 0)
 		return;
 	print_groups(p);

@@ -129,6 +129,102 @@ static uint16_t group_mtu(const struct sbx_shm *shm, const struct sbx_tool_group
 	return mtu;
 }
 
+/*
+ * Session @p idx of @p e from config @p mc (what="mirrors"/"maps", index @p wi, in errors):
+ * counters @p st and GRE sequence @p seq (shm), its destination queue, ring or tool group, and
+ * its compiled filter. Its sources are the caller's.
+ */
+static int session_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const struct sbx_tables *t,
+			 unsigned int worker, uint16_t idx, const struct sbx_mirror_cfg *mc, struct sbx_mirror_counters *st,
+			 uint64_t *seq, const char *what, unsigned int wi, char *err, size_t errlen)
+{
+	const struct sbx_config *cfg = &t->cfg;
+	const struct sbx_port_shm *dp = &shm->ports[mc->dst_port];
+	struct sbx_mirror_rt *rt = &e->s[idx];
+	uint16_t q = sbx_mirror_txq(cfg, worker);
+
+	sbx_mirror_session_init(rt, mc, dp->mac, st, seq);
+	rt->dst = (struct sbx_queue){ .port = mc->dst_port, .port_id = dp->port_id, .queue = q };
+	if (mc->dst_kind == SBX_DST_RECORDER) {
+		sbx_capture_setup(rt, shm, mc);
+	} else if (cfg->ports[mc->dst_port].kind == SBX_PORT_PCAP_FILE) {
+		rt->dst.ring = rte_ring_lookup(dp->tx_ring[q]);
+		if (rt->dst.ring == NULL) {
+			snprintf(err, errlen, "%s[%u]: ring %s not found", what, wi, dp->tx_ring[q]);
+			return -1;
+		}
+	}
+	if (mc->dst_kind == SBX_DST_GROUP) { /* the copies go to its members (toolgroup.c) */
+		if (sbx_toolgroup_setup(&e->grp[idx], shm, t, mc->dst_group, worker, e->dst_wait_cycles, err,
+					errlen) != 0)
+			return -1;
+		rt->grp = &e->grp[idx];
+		rt->mtu = group_mtu(shm, &cfg->tool_groups[mc->dst_group]);
+	} else if (mc->dst_kind != SBX_DST_RECORDER) {
+		rt->mtu = dp->mtu;
+	}
+	if (mc->filter[0] != '\0') {
+		char ferr[512];
+
+		rt->bpf = sbx_filter_load(mc->filter, ferr, sizeof(ferr));
+		if (rt->bpf == NULL) {
+			snprintf(err, errlen, "%s[%u].filter: %s", what, wi, ferr);
+			return -1;
+		}
+		{ /* the JIT-compiled entry point, looked up once (NULL: interpret) */
+			struct rte_bpf_jit jit = { 0 };
+
+			rte_bpf_get_jit(rt->bpf, &jit);
+			rt->jit = jit.func;
+		}
+	}
+	return 0;
+}
+
+/* One more session of @p e, config @p mc, number @p idx in the lists of the ports and directions
+ * it watches (@p rx / @p tx: rows of @p width entries per port, their counts @p nb_rx / @p nb_tx). */
+static void session_watch(struct sbx_mirror_engine *e, const struct sbx_mirror_cfg *mc, uint8_t idx, uint8_t *nb_rx,
+			  uint8_t *rx, uint8_t *nb_tx, uint8_t *tx, size_t width)
+{
+	for (uint16_t k = 0; k < mc->nb_sources; k++) {
+		uint16_t port = mc->sources[k].port;
+
+		if (mc->sources[k].direction & SBX_DIR_RX)
+			rx[port * width + nb_rx[port]++] = idx;
+		if (mc->sources[k].direction & SBX_DIR_TX)
+			tx[port * width + nb_tx[port]++] = idx;
+	}
+	e->nb++;
+	e->nb_ts += mc->ts_format != SBX_TS_NONE || mc->encap == SBX_ENCAP_ERSPAN3;
+}
+
+/* ---- maps (issue #27, docs/MAPS.md): map j is session map_first + j, after the mirrors ---- */
+
+/* The sessions of the maps of @p t (static config) and the maps watching each port and direction. */
+static int maps_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const struct sbx_tables *t,
+		      unsigned int worker, char *err, size_t errlen)
+{
+	const struct sbx_config *cfg = &t->cfg;
+
+	e->map_first = e->nb;
+	e->map_st = shm->workers[worker].stats.map;
+	if (cfg->nb_maps && e->mp == NULL) {
+		snprintf(err, errlen, "no mbuf pool for map copies");
+		return -1;
+	}
+	for (uint16_t j = 0; j < cfg->nb_maps; j++) {
+		const struct sbx_mirror_cfg *mc = &cfg->maps[j].s;
+
+		if (session_setup(e, shm, t, worker, (uint16_t)(e->map_first + j), mc,
+				  &shm->workers[worker].stats.map_mirror[j], &shm->maps.seq[j].seq_next, "maps", j, err,
+				  errlen) != 0)
+			return -1;
+		session_watch(e, mc, (uint8_t)j, e->nb_map_rx, &e->map_rx[0][0], e->nb_map_tx, &e->map_tx[0][0], SBX_MAX_MAPS);
+		e->nb_maps++;
+	}
+	return 0;
+}
+
 int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const struct sbx_tables *t,
 		     unsigned int worker, char *err, size_t errlen)
 {
@@ -161,61 +257,18 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 			e->dst_wait_cycles = 0;
 	for (i = 0; i < cfg->nb_mirrors; i++) {
 		const struct sbx_mirror_cfg *mc = &cfg->mirrors[i];
-		const struct sbx_port_shm *dp = &shm->ports[mc->dst_port];
-		struct sbx_mirror_rt *rt = &e->s[i];
-		uint16_t q = sbx_mirror_txq(cfg, worker);
 
 		if (t->cset[i] >= SBX_MIRROR_COUNTER_SETS) {
 			snprintf(err, errlen, "mirrors[%u]: counter set %u out of range", i, t->cset[i]);
 			return -1;
 		}
-		sbx_mirror_session_init(rt, mc, dp->mac, &shm->workers[worker].stats.mirror[t->cset[i]],
-					&shm->mirrors[t->cset[i]].seq_next);
-		rt->dst = (struct sbx_queue){ .port = mc->dst_port, .port_id = dp->port_id, .queue = q };
-		if (mc->dst_kind == SBX_DST_RECORDER) {
-			sbx_capture_setup(rt, shm, mc);
-		} else if (cfg->ports[mc->dst_port].kind == SBX_PORT_PCAP_FILE) {
-			rt->dst.ring = rte_ring_lookup(dp->tx_ring[q]);
-			if (rt->dst.ring == NULL) {
-				snprintf(err, errlen, "mirrors[%u]: ring %s not found", i, dp->tx_ring[q]);
-				return -1;
-			}
-		}
-		if (mc->dst_kind == SBX_DST_GROUP) { /* the copies go to its members (toolgroup.c) */
-			if (sbx_toolgroup_setup(&e->grp[i], shm, t, mc->dst_group, worker, e->dst_wait_cycles, err,
-						errlen) != 0)
-				return -1;
-			rt->grp = &e->grp[i];
-			rt->mtu = group_mtu(shm, &cfg->tool_groups[mc->dst_group]);
-		} else if (mc->dst_kind != SBX_DST_RECORDER) {
-			rt->mtu = dp->mtu;
-		}
-		if (mc->filter[0] != '\0') {
-			char ferr[512];
-
-			rt->bpf = sbx_filter_load(mc->filter, ferr, sizeof(ferr));
-			if (rt->bpf == NULL) {
-				snprintf(err, errlen, "mirrors[%u].filter: %s", i, ferr);
-				return -1;
-			}
-			{ /* the JIT-compiled entry point, looked up once (NULL: interpret) */
-				struct rte_bpf_jit jit = { 0 };
-
-				rte_bpf_get_jit(rt->bpf, &jit);
-				rt->jit = jit.func;
-			}
-		}
-		for (k = 0; k < mc->nb_sources; k++) {
-			uint16_t port = mc->sources[k].port;
-
-			if (mc->sources[k].direction & SBX_DIR_RX)
-				e->rx[port][e->nb_rx[port]++] = (uint8_t)i;
-			if (mc->sources[k].direction & SBX_DIR_TX)
-				e->tx[port][e->nb_tx[port]++] = (uint8_t)i;
-		}
-		e->nb++;
-		e->nb_ts += mc->ts_format != SBX_TS_NONE || mc->encap == SBX_ENCAP_ERSPAN3;
+		if (session_setup(e, shm, t, worker, i, mc, &shm->workers[worker].stats.mirror[t->cset[i]],
+				  &shm->mirrors[t->cset[i]].seq_next, "mirrors", i, err, errlen) != 0)
+			return -1;
+		session_watch(e, mc, (uint8_t)i, e->nb_rx, &e->rx[0][0], e->nb_tx, &e->tx[0][0], SBX_MAX_MIRRORS);
 	}
+	if (maps_setup(e, shm, t, worker, err, errlen) != 0) /* maps: sessions after the mirrors' */
+		return -1;
 	if (e->nb_ts && e->tsclk.mult == 0) /* the first setup with a time on copies: start the clock */
 		sbx_ts_clock_init(&e->tsclk, e->tsc_hz, rte_rdtsc(), sbx_realtime_ns(), SBX_TS_RESYNC_MS);
 	e->fh_shared = hashes_shared(e, cfg);
@@ -239,6 +292,9 @@ void sbx_mirror_teardown(struct sbx_mirror_engine *e)
 	e->nb = 0;
 	memset(e->nb_rx, 0, sizeof(e->nb_rx));
 	memset(e->nb_tx, 0, sizeof(e->nb_tx));
+	e->nb_maps = 0; /* maps: no session either */
+	memset(e->nb_map_rx, 0, sizeof(e->nb_map_rx));
+	memset(e->nb_map_tx, 0, sizeof(e->nb_map_tx));
 }
 
 /* Cut a (cloned) chain to @p len bytes, freeing the segments past it. */
@@ -1128,6 +1184,36 @@ static inline void ts_burst_time(struct sbx_mirror_engine *e, uint64_t tsc)
 	e->ts_ns = sbx_ts_clock_mono(&e->tsclk, tsc);
 }
 
+/* Whether session @p rt copies frame @p m: its filter, then sampling (what it skips is counted). */
+static inline bool frame_taken(struct sbx_mirror_rt *rt, struct rte_mbuf *m)
+{
+	if (rt->bpf != NULL && (rt->jit ? rt->jit(m) : rte_bpf_exec(rt->bpf, m)) == 0) {
+		rt->st->filtered_out++;
+		return false;
+	}
+	if (rt->sample_left) {
+		rt->sample_left--;
+		rt->st->sampled_out++;
+		return false;
+	}
+	rt->sample_left = rt->cfg->sample - 1;
+	return true;
+}
+
+/* The copies of session @p rt of the @p ns frames @p sp (frames @p sel of the burst) into its
+ * txbuf from ntx on, @p idx (its src_idx from ntx) set to their frames' places in the burst.
+ * @return the number of copies (not yet added to ntx) */
+static inline uint16_t copy_selected(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt, struct rte_mbuf **sp,
+				     const uint16_t *sel, uint16_t ns, uint16_t port, uint8_t dir, uint64_t now_ns,
+				     uint16_t *idx)
+{
+	uint16_t nc = copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx, sel);
+
+	for (uint16_t i = 0; i < nc; i++) /* index in the selection -> index in the burst */
+		idx[i] = sel[idx[i]];
+	return nc;
+}
+
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
 {
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
@@ -1160,21 +1246,11 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 			goto copied;
 		}
 		/* which frames get a copy: filter, then sampling */
-		for (i = 0; i < n; i++) {
-			if (rt->bpf != NULL &&
-			    (rt->jit ? rt->jit(pkts[i]) : rte_bpf_exec(rt->bpf, pkts[i])) == 0) {
-				rt->st->filtered_out++;
-				continue;
+		for (i = 0; i < n; i++)
+			if (frame_taken(rt, pkts[i])) {
+				sel[ns] = i;
+				sp[ns++] = pkts[i];
 			}
-			if (rt->sample_left) {
-				rt->sample_left--;
-				rt->st->sampled_out++;
-				continue;
-			}
-			rt->sample_left = rt->cfg->sample - 1;
-			sel[ns] = i;
-			sp[ns++] = pkts[i];
-		}
 		if (ns == 0)
 			continue;
 		if (unlikely(rt->rec_ring != NULL)) { /* a capture: pcapng copies for the recorder's ring */
@@ -1189,11 +1265,22 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 			}
 			continue;
 		}
-		nc = copy_burst(e, rt, sp, ns, port, dir, now_ns, rt->txbuf + rt->ntx, idx, sel);
-		for (i = 0; i < nc; i++) /* index in the selection -> index in the burst */
-			idx[i] = sel[idx[i]];
+		nc = copy_selected(e, rt, sp, sel, ns, port, dir, now_ns, idx);
 copied:
 		rt->ntx += nc;
+	}
+}
+
+/* Keep the copies session @p rt prepared of the first @p sent frames of the last TX burst, free the others. */
+static void commit_session(struct sbx_mirror_rt *rt, uint16_t sent)
+{
+	uint16_t j = rt->burst_start;
+
+	while (j < rt->ntx && rt->src_idx[j] < sent)
+		j++;
+	if (j < rt->ntx) {
+		rte_pktmbuf_free_bulk(rt->txbuf + j, rt->ntx - j);
+		rt->ntx = j;
 	}
 }
 
@@ -1201,17 +1288,10 @@ void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t s
 {
 	uint8_t k;
 
-	for (k = 0; k < e->nb_tx[port]; k++) {
-		struct sbx_mirror_rt *rt = &e->s[e->tx[port][k]];
-		uint16_t j = rt->burst_start;
-
-		while (j < rt->ntx && rt->src_idx[j] < sent)
-			j++;
-		if (j < rt->ntx) {
-			rte_pktmbuf_free_bulk(rt->txbuf + j, rt->ntx - j);
-			rt->ntx = j;
-		}
-	}
+	for (k = 0; k < e->nb_tx[port]; k++)
+		commit_session(&e->s[e->tx[port][k]], sent);
+	for (k = 0; k < e->nb_map_tx[port]; k++) /* maps */
+		commit_session(&e->s[e->map_first + e->map_tx[port][k]], sent);
 }
 
 /* Send the buffered copies of one session: to its capture's ring, or to its destination port. */
@@ -1230,4 +1310,48 @@ void sbx_mirror_flush(struct sbx_mirror_engine *e)
 	for (i = 0; i < e->nb; i++)
 		if (e->s[i].ntx)
 			sbx_mirror_flush_one(e, &e->s[i]);
+}
+
+/* ---- maps (issue #27): the copies of the frames each map's rules passed ---- */
+
+void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
+			     uint16_t n, const uint64_t *sets)
+{
+	struct rte_mbuf *sp[SBX_MAX_BURST];
+	uint16_t sel[SBX_MAX_BURST], i;
+	const bool rx = dir == SBX_DIR_RX;
+	const uint8_t *list = rx ? e->map_rx[port] : e->map_tx[port];
+	const uint8_t nb = rx ? e->nb_map_rx[port] : e->nb_map_tx[port];
+	const uint64_t tsc = rte_rdtsc();
+	uint64_t now_ns = 0;
+
+	e->gen++; /* the flow hashes of this pass are its own (burst_hash) */
+	if (unlikely(e->nb_ts != 0) && nb != 0) {
+		ts_burst_time(e, tsc);
+		now_ns = e->ts_ns; /* ERSPAN III's timestamp: the same clock as AVSP / Metamako */
+	}
+	for (uint8_t k = 0; k < nb; k++) {
+		uint8_t j = list[k];
+		struct sbx_mirror_rt *rt = &e->s[e->map_first + j];
+		const uint64_t bit = 1ULL << j;
+		uint16_t ns = 0, passed = 0, *idx;
+
+		if (rt->ntx + n > SBX_MIRROR_TXBUF)
+			sbx_mirror_flush_one(e, rt);
+		rt->burst_start = rt->ntx;
+		idx = rt->src_idx + rt->ntx;
+		/* the frames its rules passed, then its filter, then sampling */
+		for (i = 0; i < n; i++) {
+			if (!(sets[i] & bit))
+				continue;
+			passed++;
+			if (frame_taken(rt, pkts[i])) {
+				sel[ns] = i;
+				sp[ns++] = pkts[i];
+			}
+		}
+		e->map_st[j].passed += passed;
+		if (ns != 0)
+			rt->ntx += copy_selected(e, rt, sp, sel, ns, port, dir, now_ns, idx);
+	}
 }

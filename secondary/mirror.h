@@ -53,8 +53,8 @@ struct sbx_mirror_rt {
 /** Every session of one worker, and which sessions watch each port and direction. */
 struct sbx_mirror_engine {
 	uint16_t nb;
-	struct sbx_mirror_rt s[SBX_MAX_MIRRORS];
-	struct sbx_toolgroup_rt grp[SBX_MAX_MIRRORS]; /**< the tool group of session i, when it has one */
+	struct sbx_mirror_rt s[SBX_MAX_MIRRORS + SBX_MAX_MAPS]; /**< the mirrors', then the maps' (map_first) */
+	struct sbx_toolgroup_rt grp[SBX_MAX_MIRRORS + SBX_MAX_MAPS]; /**< the tool group of session i, when it has one */
 	uint8_t nb_rx[SBX_MAX_PORTS], nb_tx[SBX_MAX_PORTS];
 	uint8_t rx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring RX of a port */
 	uint8_t tx[SBX_MAX_PORTS][SBX_MAX_MIRRORS]; /**< session indexes mirroring TX of a port */
@@ -89,6 +89,13 @@ struct sbx_mirror_engine {
 	struct sbx_ts_clock tsclk;       /**< TSC -> CLOCK_REALTIME, re-read every SBX_TS_RESYNC_MS;
 					      kept over sbx_mirror_setup() (monotonic across table
 					      changes): the engine must be zeroed before its first setup */
+	/* maps (issue #27, docs/MAPS.md): map j of cfg.maps is session s[map_first + j] */
+	uint16_t map_first;              /**< session index of map 0 (= the number of mirrors) */
+	uint16_t nb_maps;
+	uint8_t nb_map_rx[SBX_MAX_PORTS], nb_map_tx[SBX_MAX_PORTS];
+	uint8_t map_rx[SBX_MAX_PORTS][SBX_MAX_MAPS]; /**< map indexes watching RX of a port */
+	uint8_t map_tx[SBX_MAX_PORTS][SBX_MAX_MAPS]; /**< map indexes watching TX of a port */
+	struct sbx_map_counters *map_st; /**< this worker's map counters (shm), indexed by map */
 };
 
 /**
@@ -174,6 +181,16 @@ void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t s
  * replay a pcap destination's full ring is waited for (dst_wait_cycles) instead.
  */
 void sbx_mirror_flush(struct sbx_mirror_engine *e);
+
+/**
+ * Make the copies of the maps watching @p dir of port @p port of @p n frames (only read): frame i
+ * goes to map j when bit j of @p sets[i] is set (secondary/maps_stage.c: its rules passed it, or it
+ * is a collector no other map took), then through the map's filter and sampling, and is copied as
+ * its session says (sbx_mirror_prepare); counts each map's passed frames. For TX, the copies are
+ * kept or freed by sbx_mirror_commit_tx() as a mirror session's.
+ */
+void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
+			     uint16_t n, const uint64_t *sets);
 
 /** @return true when any session watches @p dir of @p port. */
 static inline bool sbx_mirror_watches(const struct sbx_mirror_engine *e, uint16_t port, uint8_t dir)

@@ -19,29 +19,37 @@ static bool polls(const struct sbx_shm *shm, unsigned int w, uint16_t port)
 	return false;
 }
 
+/* true when worker @p w can make copies of session @p m for group @p group: @p m goes to it and @p w
+ * polls an RX source of @p m, or the cross-connect peer of a TX source. */
+static bool session_sends(const struct sbx_shm *shm, const struct sbx_config *cfg, unsigned int w,
+			  const struct sbx_mirror_cfg *m, unsigned int group)
+{
+	if (m->dst_kind != SBX_DST_GROUP || m->dst_group != group)
+		return false;
+	for (uint16_t k = 0; k < m->nb_sources; k++) {
+		int16_t peer = sbx_config_peer(cfg, m->sources[k].port);
+
+		if (((m->sources[k].direction & SBX_DIR_RX) && polls(shm, w, m->sources[k].port)) ||
+		    ((m->sources[k].direction & SBX_DIR_TX) && peer >= 0 && polls(shm, w, (uint16_t)peer)))
+			return true;
+	}
+	return false;
+}
+
 /* Workers that can make copies for group @p group of @p cfg: they poll an RX source of a session
  * to it, or the cross-connect peer of a TX source (the frames they send there). At least 1. */
 static unsigned int senders(const struct sbx_shm *shm, const struct sbx_config *cfg, unsigned int group)
 {
 	unsigned int w, n = 0;
-	uint16_t i, k;
+	uint16_t i;
 
 	for (w = 0; w < cfg->nb_workers; w++) {
 		bool yes = false;
 
-		for (i = 0; i < cfg->nb_mirrors && !yes; i++) {
-			const struct sbx_mirror_cfg *m = &cfg->mirrors[i];
-
-			if (m->dst_kind != SBX_DST_GROUP || m->dst_group != group)
-				continue;
-			for (k = 0; k < m->nb_sources && !yes; k++) {
-				int16_t peer = sbx_config_peer(cfg, m->sources[k].port);
-
-				yes = ((m->sources[k].direction & SBX_DIR_RX) && polls(shm, w, m->sources[k].port)) ||
-				      ((m->sources[k].direction & SBX_DIR_TX) && peer >= 0 &&
-				       polls(shm, w, (uint16_t)peer));
-			}
-		}
+		for (i = 0; i < cfg->nb_mirrors && !yes; i++)
+			yes = session_sends(shm, cfg, w, &cfg->mirrors[i], group);
+		for (i = 0; i < cfg->nb_maps && !yes; i++) /* maps are sessions too (issue #27) */
+			yes = session_sends(shm, cfg, w, &cfg->maps[i].s, group);
 		n += yes;
 	}
 	return n ? n : 1;

@@ -100,6 +100,8 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	rte_rcu_qsbr_thread_online(wk->rcu, id);
 	if (sbx_flows_setup(&wk->flows, shm, id, err, errlen) != 0)
 		return -1;
+	if (sbx_maps_stage_setup(&wk->maps, shm, &wk->slot->stats, err, errlen) != 0) /* static: once */
+		return -1;
 	wk->pdump.gen = UINT64_MAX; /* the first loop takes the captures in progress */
 	/* microbursts: windows of the shared TSC, as the primary counts them (microburst.h) */
 	sbx_mb_worker_init(&wk->mb, cfg->mb_enabled ? shm->mb_rings[id] : NULL, cfg->nb_ports,
@@ -194,6 +196,15 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 			sbx_mirror_same_burst(&wk->mirror);
 		sbx_mirror_prepare(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng);
 	}
+	/* maps (maps_stage.c): the frames as they leave the ingress stages, classified, copied per map */
+	if (unlikely(sbx_maps_stage_watches(&wk->maps, in, SBX_DIR_RX)) && ng) {
+		sbx_maps_stage_burst(&wk->maps, in, SBX_DIR_RX, good, ng, wk->map_sets);
+		sbx_mirror_prepare_maps(&wk->mirror, in, SBX_DIR_RX, good, ng, wk->map_sets);
+	}
+	if (unlikely(out >= 0 && sbx_maps_stage_watches(&wk->maps, (uint16_t)out, SBX_DIR_TX)) && ng) {
+		sbx_maps_stage_burst(&wk->maps, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets);
+		sbx_mirror_prepare_maps(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets);
+	}
 	/* from here on mbufs leave the burst: the primary must no longer free it after a crash */
 	__atomic_store_n(&st->held, 0, __ATOMIC_RELEASE);
 	st->port[in].rx_pkts += n;
@@ -218,7 +229,8 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 		return;
 	}
 	sent = sbx_q_tx_wait(&wk->txq[out], good, ng, wk->file_wait_cycles);
-	if (unlikely(sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX)))
+	if (unlikely(sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX) ||
+		     sbx_maps_stage_watches(&wk->maps, (uint16_t)out, SBX_DIR_TX)))
 		sbx_mirror_commit_tx(&wk->mirror, (uint16_t)out, sent); /* refused frames: no copies */
 	if (unlikely(sent < ng)) {
 		uint64_t lost = 0;

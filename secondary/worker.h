@@ -11,6 +11,7 @@
 #include "spanbox/shm.h"
 #include "flows.h"
 #include "ingress.h"
+#include "maps_stage.h"
 #include "mirror.h"
 #include "pdump.h"
 #include "queue.h"
@@ -28,6 +29,8 @@ struct sbx_worker {
 						  unsigned compare finds runts and oversize frames) */
 	struct sbx_ingress_engine ingress;   /**< this worker's view of the ingress stages (ingress.c) */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
+	struct sbx_maps_stage maps;          /**< the maps stage (maps_stage.c): each frame's maps */
+	uint64_t map_sets[SBX_MAX_BURST];    /**< its output for the burst: bit j = map j takes the frame */
 	struct sbx_flows_worker flows;       /**< flow metering (flows.c): zeroed when flows are off */
 	struct sbx_pdump_worker pdump;       /**< captures of DPDK's tools registered in this process */
 	struct sbx_mb_worker mb;             /**< microburst windows: bytes per port and direction of the

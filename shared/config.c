@@ -16,6 +16,7 @@
 #include <pcap/pcap.h>
 
 #include "spanbox/config.h"
+#include "spanbox/config_maps.h"
 #include "spanbox/hostinfo.h"
 #include "spanbox/erspan.h" /* SBX_VXLAN_PORT, SBX_VXLAN_VNI_MAX */
 #include "spanbox/shm.h" /* SBX_TABLES_JSON_MAX */
@@ -30,7 +31,7 @@ static const char TOKEN_CHARS[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.~+/=";
 
 static const char *const root_keys[] = {
-	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", "tool_groups", "microburst", "flows", NULL};
+	"eal", "pool", "ports", "workers", "forwarding", "mgmt", "mirrors", "tool_groups", "microburst", "flows", "maps", NULL};
 static const char *const eal_keys[] = {
 	"file_prefix", "socket_mem_mb", "primary_lcore", "mgmt_lcore", "cpus", "housekeeping_cpus", "extra_args",
 	NULL};
@@ -1749,18 +1750,19 @@ static int mask_with_timestamp(struct ctx *c, const char *path, const struct sbx
 	return 0;
 }
 
-static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_config *cfg)
+/* One session object @obj at @path with the keys @keys into @m; mirrors 0..i-1 are already parsed
+ * (a map: i = nb_mirrors, every mirror). */
+static int parse_session(struct ctx *c, const cJSON *obj, const char *path, const char *const keys[], int i,
+			 struct sbx_config *cfg, struct sbx_mirror_cfg *m)
 {
-	struct sbx_mirror_cfg *m = &cfg->mirrors[i];
 	const cJSON *o;
-	char path[24], dpath[64]; /* "mirrors[<int>]" fits path, any child of it fits dpath */
+	char dpath[64]; /* any child of "mirrors[<int>]" or "maps[<int>]" fits */
 	bool allow = false;
 	int j, p;
 
-	snprintf(path, sizeof(path), "mirrors[%d]", i);
 	if (!cJSON_IsObject(obj))
 		return fail(c, path, NULL, "expected an object");
-	if (check_keys(c, obj, path, mirror_keys) || need(c, obj, path, "id") ||
+	if (check_keys(c, obj, path, keys) || need(c, obj, path, "id") ||
 	    get_u16(c, obj, path, "id", SBX_MIRROR_ID_MIN, SBX_MIRROR_ID_MAX, 0, &m->id))
 		return -1;
 	for (j = 0; j < i; j++)
@@ -1812,6 +1814,30 @@ static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_confi
 	m->dst_port = (uint16_t)p;
 	return parse_encap(c, obj, path, m) || parse_copy(c, obj, path, m) || parse_mask(c, obj, path, m) ||
 			       parse_timestamp(c, obj, path, m) || mask_with_timestamp(c, path, m) ? -1 : 0;
+}
+
+static int parse_mirror(struct ctx *c, const cJSON *obj, int i, struct sbx_config *cfg)
+{
+	char path[24]; /* "mirrors[<int>]" */
+
+	snprintf(path, sizeof(path), "mirrors[%d]", i);
+	return parse_session(c, obj, path, mirror_keys, i, cfg, &cfg->mirrors[i]);
+}
+
+/* maps (shared/config_maps.c): a map's session keys are a mirror's, parsed by the same code */
+int sbx_config_session_parse(const cJSON *obj, const char *path, const char *const extra_keys[],
+			     struct sbx_config *cfg, struct sbx_mirror_cfg *m, char *err, size_t errlen)
+{
+	const char *keys[sizeof(mirror_keys) / sizeof(mirror_keys[0]) + 8];
+	struct ctx c = {err, errlen};
+	size_t n = 0, k;
+
+	for (k = 0; mirror_keys[k] != NULL; k++)
+		keys[n++] = mirror_keys[k];
+	for (k = 0; extra_keys && extra_keys[k] != NULL && n + 1 < sizeof(keys) / sizeof(keys[0]); k++)
+		keys[n++] = extra_keys[k];
+	keys[n] = NULL;
+	return parse_session(&c, obj, path, keys, cfg->nb_mirrors, cfg, m);
 }
 
 /* Parse the optional "mirrors" array: at most 16 sessions, ids and names unique (needs ports). */
@@ -2165,6 +2191,7 @@ static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_
 		      parse_tool_groups(&c, root, cfg) || parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg) ||
 		      parse_microburst(&c, root, cfg) ||
 		      parse_flows(&c, root, cfg) ||
+		      sbx_config_maps_parse(root, cfg, config_path != NULL, err, errlen) ||
 		      check_files(&c, cfg, config_path))
 			     ? -1 : 0;
 	}
@@ -2188,13 +2215,13 @@ int sbx_config_load(const char *path, struct sbx_config *cfg, char *err, size_t 
 	do {
 		if (len + 1 >= cap) {
 			cap = cap ? cap * 2 : 4096;
-			nbuf = cap > MAX_FILE_SIZE + 1 ? NULL : realloc(buf, cap);
+			nbuf = cap > SBX_CONFIG_FILE_MAX + 1 ? NULL : realloc(buf, cap); /* maps' rules: config_maps.h */
 			if (nbuf == NULL) {
 				free(buf);
 				fclose(f);
-				if (cap > MAX_FILE_SIZE + 1)
+				if (cap > SBX_CONFIG_FILE_MAX + 1)
 					return fail(&c, "config", NULL, "%s: larger than %d KiB", path,
-						    (MAX_FILE_SIZE + 1) / 1024);
+						    (SBX_CONFIG_FILE_MAX + 1) / 1024);
 				return fail(&c, "config", NULL, "%s: %s", path, strerror(ENOMEM));
 			}
 			buf = nbuf;
@@ -2209,6 +2236,11 @@ int sbx_config_load(const char *path, struct sbx_config *cfg, char *err, size_t 
 		free(buf);
 		return fail(&c, "config", NULL, "%s: %s", path,
 			    e ? strerror(e) : "contains a NUL byte");
+	}
+	if (len > MAX_FILE_SIZE && !sbx_config_maps_fits(buf, MAX_FILE_SIZE)) { /* only rules may exceed it */
+		free(buf);
+		return fail(&c, "config", NULL, "%s: larger than %d KiB (without the maps' rules)", path,
+			    (MAX_FILE_SIZE + 1) / 1024);
 	}
 	rc = parse_text(buf, cfg, err, errlen, path);
 	free(buf);
@@ -2262,6 +2294,7 @@ const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_
 		{ "microburst", offsetof(struct sbx_config, mb_enabled), offsetof(struct sbx_config, mgmt_listen) },
 		{ "mgmt", offsetof(struct sbx_config, mgmt_listen), offsetof(struct sbx_config, flows) },
 		{ "flows", offsetof(struct sbx_config, flows), sizeof(struct sbx_config) },
+		{ "maps", offsetof(struct sbx_config, nb_maps), offsetof(struct sbx_config, mb_enabled) },
 	};
 	size_t i, p;
 

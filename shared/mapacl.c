@@ -19,6 +19,7 @@ enum { FAM_V4 = 0, FAM_V6 = 1 };
 /* One rte_acl context and which canonical field each of its rte_acl fields is. */
 struct actx {
 	struct rte_acl_ctx *ctx; /* NULL: no rules, every result 0 */
+	char name[RTE_ACL_NAMESIZE]; /* its name in DPDK's RTE_ACL tailq (sbx_mapacl_check_shared) */
 	uint32_t nb_fields;
 	uint8_t field[SBX_MF_COUNT];
 };
@@ -191,6 +192,7 @@ static int build_ctx(const struct sbx_map_rules *maps, struct set *s, int fam, i
 			k++;
 		}
 	snprintf(name, sizeof(name), "sbxmap%u", atomic_fetch_add(&seq, 1));
+	memcpy(c->name, name, sizeof(c->name));
 	prm = (struct rte_acl_param){ .name = name, .socket_id = o && o->socket_id ? o->socket_id : SOCKET_ID_ANY,
 				      .rule_size = (uint32_t)rsz, .max_rule_num = n };
 	c->ctx = rte_acl_create(&prm);
@@ -250,6 +252,31 @@ static int build_sets(struct sbx_mapacl *a, const struct sbx_map_rules *maps, ui
 	free_set(x);
 	if (st)
 		*st = before;
+	if (n == 1 && (o == NULL || o->max_size == 0)) {
+		/* one map past 8 tries at rte_acl's smallest node limit: the largest limit (fewer, bigger
+		 * tries; max_size bounds the memory) before giving up */
+		struct sbx_mapacl_opts big = o ? *o : (struct sbx_mapacl_opts){0};
+
+		big.max_size = SBX_MAPACL_RETRY_MAX_SIZE;
+		x->first_map = first; /* free_set() cleared the set */
+		x->nb_maps = n;
+		x->cats = cats_for(n);
+		if (build_ctx(maps, x, FAM_V4, a->single, &big, st, err, errlen) == 0 &&
+		    (a->single || build_ctx(maps, x, FAM_V6, a->single, &big, st, err, errlen) == 0)) {
+			a->nb_sets++;
+			if (st) {
+				st->retries++;
+				if (a->nb_sets == 1) {
+					st->fields[0] = x->c[FAM_V4].nb_fields;
+					st->fields[1] = a->single ? x->c[FAM_V4].nb_fields : x->c[FAM_V6].nb_fields;
+				}
+			}
+			return 0;
+		}
+		free_set(x);
+		if (st)
+			*st = before;
+	}
 	if (n == 1) {
 		char why[200];
 
@@ -274,7 +301,8 @@ struct sbx_mapacl *sbx_mapacl_build(const struct sbx_map_rules *maps, uint32_t n
 
 	if (st)
 		memset(st, 0, sizeof(*st));
-	a = calloc(1, sizeof(*a) + (nb_maps ? nb_maps : 1) * sizeof(a->set[0]));
+	/* rte_malloc memory: a secondary process may classify with it (sbx_mapacl_check_shared) */
+	a = rte_zmalloc("sbx_mapacl", sizeof(*a) + (nb_maps ? nb_maps : 1) * sizeof(a->set[0]), 0);
 	if (a == NULL) {
 		snprintf(err, errlen, "maps: out of memory");
 		return NULL;
@@ -307,7 +335,7 @@ void sbx_mapacl_free(struct sbx_mapacl *a)
 		return;
 	for (s = 0; s < a->nb_sets; s++)
 		free_set(&a->set[s]);
-	free(a);
+	rte_free(a);
 }
 
 uint32_t sbx_mapacl_stride(const struct sbx_mapacl *a)
@@ -379,4 +407,20 @@ void sbx_mapacl_dump(const struct sbx_mapacl *a)
 		if (a->set[s].c[1].ctx)
 			rte_acl_dump(a->set[s].c[1].ctx);
 	}
+}
+
+int sbx_mapacl_check_shared(const struct sbx_mapacl *a, char *err, size_t errlen)
+{
+	uint32_t s, f;
+
+	for (s = 0; s < a->nb_sets; s++)
+		for (f = 0; f < 2; f++) {
+			const struct actx *c = &a->set[s].c[f];
+
+			if (c->ctx != NULL && rte_acl_find_existing(c->name) != c->ctx) {
+				snprintf(err, errlen, "maps: rte_acl context %s not found in this process", c->name);
+				return -1;
+			}
+		}
+	return 0;
 }

@@ -321,6 +321,23 @@ struct sbx_tool_group_cfg {
 						      each member may get, 0 = no limit */
 };
 
+/* ---- maps (issue #27, docs/MAPS.md, docs/CONFIG.md "maps"; static: a change needs a restart) ---- */
+#define SBX_MAX_MAPS 32 /**< maps in one config (their rules: SBX_MAP_MAX_RULES in all) */
+
+/**
+ * One map: a mirror session whose selection is a rule table (include/spanbox/maprules.h). The
+ * session part (id, name, sources, destination, encap, copy, filter ...) is parsed and run as a
+ * mirror session's; the rules are not here (this struct is copied into the memzone): the primary
+ * keeps them apart (shared/config_maps.c, primary/maps.c), the config only says how many and
+ * their digest, so that a running document without them still names the same tables.
+ */
+struct sbx_map_cfg {
+	struct sbx_mirror_cfg s;  /**< the session: filter runs only on frames the rules passed */
+	bool collector;           /**< takes the frames of its sources no other map passed */
+	uint32_t nb_rules;        /**< rules of its table, 0..SBX_MAP_MAX_RULES */
+	uint64_t rules_digest;    /**< FNV-1a 64 of the parsed rules (sbx_config_maps_digest) */
+};
+
 /** The whole configuration. */
 /* ---- flow metering (issue #28, docs/FLOWS.md, docs/CONFIG.md "flows") ---- */
 #define SBX_MAX_FLOW_COLLECTORS 4      /**< IPFIX collectors of flows.collectors */
@@ -398,6 +415,9 @@ struct sbx_config {
 	/* tool groups (live, like mirrors: between mirrors and mgmt, see sbx_config_static_diff) */
 	uint16_t nb_tool_groups;
 	struct sbx_tool_group_cfg tool_groups[SBX_MAX_TOOL_GROUPS];
+	/* maps (static: sbx_config_static_diff "maps"; their rules live apart, config_maps.h) */
+	uint16_t nb_maps;
+	struct sbx_map_cfg maps[SBX_MAX_MAPS];
 	/* microburst (docs/CONFIG.md "microburst"; static: a change needs a restart) */
 	bool mb_enabled;                /**< microburst.enabled: per-window byte accounting (default true) */
 	uint32_t mb_window_us;          /**< microburst.window_us: window length, us (100..100000, default 1000) */

@@ -262,6 +262,9 @@
 	  "Mbufs dropped because their chain was inconsistent.")                                             \
 	_(tables_errors, "tables_errors", "spanbox_worker_tables_errors_total", "errors", NONE,                \
 	  "Runtime tables the worker could not take (it mirrors nothing since).")                            \
+	/* maps (secondary/maps_stage.c, docs/MAPS.md) */                                                    \
+	_(maps_classified, "maps_classified_frames", "spanbox_worker_maps_classified_frames_total", "packets", \
+	  NONE, "Frames the maps stage looked up in a port's rule tables (one per frame and direction).")      \
 	SBX_FOREACH_WORKER_FLOW_COUNTER(_)
 
 /**
@@ -308,6 +311,20 @@ struct sbx_port_counters {
 /** Per worker, per mirror session counters: one uint64_t per line of SBX_FOREACH_MIRROR_COUNTER. */
 struct sbx_mirror_counters {
 	SBX_FOREACH_MIRROR_COUNTER(SBX_CTR_FIELD_)
+};
+
+/**
+ * Per worker, per map counters beyond its session's mirror counters (secondary/maps_stage.c,
+ * docs/MAPS.md): _(field, json, prom, unit, help).
+ */
+#define SBX_FOREACH_MAP_COUNTER(_)                                                                          \
+	_(passed, "passed", "spanbox_map_passed_packets_total", "packets",                                     \
+	  "Frames of the map's sources its rules passed (a collector: that no other map passed), before its "  \
+	  "filter and sampling.")
+
+/** Per worker, per map counters: one uint64_t per line of SBX_FOREACH_MAP_COUNTER. */
+struct sbx_map_counters {
+	SBX_FOREACH_MAP_COUNTER(SBX_CTR_FIELD_)
 };
 
 /** Per worker, per tool group member counters: one uint64_t per line of SBX_FOREACH_GROUP_MEMBER_COUNTER. */

@@ -7,7 +7,9 @@
  *     holds up to 16 consecutive maps (RTE_ACL_MAX_CATEGORIES). Past 16 maps there is one set per
  *     16 maps and a frame is looked up once in each set. When rte_acl cannot build a group of maps
  *     into one context (it gives up past 8 tries: rules of many maps naming different fields), the
- *     group is split in halves, down to one map per set; one map that does not fit is an error.
+ *     group is split in halves, down to one map per set; one map that does not fit is built again
+ *     with max_size SBX_MAPACL_RETRY_MAX_SIZE (rte_acl's largest node limit: fewer tries) when
+ *     opts.max_size is 0; one that does not fit then is an error.
  *   - First match within a map: rule i of a map has priority 65536 - i, so the earliest matching
  *     rule wins its category; its userdata says the rule index and the action.
  *   - Per set, by default two contexts: one for IPv4 and non-IP frames (address fields one 32-bit
@@ -17,7 +19,8 @@
  *     SBX_MAPACL_SINGLE builds one context per set for both families instead (measured in
  *     docs/BENCHMARKS.md "Maps").
  * The caller owns the rule tables; the contexts copy what they need. Building needs an initialised
- * EAL (rte_acl allocates with rte_malloc); classifying is thread safe on a built context (read only).
+ * EAL (rte_acl allocates with rte_malloc, and so does the build for the classifier itself, so that a
+ * secondary process can use the primary's); classifying is thread safe on a built context (read only).
  */
 #ifndef SPANBOX_MAPACL_H
 #define SPANBOX_MAPACL_H
@@ -29,6 +32,9 @@
 
 /** Maps one context answers (rte_acl's categories). */
 #define SBX_MAPACL_MAPS_PER_CTX 16u
+/** max_size of the second build of a single map that did not fit in 8 tries with max_size 0:
+ *  rte_acl starts at its largest node limit (fewer tries); 64 MiB bounds the run-time tries. */
+#define SBX_MAPACL_RETRY_MAX_SIZE ((size_t)64 << 20)
 /** Most frames one sbx_mapacl_classify call takes. */
 #define SBX_MAPACL_MAX_BURST 256u
 
@@ -54,6 +60,7 @@ struct sbx_mapacl_stats {
 	uint32_t contexts;   /**< rte_acl contexts built (empty ones are not built) */
 	uint32_t sets;       /**< context sets: one lookup per set (and family) per frame */
 	uint32_t splits;     /**< groups of maps rte_acl could not build together, split in halves */
+	uint32_t retries;    /**< single maps built again with max_size SBX_MAPACL_RETRY_MAX_SIZE (opts.max_size 0) */
 	uint32_t acl_rules;  /**< rules added over all contexts (a rule without addresses counts twice) */
 	uint32_t fields[2];  /**< rte_acl fields of the first set's contexts: [0] IPv4/non-IP, [1] IPv6 */
 };
@@ -68,6 +75,14 @@ struct sbx_mapacl;
 struct sbx_mapacl *sbx_mapacl_build(const struct sbx_map_rules *maps, uint32_t nb_maps,
 				    const struct sbx_mapacl_opts *opts, struct sbx_mapacl_stats *st,
 				    char *err, size_t errlen);
+
+/**
+ * Check, in a process other than the builder's (a DPDK secondary), that every context of @p a
+ * (built in rte_malloc memory by the primary, the same address here) is the one DPDK's RTE_ACL
+ * tailq holds under its name (rte_acl_find_existing): the shared memory is the builder's.
+ * @return 0, or -1 with the name of the first context not found in @p err
+ */
+int sbx_mapacl_check_shared(const struct sbx_mapacl *a, char *err, size_t errlen);
 
 /** Free the contexts (NULL is fine). Not while a classify call runs on them. */
 void sbx_mapacl_free(struct sbx_mapacl *a);

@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 24
+#define SBX_SHM_VERSION 25
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -261,6 +261,10 @@ struct sbx_worker_stats {
 	void *flows_table;              /**< struct sbx_flowtable * of the process that runs the slot
 					     (hugepage memory, the same address in every process): a
 					     successor frees a killed predecessor's; NULL once freed */
+	/* maps (issue #27, secondary/maps_stage.c): indexed by the map's index in cfg.maps (static) */
+	uint64_t maps_classified;       /**< frames looked up in a port's rule tables */
+	struct sbx_mirror_counters map_mirror[SBX_MAX_MAPS]; /**< each map's session counters */
+	struct sbx_map_counters map[SBX_MAX_MAPS];           /**< passed */
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
@@ -693,6 +697,24 @@ struct sbx_pdump_stats {
 	uint64_t late;              /**< changes answered before every worker took them (grace timeout) */
 };
 
+/**
+ * The maps' classifiers (issue #27, primary/maps.c, docs/MAPS.md): built by the primary at start
+ * from the rule tables it took out of the config (config_maps.h), never changed while it runs.
+ * acl[p] is a struct sbx_mapacl * in rte_malloc memory (the same address in every process; its
+ * rte_acl contexts are in DPDK's RTE_ACL tailq, found by name with rte_acl_find_existing) whose
+ * categories are the maps with a source on port p, in the order of cols[p]; NULL: no map on p.
+ */
+struct sbx_maps_shm {
+	void *acl[SBX_MAX_PORTS];
+	uint8_t nb_cols[SBX_MAX_PORTS];              /**< maps with a source on port p */
+	uint8_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];   /**< category c of acl[p]: index into cfg.maps */
+	uint32_t nb_rules[SBX_MAX_MAPS];             /**< rules the primary holds for each map */
+	uint64_t build_ns;                           /**< wall time of the last build, every port */
+	uint64_t memory;                             /**< rte_malloc bytes the contexts hold */
+	uint32_t contexts;                           /**< rte_acl contexts built */
+	struct sbx_mirror_shm seq[SBX_MAX_MAPS];     /**< each map's GRE sequence (as mirrors[]) */
+};
+
 struct sbx_shm {
 	uint64_t magic;          /**< SBX_SHM_MAGIC */
 	uint32_t version;        /**< SBX_SHM_VERSION */
@@ -752,6 +774,7 @@ struct sbx_shm {
 	struct sbx_mb_port_shm microburst[SBX_MAX_PORTS];
 	struct sbx_mb_ring mb_rings[SBX_MAX_WORKERS][SBX_MAX_PORTS];
 	struct sbx_flows_shm flows; /**< the flow exporter (primary/flowexport.c) */
+	struct sbx_maps_shm maps;   /**< the maps' classifiers (primary/maps.c), static */
 };
 
 /* The layout the comments above promise. */

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The maps stage of a worker (maps_stage.h, docs/MAPS.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "maps_stage.h"
+
+int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_shm *shm, struct sbx_worker_stats *st, char *err,
+			 size_t errlen)
+{
+	const struct sbx_config *cfg = &shm->cfg;
+
+	memset(ms->acl, 0, sizeof(ms->acl));
+	memset(ms->watch, 0, sizeof(ms->watch));
+	memset(ms->collect, 0, sizeof(ms->collect));
+	ms->classified = &st->maps_classified;
+	for (uint16_t j = 0; j < cfg->nb_maps; j++) {
+		const struct sbx_map_cfg *m = &cfg->maps[j];
+
+		for (uint16_t k = 0; k < m->s.nb_sources; k++)
+			for (int d = 0; d < 2; d++)
+				if (m->s.sources[k].direction & (d ? SBX_DIR_TX : SBX_DIR_RX)) {
+					ms->watch[m->s.sources[k].port][d] |= 1ULL << j;
+					if (m->collector)
+						ms->collect[m->s.sources[k].port][d] |= 1ULL << j;
+				}
+	}
+	for (uint16_t p = 0; p < cfg->nb_ports; p++) {
+		ms->acl[p] = shm->maps.acl[p];
+		ms->nb_cols[p] = shm->maps.nb_cols[p];
+		memcpy(ms->cols[p], shm->maps.cols[p], sizeof(ms->cols[p]));
+		if (ms->acl[p] != NULL && sbx_mapacl_check_shared(ms->acl[p], err, errlen) != 0)
+			return -1;
+		if (ms->acl[p] == NULL && ms->nb_cols[p] != 0) {
+			snprintf(err, errlen, "maps: port %s has maps but no classifier", cfg->ports[p].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void sbx_maps_stage_burst(struct sbx_maps_stage *ms, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n,
+			  uint64_t *sets)
+{
+	const int d = dir == SBX_DIR_TX;
+	const uint64_t watch = ms->watch[port][d], collect = ms->collect[port][d];
+	const struct sbx_mapacl *a = ms->acl[port];
+	uint16_t i;
+
+	if (a == NULL) { /* collectors alone: they take every frame */
+		for (i = 0; i < n; i++)
+			sets[i] = collect;
+		return;
+	}
+	for (i = 0; i < n; i++) { /* the frame as the tools receive it, its first 256 bytes at most */
+		uint8_t buf[256];
+		uint32_t len = RTE_MIN(pkts[i]->pkt_len, (uint32_t)sizeof(buf));
+		const uint8_t *f = rte_pktmbuf_read(pkts[i], 0, len, buf);
+
+		sbx_map_key_extract(f, f != NULL ? len : 0, &ms->keys[i]);
+	}
+	sbx_mapacl_classify(a, ms->keys, n, ms->results);
+	*ms->classified += n;
+	{
+		const uint32_t stride = sbx_mapacl_stride(a), nc = ms->nb_cols[port];
+		const uint8_t *cols = ms->cols[port];
+
+		for (i = 0; i < n; i++) {
+			const uint32_t *r = &ms->results[i * stride];
+			uint64_t s = 0;
+
+			for (uint32_t c = 0; c < nc; c++)
+				if (SBX_MAPACL_MATCHED(r[c]) && SBX_MAPACL_ACTION(r[c]) == SBX_MAP_PASS)
+					s |= 1ULL << cols[c];
+			s &= watch;
+			sets[i] = s != 0 ? s : collect;
+		}
+	}
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/**
+ * @file maps_stage.h
+ * The maps stage of a worker (issue #27, docs/MAPS.md): a burst of frames as they leave the
+ * ingress stages in, each frame's set of maps out (bit j = cfg.maps[j] takes it), from one
+ * rte_acl lookup per frame in the classifier the primary built for the port (shm->maps,
+ * primary/maps.c): the first rule of a map that matches decides (pass or drop); a collector map
+ * takes the frames no other map watching that port and direction passed. The frames are only
+ * read (the forward path stays copy-free); the mirror engine makes the copies
+ * (sbx_mirror_prepare_maps). Static: set up once, from the config as parsed at start.
+ */
+#ifndef SPANBOX_MAPS_STAGE_H
+#define SPANBOX_MAPS_STAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "spanbox/mapacl.h"
+#include "spanbox/shm.h"
+
+/** Results of one classification: frames x categories (a set of up to 16 maps takes 16 columns). */
+#define SBX_MAPS_STAGE_RESULTS (SBX_MAX_BURST * (SBX_MAX_MAPS + SBX_MAPACL_MAPS_PER_CTX))
+
+/** One worker's maps stage. */
+struct sbx_maps_stage {
+	const struct sbx_mapacl *acl[SBX_MAX_PORTS]; /**< shm->maps.acl[p]: NULL, no map with rules on p */
+	uint8_t nb_cols[SBX_MAX_PORTS];
+	uint8_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];   /**< category c of acl[p] -> map index */
+	uint64_t watch[SBX_MAX_PORTS][2];            /**< maps watching RX [0] / TX [1] of p (bit = map index) */
+	uint64_t collect[SBX_MAX_PORTS][2];          /**< the collectors among them */
+	uint64_t *classified;                        /**< the worker's maps_classified counter (shm) */
+	struct sbx_map_key keys[SBX_MAX_BURST];
+	uint32_t results[SBX_MAPS_STAGE_RESULTS];
+};
+
+/**
+ * Set up @p ms from the static maps of @p shm (cfg.maps, shm->maps), counting into @p st. Checks
+ * that each port's classifier is the primary's (sbx_mapacl_check_shared: its contexts found by
+ * name in DPDK's RTE_ACL tailq from this process).
+ * @return 0, or -1 with "maps: why" in @p err
+ */
+int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_shm *shm, struct sbx_worker_stats *st, char *err,
+			 size_t errlen);
+
+/** @return true when a map watches @p dir (SBX_DIR_RX / SBX_DIR_TX) of @p port. */
+static inline bool sbx_maps_stage_watches(const struct sbx_maps_stage *ms, uint16_t port, uint8_t dir)
+{
+	return ms->watch[port][dir == SBX_DIR_TX] != 0;
+}
+
+/**
+ * The maps of each of the @p n frames @p pkts (n <= SBX_MAX_BURST; only read) seen on @p dir of
+ * @p port: @p sets[i] bit j set when map j watches that port and direction and its rules pass
+ * frame i, or when map j is a collector there and no other map passed it.
+ */
+void sbx_maps_stage_burst(struct sbx_maps_stage *ms, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n,
+			  uint64_t *sets);
+
+#endif
