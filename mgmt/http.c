@@ -805,6 +805,7 @@ bool mgmt_run_on(struct req *r, enum mgmt_lane lane)
 static const struct mgmt_route *const tables[] = {
 	mgmt_routes_core, mgmt_routes_tables, mgmt_routes_history, mgmt_routes_metrics, mgmt_routes_ports,
 	mgmt_routes_captures, mgmt_routes_flows,
+	mgmt_routes_flows_config,
 };
 
 void mgmt_http_print_routes(FILE *f)
