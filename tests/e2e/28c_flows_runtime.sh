@@ -16,8 +16,11 @@
 #  d. The change is in config_store (SQLite) without flows_per_worker, and survives a restart of the
 #     appliance: GET /flows/config and the exporter's collector are B with 1 s after the restart,
 #     and B gets the new run's records.
+#  e. A config without flows: PUT turns metering on (the worker creates its table, the primary its
+#     rings and exporter thread; records at collector C), then off (nothing more metered, forwarding
+#     goes on, the open flow still exported); C holds the records counted sent.
 # Resources: file prefix sbxfr, lcores 121 (worker) 122 (primary) 123 (mgmt), API 19010, collectors
-# UDP 19011 (A), 19012 (B), 19013 (nobody: refused bodies name it).
+# UDP 19011 (A), 19012 (B), 19013 (nobody: refused bodies name it), 19014 (C).
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
 NFPIDS=()
@@ -29,7 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 export TZ=UTC
-PORT=19010 API=http://127.0.0.1:19010/api/v1 A=19011 B=19012 NOBODY=19013
+PORT=19010 API=http://127.0.0.1:19010/api/v1 A=19011 B=19012 NOBODY=19013 C=19014
 TOKEN=sbxfr-token-0123456789abcdef
 CFG=$TMP/fr.json DB=$TMP/fr.db PAUSE=$TMP/bridge.pause
 for t in nfcapd nfdump jq curl sqlite3 python3; do
@@ -209,3 +212,28 @@ check "active timeout 1 s at B (changed live): each record lasts 0.5..1 s, the n
 tail -n +$((B_SENT1 + 1)) "$TMP/B.recs" | head -n -1 >"$TMP/B2.recs"
 r=$(spans "$TMP/B2.recs" 1)
 check "active timeout 1 s after the restart too ($r)" cond "spans '$TMP/B2.recs' 1 >/dev/null"
+
+# --- e. flows off at start (no section), turned on and off at run time -----------------------------
+jq 'del(.flows)' "$CFG" >"$TMP/off.json" # another file: nothing stored for it
+nfstart "$TMP/C" $C
+inst_start_primary r3 "$TMP/off.json"
+inst_start_mgmt r3 "$TMP/off.json" "$API"
+check "no flows section: off, no exporter" \
+	cond "get /flows | jqe '(.enabled | not) and (.exporter_running | not)' && get /flows/config | jqe '(.enabled | not) and .ports == [] and .collectors == []'"
+ON="{\"ports\": [{\"port\": \"p0\"}], \"active_timeout_s\": 1, \"collectors\": [{\"address\": \"127.0.0.1\", \"port\": $C}]}"
+code=$(req PUT /flows/config "$ON")
+wait_for 60 cond "get /flows | jqe '.exporter_running and .collectors[0].records_sent >= 2'"
+check "turned on at run time (got $code): the worker makes its table and meters, the exporter starts and sends to C ($(get /flows | jq -c '[.workers[0].flows_metered_frames, .collectors[0].records_sent]'))" \
+	cond "[ '$code' = 200 ] && get /flows | jqe '.enabled and .exporter_running and .workers[0].flows_metered_frames > 20 and .collectors[0].port == $C and .collectors[0].records_sent >= 2'"
+code=$(req PUT /flows/config "{\"enabled\": false, \"active_timeout_s\": 1, \"collectors\": [{\"address\": \"127.0.0.1\", \"port\": $C}]}")
+sleep 1.5 # the open flow leaves at its active timeout (1 s) and is exported
+m1=$(get /flows | jq '.workers[0].flows_metered_frames') t1=$(wstat p1 tx_packets)
+sleep 1
+f=$(get /flows)
+check "turned off (got $code): nothing more metered ($m1 frames), forwarding goes on ($t1 -> $(wstat p1 tx_packets)), the table empty, every record sent" \
+	cond "[ '$code' = 200 ] && jqe '(.enabled | not) and .workers[0].flows_metered_frames == $m1 and .workers[0].active == 0 and .records_in == .collectors[0].records_sent and .collectors[0].records_lost == 0 and .workers[0].flows_records_queued == .records_in' <<<'$f' && [ \$(wstat p1 tx_packets) -gt $t1 ]"
+echo "$f" | jq -c "{enabled, records_in, c: .collectors[0] | {records_sent, records_lost}, w: .workers[0] | {active, flows_metered_frames, flows_records_queued, flows_expired_active, flows_expired_idle}}" | sed "s/^/# /"
+C_SENT=$(jq '.collectors[0].records_sent' <<<"$f")
+inst_cleanup
+nfstop "$NF_C"
+check "nfcapd C holds the $C_SENT records counted sent to it ($(nfrecs "$TMP/C" | wc -l))" [ "$(nfrecs "$TMP/C" | wc -l)" = "$C_SENT" ]
