@@ -14,6 +14,7 @@
 #include "api.h"
 #include "shmview.h"
 #include "spanbox/shm.h"
+#include "validate.h"
 
 #define NUM(o, k, v) cJSON_AddNumberToObject((o), (k), (double)(v))
 
@@ -64,47 +65,31 @@ static unsigned int get_flows_config(struct req *r, cJSON **body)
 	return code;
 }
 
-/* PUT /flows/config: the whole flows section replaced (live, stored); 200 with the section as GET. */
+/* PUT /flows/config: the whole flows section replaced (live, stored); 200 with the section as GET.
+ * The checks of the body: mgmt_merge_put_flows (validate.c, also fuzzed), then sbx_config_parse. */
 static unsigned int put_flows_config(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm;
-	const cJSON *fpw;
-	uint32_t running;
+	struct mgmt_verdict v;
 	cJSON *in, *doc;
 
 	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
 		return 0;
-	shm = mgmt_need_shm(r, body, &code);
-	if (shm == NULL)
-		return code;
 	in = mgmt_parse_body(r, body, &code);
 	if (in == NULL)
 		return code;
-	if (!cJSON_IsObject(in)) {
-		cJSON_Delete(in);
-		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "flows", "flows: expected a JSON object (the section)");
-		return MHD_HTTP_UNPROCESSABLE_CONTENT;
-	}
-	running = sbx_shm_cfg(shm)->flows.capacity;
-	fpw = cJSON_GetObjectItemCaseSensitive(in, "flows_per_worker");
-	if (cJSON_IsNumber(fpw) && fpw->valuedouble != (double)running) {
-		cJSON_Delete(in);
-		*body = mgmt_error(MHD_HTTP_CONFLICT, "flows.flows_per_worker",
-				   "flows.flows_per_worker: cannot change while the appliance runs (the size of the workers' "
-				   "flow tables, %u): restart it with the new value in the config file; nothing was changed",
-				   running);
-		return MHD_HTTP_CONFLICT;
-	}
-	if (fpw == NULL) /* static: the running value */
-		cJSON_AddNumberToObject(in, "flows_per_worker", (double)running);
 	doc = mgmt_running_doc(r, body, &code);
 	if (doc == NULL) {
 		cJSON_Delete(in);
 		return code;
 	}
-	cJSON_DeleteItemFromObjectCaseSensitive(doc, "flows");
-	cJSON_AddItemToObject(doc, "flows", in);
+	code = mgmt_merge_put_flows(in, doc, &v);
+	cJSON_Delete(in);
+	if (code != 0) {
+		cJSON_Delete(doc);
+		*body = mgmt_error(v.code, v.field, "%s", v.msg);
+		return v.code;
+	}
 	code = mgmt_tables_change(r, body, doc, "config_change", "PUT /api/v1/flows/config: flows section replaced",
 				  MHD_HTTP_OK, NULL, NULL);
 	if (code == MHD_HTTP_OK)
