@@ -176,6 +176,10 @@ check "the worker forwarded before ($tx0) and after ($tx1) the change, every fra
 check "no record vanished: records taken ($(jq .records_in <<<"$f")) = sent + lost at A (retired) + at B; the worker queued them all, lost none" \
 	cond "jqe '.records_in > 6 and .records_in == .retired.records_sent + .retired.records_lost + .collectors[0].records_sent + .collectors[0].records_lost and .workers[0].flows_records_queued == .records_in and .workers[0].flows_records_lost_ring == 0' <<<'$f'"
 A_SENT=$(jq .retired.records_sent <<<"$f") B_SENT1=$(jq '.collectors[0].records_sent' <<<"$f")
+curl -fsS --max-time 5 "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics.txt"
+grep '^spanbox_flows_collector_records_sent_total' "$TMP/metrics.txt" | sed 's/^/# /'
+check "/metrics: spanbox_flows_collector_records_sent_total of B ($B_SENT1) and of the retired A ($A_SENT), collector_up of B" \
+	cond "grep -qx 'spanbox_flows_collector_records_sent_total{collector=\"0\",address=\"127.0.0.1\",port=\"$B\",transport=\"udp\"} $B_SENT1' '$TMP/metrics.txt' && grep -qx 'spanbox_flows_collector_records_sent_total{collector=\"retired\"} $A_SENT' '$TMP/metrics.txt' && grep -qx 'spanbox_flows_collector_up{collector=\"0\",address=\"127.0.0.1\",port=\"$B\",transport=\"udp\"} 1' '$TMP/metrics.txt'"
 
 # --- d. stored in SQLite, survives a restart -------------------------------------------------------
 st=$(sqlite3 "$DB" "SELECT json FROM config_store ORDER BY id DESC LIMIT 1" | jq -c .flows)
