@@ -13,8 +13,8 @@
 #     B, and nfcapd A and B hold exactly the records counted sent to them: none vanished silently.
 #  b. Active timeout to the second (nfdump's flowStart/End): at A each record of the flow lasts
 #     1.5..2 s and the next begins 2..2.5 s after it began; at B (1 s) 0.5..1 s and 1..1.5 s.
-#  d. The change is in config_store (SQLite) without flows_per_worker, and survives a restart of the
-#     appliance: GET /flows/config and the exporter's collector are B with 1 s after the restart,
+#  d. The change is in config_store (SQLite) without flows_per_worker, and survives a restart of mgmt
+#     (killed with -9) and of the appliance: GET /flows/config and the exporter's collector are B with 1 s after the restart,
 #     and B gets the new run's records.
 #  e. A config without flows: PUT turns metering on (the worker creates its table, the primary its
 #     rings and exporter thread; records at collector C), then off (nothing more metered, forwarding
@@ -182,6 +182,10 @@ check "/metrics: spanbox_flows_collector_records_sent_total of B ($B_SENT1) and 
 	cond "grep -qx 'spanbox_flows_collector_records_sent_total{collector=\"0\",address=\"127.0.0.1\",port=\"$B\",transport=\"udp\"} $B_SENT1' '$TMP/metrics.txt' && grep -qx 'spanbox_flows_collector_records_sent_total{collector=\"retired\"} $A_SENT' '$TMP/metrics.txt' && grep -qx 'spanbox_flows_collector_up{collector=\"0\",address=\"127.0.0.1\",port=\"$B\",transport=\"udp\"} 1' '$TMP/metrics.txt'"
 
 # --- d. stored in SQLite, survives a restart -------------------------------------------------------
+kill -9 "$INST_MGMT"
+inst_start_mgmt r1 "$CFG" "$API"
+check "mgmt killed with -9 and started again: GET /flows/config is the changed section" \
+	cond "get /flows/config | jqe '.active_timeout_s == 1 and .collectors == [{\"address\": \"127.0.0.1\", \"port\": $B, \"transport\": \"udp\"}]'"
 st=$(sqlite3 "$DB" "SELECT json FROM config_store ORDER BY id DESC LIMIT 1" | jq -c .flows)
 check "config_store holds the new flows section, without the static flows_per_worker ($st)" \
 	cond "jqe '.active_timeout_s == 1 and .collectors[0].port == $B and (has(\"flows_per_worker\") | not)' <<<'$st'"
