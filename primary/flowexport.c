@@ -32,10 +32,6 @@ static struct {
 	struct sbx_primary *p;
 	struct rte_ring *ring[SBX_MAX_WORKERS];
 	struct sbx_ipfix *x[SBX_MAX_FLOW_COLLECTORS];
-	uint32_t seen_transitions[SBX_MAX_FLOW_COLLECTORS]; /* main thread: transitions it told of */
-	pthread_t tid;
-	bool started;
-	uint32_t stop;
 	/* live changes: posted by the tables thread (next, next_gen under lock), taken by this thread
 	 * into cfg (its collectors: fx.x[c] sends to cfg.collectors[c]) */
 	pthread_mutex_t lock;
@@ -43,6 +39,10 @@ static struct {
 	uint64_t next_gen, cur_gen;
 	struct sbx_flows_cfg cfg;
 	bool rings;
+	uint32_t seen_transitions[SBX_MAX_FLOW_COLLECTORS]; /* main thread: transitions it told of */
+	pthread_t tid;
+	bool started;
+	uint32_t stop;
 	/* top talkers: the SBX_FLOWS_TOP largest records of each second of the window (by bytes); the
 	 * largest of the window are among them (each is one of the largest of its own second) */
 	struct top_sec {
