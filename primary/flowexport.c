@@ -38,6 +38,7 @@ static struct {
 	struct sbx_flows_cfg next;
 	uint64_t next_gen, cur_gen;
 	struct sbx_flows_cfg cfg;
+	struct sbx_flows_cfg posted; /* tables thread: the last section posted (or the start's) */
 	bool rings;
 	uint32_t seen_transitions[SBX_MAX_FLOW_COLLECTORS]; /* main thread: transitions it told of */
 	pthread_t tid;
@@ -324,6 +325,7 @@ int sbx_flows_init(struct sbx_primary *p)
 		return -1;
 	}
 	fx.cfg = *f;
+	fx.posted = *f;
 	for (c = 0; c < f->nb_collectors; c++) {
 		collector_open(c, f);
 		if (fx.x[c] == NULL)
@@ -348,8 +350,9 @@ int sbx_flows_prepare(struct sbx_primary *p, const struct sbx_flows_cfg *n, char
 
 void sbx_flows_reconfigure(struct sbx_primary *p, const struct sbx_flows_cfg *n)
 {
-	if (!fx.rings)
-		return; /* metering never ran: no record to export */
+	if (!fx.rings || memcmp(&fx.posted, n, sizeof(*n)) == 0)
+		return; /* metering never ran (no record to export), or a change of other tables */
+	fx.posted = *n;
 	pthread_mutex_lock(&fx.lock);
 	fx.next = *n;
 	__atomic_add_fetch(&fx.next_gen, 1, __ATOMIC_RELEASE);
