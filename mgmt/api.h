@@ -113,6 +113,7 @@ extern const struct mgmt_route mgmt_routes_ports[];   /* api_ports.c: port stats
 extern const struct mgmt_route mgmt_routes_captures[]; /* api_captures.c: captures into pcapng files */
 extern const struct mgmt_route mgmt_routes_flows[];    /* api_flows.c: flow metering and IPFIX export */
 extern const struct mgmt_route mgmt_routes_maps[];     /* api_maps.c: maps (issue #27), read-only */
+extern const struct mgmt_route mgmt_routes_flows_config[]; /* api_flows_config.c: the live flows section */
 
 /**
  * Make room for one more session in @p doc (the running document, about to get it): while its

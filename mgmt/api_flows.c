@@ -16,6 +16,14 @@
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define NUM(o, k, v) cJSON_AddNumberToObject((o), (k), (double)(v))
 
+/* The counters of an IPFIX exporter into @p o (SBX_FOREACH_IPFIX_COUNTER of counters.h). */
+static void ipfix_stats_json(cJSON *o, const struct sbx_ipfix_stats *x)
+{
+#define IPFIX_NUM(field, json, ...) NUM(o, json, x->field);
+	SBX_FOREACH_IPFIX_COUNTER(IPFIX_NUM)
+#undef IPFIX_NUM
+}
+
 /* One collector: its config and what the exporter counted. */
 static cJSON *collector_json(const struct sbx_flow_collector_cfg *k, const struct sbx_flow_collector_shm *s,
 			     bool running)
@@ -30,15 +38,7 @@ static cJSON *collector_json(const struct sbx_flow_collector_cfg *k, const struc
 	mgmt_rfc3339(s->since_ns, t, sizeof(t));
 	cJSON_AddStringToObject(o, "since", t);
 	NUM(o, "transitions", s->transitions);
-	NUM(o, "records_sent", s->x.records_sent);
-	NUM(o, "records_lost", s->x.records_lost);
-	NUM(o, "messages_sent", s->x.messages_sent);
-	NUM(o, "messages_lost", s->x.messages_lost);
-	NUM(o, "template_sends", s->x.template_sends);
-	NUM(o, "connects", s->x.connects);
-	NUM(o, "connect_failures", s->x.connect_failures);
-	NUM(o, "disconnects", s->x.disconnects);
-	NUM(o, "send_errors", s->x.send_errors);
+	ipfix_stats_json(o, &s->x);
 	return o;
 }
 
@@ -53,7 +53,7 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 
 	if (shm == NULL)
 		return code;
-	f = &shm->cfg.flows;
+	f = &sbx_shm_cfg(shm)->flows; /* the active tables': flows is live */
 	*body = o = cJSON_CreateObject();
 	cJSON_AddBoolToObject(o, "enabled", f->enabled && f->port_mask != 0);
 	a = cJSON_AddArrayToObject(o, "ports");
@@ -68,9 +68,15 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	cJSON_AddBoolToObject(o, "exporter_running", shm->flows.running != 0);
 	NUM(o, "records_in", shm->flows.records_in);
 	a = cJSON_AddArrayToObject(o, "collectors");
-	for (c = 0; c < MIN(f->nb_collectors, (uint32_t)SBX_MAX_FLOW_COLLECTORS); c++)
-		cJSON_AddItemToArray(a, collector_json(&f->collectors[c], &shm->flows.collectors[c],
-						       shm->flows.running != 0));
+	/* running: the collectors the exporter sends to (it takes a live change within a round) */
+	for (c = 0; c < MIN(shm->flows.running ? shm->flows.nb_collectors : f->nb_collectors,
+			    (uint32_t)SBX_MAX_FLOW_COLLECTORS); c++)
+		cJSON_AddItemToArray(a, collector_json(shm->flows.running ? &shm->flows.collectors[c].cfg : &f->collectors[c],
+						       &shm->flows.collectors[c], shm->flows.running != 0));
+	/* collectors closed by live changes: their counters summed (docs/RUNTIME_TABLES.md "Flows") */
+	ipfix_stats_json(cJSON_AddObjectToObject(o, "retired"), &shm->flows.retired);
+	NUM(o, "reconfigurations", shm->flows.reconfigs);
+	NUM(o, "records_no_collector", shm->flows.records_no_collector);
 	a = cJSON_AddArrayToObject(o, "workers");
 	for (i = 0; i < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); i++) {
 		const struct sbx_worker_stats *st = &shm->workers[i].stats;

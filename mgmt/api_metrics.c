@@ -814,6 +814,45 @@ static void ts_in_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl
 	}
 }
 
+/* ---- flows: the IPFIX exporter's collectors (docs/FLOWS.md) ---- */
+
+#define IPFIX_FAM(field, json, prom, unit, help) { prom, "counter", help, offsetof(struct sbx_ipfix_stats, field) },
+static const struct fam ipfix_fams[] = { SBX_FOREACH_IPFIX_COUNTER(IPFIX_FAM) };
+
+/* One family per counter of SBX_FOREACH_IPFIX_COUNTER: a sample per collector the exporter sends
+ * to (collector="i", address, port, transport) and one of the collectors live changes closed
+ * (collector="retired"); spanbox_flows_collector_up. Nothing while the exporter does not run. */
+static void flows_metrics(struct pbuf *b, const struct sbx_shm *shm)
+{
+	const struct sbx_flows_shm *fs = &shm->flows;
+	uint32_t nc = fs->nb_collectors < SBX_MAX_FLOW_COLLECTORS ? fs->nb_collectors : SBX_MAX_FLOW_COLLECTORS, c;
+	char cl[SBX_MAX_FLOW_COLLECTORS][LBL], rl[LBL] = "";
+	size_t f;
+
+	if (!fs->running)
+		return;
+	for (c = 0; c < nc; c++) {
+		const struct sbx_flow_collector_cfg *k = &fs->collectors[c].cfg;
+
+		cl[c][0] = '\0';
+		label_u(cl[c], LBL, "collector", c);
+		label(cl[c], LBL, "address", k->address, sizeof(k->address));
+		label_u(cl[c], LBL, "port", k->port);
+		label_s(cl[c], LBL, "transport", k->transport ? "tcp" : "udp");
+	}
+	label_s(rl, sizeof(rl), "collector", "retired");
+	for (f = 0; f < RTE_DIM(ipfix_fams); f++) {
+		family(b, ipfix_fams[f].name, ipfix_fams[f].type, ipfix_fams[f].help);
+		for (c = 0; c < nc; c++)
+			sample_u(b, ipfix_fams[f].name, cl[c], U64_AT(&fs->collectors[c].x, ipfix_fams[f].off));
+		sample_u(b, ipfix_fams[f].name, rl, U64_AT(&fs->retired, ipfix_fams[f].off));
+	}
+	family(b, "spanbox_flows_collector_up", "gauge",
+	       "1 while the collector takes the records, 0 when records were lost for it in the last 100 ms.");
+	for (c = 0; c < nc; c++)
+		sample_u(b, "spanbox_flows_collector_up", cl[c], __atomic_load_n(&fs->collectors[c].up, __ATOMIC_RELAXED));
+}
+
 /* Build the whole exposition; @p shm NULL when the appliance is down. */
 static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct mgmt_db *db)
 {
@@ -878,6 +917,7 @@ static void metrics_text(struct pbuf *b, const struct sbx_shm *shm, const struct
 		ingress_metrics(b, shm, plbl);
 		ts_in_metrics(b, shm, plbl);
 		pool_metrics(b, shm);
+		flows_metrics(b, shm);
 	}
 }
 

@@ -806,6 +806,7 @@ static const struct mgmt_route *const tables[] = {
 	mgmt_routes_core, mgmt_routes_tables, mgmt_routes_history, mgmt_routes_metrics, mgmt_routes_ports,
 	mgmt_routes_captures, mgmt_routes_flows,
 	mgmt_routes_maps,
+	mgmt_routes_flows_config,
 };
 
 void mgmt_http_print_routes(FILE *f)

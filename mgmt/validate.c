@@ -495,6 +495,9 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 		code = mgmt_merge_put_group(in, doc, name, &created, prefix, sizeof(prefix), v);
 		break;
 	}
+	case MGMT_W_PUT_FLOWS:
+		code = mgmt_merge_put_flows(in, doc, v);
+		break;
 	case MGMT_W_POST_CAPTURE: {
 		const struct mgmt_capture_room room = { .quota = 1ULL << 30, .pid = 1, .max_frame = 1522 };
 
@@ -608,5 +611,31 @@ unsigned int mgmt_merge_post_capture(const cJSON *in, cJSON *doc, const struct m
 	cJSON_AddNumberToObject(rec, "owner_pid", (double)room->pid);
 	cJSON_AddItemToArray(mgmt_doc_array(doc, "mirrors"), s);
 	snprintf(prefix, prefix_len, "mirrors[%d].", cJSON_GetArraySize(mgmt_doc_array(doc, "mirrors")) - 1);
+	return 0;
+}
+
+/* ---- PUT /flows/config (docs/RUNTIME_TABLES.md "Flows") ---- */
+
+unsigned int mgmt_merge_put_flows(const cJSON *in, cJSON *doc, struct mgmt_verdict *v)
+{
+	const cJSON *fpw = cJSON_GetObjectItemCaseSensitive(in, "flows_per_worker");
+	const cJSON *run = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "flows"),
+							    "flows_per_worker");
+	double running = cJSON_IsNumber(run) ? run->valuedouble : SBX_FLOWS_CAPACITY_DEFAULT;
+	cJSON *f;
+
+	if (!cJSON_IsObject(in))
+		return refuse(v, 422, "flows", "flows: expected a JSON object (the whole section)");
+	if (cJSON_IsNumber(fpw) && fpw->valuedouble != running)
+		return refuse(v, 409, "flows.flows_per_worker",
+			      "flows.flows_per_worker: cannot change while the appliance runs (the size of the workers' flow "
+			      "tables, %.0f): restart it with the new value in the config file; nothing was changed", running);
+	f = cJSON_Duplicate(in, true);
+	if (f == NULL)
+		return refuse(v, 500, NULL, "out of memory");
+	if (fpw == NULL) /* static: the running value */
+		cJSON_AddNumberToObject(f, "flows_per_worker", running);
+	cJSON_DeleteItemFromObjectCaseSensitive(doc, "flows");
+	cJSON_AddItemToObject(doc, "flows", f);
 	return 0;
 }

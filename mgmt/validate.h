@@ -157,6 +157,14 @@ void mgmt_validation_verdict(char *err, const char *prefix, struct mgmt_verdict 
  */
 unsigned int mgmt_memprobe_body(const char *body, size_t len, long *size_mb, long *runs, char *err, size_t errlen);
 
+/**
+ * PUT /flows/config: @p in (the whole flows section) replaces @p doc's "flows", with the running
+ * flows_per_worker (@p doc's, or the default) when @p in leaves it out.
+ * @return 0, or 422 (not an object: field "flows"), 409 (another flows_per_worker: static, field
+ *         "flows.flows_per_worker") with @p v set; @p doc unchanged then.
+ */
+unsigned int mgmt_merge_put_flows(const cJSON *in, cJSON *doc, struct mgmt_verdict *v);
+
 /** The writing routes whose body mgmt_validate_write() checks. */
 enum mgmt_write_route {
 	MGMT_W_POST_MIRROR,   /**< POST /api/v1/mirrors */
@@ -168,6 +176,7 @@ enum mgmt_write_route {
 	MGMT_W_PUT_GROUPS,    /**< PUT /api/v1/tool_groups */
 	MGMT_W_PUT_GROUP,     /**< PUT /api/v1/tool_groups/{name} ({name}: "ids" for an even {id}, "g<id>" else) */
 	MGMT_W_POST_CAPTURE,  /**< POST /api/v1/captures (a quota of 1 GiB, nothing kept, every id free) */
+	MGMT_W_PUT_FLOWS,     /**< PUT /api/v1/flows/config */
 	MGMT_W_COUNT
 };
 

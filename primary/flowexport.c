@@ -7,6 +7,10 @@
  * this thread never waits longer than ipfix.c's bounds. The thread publishes its counters into
  * shm->flows every 100 ms; the main loop turns a collector's up/down changes into events
  * (sbx_flows_tick: events are the main thread's to write).
+ * flows is live (docs/RUNTIME_TABLES.md "Flows"): the runtime tables thread posts each new flows
+ * config (sbx_flows_reconfigure), this thread takes it between two rounds (take_config) and
+ * re-opens the collectors that changed; the rings are made at the first change that turns
+ * metering on when it was off at start (sbx_flows_prepare).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -28,6 +32,14 @@ static struct {
 	struct sbx_primary *p;
 	struct rte_ring *ring[SBX_MAX_WORKERS];
 	struct sbx_ipfix *x[SBX_MAX_FLOW_COLLECTORS];
+	/* live changes: posted by the tables thread (next, next_gen under lock), taken by this thread
+	 * into cfg (its collectors: fx.x[c] sends to cfg.collectors[c]) */
+	pthread_mutex_t lock;
+	struct sbx_flows_cfg next;
+	uint64_t next_gen, cur_gen;
+	struct sbx_flows_cfg cfg;
+	struct sbx_flows_cfg posted; /* tables thread: the last section posted (or the start's) */
+	bool rings;
 	uint32_t seen_transitions[SBX_MAX_FLOW_COLLECTORS]; /* main thread: transitions it told of */
 	pthread_t tid;
 	bool started;
@@ -125,12 +137,13 @@ static void top_publish(uint64_t sec)
 /* Copy collector @p c's counters into the memzone; a change of up/down is logged. */
 static void publish(unsigned int c)
 {
-	const struct sbx_flow_collector_cfg *k = &fx.p->cfg->flows.collectors[c];
+	const struct sbx_flow_collector_cfg *k = &fx.cfg.collectors[c];
 	struct sbx_flow_collector_shm *o = &fx.p->shm->flows.collectors[c];
-	struct sbx_ipfix_stats s;
+	struct sbx_ipfix_stats s = o->x; /* no exporter (it could not be opened): what drain counted */
 	uint32_t up = o->up;
 
-	sbx_ipfix_stats(fx.x[c], &s);
+	if (fx.x[c] != NULL)
+		sbx_ipfix_stats(fx.x[c], &s);
 	/* over the last 100 ms: a loss is down (UDP: an ICMP port unreachable loses every other
 	 * message, the kernel takes the rest), records sent and none lost is up */
 	if (s.records_lost > o->x.records_lost)
@@ -149,11 +162,90 @@ static void publish(unsigned int c)
 	}
 }
 
+/* ---- live changes of flows (this thread's side) ---- */
+
+/* Open collectors[c] of @p f into fx.x[c] (NULL when it cannot be: logged, its records counted
+ * lost) and reset its slot in the memzone. */
+static void collector_open(unsigned int c, const struct sbx_flows_cfg *f)
+{
+	const struct sbx_flow_collector_cfg *k = &f->collectors[c];
+	struct sbx_flow_collector_shm *o = &fx.p->shm->flows.collectors[c];
+	struct sbx_ipfix_params xp = {
+		.address = k->address, .port = k->port, .transport = k->transport,
+		.domain = f->domain, .template_period_s = f->template_period_s,
+	};
+	char err[256];
+
+	fx.x[c] = sbx_ipfix_open(&xp, err, sizeof(err));
+	if (fx.x[c] == NULL)
+		fprintf(stderr, "spanbox-primary: flows.collectors[%u]: %s\n", c, err);
+	memset(&o->x, 0, sizeof(o->x));
+	o->cfg = *k;
+	o->since_ns = sbx_realtime_ns();
+	__atomic_store_n(&o->up, fx.x[c] != NULL, __ATOMIC_RELAXED); /* up until records are lost */
+}
+
+/* Collector @p c sends the same way under @p a and @p b (address, port, transport, domain, period). */
+static bool same_collector(const struct sbx_flows_cfg *a, const struct sbx_flows_cfg *b, unsigned int c)
+{
+	const struct sbx_flow_collector_cfg *x = &a->collectors[c], *y = &b->collectors[c];
+
+	return c < a->nb_collectors && c < b->nb_collectors && a->domain == b->domain &&
+	       a->template_period_s == b->template_period_s && strcmp(x->address, y->address) == 0 &&
+	       x->port == y->port && x->transport == y->transport;
+}
+
+/* The newest posted config: collectors that changed are flushed (their buffered records go to the
+ * old collector, sent or counted lost), closed, their counters added to shm->flows.retired, and
+ * opened anew; those that did not keep their connection, sequence numbers and counters. */
+static void take_config(uint64_t now)
+{
+	struct sbx_flows_shm *fs = &fx.p->shm->flows;
+	struct sbx_flows_cfg n;
+	struct sbx_ipfix_stats s;
+	unsigned int c;
+	uint64_t gen;
+
+	pthread_mutex_lock(&fx.lock);
+	n = fx.next;
+	gen = fx.next_gen;
+	pthread_mutex_unlock(&fx.lock);
+	for (c = 0; c < SBX_MAX_FLOW_COLLECTORS; c++) {
+		if (same_collector(&fx.cfg, &n, c) || (c >= fx.cfg.nb_collectors && c >= n.nb_collectors))
+			continue;
+		if (c < fx.cfg.nb_collectors) {
+			if (fx.x[c] != NULL)
+				sbx_ipfix_flush(fx.x[c], now);
+			publish(c); /* its last counters, before they are retired */
+			s = fs->collectors[c].x;
+			sbx_ipfix_stats_add(&fs->retired, &s);
+			sbx_ipfix_close(fx.x[c], now);
+			fx.x[c] = NULL;
+			printf("spanbox-primary: flows: collector %s:%u (%s) closed (%llu records sent, %llu lost)\n",
+			       fx.cfg.collectors[c].address, fx.cfg.collectors[c].port,
+			       fx.cfg.collectors[c].transport ? "tcp" : "udp", (unsigned long long)s.records_sent,
+			       (unsigned long long)s.records_lost);
+		}
+		if (c < n.nb_collectors) {
+			collector_open(c, &n);
+			printf("spanbox-primary: flows: collector %s:%u (%s) opened as flows.collectors[%u]\n",
+			       n.collectors[c].address, n.collectors[c].port, n.collectors[c].transport ? "tcp" : "udp", c);
+		}
+	}
+	fx.cfg = n;
+	fs->nb_collectors = n.nb_collectors;
+	fs->reconfigs++;
+	fx.cur_gen = gen;
+	fflush(stdout);
+}
+
+/* ---- end of live changes (this thread's side) ---- */
+
 static void *export_thread(void *arg)
 {
 	struct sbx_flow_record recs[DRAIN_BURST];
 	struct sbx_flows_shm *fs = &fx.p->shm->flows;
-	unsigned int nw = fx.p->cfg->nb_workers, nc = fx.p->cfg->flows.nb_collectors, w, c, i, n;
+	unsigned int nw = fx.p->cfg->nb_workers, nc, w, c, i, n;
 	uint64_t next_pub = 0, next_top = 0;
 
 	(void)arg;
@@ -161,14 +253,23 @@ static void *export_thread(void *arg)
 		bool stopping = __atomic_load_n(&fx.stop, __ATOMIC_ACQUIRE);
 		uint64_t now = sbx_now_ns(), got = 0;
 
+		if (__atomic_load_n(&fx.next_gen, __ATOMIC_ACQUIRE) != fx.cur_gen)
+			take_config(now);
+		nc = fx.cfg.nb_collectors;
 		for (w = 0; w < nw; w++) {
 			while ((n = rte_ring_sc_dequeue_burst_elem(fx.ring[w], recs, sizeof(recs[0]), DRAIN_BURST,
 								   NULL)) > 0) {
 				for (i = 0; i < n; i++) {
-					for (c = 0; c < nc; c++)
-						sbx_ipfix_add(fx.x[c], &recs[i], now);
+					for (c = 0; c < nc; c++) {
+						if (likely(fx.x[c] != NULL))
+							sbx_ipfix_add(fx.x[c], &recs[i], now);
+						else
+							fs->collectors[c].x.records_lost++;
+					}
 					top_add(&recs[i], now / 1000000000ull);
 				}
+				if (nc == 0)
+					fs->records_no_collector += n;
 				got += n;
 				if (got >= 4096)
 					break; /* the other rings too, and the timers */
@@ -176,7 +277,8 @@ static void *export_thread(void *arg)
 		}
 		fs->records_in += got;
 		for (c = 0; c < nc; c++)
-			sbx_ipfix_poll(fx.x[c], now);
+			if (fx.x[c] != NULL)
+				sbx_ipfix_poll(fx.x[c], now);
 		if (now >= next_pub) {
 			next_pub = now + 100000000ull;
 			for (c = 0; c < nc; c++)
@@ -191,72 +293,116 @@ static void *export_thread(void *arg)
 		if (got == 0)
 			usleep(1000);
 	}
-	for (c = 0; c < nc; c++) {
-		sbx_ipfix_flush(fx.x[c], sbx_now_ns());
+	for (c = 0; c < fx.cfg.nb_collectors; c++) {
+		if (fx.x[c] != NULL)
+			sbx_ipfix_flush(fx.x[c], sbx_now_ns());
 		publish(c);
 	}
 	top_publish(sbx_now_ns() / 1000000000ull);
 	return NULL;
 }
 
-int sbx_flows_init(struct sbx_primary *p)
+/* The workers' rings (once). @return 0, or -1 with the reason in @p err. */
+static int rings_create(struct sbx_primary *p, char *err, size_t errlen)
 {
-	const struct sbx_flows_cfg *f = &p->cfg->flows;
-	struct sbx_flows_shm *fs = &p->shm->flows;
-	char name[RTE_RING_NAMESIZE], err[256];
-	unsigned int w, c;
+	char name[RTE_RING_NAMESIZE];
+	unsigned int w;
 
-	memset(&fx, 0, sizeof(fx));
-	fx.p = p;
-	memset(fs, 0, sizeof(*fs));
-	if (!f->enabled || f->port_mask == 0)
+	if (fx.rings)
 		return 0;
 	for (w = 0; w < p->cfg->nb_workers; w++) {
 		snprintf(name, sizeof(name), SBX_FLOWS_RING_FMT, w);
-		fx.ring[w] = rte_ring_create_elem(name, sizeof(struct sbx_flow_record), SBX_FLOWS_RING_SIZE,
-						  SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		fx.ring[w] = rte_ring_lookup(name); /* made by a change that was refused later */
+		if (fx.ring[w] == NULL)
+			fx.ring[w] = rte_ring_create_elem(name, sizeof(struct sbx_flow_record), SBX_FLOWS_RING_SIZE,
+							  SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (fx.ring[w] == NULL) {
-			fprintf(stderr, "spanbox-primary: flows: ring %s: %s\n", name, rte_strerror(rte_errno));
+			snprintf(err, errlen, "ring %s: %s", name, rte_strerror(rte_errno));
 			return -1;
 		}
 	}
-	for (c = 0; c < f->nb_collectors; c++) {
-		const struct sbx_flow_collector_cfg *k = &f->collectors[c];
-		struct sbx_ipfix_params xp = {
-			.address = k->address, .port = k->port, .transport = k->transport,
-			.domain = f->domain, .template_period_s = f->template_period_s,
-		};
+	fx.rings = true;
+	return 0;
+}
 
-		fx.x[c] = sbx_ipfix_open(&xp, err, sizeof(err));
-		if (fx.x[c] == NULL) {
-			fprintf(stderr, "spanbox-primary: flows.collectors[%u]: %s\n", c, err);
-			return -1;
-		}
-		fs->collectors[c].up = 1; /* until records are lost */
-		fs->collectors[c].since_ns = sbx_realtime_ns();
-	}
-	fs->nb_collectors = f->nb_collectors;
+static int thread_start(void)
+{
 	if (pthread_create(&fx.tid, NULL, export_thread, NULL) != 0) {
 		fprintf(stderr, "spanbox-primary: flows: cannot start the exporter thread\n");
 		return -1;
 	}
 	pthread_setname_np(fx.tid, "sbx-flows");
-	fx.started = true;
-	fs->running = 1;
+	__atomic_store_n(&fx.started, true, __ATOMIC_RELEASE);
+	fx.p->shm->flows.running = 1;
+	return 0;
+}
+
+int sbx_flows_init(struct sbx_primary *p)
+{
+	const struct sbx_flows_cfg *f = &p->cfg->flows;
+	struct sbx_flows_shm *fs = &p->shm->flows;
+	char err[256];
+	unsigned int c;
+
+	memset(&fx, 0, sizeof(fx));
+	pthread_mutex_init(&fx.lock, NULL);
+	fx.p = p;
+	memset(fs, 0, sizeof(*fs));
+	if (!f->enabled || f->port_mask == 0)
+		return 0;
+	if (rings_create(p, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spanbox-primary: flows: %s\n", err);
+		return -1;
+	}
+	fx.cfg = *f;
+	fx.posted = *f;
+	for (c = 0; c < f->nb_collectors; c++) {
+		collector_open(c, f);
+		if (fx.x[c] == NULL)
+			return -1;
+	}
+	fs->nb_collectors = f->nb_collectors;
+	if (thread_start() != 0)
+		return -1;
 	printf("spanbox-primary: flows: metering ports 0x%x, %u flows per worker, %u collectors\n", f->port_mask,
 	       f->capacity, f->nb_collectors);
 	return 0;
 }
 
+/* ---- live changes of flows (the runtime tables thread's side, tables.c) ---- */
+
+int sbx_flows_prepare(struct sbx_primary *p, const struct sbx_flows_cfg *n, char *err, size_t errlen)
+{
+	if (!n->enabled || n->port_mask == 0)
+		return 0;
+	return rings_create(p, err, errlen);
+}
+
+void sbx_flows_reconfigure(struct sbx_primary *p, const struct sbx_flows_cfg *n)
+{
+	if (!fx.rings || memcmp(&fx.posted, n, sizeof(*n)) == 0)
+		return; /* metering never ran (no record to export), or a change of other tables */
+	fx.posted = *n;
+	pthread_mutex_lock(&fx.lock);
+	fx.next = *n;
+	__atomic_add_fetch(&fx.next_gen, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fx.lock);
+	if (!__atomic_load_n(&fx.started, __ATOMIC_ACQUIRE) && thread_start() == 0)
+		printf("spanbox-primary: flows: metering turned on at run time (ports 0x%x, %u flows per worker)\n",
+		       n->port_mask, p->cfg->flows.capacity);
+}
+
+/* ---- end of live changes (the tables thread's side) ---- */
+
 void sbx_flows_tick(struct sbx_primary *p)
 {
 	unsigned int c;
 
-	if (!fx.started)
+	if (!__atomic_load_n(&fx.started, __ATOMIC_ACQUIRE))
 		return;
 	for (c = 0; c < p->shm->flows.nb_collectors; c++) {
 		const struct sbx_flow_collector_shm *o = &p->shm->flows.collectors[c];
-		const struct sbx_flow_collector_cfg *k = &p->cfg->flows.collectors[c];
+		const struct sbx_flow_collector_cfg *k = &o->cfg; /* the exporter's (live changes) */
 		uint32_t t = __atomic_load_n(&o->transitions, __ATOMIC_ACQUIRE);
 
 		if (t == fx.seen_transitions[c])

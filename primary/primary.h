@@ -393,6 +393,15 @@ void sbx_prefix_files_remove(const char *prefix);
 /** Create the workers' record rings and start the exporter thread (flows.enabled); before the
  *  workers start. @return 0, or -1 (logged). */
 int sbx_flows_init(struct sbx_primary *p);
+/** Runtime tables thread, before a change with flows @p n is published: the workers' rings exist
+ *  once metering is on (created at the first such change when flows were off at start).
+ *  @return 0, or -1 with the reason in @p err (nothing published). */
+int sbx_flows_prepare(struct sbx_primary *p, const struct sbx_flows_cfg *n, char *err, size_t errlen);
+/** Runtime tables thread, once a change with flows @p n is published: the exporter thread takes it
+ *  at its next round (collectors whose address, port or transport changed, or all when the
+ *  observation domain or the template period changed, are flushed, closed and opened anew; their
+ *  counters go to shm->flows.retired); the thread is started if it did not run. */
+void sbx_flows_reconfigure(struct sbx_primary *p, const struct sbx_flows_cfg *n);
 /** Main loop: a collector's up/down change becomes an event (collector_up / collector_down). */
 void sbx_flows_tick(struct sbx_primary *p);
 /** After the workers stopped (their last flows flushed): drain the rings, send, stop the thread,

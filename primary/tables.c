@@ -198,8 +198,8 @@ static int apply_staged(void)
 	}
 	diff = sbx_config_static_diff(n, &tp->shm->cfg); /* the config as parsed at start */
 	if (diff != NULL) {
-		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding, mirrors, tool_groups and "
-			    "the ports' ingress can): "
+		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding, mirrors, tool_groups, "
+			    "the ports' ingress and flows but its flows_per_worker can): "
 			    "restart it with the new config file", diff);
 		goto out;
 	}
@@ -239,6 +239,11 @@ static int apply_staged(void)
 		next->cfg.ports[i].ingress = n->ports[i].ingress;
 	next->cfg.nb_tool_groups = n->nb_tool_groups;
 	memcpy(next->cfg.tool_groups, n->tool_groups, sizeof(n->tool_groups));
+	next->cfg.flows = n->flows; /* live but its capacity (static_diff): flowexport.c */
+	if (sbx_flows_prepare(tp, &n->flows, err, sizeof(err)) != 0) { /* the rings metering starts on */
+		rc = refuse("flows", "flows: %s", err);
+		goto out;
+	}
 	if (assign_counter_sets(cur, n, next->cset) != 0) {
 		rc = refuse("mirrors", "mirrors: no free counter set (at most %d sessions, %d counter sets)",
 			    SBX_MAX_MIRRORS, SBX_MIRROR_COUNTER_SETS);
@@ -277,6 +282,7 @@ static int apply_staged(void)
 	tp->shm->tables_applied_ns = sbx_realtime_ns();
 	rc = 0;
 	staging_done(st, SBX_TABLES_APPLIED); /* mgmt may write the staging area again */
+	sbx_flows_reconfigure(tp, &next->cfg.flows); /* the exporter re-opens changed collectors */
 	token = rte_rcu_qsbr_start(rcu);
 	if (!grace_wait(token))
 		open_token = token; /* published; the next change waits for the late worker */

@@ -41,7 +41,7 @@ static inline uint64_t tsc_ns(const struct sbx_flows_worker *f, uint64_t tsc)
 
 int sbx_flows_setup(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen)
 {
-	const struct sbx_flows_cfg *c = &shm->cfg.flows;
+	const struct sbx_flows_cfg *c = &sbx_shm_cfg(shm)->flows; /* the active tables': flows is live */
 	struct sbx_worker_stats *st = &shm->workers[id].stats;
 	struct sbx_flowtable *old = st->flows_table;
 	struct sbx_flowtable_params p = {0};
@@ -152,4 +152,20 @@ void sbx_flows_stop(struct sbx_flows_worker *f, bool graceful)
 	sbx_flowtable_free(f->ft);
 	f->ft = NULL;
 	f->port_mask = 0;
+}
+
+/* ---- live changes of flows (docs/RUNTIME_TABLES.md "Flows") ---- */
+
+void sbx_flows_live(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned int id, const struct sbx_flows_cfg *c)
+{
+	char err[256];
+
+	if (c->enabled && c->port_mask != 0 && f->ft == NULL && sbx_flows_setup(f, shm, id, err, sizeof(err)) != 0) {
+		f->st->tables_errors++;
+		fprintf(stderr, "spanbox-worker %u: %s (metering nothing)\n", id, err);
+	}
+	if (f->ft == NULL)
+		return;
+	sbx_flowtable_set_timeouts(f->ft, (uint64_t)c->active_s * 1000000000ull, (uint64_t)c->idle_s * 1000000000ull);
+	f->port_mask = c->enabled ? c->port_mask : 0; /* off: the table's flows leave by their timeouts */
 }

@@ -37,12 +37,20 @@ struct sbx_flows_worker {
 };
 
 /**
- * Set up worker @p id's stage from shm->cfg.flows: look its ring up, free a killed predecessor's
+ * Set up worker @p id's stage from the active tables' flows section: look its ring up, free a killed predecessor's
  * table (its flows counted as flows_records_lost_killed), create the table (flows_per_worker flows,
  * on the worker's NUMA socket). Flows off: nothing, 0.
  * @return 0, or -1 with a message in @p err.
  */
 int sbx_flows_setup(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen);
+
+/**
+ * Take the flows section @p c of new runtime tables (between two bursts): the ports metered and
+ * the timeouts (for the flows in the table too); metering turned on when it was off creates the
+ * table (sbx_flows_setup: a failure is logged and counted in tables_errors, metering stays off);
+ * turned off, nothing more is metered and the flows in the table leave by their timeouts.
+ */
+void sbx_flows_live(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned int id, const struct sbx_flows_cfg *c);
 
 /** True when frames received on @p port are metered (one load and test). */
 static inline bool sbx_flows_meters(const struct sbx_flows_worker *f, uint16_t port)

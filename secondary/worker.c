@@ -41,6 +41,7 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", ierr);
 		rc = -1;
 	}
+	sbx_flows_live(&wk->flows, wk->shm, wk->id, &t->cfg.flows); /* flows is live: ports, timeouts */
 	wk->gen = gen;
 	__atomic_store_n(&wk->slot->stats.tables_gen, gen, __ATOMIC_RELEASE);
 	return rc;

@@ -2293,7 +2293,9 @@ const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_
 		{ "workers", offsetof(struct sbx_config, nb_workers), offsetof(struct sbx_config, nb_xconnects) },
 		{ "microburst", offsetof(struct sbx_config, mb_enabled), offsetof(struct sbx_config, mgmt_listen) },
 		{ "mgmt", offsetof(struct sbx_config, mgmt_listen), offsetof(struct sbx_config, flows) },
-		{ "flows", offsetof(struct sbx_config, flows), sizeof(struct sbx_config) },
+		/* flows is live (docs/RUNTIME_TABLES.md "Flows") but for the size of the workers' tables */
+		{ "flows.flows_per_worker", offsetof(struct sbx_config, flows.capacity),
+		  offsetof(struct sbx_config, flows.capacity) + sizeof(uint32_t) },
 		{ "maps", offsetof(struct sbx_config, nb_maps), offsetof(struct sbx_config, mb_enabled) },
 	};
 	size_t i, p;

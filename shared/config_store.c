@@ -126,6 +126,42 @@ static cJSON *mirrors_without_captures(const cJSON *m)
 	return out;
 }
 
+/* ---- flows (live but flows_per_worker, docs/RUNTIME_TABLES.md "Flows") ---- */
+
+/* The flows section of @p doc as stored: without flows_per_worker (static: the file's own wins at
+ * the next start), JSON null when @p doc has none (the file's section is then dropped too). */
+static cJSON *flows_extract(const cJSON *doc)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "flows");
+	cJSON *o;
+
+	if (f == NULL)
+		return cJSON_CreateNull();
+	o = cJSON_Duplicate(f, true);
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "flows_per_worker");
+	return o;
+}
+
+/* The stored flows section @p stored (consumed; JSON null: none) replaces @p doc's, with the file's
+ * flows_per_worker kept. */
+static void flows_merge(cJSON *doc, cJSON *stored)
+{
+	cJSON *old = cJSON_GetObjectItemCaseSensitive(doc, "flows");
+	cJSON *fpw = cJSON_IsObject(old) ? cJSON_DetachItemFromObjectCaseSensitive(old, "flows_per_worker") : NULL;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(doc, "flows");
+	if (cJSON_IsObject(stored)) {
+		cJSON_DeleteItemFromObjectCaseSensitive(stored, "flows_per_worker");
+		if (fpw != NULL)
+			cJSON_AddItemToObject(stored, "flows_per_worker", fpw);
+		fpw = NULL;
+		cJSON_AddItemToObject(doc, "flows", stored);
+	} else {
+		cJSON_Delete(stored);
+	}
+	cJSON_Delete(fpw);
+}
+
 char *sbx_live_extract(const cJSON *doc)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -141,6 +177,7 @@ char *sbx_live_extract(const cJSON *doc)
 	cJSON_AddItemToObject(o, "ingress", ingress_extract(doc));
 	g = cJSON_GetObjectItemCaseSensitive(doc, "tool_groups");
 	cJSON_AddItemToObject(o, "tool_groups", g ? cJSON_Duplicate(g, true) : cJSON_CreateArray());
+	cJSON_AddItemToObject(o, "flows", flows_extract(doc));
 	s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	return s;
@@ -159,6 +196,9 @@ void sbx_live_merge(cJSON *doc, cJSON *live)
 		cJSON_DeleteItemFromObjectCaseSensitive(doc, "tool_groups");
 		cJSON_AddItemToObject(doc, "tool_groups", cJSON_DetachItemFromObjectCaseSensitive(live, "tool_groups"));
 	}
+	/* flows likewise (a row stored before flows were live keeps the file's) */
+	if (cJSON_GetObjectItemCaseSensitive(live, "flows") != NULL)
+		flows_merge(doc, cJSON_DetachItemFromObjectCaseSensitive(live, "flows"));
 	for (i = 0; i < sizeof(live_sections) / sizeof(live_sections[0]); i++) {
 		cJSON_DeleteItemFromObjectCaseSensitive(doc, live_sections[i]);
 		if (cJSON_GetObjectItemCaseSensitive(live, live_sections[i]))

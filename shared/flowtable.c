@@ -485,3 +485,13 @@ void sbx_flowtable_stats(const struct sbx_flowtable *ft, struct sbx_flowtable_st
 {
 	*out = ft->s;
 }
+
+/* ---- live timeouts (flows is live: docs/RUNTIME_TABLES.md "Flows") ---- */
+
+void sbx_flowtable_set_timeouts(struct sbx_flowtable *ft, uint64_t active_ns, uint64_t idle_ns)
+{
+	if (active_ns != 0)
+		ft->active_ns = active_ns;
+	if (idle_ns != 0)
+		ft->idle_ns = idle_ns;
+}

@@ -351,7 +351,8 @@ struct sbx_flow_collector_cfg {
 	uint8_t transport;  /**< enum sbx_ipfix_transport: 0 udp, 1 tcp */
 };
 
-/** The static "flows" section: what the workers meter and where the primary exports. */
+/** The "flows" section: what the workers meter and where the primary exports; live (runtime
+ *  tables) but for capacity (flows_per_worker, static: the size of the workers' tables). */
 struct sbx_flows_cfg {
 	bool enabled;              /**< flows.enabled (default true once the section is given) */
 	uint32_t port_mask;        /**< bit p: frames received on port p are metered (flows.ports;
@@ -441,7 +442,7 @@ struct sbx_config {
 	uint32_t capture_quota_mb;      /**< mgmt.captures.quota_mb: MiB all capture files may take */
 	bool mgmt_insecure;             /**< mgmt.insecure: serve a non-127.0.0.1 address without TLS
 					     (logged, and a /status warning) */
-	struct sbx_flows_cfg flows;     /**< flows (static): flow metering and IPFIX export */
+	struct sbx_flows_cfg flows;     /**< flows (live but flows_per_worker): flow metering and IPFIX export */
 };
 
 /**
@@ -544,8 +545,10 @@ static inline int16_t sbx_config_peer(const struct sbx_config *cfg, uint16_t por
 
 /**
  * Compare the sections that cannot change while the appliance runs (eal, pool, ports but their
- * ingress objects, workers, mgmt) of two configs made by sbx_config_parse().
- * @return NULL when equal, else the name of the first section that differs ("ports").
+ * ingress objects, workers, mgmt, and flows.flows_per_worker: the rest of flows is live) of two
+ * configs made by sbx_config_parse().
+ * @return NULL when equal, else the name of the first section that differs ("ports",
+ *         "flows.flows_per_worker").
  */
 const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_config *b);
 

@@ -46,14 +46,16 @@ int sbx_store_forget(const char *db_path, const char *config_path, char *err, si
 
 /** The live sections of config document @p doc as stored: {"forwarding":..,"mirrors":[..] (without
  *  its captures: sessions whose destination is a recorder are never stored),
- *  "ingress":{"<port name>":{..}},"tool_groups":[..]} (mirrors, ingress and tool_groups always
- *  present; ingress holds the ports[].ingress objects by port name), printed unformatted.
+ *  "ingress":{"<port name>":{..}},"tool_groups":[..],"flows":{..}} (mirrors, ingress, tool_groups
+ *  and flows always present; ingress holds the ports[].ingress objects by port name; flows is the
+ *  section without its static flows_per_worker, null when @p doc has none), printed unformatted.
  *  @return malloc'd JSON, NULL when out of memory. */
 char *sbx_live_extract(const cJSON *doc);
 
 /** Replace the live sections of @p doc by those of @p live (a section absent from @p live is
- *  removed from @p doc; the ports' ingress objects and tool_groups are replaced only when @p live
- *  has "ingress" / "tool_groups": rows stored before they existed keep the file's);
+ *  removed from @p doc; the ports' ingress objects, tool_groups and flows are replaced only when
+ *  @p live has "ingress" / "tool_groups" / "flows": rows stored before they existed keep the file's;
+ *  flows keeps the file's flows_per_worker, static);
  *  @p live is emptied. */
 void sbx_live_merge(cJSON *doc, cJSON *live);
 

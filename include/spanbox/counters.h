@@ -368,4 +368,42 @@ enum {
 	SBX_NB_WORKER_COUNTERS = 0 SBX_FOREACH_WORKER_COUNTER(SBX_CTR_ONE_),
 };
 
+/**
+ * The counters of one IPFIX exporter (shared/ipfix.c, struct sbx_ipfix_stats below), as the
+ * primary's exporter thread publishes them per collector (shm->flows.collectors[i].x, and
+ * shm->flows.retired for collectors a live change replaced): _(field, json, prom, unit, help).
+ * json is the key in GET /api/v1/flows collectors[] and retired; prom the /metrics family
+ * (label collector="i", address, port, transport; retired: collector="retired").
+ */
+#define SBX_FOREACH_IPFIX_COUNTER(_)                                                                        \
+	_(records_sent, "records_sent", "spanbox_flows_collector_records_sent_total", "records",              \
+	  "IPFIX data records in messages the collector's socket took.")                                    \
+	_(records_lost, "records_lost", "spanbox_flows_collector_records_lost_total", "records",              \
+	  "IPFIX data records lost for the collector: not connected, socket full, send error.")             \
+	_(messages_sent, "messages_sent", "spanbox_flows_collector_messages_sent_total", "messages",          \
+	  "IPFIX messages the collector's socket took.")                                                    \
+	_(messages_lost, "messages_lost", "spanbox_flows_collector_messages_lost_total", "messages",          \
+	  "IPFIX messages lost for the collector.")                                                         \
+	_(template_sends, "template_sends", "spanbox_flows_collector_template_sends_total", "messages",       \
+	  "IPFIX messages that carried the templates.")                                                     \
+	_(connects, "connects", "spanbox_flows_collector_connects_total", "connections",                     \
+	  "TCP connections made to the collector.")                                                         \
+	_(connect_failures, "connect_failures", "spanbox_flows_collector_connect_failures_total", "connections", \
+	  "TCP connects to the collector refused or timed out.")                                            \
+	_(disconnects, "disconnects", "spanbox_flows_collector_disconnects_total", "connections",            \
+	  "TCP connections to the collector lost (peer closed, reset, stalled write).")                     \
+	_(send_errors, "send_errors", "spanbox_flows_collector_send_errors_total", "errors",                 \
+	  "send() errors (UDP: an ICMP port unreachable comes back as one).")
+
+/** What an IPFIX exporter counted (monotonic), one uint64_t per line of SBX_FOREACH_IPFIX_COUNTER. */
+struct sbx_ipfix_stats {
+	SBX_FOREACH_IPFIX_COUNTER(SBX_CTR_FIELD_)
+};
+
+/** Add every counter of @p c to @p sum. */
+static inline void sbx_ipfix_stats_add(struct sbx_ipfix_stats *sum, const struct sbx_ipfix_stats *c)
+{
+	SBX_FOREACH_IPFIX_COUNTER(SBX_CTR_ADD_)
+}
+
 #endif

@@ -162,4 +162,8 @@ void sbx_flowtable_stats(const struct sbx_flowtable *ft, struct sbx_flowtable_st
 /** "idle", "active", "end", "forced", "resources" (NULL for another value). */
 const char *sbx_flow_end_reason_name(unsigned int reason);
 
+/** Change the timeouts of @p ft (ns; 0 keeps one), for the flows in it too: they apply from the
+ *  next frame or expiry walk on (flows is live). The table's owner thread only. */
+void sbx_flowtable_set_timeouts(struct sbx_flowtable *ft, uint64_t active_ns, uint64_t idle_ns);
+
 #endif

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spanbox/counters.h"
 #include "spanbox/flowtable.h"
 
 enum sbx_ipfix_transport { SBX_IPFIX_UDP = 0, SBX_IPFIX_TCP = 1 };
@@ -49,18 +50,7 @@ struct sbx_ipfix_params {
 	uint32_t retry_ms;              /**< TCP reconnect interval after a failure [1000] */
 };
 
-/** What the exporter counted (monotonic). */
-struct sbx_ipfix_stats {
-	uint64_t records_sent;     /**< data records in messages the socket took */
-	uint64_t records_lost;     /**< records dropped: collector down, socket full, send error */
-	uint64_t messages_sent;
-	uint64_t messages_lost;
-	uint64_t template_sends;   /**< messages that carried the templates */
-	uint64_t connects;         /**< TCP connections made */
-	uint64_t connect_failures; /**< TCP connects refused or timed out */
-	uint64_t disconnects;      /**< TCP connections lost (peer closed, reset, stalled write) */
-	uint64_t send_errors;      /**< send() errors (UDP: ICMP port unreachable comes back as one) */
-};
+/* struct sbx_ipfix_stats, what the exporter counted: SBX_FOREACH_IPFIX_COUNTER of counters.h */
 
 struct sbx_ipfix;
 

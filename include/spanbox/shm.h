@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 25
+#define SBX_SHM_VERSION 26
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -636,6 +636,8 @@ struct sbx_flow_collector_shm {
 	uint32_t transitions;    /**< up/down changes */
 	uint64_t since_ns;       /**< CLOCK_REALTIME of the last change (or of the start) */
 	struct sbx_ipfix_stats x; /**< the collector's exporter counters (ipfix.h), copied every 100 ms */
+	struct sbx_flow_collector_cfg cfg; /**< the collector the exporter sends to (flows are live: it
+					        follows the active tables within a round, ~1 ms) */
 };
 
 #define SBX_FLOWS_TOP 20          /**< top talkers kept: the largest flows of the window (by bytes, and by packets) */
@@ -647,6 +649,11 @@ struct sbx_flows_shm {
 	uint32_t nb_collectors;
 	uint64_t records_in;     /**< records taken off the workers' rings */
 	struct sbx_flow_collector_shm collectors[SBX_MAX_FLOW_COLLECTORS];
+	/* live changes (docs/RUNTIME_TABLES.md "Flows"): a collector replaced or removed is flushed and
+	 * closed, its final counters added here; records with no collector configured are counted */
+	struct sbx_ipfix_stats retired; /**< sum of the counters of collectors closed by live changes */
+	uint64_t reconfigs;      /**< flows configs the exporter took after the start */
+	uint64_t records_no_collector; /**< records taken while no collector was configured (dropped) */
 	/* top talkers, rewritten every second under a sequence lock: top_seq odd while being written
 	 * (a reader copies, then checks that top_seq was even and unchanged) */
 	uint32_t top_seq;

@@ -26,7 +26,7 @@ import glob, json, os, struct, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = sys.argv[1]
 ROUTES = {"post_mirror": 0, "put_mirror": 1, "post_xconnect": 2, "put_config": 3, "memprobe": 4, "put_ingress": 5,
-          "put_groups": 6, "put_group": 7}
+          "put_groups": 6, "put_group": 7, "post_capture": 8, "put_flows": 9}
 
 
 def put(harness, name, data):
@@ -83,6 +83,13 @@ for p in sorted(glob.glob(os.path.join(ROOT, "tests/configs/good/*.json"))):
             bytes([ROUTES["put_groups"], 0]) + json.dumps({"tool_groups": doc["tool_groups"]}).encode())
         for i, g in enumerate(doc["tool_groups"]):
             put("fuzz_rest", "put_group_%s_%d" % (name, i), bytes([ROUTES["put_group"], i]) + json.dumps(g).encode())
+    if "flows" in doc:  # PUT /api/v1/flows/config: the whole section
+        put("fuzz_rest", "put_flows_" + name, bytes([ROUTES["put_flows"], 0]) + json.dumps(doc["flows"]).encode())
+put("fuzz_rest", "put_flows_mirrors", bytes([ROUTES["put_flows"], 0]) + json.dumps(
+    {"ports": [{"port": json.load(open(os.path.join(ROOT, "tests/configs/good/mirrors.json")))["ports"][0]["name"],
+                "direction": "rx"}], "active_timeout_s": 30, "idle_timeout_s": 5, "observation_domain_id": 7,
+     "template_period_s": 10, "collectors": [{"address": "192.0.2.10", "port": 4739, "transport": "udp"},
+                                              {"address": "2001:db8::1", "transport": "tcp"}]}).encode())
 put("fuzz_rest", "memprobe_empty", bytes([ROUTES["memprobe"], 0]))
 put("fuzz_rest", "memprobe_body", bytes([ROUTES["memprobe"], 0]) + b'{"size_mb": 64, "runs": 3}')
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test: every counter is declared once (include/spanbox/counters.h). Walks the X-macro
- * lists (port, mirror, worker, ethdev, tool group member), gives every counter of a fake memzone a value of its own, and checks that each one
+ * lists (port, mirror, worker, ethdev, tool group member, IPFIX exporter: /metrics only), gives every counter of a fake memzone a value of its own, and checks that each one
  * appears, with that value, under its JSON key in the real /status encoder (mgmt_status_json:
  * ports[].stats, ports[].workers, workers[].ports, workers[], mirrors[].counters, mirrors[].workers[], tool_groups[].members[]) and under
  * its Prometheus name in the real /metrics encoder (mgmt_metrics_text). A counter added to a list
@@ -27,6 +27,8 @@
 #define CSET 3 /* the session's counter set: not 0, so a reader that ignores it reads zeros */
 #define GROUP_BASE 5000
 #define GSLOT 5 /* the tool group's slot: not 0, for the same reason */
+#define IPFIX_BASE 6000   /* the IPFIX exporter's counters of collector 0 */
+#define RETIRED_BASE 7000 /* ... of the collectors live changes closed */
 
 /* One counter of a list, as the test walks it. */
 struct ctr {
@@ -44,6 +46,8 @@ static const struct ctr group_ctrs[] = { SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_
 /* the ethdev list: /status ports[].stats names them by field */
 #define ETHDEV_CTR(field, key, prom, unit, hist, help) { #field, prom, NULL, help },
 static const struct ctr ethdev_ctrs[] = { SBX_FOREACH_ETHDEV_COUNTER(ETHDEV_CTR) };
+#define IPFIX_CTR(field, json, prom, unit, help) { json, prom, NULL, help },
+static const struct ctr ipfix_ctrs[] = { SBX_FOREACH_IPFIX_COUNTER(IPFIX_CTR) };
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* The names of the API before the lists existed (docs/openapi.yaml, tests/e2e/56_metrics.sh). */
@@ -183,6 +187,14 @@ int main(void)
 	k = 0;
 #define SET_ETHDEV(field, ...) shm->ports[0].field = ETHDEV_BASE + k++;
 	SBX_FOREACH_ETHDEV_COUNTER(SET_ETHDEV)
+	/* the flow exporter: one collector 127.0.0.1:4739 (udp), and the retired ones */
+	shm->flows.running = 1;
+	shm->flows.nb_collectors = 1;
+	snprintf(shm->flows.collectors[0].cfg.address, sizeof(shm->flows.collectors[0].cfg.address), "127.0.0.1");
+	shm->flows.collectors[0].cfg.port = 4739;
+	k = 0;
+#define SET_IPFIX(field, ...) shm->flows.collectors[0].x.field = IPFIX_BASE + k; shm->flows.retired.field = RETIRED_BASE + k++;
+	SBX_FOREACH_IPFIX_COUNTER(SET_IPFIX)
 
 	check(N(port_ctrs) == SBX_NB_PORT_COUNTERS && N(mirror_ctrs) == SBX_NB_MIRROR_COUNTERS &&
 	      N(worker_ctrs) == SBX_NB_WORKER_COUNTERS && N(ethdev_ctrs) == SBX_NB_ETHDEV_COUNTERS,
@@ -197,6 +209,9 @@ int main(void)
 	      "the tool group member counter struct holds exactly the listed counters");
 	check_unique("worker counters", worker_ctrs, N(worker_ctrs));
 	check_unique("ethdev counters", ethdev_ctrs, N(ethdev_ctrs));
+	check(sizeof(struct sbx_ipfix_stats) == N(ipfix_ctrs) * sizeof(uint64_t),
+	      "the IPFIX exporter's counter struct holds exactly the listed counters");
+	check_unique("IPFIX exporter counters", ipfix_ctrs, N(ipfix_ctrs));
 	check_kept("JSON key", kept_json, N(kept_json), false);
 	check_kept("Prometheus family", kept_prom, N(kept_prom), true);
 
@@ -278,6 +293,13 @@ int main(void)
 	}
 	check(has_sample(text, "spanbox_tool_group_no_member_packets_total", "group=\"g\"", 77),
 	      "/metrics spanbox_tool_group_no_member_packets_total{group=\"g\"} 77");
+	for (k = 0; k < N(ipfix_ctrs); k++)
+		check(has_family(text, ipfix_ctrs[k].prom, ipfix_ctrs[k].help) &&
+		      has_sample(text, ipfix_ctrs[k].prom,
+				 "collector=\"0\",address=\"127.0.0.1\",port=\"4739\",transport=\"udp\"", IPFIX_BASE + k) &&
+		      has_sample(text, ipfix_ctrs[k].prom, "collector=\"retired\"", RETIRED_BASE + k),
+		      "/metrics %s of collector 0 (%zu) and of the retired ones (%zu) with its help", ipfix_ctrs[k].prom,
+		      IPFIX_BASE + k, RETIRED_BASE + k);
 	free(text);
 	free(shm);
 	printf("1..%d\n", tests);
