@@ -23,7 +23,7 @@
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/replay.sh"
 source "$ROOT/tests/lib/instance.sh"
-NFPID=
+source "$ROOT/tests/lib/flows.sh"
 cleanup() { [ -n "$NFPID" ] && kill "$NFPID" 2>/dev/null; inst_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$TMP"; }
 trap cleanup EXIT
 export TZ=UTC
@@ -63,35 +63,6 @@ mkcfg() {
             "collectors": [{"address": "127.0.0.1", "port": $2, "transport": "udp"}$more]}$mgmt
 }
 JSON
-}
-kv() { sed -n "s/.*flows: records_in=/records_in=/p" "$TMP/$1.log" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-nfstart() { # nfstart DIR PORT
-	mkdir -p "$1"
-	nfcapd -b 127.0.0.1 -p "$2" -w "$1" -t 3600 -B 4000000 >"$1.log" 2>&1 &
-	NFPID=$!
-	sleep 0.5
-}
-nfstop() { kill "$NFPID"; wait "$NFPID" 2>/dev/null; NFPID=; }
-# nfdump's flows as the reference's columns: proto src dst sport dport vlan port packets bytes
-nfflows() {
-	nfdump -R "$1" -q -N -6 -o "fmt:%pr|%sa|%da|%sp|%dp|%svln|%in|%pkt|%byt" 2>/dev/null | tr -d ' ' |
-		python3 -c '
-import ipaddress, sys
-for l in sys.stdin:
-    f = l.strip().split("|")
-    if len(f) < 9:
-        continue
-    if "." in f[4]:  # ICMP: nfdump prints type.code where the key has 0
-        t, c = f[4].split(".")
-        f[4] = str(int(t) * 256 + int(c))
-    print(" ".join([f[0], str(ipaddress.ip_address(f[1])), str(ipaddress.ip_address(f[2]))] + f[3:9]))' | sort
-}
-refflows() {
-	python3 -c '
-import ipaddress, sys
-for l in open(sys.argv[1]):
-    v = l.rstrip("\n").split("\t")
-    print(" ".join([v[3], str(ipaddress.ip_address(v[1])), str(ipaddress.ip_address(v[2])), v[4], v[5], v[6], v[8], v[9], v[10]]))' "$1" | sort
 }
 refflows "$TMP/ref.tsv" >"$TMP/ref.flows"
 
