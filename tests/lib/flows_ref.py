@@ -3,13 +3,17 @@
 frames of classic pcap files into unidirectional flows with the same key and timing rules as
 shared/flowtable.c, written from the text of include/spanbox/flowtable.h.
 
-usage: flows_ref.py --active S --idle S CAPTURE...
+usage: flows_ref.py --active S --idle S [--capacity N] [--decap-vxlan PORT] CAPTURE...
 
 Capture i is ingress port i. Key: IP version, source, destination, protocol, ports (TCP/UDP/SCTP,
 not for later fragments), outer and inner VLAN id, port. Counts IP octets (IPv4 total length, IPv6
 40 + payload length). A frame whose flow is idle >= idle or began >= active before it closes that
 flow first; a TCP FIN or RST closes its flow after counting. At the end of each capture every flow
-closes. Prints one TSV line per flow, as sbx-flows-pcap --records does (without the reason):
+closes. --capacity N: at most N flows at once; a new flow first pushes out the oldest one (in
+creation order: a flow split by a timeout is a new one), as a full table does. --decap-vxlan: a
+frame that scapy decodes as VXLAN to UDP destination port PORT (4789: IANA's) counts as its inner
+Ethernet frame, as behind a port whose ingress terminates VXLAN (needs scapy: /usr/bin/python3).
+Prints one TSV line per flow, as sbx-flows-pcap --records does (without the reason):
   ipver src dst proto sport dport vlan inner_vlan port packets bytes first_ms last_ms tcp_flags
 """
 import argparse
@@ -113,11 +117,26 @@ def parse(f, port):
     return (ver, bytes(src), bytes(dst), proto, sport, dport, vlan, inner, port), octets, flags
 
 
-def meter(paths, active, idle):
+def vxlan_inner(frames, udp_port):
+    """The frames of @frames with each VXLAN datagram (scapy's decoding) replaced by its payload."""
+    from scapy.layers.l2 import Ether
+    from scapy.layers.inet import UDP
+    from scapy.layers.vxlan import VXLAN
+    for now, f in frames:
+        p = Ether(f)
+        if UDP in p and p[UDP].dport == udp_port and VXLAN in p:
+            f = bytes(p[VXLAN].payload)
+        yield now, f
+
+
+def meter(paths, active, idle, capacity=0, decap_port=0):
     out = []
     for port, path in enumerate(paths):
         flows, now = {}, 0
-        for now, f in pcap_frames(path):
+        frames = pcap_frames(path)
+        if decap_port:
+            frames = vxlan_inner(frames, decap_port)
+        for now, f in frames:
             p = parse(f, port)
             if p is None:
                 continue
@@ -127,6 +146,10 @@ def meter(paths, active, idle):
                 out.append((key, fl))
                 fl = None
             if fl is None:
+                flows.pop(key, None)  # a new flow: last in creation order
+                if capacity and len(flows) >= capacity:
+                    oldest = next(iter(flows))
+                    out.append((oldest, flows.pop(oldest)))
                 fl = flows[key] = [now, now, 0, 0, 0]
             fl[1] = max(fl[1], now)
             fl[2] += 1
@@ -142,9 +165,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--active", type=float, default=60)
     ap.add_argument("--idle", type=float, default=15)
+    ap.add_argument("--capacity", type=int, default=0)
+    ap.add_argument("--decap-vxlan", type=int, default=0, metavar="PORT")
     ap.add_argument("captures", nargs="+")
     a = ap.parse_args()
-    for key, fl in meter(a.captures, int(a.active * 1e9), int(a.idle * 1e9)):
+    for key, fl in meter(a.captures, int(a.active * 1e9), int(a.idle * 1e9), a.capacity, a.decap_vxlan):
         ver, src, dst = key[0], key[1], key[2]
         addr = ipaddress.IPv4Address if ver == 4 else ipaddress.IPv6Address
         print("\t".join(str(v) for v in (ver, addr(src), addr(dst)) + key[3:] +
