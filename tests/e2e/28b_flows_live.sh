@@ -24,9 +24,6 @@ source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/replay.sh"
 source "$ROOT/tests/lib/instance.sh"
 source "$ROOT/tests/lib/flows.sh"
-cleanup() { [ -n "$NFPID" ] && kill "$NFPID" 2>/dev/null; inst_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$TMP"; }
-trap cleanup EXIT
-export TZ=UTC
 PREFIX=sbxfw$$
 REF="python3 $ROOT/tests/lib/flows_ref.py"
 PORT=18940 API=http://127.0.0.1:18940/api/v1

@@ -1,5 +1,7 @@
 # nfcapd as the IPFIX collector of flow tests, and flows as comparable lines (sourced after
-# common.sh; tests 28b, 28e). Needs nfcapd and nfdump (./spanbox install-deps).
+# common.sh and instance.sh; tests 28b, 28e). Needs nfcapd and nfdump (./spanbox install-deps).
+# Sourcing it sets TZ=UTC and the EXIT trap flows_cleanup: nfcapd and the instances stopped, $TMP
+# removed (kept with KEEP=1).
 #   nfstart DIR PORT   nfcapd on 127.0.0.1:PORT writing into DIR (log DIR.log), pid in $NFPID
 #   nfstop             stop it (its files are complete then)
 #   nfflows DIR        the flows nfdump prints from DIR, one line each, sorted:
@@ -8,6 +10,9 @@
 #   kv TAG KEY         a value of the flows line (records_in=... worker0_frames=...) that
 #                      spanbox-primary --replay printed into $TMP/TAG.log (tests/lib/replay.sh)
 NFPID=
+flows_cleanup() { [ -n "$NFPID" ] && kill "$NFPID" 2>/dev/null; inst_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$TMP"; }
+trap flows_cleanup EXIT
+export TZ=UTC
 nfstart() {
 	mkdir -p "$1"
 	nfcapd -b 127.0.0.1 -p "$2" -w "$1" -t 3600 -B 4000000 >"$1.log" 2>&1 &
