@@ -9,7 +9,9 @@ usage: ipfix_collect.py PORT --seconds S [--close-after BYTES] [--ready FILE] [-
 goes away); the next ones are read to their end. Summary: {"connections": [{"bytes", "messages",
 "records", "templates", "data_before_template", "bad", "seq_errors", "domains"}]}: records are
 data records of sets whose template came earlier on that connection (--udp: one "connection",
-every datagram a message; "template_messages" counts the datagrams that carried templates); seq_errors counts messages
+every datagram a message; "template_messages" counts the datagrams that carried templates;
+"first_data_s", "last_data_s": when the first and the last datagram with data records came, in
+time.monotonic() seconds, for a rate); seq_errors counts messages
 whose sequence number is not the previous one's plus its data records (RFC 7011 section 3.1).
 """
 import argparse
@@ -87,7 +89,11 @@ def udp(a, stop):
         except socket.timeout:
             continue
         st["bytes"] += len(d)
+        before = st["records"]
         decode(d, st)
+        if st["records"] > before:  # the first and last datagram with data records (monotonic s)
+            st["last_data_s"] = time.monotonic()
+            st.setdefault("first_data_s", st["last_data_s"])
     del st["tmpl"], st["next_seq"]
     print(json.dumps({"connections": [st]}))
 
