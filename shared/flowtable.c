@@ -449,7 +449,7 @@ unsigned int sbx_flowtable_expire(struct sbx_flowtable *ft, uint64_t now, unsign
 		close_flow(ft, h, now - ft->st[h].last_ns >= ft->idle_ns ? SBX_FLOW_END_IDLE : SBX_FLOW_END_ACTIVE);
 		n++;
 	}
-	for (k = 0; k < budget && ft->s.active > 0; k++) {
+	for (k = 0; k < budget && n < budget && ft->s.active > 0; k++) {
 		uint32_t c = ft->cursor;
 		const struct flow_state *s = &ft->st[c];
 

@@ -147,8 +147,10 @@ void sbx_flowtable_meter(struct sbx_flowtable *ft, const uint8_t *const frames[]
 /**
  * Close the flows that reached a timeout by @p now_ns: every flow past the active timeout (from
  * the oldest, at most @p budget of them) and the idle ones among the next @p budget key slots of
- * the cursor walk. A walk of the whole table takes capacity / budget calls.
- * @return records emitted
+ * the cursor walk, **at most @p budget records in all** (a worker passes the free room of its ring
+ * when that is smaller: a mass expiry then waits in the table rather than overflow the ring). A
+ * walk of the whole table takes capacity / budget calls.
+ * @return records emitted (<= @p budget)
  */
 unsigned int sbx_flowtable_expire(struct sbx_flowtable *ft, uint64_t now_ns, unsigned int budget);
 
