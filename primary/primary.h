@@ -399,4 +399,10 @@ void sbx_flows_tick(struct sbx_primary *p);
  *  close the collectors, free the rings. */
 void sbx_flows_fini(void);
 
+/* ---- flow tables in the capacity plan (flowplan.c, docs/FLOWS.md "Memory") ---- */
+/** Hugepage bytes the flow tables of the workers on @p socket (sbx_flowtable_mem of
+ *  flows.flows_per_worker each) and, on the primary's socket, the workers' record rings take;
+ *  the terms logged. 0 with flows off. */
+uint64_t sbx_flows_plan(const struct sbx_primary *p, int socket);
+
 #endif
