@@ -51,7 +51,9 @@ struct sbx_flowtable {
  * by a wide load of the same bytes stall the load for ~15 cycles on x86). */
 struct fields {
 	uint64_t s0, s1, d0, d1; /* addresses as loaded (memory order) */
-	uint16_t sport, dport;
+	uint32_t ports;          /* source port | destination port << 16 (host order): one store, so
+				    that the key's word is not loaded from two 16-bit stores (a store
+				    forwarding stall: 30 % of the parse's samples at 100,000 flows) */
 	uint8_t proto, ver;
 };
 
@@ -60,8 +62,7 @@ static inline void l4_fields(const uint8_t *f, uint32_t len, uint32_t l4, struct
 {
 	if (!has_ports(x->proto) || len < l4 + 4)
 		return;
-	x->sport = get16(f + l4);
-	x->dport = get16(f + l4 + 2);
+	x->ports = (uint32_t)get16(f + l4) | (uint32_t)get16(f + l4 + 2) << 16;
 	if (x->proto == PROTO_TCP && len >= l4 + 14)
 		*flags = f[l4 + 13];
 }
@@ -181,7 +182,7 @@ out:
 		x = (struct fields){0}, vlan = inner = 0;
 	/* struct sbx_flow_key in 64-bit words (little-endian: the first field in the low bytes) */
 	w[0] = x.s0, w[1] = x.s1, w[2] = x.d0, w[3] = x.d1;
-	w[4] = (uint64_t)x.sport | (uint64_t)x.dport << 16 | (uint64_t)vlan << 32 | (uint64_t)inner << 48;
+	w[4] = (uint64_t)x.ports | (uint64_t)vlan << 32 | (uint64_t)inner << 48;
 	w[5] = (uint64_t)port | (uint64_t)x.proto << 16 | (uint64_t)x.ver << 24;
 	memcpy(k, w, sizeof(w));
 	return rc;
@@ -497,6 +498,9 @@ unsigned int sbx_flowtable_expire(struct sbx_flowtable *ft, uint64_t now, unsign
 			n++;
 		}
 	}
+	/* the slots of the next call: their misses overlap the next burst instead of stalling it */
+	for (k = 0; k < budget; k++)
+		rte_prefetch0(&ft->st[ft->cursor + k < ft->capacity ? ft->cursor + k : ft->cursor + k - ft->capacity]);
 	return n;
 }
 
