@@ -40,6 +40,7 @@ struct sbx_flows_worker {
 	uint64_t stop_deadline;          /**< TSC: while flushing at a stop, a full ring is waited for
 					      until then (0 on the data path: never a wait) */
 	uint64_t next_idle_walk;         /**< TSC: no idle expiry walk before (SBX_FLOWS_IDLE_WALK_US) */
+	uint64_t ns_mult;                /**< ns per TSC cycle, 0.64 fixed point (0: tsc_hz <= 1 GHz) */
 };
 
 /**
