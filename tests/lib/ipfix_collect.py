@@ -3,7 +3,7 @@
 written from the RFC, no spanbox code): accepts connections one after the other on 127.0.0.1:PORT,
 decodes every message and prints a JSON summary when it ends (after --seconds, or SIGTERM).
 
-usage: ipfix_collect.py PORT --seconds S [--close-after BYTES] [--ready FILE] [--udp]
+usage: ipfix_collect.py PORT --seconds S [--close-after BYTES] [--ready FILE] [--udp] [--rcvbuf BYTES]
 
 --close-after: the first connection is closed by us once BYTES have been read (a collector that
 goes away); the next ones are read to their end. Summary: {"connections": [{"bytes", "messages",
@@ -78,6 +78,8 @@ def new_state():
 def udp(a, stop):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    if a.rcvbuf:  # beyond net.core.rmem_max: SO_RCVBUFFORCE (root), so that a slow reader loses nothing
+        s.setsockopt(socket.SOL_SOCKET, 33, a.rcvbuf)  # SO_RCVBUFFORCE
     s.bind(("127.0.0.1", a.port))
     s.settimeout(0.1)
     if a.ready:
@@ -105,6 +107,7 @@ def main():
     ap.add_argument("--close-after", type=int, default=0)
     ap.add_argument("--ready")
     ap.add_argument("--udp", action="store_true")
+    ap.add_argument("--rcvbuf", type=int, default=0, help="UDP socket buffer, bytes (SO_RCVBUFFORCE, root)")
     a = ap.parse_args()
     stop = [False]
     signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__(0, True))
