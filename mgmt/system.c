@@ -104,6 +104,7 @@ void mgmt_pool_details_json(cJSON *po, const struct sbx_shm *shm, uint32_t i)
 	num(o, "need_bytes", (double)p->need_bytes);
 	num(o, "eal_heap_free_bytes", (double)p->heap_free_bytes);
 	num(o, "free_hugepage_bytes", (double)p->free_huge_bytes);
+	num(o, "flows_bytes", (double)p->flows_bytes); /* of need_bytes: flow tables and rings */
 	if (p->memset_status == 1) {
 		o = cJSON_AddObjectToObject(po, "memset");
 		num(o, "memset_ms", (double)(p->memset_ns / 1000) / 1000.0);

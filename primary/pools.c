@@ -262,6 +262,8 @@ int sbx_pools_create(struct sbx_primary *p)
 		sbx_pool_estimate(n[s], cfg->pool_cache, (uint16_t)room, sbx_hugepages_eal_page_size(s), &est[s]);
 		sbx_pool_estimate(ind_n[s], cfg->pool_cache, 0, sbx_hugepages_eal_page_size(s), &ind_est);
 		ps->need_bytes = est[s].total + ind_est.total;
+		ps->flows_bytes = sbx_flows_plan(p, s); /* the workers' flow tables there (flowplan.c) */
+		ps->need_bytes += ps->flows_bytes;
 		if (sbx_hugepages_check(p, s, ps->need_bytes, &ps->heap_free_bytes, &ps->free_huge_bytes) != 0) {
 			fprintf(stderr, "spanbox-primary: pool %s: %u mbufs x %llu B = %.1f MiB of objects + %.1f MiB"
 				" ring and header\n", ps->name, n[s], (unsigned long long)est[s].obj_size,

@@ -153,6 +153,10 @@ void sbx_pcie_log(struct sbx_primary *p);
  */
 int sbx_hugepages_check(const struct sbx_primary *p, int socket, uint64_t need, uint64_t *heap_free,
 			uint64_t *free_huge);
+/** Hugepage bytes the flow tables of the workers on @p socket (sbx_flowtable_mem of
+ *  flows.flows_per_worker each) and, on the primary's socket, the workers' record rings take,
+ *  for that check (flowplan.c, docs/FLOWS.md "Memory"); the terms logged. 0 with flows off. */
+uint64_t sbx_flows_plan(const struct sbx_primary *p, int socket);
 /** The hugepage size EAL allocates with on @p socket (its memseg lists; default size if none). */
 uint64_t sbx_hugepages_eal_page_size(int socket);
 

@@ -6,6 +6,9 @@
  * worker's rte_ring to the primary's exporter (primary/flowexport.c). A full ring is a counted loss
  * (flows_records_lost_ring), never a wait. Expiry is bounded per loop (SBX_FLOWS_EXPIRE_BUSY key
  * slots after a metered burst, SBX_FLOWS_EXPIRE_IDLE in a loop without one).
+ * (issue #28, bench/flows.sh): a burst walks 1 slot per 4 of its frames (at most 8), the walk of
+ * loops without one runs at most once per SBX_FLOWS_IDLE_WALK_US, and no walk emits more records
+ * than the ring has room for.
  */
 #ifndef SPANBOX_SECONDARY_FLOWS_H
 #define SPANBOX_SECONDARY_FLOWS_H
@@ -21,6 +24,8 @@
 
 #define SBX_FLOWS_EXPIRE_BUSY 8  /**< key slots the expiry walk visits after a metered burst */
 #define SBX_FLOWS_EXPIRE_IDLE 64 /**< ... in a loop without a metered burst */
+#define SBX_FLOWS_IDLE_WALK_US 10 /**< ... at most once per this many us: 6.4 M slots/s, a table
+				       of 4 M flows walked in 0.65 s without traffic */
 
 /** One worker's flow stage. Zeroed (port_mask 0, ft NULL): off, the loop pays one branch a burst. */
 struct sbx_flows_worker {
@@ -34,6 +39,8 @@ struct sbx_flows_worker {
 	bool walked;                     /**< a metered burst ran the expiry walk in this loop */
 	uint64_t stop_deadline;          /**< TSC: while flushing at a stop, a full ring is waited for
 					      until then (0 on the data path: never a wait) */
+	uint64_t next_idle_walk;         /**< TSC: no idle expiry walk before (SBX_FLOWS_IDLE_WALK_US) */
+	uint64_t ns_mult;                /**< ns per TSC cycle, 0.64 fixed point (0: tsc_hz <= 1 GHz) */
 };
 
 /**

@@ -133,6 +133,25 @@ int sbx_flow_parse(const uint8_t *frame, uint32_t len, uint16_t port, struct sbx
  *  (EINVAL: a parameter, ENOMEM, EEXIST: the name). */
 struct sbx_flowtable *sbx_flowtable_create(const struct sbx_flowtable_params *p);
 
+/**
+ * The memory a table of @p capacity flows takes from the EAL heap (hugepages), bytes, as
+ * sbx_flowtable_create allocates it: DPDK 22.11's rte_hash with the extendable bucket table
+ * (lib/hash/rte_cuckoo_hash.c) on the 48-byte key, and the flow states. The capacity plan counts
+ * it per worker (docs/FLOWS.md "Memory"); tests/unit/test_flowtable.c checks it against what
+ * rte_malloc counts when a table is created (never less, at most 1 % + 64 KiB more).
+ */
+struct sbx_flowtable_mem {
+	uint64_t hash_keys;    /**< key store: capacity + 1 slots of 64 B (rte_hash_key + key, 16-aligned) */
+	uint64_t hash_buckets; /**< main and extendable buckets: 2 x pow2(capacity) / 8 x 64 B */
+	uint64_t hash_rings;   /**< free key slots (pow2(capacity + 1) x 4 B) and free ext. buckets rings */
+	uint64_t states;       /**< capacity x 64 B flow states (counters, times, creation list) */
+	uint64_t other;        /**< the table's and rte_hash's own structures, rte_malloc element headers */
+	uint64_t total;        /**< the sum */
+};
+
+/** Fill @p out (may be NULL) for a table of @p capacity flows. @return out->total. No EAL needed. */
+uint64_t sbx_flowtable_mem(uint32_t capacity, struct sbx_flowtable_mem *out);
+
 /** Free the table without emitting its flows (sbx_flowtable_flush first to export them). */
 void sbx_flowtable_free(struct sbx_flowtable *ft);
 
@@ -147,8 +166,10 @@ void sbx_flowtable_meter(struct sbx_flowtable *ft, const uint8_t *const frames[]
 /**
  * Close the flows that reached a timeout by @p now_ns: every flow past the active timeout (from
  * the oldest, at most @p budget of them) and the idle ones among the next @p budget key slots of
- * the cursor walk. A walk of the whole table takes capacity / budget calls.
- * @return records emitted
+ * the cursor walk, **at most @p budget records in all** (a worker passes the free room of its ring
+ * when that is smaller: a mass expiry then waits in the table rather than overflow the ring). A
+ * walk of the whole table takes capacity / budget calls.
+ * @return records emitted (<= @p budget)
  */
 unsigned int sbx_flowtable_expire(struct sbx_flowtable *ft, uint64_t now_ns, unsigned int budget);
 

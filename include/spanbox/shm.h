@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 26
+#define SBX_SHM_VERSION 27
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -515,6 +515,8 @@ struct sbx_pool_shm {
 	uint64_t need_bytes;     /**< estimated memory of every pool on this socket (objects, ring, header) */
 	uint64_t heap_free_bytes; /**< free in EAL's heap on this socket at the check */
 	uint64_t free_huge_bytes; /**< free hugepages on this node EAL could still add, bytes */
+	uint64_t flows_bytes;    /**< of need_bytes: the flow tables of the workers on this socket and
+				      the flow record rings (primary/flowplan.c), 0 with flows off */
 	/* first-touch memset of the same bytes on fresh hugepages (pool.measure_memset) */
 	int32_t memset_status;   /**< 0 not requested, 1 measured, -1 failed (memset_error says why) */
 	uint64_t memset_ns;      /**< time of the memset, ns */

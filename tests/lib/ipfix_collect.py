@@ -3,13 +3,15 @@
 written from the RFC, no spanbox code): accepts connections one after the other on 127.0.0.1:PORT,
 decodes every message and prints a JSON summary when it ends (after --seconds, or SIGTERM).
 
-usage: ipfix_collect.py PORT --seconds S [--close-after BYTES] [--ready FILE] [--udp]
+usage: ipfix_collect.py PORT --seconds S [--close-after BYTES] [--ready FILE] [--udp] [--rcvbuf BYTES]
 
 --close-after: the first connection is closed by us once BYTES have been read (a collector that
 goes away); the next ones are read to their end. Summary: {"connections": [{"bytes", "messages",
 "records", "templates", "data_before_template", "bad", "seq_errors", "domains"}]}: records are
 data records of sets whose template came earlier on that connection (--udp: one "connection",
-every datagram a message; "template_messages" counts the datagrams that carried templates); seq_errors counts messages
+every datagram a message; "template_messages" counts the datagrams that carried templates;
+"first_data_s", "last_data_s": when the first and the last datagram with data records came, in
+time.monotonic() seconds, for a rate); seq_errors counts messages
 whose sequence number is not the previous one's plus its data records (RFC 7011 section 3.1).
 """
 import argparse
@@ -76,6 +78,8 @@ def new_state():
 def udp(a, stop):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    if a.rcvbuf:  # beyond net.core.rmem_max: SO_RCVBUFFORCE (root), so that a slow reader loses nothing
+        s.setsockopt(socket.SOL_SOCKET, 33, a.rcvbuf)  # SO_RCVBUFFORCE
     s.bind(("127.0.0.1", a.port))
     s.settimeout(0.1)
     if a.ready:
@@ -87,7 +91,11 @@ def udp(a, stop):
         except socket.timeout:
             continue
         st["bytes"] += len(d)
+        before = st["records"]
         decode(d, st)
+        if st["records"] > before:  # the first and last datagram with data records (monotonic s)
+            st["last_data_s"] = time.monotonic()
+            st.setdefault("first_data_s", st["last_data_s"])
     del st["tmpl"], st["next_seq"]
     print(json.dumps({"connections": [st]}))
 
@@ -99,6 +107,7 @@ def main():
     ap.add_argument("--close-after", type=int, default=0)
     ap.add_argument("--ready")
     ap.add_argument("--udp", action="store_true")
+    ap.add_argument("--rcvbuf", type=int, default=0, help="UDP socket buffer, bytes (SO_RCVBUFFORCE, root)")
     a = ap.parse_args()
     stop = [False]
     signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__(0, True))
