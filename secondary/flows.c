@@ -11,6 +11,7 @@
 #include <rte_lcore.h>
 #include <rte_ring_elem.h>
 
+#include "clock.h"
 #include "flows.h"
 
 /* A record leaves the table: onto the ring, or counted lost (never a wait). */
@@ -33,12 +34,11 @@ static void emit(void *arg, const struct sbx_flow_record *rec)
 	f->st->flows_lost_ring++;
 }
 
-/* TSC @p tsc as CLOCK_REALTIME ns (the flows' times: IPFIX flowStart/EndMilliseconds). */
-static inline uint64_t tsc_ns(const struct sbx_flows_worker *f, uint64_t tsc)
+/* TSC @p tsc as CLOCK_REALTIME ns (the flows' times: IPFIX flowStart/EndMilliseconds): the
+ * worker's re-measured clock (clock.h), as the mirror engine's timestamps. */
+static inline uint64_t tsc_ns(struct sbx_flows_worker *f, uint64_t tsc)
 {
-	if (likely(f->ns_mult != 0)) /* one multiply, not a 128-bit division (__udivti3) per burst */
-		return f->ns0 + (uint64_t)(((unsigned __int128)(tsc - f->tsc0) * f->ns_mult) >> 64);
-	return f->ns0 + (uint64_t)((unsigned __int128)(tsc - f->tsc0) * 1000000000u / f->tsc_hz);
+	return sbx_worker_clock_ns(&f->clk, tsc);
 }
 
 /* Expiry budget (issue #28, bench/flows.sh): at most the ring's free room, so that a mass expiry
@@ -86,10 +86,7 @@ int sbx_flows_setup(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 		.evicted_full = st->flows_evicted_full,
 	};
 	f->tsc_hz = rte_get_tsc_hz();
-	f->tsc0 = rte_rdtsc();
-	f->ns0 = sbx_realtime_ns();
-	/* ns per TSC cycle in 0.64 fixed point (< 1 while the TSC runs above 1 GHz, else 0: divide) */
-	f->ns_mult = f->tsc_hz > 1000000000u ? (uint64_t)(((unsigned __int128)1000000000u << 64) / f->tsc_hz) : 0;
+	sbx_worker_clock_start(&f->clk);
 	/* unique per process: a killed predecessor's table may still hold its name until freed */
 	snprintf(name, sizeof(name), "ft%u_%d", id, (int)getpid());
 	p.name = name;

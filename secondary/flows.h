@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "spanbox/timestamp.h"
 #include "spanbox/flowtable.h"
 #include "spanbox/shm.h"
 
@@ -34,13 +35,12 @@ struct sbx_flows_worker {
 	struct rte_ring *ring;           /**< to the exporter (SBX_FLOWS_RING_FMT), SP/SC, 128 B elements */
 	struct sbx_worker_stats *st;     /**< the slot's counters */
 	struct sbx_flowtable_stats base; /**< the slot's flows_* counters when this process started */
-	uint64_t tsc0, ns0;              /**< a TSC value and its CLOCK_REALTIME ns (the flows' clock) */
+	struct sbx_ts_clock clk;         /**< the flows' clock: TSC -> CLOCK_REALTIME (secondary/clock.h) */
 	uint64_t tsc_hz;
 	bool walked;                     /**< a metered burst ran the expiry walk in this loop */
 	uint64_t stop_deadline;          /**< TSC: while flushing at a stop, a full ring is waited for
 					      until then (0 on the data path: never a wait) */
 	uint64_t next_idle_walk;         /**< TSC: no idle expiry walk before (SBX_FLOWS_IDLE_WALK_US) */
-	uint64_t ns_mult;                /**< ns per TSC cycle, 0.64 fixed point (0: tsc_hz <= 1 GHz) */
 };
 
 /**

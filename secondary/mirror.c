@@ -25,6 +25,7 @@
 #include "spanbox/flowhash.h"
 #include "spanbox/mask.h"
 #include "capture.h"
+#include "clock.h"
 #include "mirror.h"
 
 /* Largest mirrored frame an ERSPAN packet can carry: 65535 B of IP minus IPv4 + GRE + ERSPAN III
@@ -270,7 +271,7 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 	if (maps_setup(e, shm, t, worker, err, errlen) != 0) /* maps: sessions after the mirrors' */
 		return -1;
 	if (e->nb_ts && e->tsclk.mult == 0) /* the first setup with a time on copies: start the clock */
-		sbx_ts_clock_init(&e->tsclk, e->tsc_hz, rte_rdtsc(), sbx_realtime_ns(), SBX_TS_RESYNC_MS);
+		sbx_worker_clock_start(&e->tsclk);
 	e->fh_shared = hashes_shared(e, cfg);
 	return 0;
 }
@@ -1165,23 +1166,10 @@ struct rte_mbuf *sbx_mirror_copy_one(struct sbx_mirror_engine *e, struct sbx_mir
 
 static void sbx_mirror_flush_one(struct sbx_mirror_engine *e, struct sbx_mirror_rt *rt);
 
-/* A new reading of the timestamp clock: CLOCK_REALTIME between two TSC reads, at their midpoint. */
-static __rte_noinline void ts_resync(struct sbx_mirror_engine *e)
-{
-	uint64_t a = rte_rdtsc(), real = sbx_realtime_ns(), b = rte_rdtsc();
-
-	sbx_ts_clock_resync(&e->tsclk, a + (b - a) / 2, real);
-}
-
-/* e->ts_ns: the time of the burst read at TSC @p tsc, for the sessions with a timestamp. */
+/* e->ts_ns: the time of the burst read at TSC @p tsc, for the sessions that carry a time. */
 static inline void ts_burst_time(struct sbx_mirror_engine *e, uint64_t tsc)
 {
-	if (unlikely(sbx_ts_clock_due(&e->tsclk, tsc))) {
-		ts_resync(e);
-		if (tsc < e->tsclk.tsc0) /* the reading came after the burst's TSC */
-			tsc = e->tsclk.tsc0;
-	}
-	e->ts_ns = sbx_ts_clock_mono(&e->tsclk, tsc);
+	e->ts_ns = sbx_worker_clock_ns(&e->tsclk, tsc);
 }
 
 /* Whether session @p rt copies frame @p m: its filter, then sampling (what it skips is counted). */
