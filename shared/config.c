@@ -16,13 +16,11 @@
 #include <pcap/pcap.h>
 
 #include "spanbox/config.h"
-#include "spanbox/config_maps.h"
 #include "spanbox/hostinfo.h"
 #include "spanbox/erspan.h" /* SBX_VXLAN_PORT, SBX_VXLAN_VNI_MAX */
 #include "spanbox/shm.h" /* SBX_TABLES_JSON_MAX */
 
 #define MAX_RXQ_ID 15            /* highest RX queue id a worker may poll */
-#define MAX_FILE_SIZE (SBX_TABLES_JSON_MAX - 1) /* bytes; a larger config is refused: it must fit the memzone's runtime tables (NUL included) */
 
 static const char NAME_CHARS[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
@@ -2151,100 +2149,26 @@ static int check_files(struct ctx *c, const struct sbx_config *cfg, const char *
 	return rc;
 }
 
-/* sbx_config_parse(), and when @config_path is known, refuse a tx_pcap that is that file. */
-static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_t errlen,
-		      const char *config_path);
-
-int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t errlen)
-{
-	return parse_text(text, cfg, err, errlen, NULL);
-}
-
-static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_t errlen,
-		      const char *config_path)
+int sbx_config_sections_parse(const cJSON *root, struct sbx_config *cfg, char *err, size_t errlen)
 {
 	struct ctx c = {err, errlen};
-	const char *end = NULL, *s;
-	unsigned int line = 1, col = 1;
-	cJSON *root;
-	int rc;
 
-	if (err && errlen)
-		err[0] = '\0';
-	if (text == NULL || cfg == NULL)
-		return fail(&c, "config", NULL, "no text or no config to fill");
-	memset(cfg, 0, sizeof(*cfg));
-	root = cJSON_ParseWithOpts(text, &end, true);
-	if (root == NULL) {
-		for (s = text; end && s < end && *s; s++) {
-			col = *s == '\n' ? 1 : col + 1;
-			line += *s == '\n';
-		}
-		return fail(&c, "config", NULL, "JSON syntax error at line %u column %u", line, col);
-	}
-	if (!cJSON_IsObject(root)) {
-		rc = fail(&c, "config", NULL, "expected a JSON object");
-	} else {
-		rc = (check_keys(&c, root, "", root_keys) || parse_eal(&c, root, cfg) ||
-		      parse_pool(&c, root, cfg) || parse_ports(&c, root, cfg) ||
-		      parse_workers(&c, root, cfg) || parse_forwarding(&c, root, cfg) ||
-		      parse_tool_groups(&c, root, cfg) || parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg) ||
-		      parse_microburst(&c, root, cfg) ||
-		      parse_flows(&c, root, cfg) ||
-		      sbx_config_maps_parse(root, cfg, config_path != NULL, err, errlen) ||
-		      check_files(&c, cfg, config_path))
-			     ? -1 : 0;
-	}
-	cJSON_Delete(root);
-	return rc;
+	if (!cJSON_IsObject(root))
+		return fail(&c, "config", NULL, "expected a JSON object");
+	return check_keys(&c, root, "", root_keys) || parse_eal(&c, root, cfg) || parse_pool(&c, root, cfg) ||
+			       parse_ports(&c, root, cfg) || parse_workers(&c, root, cfg) ||
+			       parse_forwarding(&c, root, cfg) || parse_tool_groups(&c, root, cfg) ||
+			       parse_mirrors(&c, root, cfg) || parse_mgmt(&c, root, cfg) || parse_microburst(&c, root, cfg) ||
+			       parse_flows(&c, root, cfg)
+		       ? -1
+		       : 0;
 }
 
-int sbx_config_load(const char *path, struct sbx_config *cfg, char *err, size_t errlen)
+int sbx_config_files_check(const struct sbx_config *cfg, const char *config_path, char *err, size_t errlen)
 {
 	struct ctx c = {err, errlen};
-	size_t len = 0, cap = 0, n;
-	char *buf = NULL, *nbuf;
-	FILE *f;
-	int rc, e;
 
-	if (path == NULL)
-		return fail(&c, "config", NULL, "no file name");
-	f = fopen(path, "r");
-	if (f == NULL)
-		return fail(&c, "config", NULL, "%s: %s", path, strerror(errno));
-	do {
-		if (len + 1 >= cap) {
-			cap = cap ? cap * 2 : 4096;
-			nbuf = cap > SBX_CONFIG_FILE_MAX + 1 ? NULL : realloc(buf, cap); /* maps' rules: config_maps.h */
-			if (nbuf == NULL) {
-				free(buf);
-				fclose(f);
-				if (cap > SBX_CONFIG_FILE_MAX + 1)
-					return fail(&c, "config", NULL, "%s: larger than %d KiB", path,
-						    (SBX_CONFIG_FILE_MAX + 1) / 1024);
-				return fail(&c, "config", NULL, "%s: %s", path, strerror(ENOMEM));
-			}
-			buf = nbuf;
-		}
-		n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-	} while (n > 0);
-	e = ferror(f) ? (errno ? errno : EIO) : 0;
-	fclose(f);
-	buf[len] = '\0';
-	if (e || strlen(buf) != len) {
-		free(buf);
-		return fail(&c, "config", NULL, "%s: %s", path,
-			    e ? strerror(e) : "contains a NUL byte");
-	}
-	if (len > MAX_FILE_SIZE && !sbx_config_maps_fits(buf, MAX_FILE_SIZE)) { /* only rules may exceed it */
-		free(buf);
-		return fail(&c, "config", NULL, "%s: larger than %d KiB (without the maps' rules)", path,
-			    (MAX_FILE_SIZE + 1) / 1024);
-	}
-	rc = parse_text(buf, cfg, err, errlen, path);
-	free(buf);
-	return rc;
+	return check_files(&c, cfg, config_path);
 }
 
 int sbx_config_port_index(const struct sbx_config *cfg, const char *name)

@@ -18,6 +18,8 @@
 #include "spanbox/ts_in.h"
 #include "spanbox/timestamp.h"
 
+struct cJSON;
+
 #define SBX_MAX_PORTS 16           /**< ports in one config */
 #define SBX_MAX_WORKERS 8          /**< worker processes */
 #define SBX_MAX_STANDBYS 4         /**< hot-standby worker processes (workers.standby) */
@@ -459,6 +461,31 @@ struct sbx_config {
  *         realpath and inode: relative paths are taken from the current working directory).
  */
 int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t errlen);
+
+/*
+ * The steps of sbx_config_parse() (shared/config_doc.c), for the files that parse one section each:
+ * shared/config.c holds every section but "maps" (shared/config_maps.c) and the checks across them.
+ */
+
+/**
+ * Every section of the JSON object @p root but "maps", in order (the root's keys checked first), into
+ * @p cfg (zeroed by the caller). @return 0, or -1 with "field: message" in @p err.
+ */
+int sbx_config_sections_parse(const struct cJSON *root, struct sbx_config *cfg, char *err, size_t errlen);
+
+/**
+ * The checks across the parsed sections' files (pcap ports, mgmt.database, token file: none is
+ * another's, nor @p config_path when it is known). @return 0, or -1 with the field in @p err.
+ */
+int sbx_config_files_check(const struct sbx_config *cfg, const char *config_path, char *err, size_t errlen);
+
+/**
+ * The session parser of "mirrors" (shared/config.c) for an object at @p path whose keys are the
+ * mirror keys and @p extra_keys (NULL-terminated); ids and names are checked against every mirror.
+ * @return 0, or -1 with "<path>.<key>: why" in @p err
+ */
+int sbx_config_session_parse(const struct cJSON *obj, const char *path, const char *const extra_keys[],
+			     struct sbx_config *cfg, struct sbx_mirror_cfg *m, char *err, size_t errlen);
 
 /**
  * Read a file and parse it with sbx_config_parse(); a tx_pcap that is @p path itself is refused too.

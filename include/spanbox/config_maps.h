@@ -57,12 +57,4 @@ bool sbx_config_maps_fits(const char *text, size_t max);
 char *sbx_config_maps_take(const char *text, struct sbx_map_rules tables[SBX_MAX_MAPS], uint16_t *nb, char *err,
 			   size_t errlen);
 
-/**
- * The session parser of "mirrors" (shared/config.c) for an object at @p path whose keys are the
- * mirror keys and @p extra_keys (NULL-terminated); ids and names are checked against every mirror.
- * @return 0, or -1 with "<path>.<key>: why" in @p err
- */
-int sbx_config_session_parse(const struct cJSON *obj, const char *path, const char *const extra_keys[],
-			     struct sbx_config *cfg, struct sbx_mirror_cfg *m, char *err, size_t errlen);
-
 #endif
