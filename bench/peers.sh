@@ -200,9 +200,9 @@ run_ovs() { # run_ovs SCENARIO RUN
 	tid=$(pmd_tid)
 	[ "$2" = 1 ] && log "OVS $1: PMD thread ${tid:-?} on CPU $( [ -n "$tid" ] && thread_cpus "${OURS[-1]}" "$tid"), main thread on $(thread_cpus "${OURS[-1]}")"
 	c1=$(cpu_ticks "${OURS[-1]}" "${tid:-${OURS[-1]}}")
-	p0a=$(ovs_tx p0) p1a=$(ovs_tx p1); [ "$1" = mirror ] && ta=$(ovs_tx tool); t1=$(date +%s.%N)
+	p0a=$(ovs_tx p0) p1a=$(ovs_tx p1); [ "$1" != forward ] && ta=$(ovs_tx tool); t1=$(date +%s.%N)
 	nap "$DURATION"
-	p0b=$(ovs_tx p0) p1b=$(ovs_tx p1); [ "$1" = mirror ] && tb=$(ovs_tx tool); t2=$(date +%s.%N)
+	p0b=$(ovs_tx p0) p1b=$(ovs_tx p1); [ "$1" != forward ] && tb=$(ovs_tx tool); t2=$(date +%s.%N)
 	c2=$(cpu_ticks "${OURS[-1]}" "${tid:-${OURS[-1]}}")
 	stop_ours
 	[ -n "$p0a" ] && [ -n "$p0b" ] || { echo "$BENCH: no OVS port counters; logs in $OVS_DIR" >&2; KEEP_TMP=1; return 1; }
