@@ -157,12 +157,26 @@ int sbx_config_maps_parse(const cJSON *root, struct sbx_config *cfg, bool file, 
 	return 0;
 }
 
+/* The summary that stands for a map's rules in the memzone document: {"count": n, "digest": "<16 hex>"}. */
+static cJSON *summary(uint32_t n, uint64_t digest)
+{
+	cJSON *s = cJSON_CreateObject();
+	char hex[20];
+
+	snprintf(hex, sizeof(hex), "%016" PRIx64, digest);
+	if (s == NULL || !cJSON_AddNumberToObject(s, "count", n) || !cJSON_AddStringToObject(s, "digest", hex)) {
+		cJSON_Delete(s);
+		return NULL;
+	}
+	return s;
+}
+
 /* Replace the rule array of map object @p m by its summary; the parsed rules into @p r when not NULL. */
 static int summarise(cJSON *m, int i, struct sbx_map_rules *r, char *err, size_t errlen)
 {
 	cJSON *rules = cJSON_GetObjectItemCaseSensitive(m, "rules"), *s;
 	struct sbx_map_rules tmp = {0};
-	char path[40], hex[20];
+	char path[40];
 
 	snprintf(path, sizeof(path), "maps[%d].rules", i);
 	if (r == NULL)
@@ -172,10 +186,8 @@ static int summarise(cJSON *m, int i, struct sbx_map_rules *r, char *err, size_t
 		return fail(err, errlen, "%s: %s", path, summary_in_file);
 	if (rules != NULL && sbx_map_rules_parse(rules, path, r, err, errlen) != 0)
 		return -1;
-	s = cJSON_CreateObject();
-	snprintf(hex, sizeof(hex), "%016" PRIx64, sbx_config_maps_digest(r));
-	if (s == NULL || !cJSON_AddNumberToObject(s, "count", r->n) || !cJSON_AddStringToObject(s, "digest", hex)) {
-		cJSON_Delete(s);
+	s = summary(r->n, sbx_config_maps_digest(r));
+	if (s == NULL) {
 		sbx_map_rules_free(r);
 		return fail(err, errlen, "%s: out of memory", path);
 	}
@@ -196,9 +208,12 @@ bool sbx_config_maps_fits(const char *text, size_t max)
 	cJSON_ArrayForEach(m, maps) {
 		cJSON *rules = cJSON_GetObjectItemCaseSensitive(m, "rules");
 
+		/* as summarise() will store it (a map without rules gets one too): the same length, any digest */
 		if (cJSON_IsArray(rules)) {
 			arrays = true;
-			cJSON_DeleteItemFromObjectCaseSensitive(m, "rules");
+			cJSON_ReplaceItemInObjectCaseSensitive(m, "rules", summary((uint32_t)cJSON_GetArraySize(rules), 0));
+		} else if (rules == NULL && cJSON_IsObject(m)) {
+			cJSON_AddItemToObject(m, "rules", summary(0, 0));
 		}
 	}
 	if (arrays && (out = cJSON_PrintUnformatted(doc)) != NULL) {

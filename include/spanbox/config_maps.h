@@ -41,8 +41,8 @@ int sbx_config_maps_parse(const struct cJSON *root, struct sbx_config *cfg, bool
 uint64_t sbx_config_maps_digest(const struct sbx_map_rules *r);
 
 /**
- * Whether config text @p text, without the rule arrays of its maps, fits @p max bytes (printed
- * without whitespace). false when it is not JSON or has no map with a rule array: such a file is
+ * Whether config text @p text fits @p max bytes as the memzone will store it: printed without
+ * whitespace, each map's rules replaced by their summary (sbx_config_maps_take()). false when it is not JSON or has no map with a rule array: such a file is
  * judged by its own size.
  */
 bool sbx_config_maps_fits(const char *text, size_t max);

@@ -111,6 +111,22 @@ static void sizes(void)
 	pad[79999] = '\0';
 	snprintf(t, cap, HEAD "\"maps\": [] %s}", pad);
 	check(!sbx_config_maps_fits(t, 65535), "a document of spaces and no rule array does not");
+	{ /* the memzone stores each map's rules as their summary: the size that counts is with it */
+		struct sbx_map_rules tables[SBX_MAX_MAPS];
+		uint16_t nb = 0;
+		char err[256] = "", *stored;
+		size_t len;
+
+		snprintf(t, cap, HEAD "\"maps\": [{\"id\": 40, \"sources\": [{\"port\": \"a\"}], "
+			 "\"destination\": {\"port\": \"t\"}, \"rules\": [{\"action\": \"pass\"}]}]}");
+		stored = sbx_config_maps_take(t, tables, &nb, err, sizeof(err));
+		len = stored ? strlen(stored) : 0;
+		check(stored != NULL && sbx_config_maps_fits(t, len) && !sbx_config_maps_fits(t, len - 1),
+		      "fits measures the document as the memzone stores it (%zu bytes, rules summarised) (%s)", len, err);
+		while (nb > 0)
+			sbx_map_rules_free(&tables[--nb]);
+		free(stored);
+	}
 	free(t);
 	free(pad);
 }
