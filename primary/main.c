@@ -287,7 +287,7 @@ static int forget_stored(const struct primary_run *r)
 		fprintf(stderr, "spanbox-primary: %s\n", err);
 		return 1;
 	}
-	printf("spanbox-primary: forgot %d stored change%s of the forwarding, mirrors and ingress for %s (database %s)\n", n,
+	printf("spanbox-primary: forgot %d stored change%s of the " SBX_LIVE_PARTS_TEXT " for %s (database %s)\n", n,
 	       n == 1 ? "" : "s", r->config_path, r->cfg.mgmt_database);
 	return 0;
 }

@@ -512,7 +512,7 @@ char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_
 	sbx_live_merge(doc, live);
 	out = cJSON_Print(doc);
 	*from_store = true;
-	printf("spanbox-primary: forwarding, mirrors and ingress: the ones changed through the API for %s (database %s,"
+	printf("spanbox-primary: " SBX_LIVE_PARTS_TEXT ": the ones changed through the API for %s (database %s,"
 	       " saved %s) win over the file's; ./spanbox reset-config %s goes back to the file's\n",
 	       path, file_cfg->mgmt_database, when, path);
 out:

@@ -2,8 +2,8 @@
 /**
  * @file config_store.h
  * The stored live config: table config_store of mgmt's SQLite database (migrations 4 and 5 of
- * mgmt/db.c: id, saved_at, client, json, config_path). It holds the live sections (forwarding
- * and mirrors) changed through the REST API, per config file (its realpath); the newest row of a
+ * mgmt/db.c: id, saved_at, client, json, config_path). It holds the live parts
+ * (SBX_LIVE_PARTS_TEXT) changed through the REST API, per config file (its realpath); the newest row of a
  * file wins over the file's own sections at that file's next start (docs/RUNTIME_TABLES.md).
  *
  * The one module that knows the table and the live sections, for every caller: mgmt's REST
@@ -21,6 +21,12 @@
 
 /** The sections of a config document that change at run time, in the order they are kept. */
 #define SBX_LIVE_SECTIONS { "forwarding", "mirrors" }
+
+/**
+ * What the stored live config holds, in words, for the messages of the primary (a start on it,
+ * `./spanbox reset-config`): every part sbx_live_extract() keeps. Update it with that function.
+ */
+#define SBX_LIVE_PARTS_TEXT "forwarding, mirrors, ingress stages, tool groups and flows"
 
 /**
  * Store @p live_json ({"forwarding":..,"mirrors":..}, sbx_live_extract) for config file
