@@ -3,6 +3,7 @@
 // a port (direction, filter, one stop condition) and deletes one (stops it, removes its files).
 // Self-contained: app.js calls initCaptures() once and refreshCaptures() with every refresh.
 import { api } from './api.js';
+import { cell } from './table.js';
 import { count, si, DASH } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -20,17 +21,6 @@ export function captureFromForm(f) {
 	if (stopValue > 0)
 		c.stop = { [f.elements.stop_kind.value]: stopValue };
 	return c;
-}
-
-function cell(tr, text, cls) {
-	const td = document.createElement(tr.children.length ? 'td' : 'th');
-	if (!tr.children.length)
-		td.scope = 'row';
-	if (cls)
-		td.className = cls;
-	td.textContent = text === undefined || text === null ? DASH : String(text);
-	tr.append(td);
-	return td;
 }
 
 async function deleteCapture(id, button) {

@@ -4,6 +4,7 @@
 // (GET /api/v1/flows enabled false) or nothing ended in the window. Self-contained: app.js calls
 // initFlows() once and refreshFlows() with every refresh.
 import { api } from './api.js';
+import { cell } from './table.js';
 import { count, bps, DASH } from './format.js';
 
 const $ = (id) => document.getElementById(id);
@@ -21,17 +22,6 @@ function endpoint(addr, port, proto) {
 function avgRate(f) {
 	const s = (Date.parse(f.last) - Date.parse(f.first)) / 1000;
 	return Number.isFinite(s) && s >= 0.001 ? bps((f.bytes * 8) / s) : DASH;
-}
-
-function cell(tr, text, cls, title) {
-	const td = document.createElement(tr.children.length ? 'td' : 'th');
-	if (!tr.children.length)
-		td.scope = 'row';
-	td.className = cls;
-	if (title)
-		td.title = title;
-	td.textContent = text === undefined || text === null || text === '' ? DASH : String(text);
-	tr.append(td);
 }
 
 /** Render the records @p list (GET /flows/top's flows, in its order) into the table #flows. */
