@@ -53,7 +53,7 @@ static void usage(void)
 		"                        (1 when an input ended on a read error before its end)\n"
 		"  --ready-file PATH     created once all workers run, removed at exit\n"
 		"  --worker-bin PATH     spanbox-worker binary (default: next to this one)\n"
-		"  --no-stored-config    ignore the forwarding and mirrors mgmt stored in its database\n"
+		"  --no-stored-config    ignore the " SBX_LIVE_PARTS_TEXT " mgmt stored in its database\n"
 		"                        (they win over the file otherwise; never used with --replay)\n"
 		"  --forget-stored-config  forget what mgmt stored for this config file, and exit\n"
 		"  --clean-prefix        remove what a dead appliance of the config's file prefix left (hugepage\n"
