@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 27
+#define SBX_SHM_VERSION 28
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -550,6 +550,19 @@ struct sbx_warning {
 #define SBX_RCU_MEMZONE_NAME "spanbox_rcu" /**< the rte_rcu_qsbr variable of the tables */
 
 /**
+ * The maps' classifiers of one generation of the runtime tables (issue #27, primary/maps.c,
+ * docs/MAPS.md "Live changes"): acl[p] is a struct sbx_mapacl * in rte_malloc memory (the same
+ * address in every process; its rte_acl contexts are in DPDK's RTE_ACL tailq under names no other
+ * generation uses) whose categories are the maps with a source on port p, in the order of
+ * cols[p]; NULL: no map with rules on p. Written by the primary into the inactive buffer only.
+ */
+struct sbx_maps_acl {
+	void *acl[SBX_MAX_PORTS];
+	uint8_t nb_cols[SBX_MAX_PORTS];              /**< maps with a source on port p */
+	uint8_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];   /**< category c of acl[p]: index into cfg.maps */
+};
+
+/**
  * One of the two buffers of the runtime tables (docs/RUNTIME_TABLES.md): what can change while
  * the appliance runs (forwarding.xconnects and mirrors) inside a whole running config. The static
  * sections (eal, pool, ports, workers, mgmt) are those of the start and equal in both buffers.
@@ -568,6 +581,9 @@ struct sbx_tables {
 	uint64_t request_id;          /**< the mgmt request that published it (staging), 0 = the start */
 	uint32_t json_len;            /**< bytes of json, NUL excluded */
 	char json[SBX_TABLES_JSON_MAX]; /**< the config document cfg was parsed from */
+	struct sbx_maps_acl maps;     /**< the classifiers of cfg.maps (primary/maps.c): built before
+					   this buffer is published, freed only after the grace period of
+					   the generation that replaced it */
 };
 
 /**
@@ -707,8 +723,9 @@ struct sbx_pdump_stats {
 };
 
 /**
- * The maps' classifiers (issue #27, primary/maps.c, docs/MAPS.md): built by the primary at start
- * from the rule tables it took out of the config (config_maps.h), never changed while it runs.
+ * The maps' classifiers (issue #27, primary/maps.c, docs/MAPS.md): acl, nb_cols and cols are
+ * unused since maps change at run time (each generation's are in struct sbx_tables.maps); the
+ * rest describes the last build (nb_rules: of the active generation).
  * acl[p] is a struct sbx_mapacl * in rte_malloc memory (the same address in every process; its
  * rte_acl contexts are in DPDK's RTE_ACL tailq, found by name with rte_acl_find_existing) whose
  * categories are the maps with a source on port p, in the order of cols[p]; NULL: no map on p.
