@@ -39,7 +39,8 @@ static const char *dir_name(uint8_t d)
 /* Map @p j of the running config, its counters summed over @p nw workers. */
 static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
 {
-	const struct sbx_map_cfg *m = &sbx_shm_cfg(shm)->maps[j]; /* live: the active tables' */
+	const struct sbx_tables *t = sbx_shm_tables(shm); /* live: the active tables' */
+	const struct sbx_map_cfg *m = &t->cfg.maps[j];
 	struct sbx_mirror_counters sum = { 0 };
 	uint64_t passed = 0;
 	cJSON *o = cJSON_CreateObject(), *a, *d, *c;
@@ -62,9 +63,11 @@ static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
 	else
 		cJSON_AddStringToObject(d, "port", shm->cfg.ports[m->s.dst_port % SBX_MAX_PORTS].name);
 	cJSON_AddStringToObject(o, "filter", m->s.filter);
+	const uint8_t cs = t->mcset[j] % SBX_MAP_COUNTER_SETS; /* the map's counter set */
+
 	for (uint16_t w = 0; w < nw; w++) {
-		sbx_mirror_counters_add(&sum, &shm->workers[w].stats.map_mirror[j]);
-		passed += shm->workers[w].stats.map[j].passed;
+		sbx_mirror_counters_add(&sum, &shm->workers[w].stats.map_mirror[cs]);
+		passed += shm->workers[w].stats.map[cs].passed;
 	}
 	c = cJSON_AddObjectToObject(o, "counters");
 	NUM(c, "passed", passed);

@@ -212,6 +212,8 @@ int sbx_maps_build(struct sbx_primary *p)
 	}
 	p->shm->tables[0].maps = s->acl; /* generation 0 (sbx_tables_init ran) */
 	p->shm->tables[1].maps = s->acl;
+	for (uint16_t j = 0; j < SBX_MAX_MAPS; j++) /* map j counts into counter set j */
+		p->shm->tables[0].mcset[j] = p->shm->tables[1].mcset[j] = (uint8_t)j;
 	write_running(s, 0);
 	if (cfg->nb_maps)
 		printf("spanbox-primary: maps: %u maps, %u rules, %u rte_acl contexts built in %.1f ms (%.1f KiB)\n",
@@ -337,6 +339,44 @@ out:
 	cJSON_Delete(staged);
 	set_free(s);
 	return rc;
+}
+
+int sbx_maps_assign_csets(struct sbx_primary *p, const struct sbx_tables *old, const struct sbx_config *n,
+			  uint8_t *mcset)
+{
+	bool used[SBX_MAP_COUNTER_SETS] = { false };
+	uint16_t i, j, w;
+
+	if (n->nb_maps > SBX_MAX_MAPS || old->cfg.nb_maps > SBX_MAX_MAPS)
+		return -1;
+	for (j = 0; j < old->cfg.nb_maps; j++) {
+		if (old->mcset[j] >= SBX_MAP_COUNTER_SETS)
+			return -1;
+		used[old->mcset[j]] = true; /* kept, or removed: free only at the next change */
+	}
+	for (i = 0; i < n->nb_maps; i++) {
+		mcset[i] = UINT8_MAX;
+		for (j = 0; j < old->cfg.nb_maps; j++)
+			if (old->cfg.maps[j].s.id == n->maps[i].s.id)
+				mcset[i] = old->mcset[j];
+	}
+	for (i = 0; i < n->nb_maps; i++) {
+		if (mcset[i] != UINT8_MAX)
+			continue;
+		for (j = 0; j < SBX_MAP_COUNTER_SETS && used[j]; j++)
+			;
+		if (j >= SBX_MAP_COUNTER_SETS)
+			return -1;
+		mcset[i] = (uint8_t)j;
+		used[j] = true;
+		/* no worker writes counter set j: the last grace period ended and old uses no map in it */
+		for (w = 0; w < SBX_MAX_WORKERS; w++) {
+			memset(&p->shm->workers[w].stats.map[j], 0, sizeof(p->shm->workers[w].stats.map[j]));
+			memset(&p->shm->workers[w].stats.map_mirror[j], 0, sizeof(p->shm->workers[w].stats.map_mirror[j]));
+		}
+		__atomic_store_n(&p->shm->maps.seq[j].seq_next, 0, __ATOMIC_RELAXED);
+	}
+	return 0;
 }
 
 void sbx_maps_abandon(void)

@@ -433,6 +433,14 @@ void sbx_maps_fini(struct sbx_primary *p);
  */
 int sbx_maps_prepare(struct sbx_primary *p, const struct sbx_config *n, const struct sbx_tables *now,
 		     uint64_t req_id, struct sbx_maps_acl *out, char *field, size_t flen, char *err, size_t errlen);
+/**
+ * The counter set of each map of @p n into @p mcset (tables thread, groups lock held): its counter
+ * set in @p old when its id was there, else one no map of @p old uses, zeroed (counters, GRE
+ * sequence). As the mirrors' (tables.c): a removed map's set is free only at the next change.
+ * @return 0, or -1 when none is left (never: SBX_MAP_COUNTER_SETS is twice the maps).
+ */
+int sbx_maps_assign_csets(struct sbx_primary *p, const struct sbx_tables *old, const struct sbx_config *n,
+			  uint8_t *mcset);
 /** The prepared set will not be published: free it. */
 void sbx_maps_abandon(void);
 /** Generation @p gen (holding the prepared set) is published: the set it replaced is retired. */

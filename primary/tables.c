@@ -261,6 +261,11 @@ static int apply_staged(void)
 			    SBX_MAX_MIRRORS, SBX_MIRROR_COUNTER_SETS);
 		goto out;
 	}
+	if (sbx_maps_assign_csets(tp, cur, n, next->mcset) != 0) {
+		rc = refuse("maps", "maps: no free counter set (at most %d maps, %d counter sets)", SBX_MAX_MAPS,
+			    SBX_MAP_COUNTER_SETS);
+		goto out;
+	}
 	if (sbx_groups_assign(tp, cur, n, next->gslot) != 0) {
 		rc = refuse("tool_groups", "tool_groups: no free tool group slot (at most %d groups, %d slots)",
 			    SBX_MAX_TOOL_GROUPS, SBX_GROUP_SLOTS);

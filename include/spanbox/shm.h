@@ -68,6 +68,9 @@
  * suffice.
  */
 #define SBX_MIRROR_COUNTER_SETS (2 * SBX_MAX_MIRRORS)
+/** Counter sets of the maps (struct sbx_tables.mcset), sized as the mirrors': one change holds up
+ *  to its kept + removed + added maps at once, at most twice the maps a config holds. */
+#define SBX_MAP_COUNTER_SETS (2 * SBX_MAX_MAPS)
 
 /**
  * Tool group slots: like counter sets, one index into workers[w].stats.group_member[] /
@@ -261,10 +264,11 @@ struct sbx_worker_stats {
 	void *flows_table;              /**< struct sbx_flowtable * of the process that runs the slot
 					     (hugepage memory, the same address in every process): a
 					     successor frees a killed predecessor's; NULL once freed */
-	/* maps (issue #27, secondary/maps_stage.c): indexed by the map's index in cfg.maps (static) */
+	/* maps (issue #27, secondary/maps_stage.c): indexed by the map's counter set
+	 * (struct sbx_tables.mcset: a map keeps it while it exists, as a mirror its cset) */
 	uint64_t maps_classified;       /**< frames looked up in a port's rule tables */
-	struct sbx_mirror_counters map_mirror[SBX_MAX_MAPS]; /**< each map's session counters */
-	struct sbx_map_counters map[SBX_MAX_MAPS];           /**< passed */
+	struct sbx_mirror_counters map_mirror[SBX_MAP_COUNTER_SETS]; /**< each map's session counters */
+	struct sbx_map_counters map[SBX_MAP_COUNTER_SETS];           /**< passed */
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
@@ -584,6 +588,9 @@ struct sbx_tables {
 	struct sbx_maps_acl maps;     /**< the classifiers of cfg.maps (primary/maps.c): built before
 					   this buffer is published, freed only after the grace period of
 					   the generation that replaced it */
+	uint8_t mcset[SBX_MAX_MAPS];  /**< counter set (< SBX_MAP_COUNTER_SETS) of cfg.maps[j]:
+					   workers[w].stats.map[mcset], map_mirror[mcset] and
+					   maps.seq[mcset]; a map keeps it while its id exists */
 };
 
 /**
@@ -738,7 +745,7 @@ struct sbx_maps_shm {
 	uint64_t build_ns;                           /**< wall time of the last build, every port */
 	uint64_t memory;                             /**< rte_malloc bytes the contexts hold */
 	uint32_t contexts;                           /**< rte_acl contexts built */
-	struct sbx_mirror_shm seq[SBX_MAX_MAPS];     /**< each map's GRE sequence (as mirrors[]) */
+	struct sbx_mirror_shm seq[SBX_MAP_COUNTER_SETS]; /**< each map's GRE sequence, by counter set */
 };
 
 struct sbx_shm {
@@ -817,6 +824,7 @@ _Static_assert(sizeof(struct sbx_mirror_shm) == RTE_CACHE_LINE_SIZE, "one sequen
 _Static_assert(sizeof(((struct sbx_worker_stats *)0)->burst) / sizeof(struct rte_mbuf *) == SBX_MAX_BURST,
 	       "the burst array holds the largest workers.burst");
 _Static_assert(SBX_MIRROR_COUNTER_SETS <= UINT8_MAX, "counter sets fit struct sbx_tables.cset");
+_Static_assert(SBX_MAP_COUNTER_SETS <= UINT8_MAX, "map counter sets fit struct sbx_tables.mcset");
 _Static_assert(SBX_GROUP_SLOTS < UINT8_MAX && SBX_MAX_GROUP_MEMBERS < SBX_GROUP_NO_MEMBER,
 	       "slots fit struct sbx_tables.gslot, member indexes a bucket");
 

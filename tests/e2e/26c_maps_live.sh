@@ -195,6 +195,16 @@ check "a worker killed (-9) during a replacement: the change answers 200 or 503 
 sleep 1
 timeout 60 "$PY" "$GEN" send "$TMP/ph2.pcap" sbxmla
 sleep 1
+# counters follow the map, not its index: map 43 (index 1) keeps its own when map 40 (index 0,
+# tens of thousands of frames passed) is deleted and made again
+jq '.id = 43 | .name = "m43" | .destination.port = "u" | .rules = [{"action": "pass", "ip_proto": 6}]' "$TMP/m40a.json" >"$TMP/m43.json"
+code=$(req POST /maps "$TMP/m43.json")
+p40=$(curl -fsS "$API/maps/40" | jq .counters.passed); p43=$(curl -fsS "$API/maps/43" | jq -c '.counters | [.passed, .mirrored_packets]')
+code2=$(req DELETE /maps/40); code3=$(req POST /maps "$TMP/m40a.json")
+check "map 43 keeps its counters ($p43) when map 40 before it ($p40 passed) is deleted, and map 40 made again starts at 0 ($code $code2 $code3)" \
+	cond '[ "$code$code2$code3" = 201200201 ] && [ "$p40" -gt 10000 ] &&
+	      [ "$(curl -fsS "$API/maps/43" | jq -c ".counters | [.passed, .mirrored_packets]")" = "$p43" ] &&
+	      [ "$(curl -fsS "$API/maps/40" | jq .counters.passed)" -lt "$p40" ]'
 d40=$(digest 40)
 inst_cleanup
 cp "$TMP/fwd.pcap" "$TMP/fwd1.pcap"; cp "$TMP/t.pcap" "$TMP/t1.pcap"
