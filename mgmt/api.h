@@ -112,7 +112,7 @@ extern const struct mgmt_route mgmt_routes_metrics[]; /* api_metrics.c: /metrics
 extern const struct mgmt_route mgmt_routes_ports[];   /* api_ports.c: port stats and link */
 extern const struct mgmt_route mgmt_routes_captures[]; /* api_captures.c: captures into pcapng files */
 extern const struct mgmt_route mgmt_routes_flows[];    /* api_flows.c: flow metering and IPFIX export */
-extern const struct mgmt_route mgmt_routes_maps[];     /* api_maps.c: maps (issue #27), read-only */
+extern const struct mgmt_route mgmt_routes_maps[];     /* api_maps.c: maps (issue #27): list, create, replace, delete, rules */
 extern const struct mgmt_route mgmt_routes_flows_config[]; /* api_flows_config.c: the live flows section */
 
 /**

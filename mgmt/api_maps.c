@@ -1,15 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Route GET /api/v1/maps (issue #27, docs/MAPS.md, docs/MGMT.md "Maps"): the maps as they run
- * (static: the config as parsed at start), each with its sources, destination, rule count (the
- * rules live apart from the memzone's document: primary/maps.c), collector flag and its counters
- * summed over the workers (the session's mirror counters of counters.h and "passed"), and what
- * the classifiers took to build.
+ * Routes of the maps (issue #27, docs/MAPS.md "Live changes", docs/MGMT.md "Maps"):
+ *   GET    /api/v1/maps                     the maps as they run, counters, what the classifiers took
+ *   POST   /api/v1/maps                     create a map (rules included)
+ *   GET    /api/v1/maps/{id}                one map
+ *   PUT    /api/v1/maps/{id}                replace a whole map, rules included
+ *   DELETE /api/v1/maps/{id}
+ *   GET    /api/v1/maps/{id}/rules?offset=&limit=   its rules, paged
+ *   POST   /api/v1/maps/{id}/rules          append one rule
+ *   DELETE /api/v1/maps/{id}/rules/{n}      delete rule n (the later ones move up)
+ * A change builds the new whole config document (the running one: each map's rules a summary
+ * {"count","digest"}; the changed map's rules an array) and goes the steps of every runtime-table
+ * change (mgmt_tables_change, api_tables.c): the rules parsed (a 422 naming the rule's field),
+ * stored in SQLite (map_rules) with the document, sent to the primary, which builds the new
+ * classifiers off the data path and publishes them with the generation. The running rules are
+ * read from the primary's SBX_MAPS_RUNNING_FILE (config_maps.h). These routes take bodies up to
+ * 32 MiB (http.c MAPS_MAX_BODY).
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include <rte_eal.h>
+
+#include "spanbox/config_maps.h"
 #include "api.h"
 #include "shmview.h"
+#include "validate.h"
 #include "spanbox/shm.h"
 
 #define NUM(o, k, v) cJSON_AddNumberToObject((o), (k), (double)(v))
@@ -22,7 +39,8 @@ static const char *dir_name(uint8_t d)
 /* Map @p j of the running config, its counters summed over @p nw workers. */
 static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
 {
-	const struct sbx_map_cfg *m = &shm->cfg.maps[j];
+	const struct sbx_tables *t = sbx_shm_tables(shm); /* live: the active tables' */
+	const struct sbx_map_cfg *m = &t->cfg.maps[j];
 	struct sbx_mirror_counters sum = { 0 };
 	uint64_t passed = 0;
 	cJSON *o = cJSON_CreateObject(), *a, *d, *c;
@@ -45,9 +63,11 @@ static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
 	else
 		cJSON_AddStringToObject(d, "port", shm->cfg.ports[m->s.dst_port % SBX_MAX_PORTS].name);
 	cJSON_AddStringToObject(o, "filter", m->s.filter);
+	const uint8_t cs = t->mcset[j] % SBX_MAP_COUNTER_SETS; /* the map's counter set */
+
 	for (uint16_t w = 0; w < nw; w++) {
-		sbx_mirror_counters_add(&sum, &shm->workers[w].stats.map_mirror[j]);
-		passed += shm->workers[w].stats.map[j].passed;
+		sbx_mirror_counters_add(&sum, &shm->workers[w].stats.map_mirror[cs]);
+		passed += shm->workers[w].stats.map[cs].passed;
 	}
 	c = cJSON_AddObjectToObject(o, "counters");
 	NUM(c, "passed", passed);
@@ -74,12 +94,384 @@ static unsigned int get_maps(struct req *r, cJSON **body)
 	NUM(o, "build_ms", (double)(shm->maps.build_ns / 1000) / 1000.0);
 	NUM(o, "memory_bytes", shm->maps.memory);
 	a = cJSON_AddArrayToObject(o, "maps");
-	for (j = 0; j < shm->cfg.nb_maps && j < SBX_MAX_MAPS; j++)
+	for (j = 0; j < sbx_shm_cfg(shm)->nb_maps && j < SBX_MAX_MAPS; j++)
 		cJSON_AddItemToArray(a, map_json(shm, j, nw));
 	return code;
 }
 
+/* ---- live changes ---- */
+
+#define RULES_PAGE_DEFAULT 100
+#define RULES_PAGE_MAX 10000
+
+/* Map @p id of @p doc's maps (its index in *@p idx), or NULL. */
+static cJSON *find_map(cJSON *doc, long id, int *idx)
+{
+	cJSON *m;
+	int i = 0;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "maps")) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
+
+		if (cJSON_IsNumber(v) && (long)v->valuedouble == id) {
+			if (idx != NULL)
+				*idx = i;
+			return m;
+		}
+		i++;
+	}
+	return NULL;
+}
+
+/* The running rules of map @p id (SBX_MAPS_RUNNING_FILE, as the primary keeps them), or NULL. */
+static cJSON *running_rules(long id)
+{
+	char path[512], *text = NULL;
+	FILE *f;
+	long n;
+	cJSON *doc = NULL, *m, *out = NULL;
+
+	snprintf(path, sizeof(path), "%s/%s", rte_eal_get_runtime_dir(), SBX_MAPS_RUNNING_FILE);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (text = malloc((size_t)n + 1)) != NULL && fread(text, 1, (size_t)n, f) == (size_t)n) {
+		text[n] = '\0';
+		doc = cJSON_Parse(text);
+	}
+	free(text);
+	fclose(f);
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "maps")) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
+
+		if (cJSON_IsNumber(v) && (long)v->valuedouble == id) {
+			out = cJSON_DetachItemFromObjectCaseSensitive(m, "rules");
+			break;
+		}
+	}
+	cJSON_Delete(doc);
+	return out;
+}
+
+/* The answer of a change: the map as sent, its rules replaced by their count. */
+static cJSON *map_answer(const cJSON *m)
+{
+	cJSON *o = cJSON_Duplicate(m, true);
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(m, "rules");
+
+	cJSON_DeleteItemFromObjectCaseSensitive(o, "rules");
+	cJSON_AddNumberToObject(o, "rule_count", cJSON_IsArray(r) ? cJSON_GetArraySize(r)
+					      : cJSON_IsObject(r) ? cJSON_GetObjectItemCaseSensitive(r, "count")->valuedouble : 0);
+	return o;
+}
+
+/* A {id} path parameter: 404 with *body when it names no map of @p doc. */
+static cJSON *need_map(struct req *r, cJSON *doc, int *idx, long *id, cJSON **body, unsigned int *code)
+{
+	cJSON *m;
+
+	*id = mgmt_mirror_id_param(r->params[0]);
+	m = *id > 0 ? find_map(doc, *id, idx) : NULL;
+	if (m == NULL) {
+		*code = MHD_HTTP_NOT_FOUND;
+		*body = mgmt_error(*code, NULL, "no map %s", r->params[0]);
+	}
+	return m;
+}
+
+/* The body of POST/PUT of a map: an object whose "rules", when given, is an array. */
+static cJSON *map_body(struct req *r, cJSON **body, unsigned int *code)
+{
+	cJSON *in = mgmt_parse_body(r, body, code);
+	const cJSON *rules;
+
+	if (in == NULL)
+		return NULL;
+	rules = cJSON_GetObjectItemCaseSensitive(in, "rules");
+	if (!cJSON_IsObject(in) || (rules != NULL && !cJSON_IsArray(rules))) {
+		*code = MHD_HTTP_UNPROCESSABLE_CONTENT;
+		*body = mgmt_error(*code, cJSON_IsObject(in) ? "rules" : NULL, "%s",
+				   cJSON_IsObject(in) ? "rules: not an array of rules" : "expected a map object");
+		cJSON_Delete(in);
+		return NULL;
+	}
+	return in;
+}
+
+/* The lowest session id 1..1023 no mirror or map of @p doc uses, or -1. */
+static long free_id(cJSON *doc)
+{
+	for (long id = SBX_MIRROR_ID_MIN; id <= SBX_MIRROR_ID_MAX; id++)
+		if (find_map(doc, id, NULL) == NULL && mgmt_find_mirror(doc, id, NULL) == NULL)
+			return id;
+	return -1;
+}
+
+static unsigned int post_map(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_CREATED;
+	cJSON *in, *doc, *idv;
+	char detail[160];
+	long id;
+
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
+		return 0;
+	in = map_body(r, body, &code);
+	if (in == NULL)
+		return code;
+	doc = mgmt_running_doc(r, body, &code);
+	if (doc == NULL) {
+		cJSON_Delete(in);
+		return code;
+	}
+	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+	if (idv == NULL) {
+		id = free_id(doc);
+		cJSON_AddNumberToObject(in, "id", (double)id);
+	} else {
+		id = cJSON_IsNumber(idv) ? (long)idv->valuedouble : -1;
+		if (id > 0 && (find_map(doc, id, NULL) != NULL || mgmt_find_mirror(doc, id, NULL) != NULL)) {
+			*body = mgmt_error(MHD_HTTP_CONFLICT, "id", "id: session %ld exists (PUT /api/v1/maps/%ld replaces a map)",
+					   id, id);
+			cJSON_Delete(in);
+			cJSON_Delete(doc);
+			return MHD_HTTP_CONFLICT;
+		}
+	}
+	cJSON_AddItemToArray(mgmt_doc_array(doc, "maps"), cJSON_Duplicate(in, true));
+	snprintf(detail, sizeof(detail), "POST /api/v1/maps: map %ld added (%d rules)", id,
+		 cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(in, "rules")));
+	{
+		cJSON *ok = map_answer(in);
+
+		cJSON_Delete(in);
+		return mgmt_tables_change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, ok, NULL);
+	}
+}
+
+static unsigned int get_map(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	const struct sbx_shm *shm;
+	cJSON *doc, *m;
+	long id;
+	int idx = -1;
+
+	shm = mgmt_need_shm(r, body, &code);
+	doc = shm != NULL ? mgmt_running_doc(r, body, &code) : NULL;
+	if (doc == NULL)
+		return code;
+	m = need_map(r, doc, &idx, &id, body, &code);
+	if (m != NULL) {
+		uint16_t nw = shm->cfg.nb_workers < SBX_MAX_WORKERS ? shm->cfg.nb_workers : SBX_MAX_WORKERS;
+		const struct sbx_config *cfg = sbx_shm_cfg(shm);
+		cJSON *c;
+
+		*body = map_answer(m);
+		for (uint16_t j = 0; j < cfg->nb_maps && j < SBX_MAX_MAPS; j++)
+			if (cfg->maps[j].s.id == id) {
+				cJSON *st = map_json(shm, j, nw);
+
+				c = cJSON_DetachItemFromObjectCaseSensitive(st, "counters");
+				if (c != NULL)
+					cJSON_AddItemToObject(*body, "counters", c);
+				cJSON_Delete(st);
+			}
+	}
+	cJSON_Delete(doc);
+	return code;
+}
+
+static unsigned int put_map(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	cJSON *in, *doc, *m, *idv;
+	char detail[160];
+	long id;
+	int idx = -1;
+
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES))
+		return 0;
+	in = map_body(r, body, &code);
+	if (in == NULL)
+		return code;
+	doc = mgmt_running_doc(r, body, &code);
+	m = doc != NULL ? need_map(r, doc, &idx, &id, body, &code) : NULL;
+	if (m == NULL) {
+		cJSON_Delete(in);
+		cJSON_Delete(doc);
+		return code;
+	}
+	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+	if (idv != NULL && (!cJSON_IsNumber(idv) || (long)idv->valuedouble != id)) {
+		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "id", "id: the body's id is not %ld, the map of the path", id);
+		cJSON_Delete(in);
+		cJSON_Delete(doc);
+		return MHD_HTTP_UNPROCESSABLE_CONTENT;
+	}
+	if (idv == NULL)
+		cJSON_AddNumberToObject(in, "id", (double)id);
+	cJSON_ReplaceItemInArray(mgmt_doc_array(doc, "maps"), idx, cJSON_Duplicate(in, true));
+	snprintf(detail, sizeof(detail), "PUT /api/v1/maps/%ld: map replaced (%d rules)", id,
+		 cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(in, "rules")));
+	{
+		cJSON *ok = map_answer(in);
+
+		cJSON_Delete(in);
+		return mgmt_tables_change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok, NULL);
+	}
+}
+
+static unsigned int delete_map(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	cJSON *doc, *ok;
+	char detail[160];
+	long id;
+	int idx = -1;
+
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES))
+		return 0;
+	doc = mgmt_running_doc(r, body, &code);
+	if (doc == NULL || need_map(r, doc, &idx, &id, body, &code) == NULL) {
+		cJSON_Delete(doc);
+		return code;
+	}
+	cJSON_DeleteItemFromArray(mgmt_doc_array(doc, "maps"), idx);
+	snprintf(detail, sizeof(detail), "DELETE /api/v1/maps/%ld: map deleted", id);
+	ok = cJSON_CreateObject();
+	cJSON_AddNumberToObject(ok, "deleted", (double)id);
+	return mgmt_tables_change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok, NULL);
+}
+
+/* Query parameter @p name: absent -> @p dflt; a plain decimal up to @p max, else -1 (400). */
+static long page_param(struct req *r, const char *name, long dflt, long max)
+{
+	const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+	long n;
+
+	if (v == NULL)
+		return dflt;
+	n = mgmt_decimal_param(v, 9);
+	return n >= 0 && n <= max ? n : -1;
+}
+
+static unsigned int get_rules(struct req *r, cJSON **body)
+{
+	unsigned int code = MHD_HTTP_OK;
+	long off = page_param(r, "offset", 0, SBX_MAP_MAX_RULES), lim = page_param(r, "limit", RULES_PAGE_DEFAULT, RULES_PAGE_MAX);
+	const char *sort = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "sort");
+	cJSON *doc, *rules, *o, *a;
+	long id, total;
+	int idx = -1;
+
+	if (off < 0 || lim < 0 || sort != NULL) {
+		const char *f = off < 0 ? "offset" : lim < 0 ? "limit" : "sort";
+
+		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "%s: %s", f,
+				   sort != NULL && off >= 0 && lim >= 0 ? "not supported yet (rules are in their order)"
+				   : off < 0 ? "a rule index 0..65536" : "a number of rules 0..10000");
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	doc = mgmt_running_doc(r, body, &code);
+	if (doc == NULL || need_map(r, doc, &idx, &id, body, &code) == NULL) {
+		cJSON_Delete(doc);
+		return code;
+	}
+	cJSON_Delete(doc);
+	rules = running_rules(id);
+	if (rules == NULL) {
+		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "the primary's rule tables (%s) cannot be read",
+				   SBX_MAPS_RUNNING_FILE);
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+	total = cJSON_GetArraySize(rules);
+	*body = o = cJSON_CreateObject();
+	NUM(o, "id", id);
+	NUM(o, "total", total);
+	NUM(o, "offset", off);
+	NUM(o, "limit", lim);
+	a = cJSON_AddArrayToObject(o, "rules");
+	for (long i = off; i < total && i < off + lim; i++) {
+		cJSON *x = cJSON_Duplicate(cJSON_GetArrayItem(rules, (int)i), true);
+
+		cJSON_AddNumberToObject(x, "index", (double)i);
+		cJSON_AddItemToArray(a, x);
+	}
+	cJSON_Delete(rules);
+	return code;
+}
+
+/* POST (@p add: the body is one rule, appended) or DELETE (rule {n}) of one rule of map {id}. */
+static unsigned int change_rule(struct req *r, cJSON **body, bool add)
+{
+	unsigned int code = add ? MHD_HTTP_CREATED : MHD_HTTP_OK;
+	cJSON *in = NULL, *doc, *m, *rules, *ok;
+	char detail[160];
+	long id, n = -1;
+	int idx = -1;
+
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES))
+		return 0;
+	if (add && (in = mgmt_parse_body(r, body, &code)) == NULL)
+		return code;
+	doc = mgmt_running_doc(r, body, &code);
+	m = doc != NULL ? need_map(r, doc, &idx, &id, body, &code) : NULL;
+	rules = m != NULL ? running_rules(id) : NULL;
+	if (m != NULL && rules == NULL) {
+		code = MHD_HTTP_SERVICE_UNAVAILABLE;
+		*body = mgmt_error(code, NULL, "the primary's rule tables (%s) cannot be read", SBX_MAPS_RUNNING_FILE);
+	}
+	if (rules != NULL && !add) {
+		n = mgmt_decimal_param(r->params[1], 5);
+		if (n < 0 || n >= cJSON_GetArraySize(rules)) {
+			code = MHD_HTTP_NOT_FOUND;
+			*body = mgmt_error(code, NULL, "map %ld has no rule %s (%d rules)", id, r->params[1],
+					   cJSON_GetArraySize(rules));
+			cJSON_Delete(rules);
+			rules = NULL;
+		}
+	}
+	if (rules == NULL) {
+		cJSON_Delete(in);
+		cJSON_Delete(doc);
+		return code;
+	}
+	if (add) {
+		n = cJSON_GetArraySize(rules);
+		cJSON_AddItemToArray(rules, in);
+	} else {
+		cJSON_DeleteItemFromArray(rules, (int)n);
+	}
+	ok = cJSON_CreateObject();
+	NUM(ok, "id", id);
+	NUM(ok, add ? "index" : "deleted", n);
+	NUM(ok, "rule_count", cJSON_GetArraySize(rules));
+	cJSON_ReplaceItemInObjectCaseSensitive(m, "rules", rules);
+	snprintf(detail, sizeof(detail), "%s /api/v1/maps/%ld/rules: rule %ld %s", add ? "POST" : "DELETE", id, n,
+		 add ? "added" : "deleted");
+	return mgmt_tables_change(r, body, doc, "config_change", detail, code, ok, NULL);
+}
+
+static unsigned int post_rule(struct req *r, cJSON **body)
+{
+	return change_rule(r, body, true);
+}
+
+static unsigned int delete_rule(struct req *r, cJSON **body)
+{
+	return change_rule(r, body, false);
+}
+
 const struct mgmt_route mgmt_routes_maps[] = {
 	{ "GET", "/api/v1/maps", get_maps },
+	{ "POST", "/api/v1/maps", post_map },
+	{ "GET", "/api/v1/maps/{id}", get_map },
+	{ "PUT", "/api/v1/maps/{id}", put_map },
+	{ "DELETE", "/api/v1/maps/{id}", delete_map },
+	{ "GET", "/api/v1/maps/{id}/rules", get_rules },
+	{ "POST", "/api/v1/maps/{id}/rules", post_rule },
+	{ "DELETE", "/api/v1/maps/{id}/rules/{n}", delete_rule },
 	{ NULL, NULL, NULL },
 };

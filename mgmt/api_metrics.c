@@ -556,7 +556,8 @@ static const struct fam map_fams[] = { SBX_FOREACH_MAP_COUNTER(MAP_FAM) };
 
 static void map_metrics(struct pbuf *b, const struct sbx_shm *shm)
 {
-	const struct sbx_config *cfg = &shm->cfg; /* maps are static: the config as parsed at start */
+	const struct sbx_tables *t = sbx_shm_tables(shm); /* maps are live: the active tables, taken once */
+	const struct sbx_config *cfg = &t->cfg;
 	uint16_t nb_w = mgmt_nb_workers(shm), nb = cfg->nb_maps < SBX_MAX_MAPS ? cfg->nb_maps : SBX_MAX_MAPS;
 
 	for (size_t f = 0; f < RTE_DIM(map_fams) && nb; f++) {
@@ -567,8 +568,9 @@ static void map_metrics(struct pbuf *b, const struct sbx_shm *shm)
 
 			label_u(l, LBL, "map", cfg->maps[m].s.id);
 			label(l, LBL, "name", cfg->maps[m].s.name, sizeof(cfg->maps[m].s.name));
-			for (uint16_t w = 0; w < nb_w; w++)
-				v += U64_AT(&shm->workers[w].stats.map[m], map_fams[f].off);
+			for (uint16_t w = 0; w < nb_w; w++) /* the map's counter set */
+				v += U64_AT(&shm->workers[w].stats.map[t->mcset[m] % SBX_MAP_COUNTER_SETS],
+					    map_fams[f].off);
 			sample_u(b, map_fams[f].name, l, v);
 		}
 	}

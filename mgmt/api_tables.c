@@ -21,8 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <rte_eal.h>
+
+#include "spanbox/config_maps.h"
 #include "spanbox/config_store.h"
+#include "spanbox/maprules.h"
 #include "api.h"
 #include "shmview.h"
 #include "attach.h"
@@ -32,6 +37,8 @@
 #include "validate.h"
 
 #define REDACTED "<redacted>"
+#define SBX_MAPS_APPLY_TIMEOUT_MS 30000 /* a change of maps: 65,536 rules built and live well within */
+#define MAPS_WARNINGS_MAX 100           /* shadowed rules listed in an answer (all are counted) */
 
 /* The running config document (active tables), or NULL with a 503/500 set; the memzone it came
  * from in *@p from when not NULL. */
@@ -124,11 +131,49 @@ static int staged_result(const struct sbx_tables_staging *st, uint64_t id, char 
  * time, and then the primary will not apply it later), -3 unknown (the primary decided to
  * publish it and did not finish in time: it may be live).
  */
+/* The rule tables a change sends (maps_take_rules): [{"id", "digest", "count", "rules"}]; NULL none. */
+static const cJSON *staged_tables;
+
+/* Write the rules of @p tables for request @p id into the runtime directory's SBX_MAPS_STAGING_FILE
+ * (config_maps.h; tmp + rename), where the primary's tables thread reads them. @return 0 or -1. */
+static int write_maps_staging(const cJSON *tables, uint64_t id, char *why, size_t len)
+{
+	char path[512], tmp[520];
+	const cJSON *t;
+	FILE *f;
+	int k = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", rte_eal_get_runtime_dir(), SBX_MAPS_STAGING_FILE);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (f == NULL) {
+		snprintf(why, len, "maps: cannot write %s", tmp);
+		return -1;
+	}
+	fprintf(f, "{\"request_id\":%llu,\"maps\":[", (unsigned long long)id);
+	cJSON_ArrayForEach(t, tables) {
+		char *rules = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(t, "rules"));
+
+		fprintf(f, "%s{\"id\":%d,\"rules\":%s}", k++ ? "," : "",
+			cJSON_GetObjectItemCaseSensitive(t, "id")->valueint, rules ? rules : "[]");
+		free(rules);
+	}
+	fputs("]}\n", f);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		unlink(tmp);
+		snprintf(why, len, "maps: cannot write %s", path);
+		return -1;
+	}
+	return 0;
+}
+
 static int primary_apply(const struct sbx_shm *cshm, const char *text, const char *client, char *why, size_t len)
 {
 	struct sbx_shm *shm = (struct sbx_shm *)cshm; /* mgmt writes only the staging area */
 	struct sbx_tables_staging *st = &shm->staging;
-	unsigned int timeout = apply_timeout_ms();
+	/* new rule tables: the primary builds their classifiers first (seconds for 65,536 rules) */
+	unsigned int timeout = staged_tables != NULL && apply_timeout_ms() < SBX_MAPS_APPLY_TIMEOUT_MS
+				       ? SBX_MAPS_APPLY_TIMEOUT_MS : apply_timeout_ms();
 	struct sbx_tables_req req = { .version = SBX_IPC_VERSION, .verb = SBX_TABLES_APPLY };
 	struct sbx_tables_reply rep;
 	size_t n = strlen(text), rlen = sizeof(rep);
@@ -146,6 +191,8 @@ static int primary_apply(const struct sbx_shm *cshm, const char *text, const cha
 	st->len = (uint32_t)n;
 	snprintf(st->client, sizeof(st->client), "%s", client);
 	req.request_id = st->request_id + 1;
+	if (staged_tables != NULL && write_maps_staging(staged_tables, req.request_id, why, len) != 0)
+		return -2;
 	__atomic_store_n(&st->request_id, req.request_id, __ATOMIC_RELEASE);
 	__atomic_store_n(&st->state, SBX_STAGING_PENDING, __ATOMIC_RELEASE);
 	if (mgmt_request(SBX_IPC_TABLES, &req, sizeof(req), timeout, &rep, &rlen) == 0 && rlen == sizeof(rep) &&
@@ -187,9 +234,10 @@ static cJSON *file_doc(const char *path)
 
 	if (f == NULL)
 		return NULL;
-	text = calloc(1, SBX_TABLES_JSON_MAX);
+	/* up to SBX_CONFIG_FILE_MAX: its maps' rules may take more than the memzone's document */
+	text = calloc(1, SBX_CONFIG_FILE_MAX + 1);
 	if (text != NULL) {
-		n = fread(text, 1, SBX_TABLES_JSON_MAX - 1, f);
+		n = fread(text, 1, SBX_CONFIG_FILE_MAX, f);
 		text[n] = '\0';
 		doc = cJSON_Parse(text);
 	}
@@ -238,16 +286,85 @@ struct change {
 	char *text; /**< the whole document, printed: what the primary applies */
 	char *live; /**< the live sections config_store keeps; NULL: back to the file's own */
 	char *old;  /**< the running document before the change, to put back if the commit fails */
+	cJSON *tables;   /**< the rule tables the change sends ([{"id","digest","count","rules"}]), NULL none */
+	cJSON *warnings; /**< shadowed rules of those tables (strings), NULL none */
+	unsigned int shadowed; /**< how many */
 };
+
+/*
+ * Maps (issue #27): each map of @p doc whose "rules" is an array is parsed (sbx_map_rules_parse,
+ * the path "maps[i].rules"), replaced by its summary {"count","digest"} (what the memzone's
+ * document and config_store keep) and its table put into c->tables for the primary (staging file)
+ * and the store (map_rules); its shadowed rules into c->warnings. @return 0, or 422 with *body.
+ */
+static unsigned int maps_take_rules(struct change *c, cJSON *doc, cJSON **body)
+{
+	cJSON *m;
+	int i = 0;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "maps")) {
+		cJSON *rules = cJSON_GetObjectItemCaseSensitive(m, "rules"), *t, *sum;
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(m, "id");
+		struct sbx_map_rules r = { 0 };
+		struct sbx_map_shadow *sh;
+		char path[40], err[600], hex[20];
+		size_t ns;
+
+		snprintf(path, sizeof(path), "maps[%d].rules", i++);
+		if (!cJSON_IsArray(rules))
+			continue; /* a summary (the running map's) or none: sbx_config_parse judges it */
+		if (sbx_map_rules_parse(rules, path, &r, err, sizeof(err)) != 0) {
+			*body = validation_error(err, NULL);
+			return MHD_HTTP_UNPROCESSABLE_CONTENT;
+		}
+		if (!cJSON_IsNumber(id)) { /* sbx_config_parse names it */
+			sbx_map_rules_free(&r);
+			continue;
+		}
+		sh = r.n ? malloc(sizeof(*sh) * r.n) : NULL;
+		ns = sh != NULL ? sbx_map_rules_shadowed(&r, sh, r.n) : 0;
+		for (size_t k = 0; k < ns; k++) {
+			if (c->warnings == NULL)
+				c->warnings = cJSON_CreateArray();
+			if (k < MAPS_WARNINGS_MAX) {
+				char w[120];
+
+				snprintf(w, sizeof(w), "%s[%u]: never decides: rules[%u] before it covers it", path, sh[k].rule,
+					 sh[k].by);
+				cJSON_AddItemToArray(c->warnings, cJSON_CreateString(w));
+			}
+		}
+		c->shadowed += (unsigned int)ns;
+		free(sh);
+		snprintf(hex, sizeof(hex), "%016llx", (unsigned long long)sbx_config_maps_digest(&r));
+		if (c->tables == NULL)
+			c->tables = cJSON_CreateArray();
+		t = cJSON_CreateObject();
+		cJSON_AddNumberToObject(t, "id", id->valuedouble);
+		cJSON_AddStringToObject(t, "digest", hex);
+		cJSON_AddNumberToObject(t, "count", r.n);
+		sum = cJSON_CreateObject();
+		cJSON_AddNumberToObject(sum, "count", r.n);
+		cJSON_AddStringToObject(sum, "digest", hex);
+		sbx_map_rules_free(&r);
+		cJSON_AddItemToObject(t, "rules", cJSON_DetachItemViaPointer(m, rules));
+		cJSON_AddItemToObject(m, "rules", sum);
+		cJSON_AddItemToArray(c->tables, t);
+	}
+	return 0;
+}
 
 /* Step 1: validate @p doc as a whole (sbx_config_parse) and print what the next steps need.
  * @return 0, or the HTTP status with *body set. */
-static unsigned int change_validate(struct change *c, const cJSON *doc, const char *field_prefix, cJSON **body)
+static unsigned int change_validate(struct change *c, cJSON *doc, const char *field_prefix, cJSON **body)
 {
-	struct sbx_config *tmp = malloc(sizeof(*tmp));
-	unsigned int code = 0;
+	struct sbx_config *tmp;
+	unsigned int code = maps_take_rules(c, doc, body);
 	char err[600];
 
+	if (code != 0)
+		return code;
+	tmp = malloc(sizeof(*tmp));
 	c->text = cJSON_Print(doc);
 	c->live = sbx_live_extract(doc); /* what config_store keeps */
 	if (tmp == NULL || c->text == NULL || c->live == NULL) {
@@ -274,6 +391,10 @@ static unsigned int change_store(struct change *c, const char *kind, const char 
 	int rc = mgmt_store_begin(c->r->ctx->db, c->shm->config_path, c->live, c->r->who,
 				  c->live ? kind : "config_reset", detail, why, sizeof(why));
 
+	if (rc == 0 && mgmt_store_map_rules(c->shm->config_path, c->live, c->tables, why, sizeof(why)) != 0) {
+		mgmt_store_rollback();
+		rc = -1;
+	}
 	if (rc == 0)
 		return 0;
 	code = rc == -2 ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_INTERNAL_SERVER_ERROR;
@@ -291,7 +412,9 @@ static unsigned int change_apply(struct change *c, cJSON **body)
 
 	c->old = strdup(sbx_shm_tables(c->shm)->json);
 	__atomic_add_fetch(c->r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
+	staged_tables = c->tables;
 	rc = primary_apply(c->shm, c->text, c->r->client, why, sizeof(why));
+	staged_tables = NULL;
 	__atomic_sub_fetch(c->r->ctx->changes_in_flight, 1, __ATOMIC_ACQ_REL);
 	if (rc == 0)
 		return 0;
@@ -348,10 +471,17 @@ static unsigned int change(struct req *r, cJSON **body, cJSON *doc, const char *
 	}
 	if (code == 0) {
 		code = ok_code;
+		if (c.warnings != NULL && cJSON_IsObject(ok_body)) { /* shadowed rules: said, not refused */
+			cJSON_AddItemToObject(ok_body, "warnings", c.warnings);
+			cJSON_AddNumberToObject(ok_body, "shadowed_rules", c.shadowed);
+			c.warnings = NULL;
+		}
 		*body = ok_body;
 		ok_body = NULL;
 	}
 out:
+	cJSON_Delete(c.tables);
+	cJSON_Delete(c.warnings);
 	free(c.old);
 	free(c.text);
 	free(c.live);

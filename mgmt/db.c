@@ -44,6 +44,10 @@ static const char *const migrations[] = {
 	 * never overrides another file at its start; rows of version 4 (no path) apply to none */
 	"ALTER TABLE config_store ADD COLUMN config_path TEXT;"
 	"CREATE INDEX config_store_path ON config_store(config_path, id);",
+	/* 6: the maps' rule tables (issue #27): a config_store row holds each map's rules as a summary
+	 * {"count", "digest"}; the rules themselves, one row per table (config_store.h) */
+	"CREATE TABLE map_rules(config_path TEXT NOT NULL, digest TEXT NOT NULL, count INTEGER NOT NULL,"
+	" rules TEXT NOT NULL, PRIMARY KEY(config_path, digest)) WITHOUT ROWID;",
 };
 
 int mgmt_make_parent(const char *path)

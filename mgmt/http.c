@@ -87,6 +87,10 @@
 #include "validate.h"
 
 #define MAX_BODY (64 * 1024) /* bytes of request body accepted; a longer body is refused (413) */
+/* the maps' routes (api_maps.c): a whole rule table of 65,536 rules in one request (about 8 MiB
+ * as JSON with every field; 32 MiB leaves room for spacing) */
+#define MAPS_MAX_BODY (32 * 1024 * 1024)
+#define MAPS_PREFIX "/api/v1/maps"
 /* The request line's URL (path and query, as received) and the header fields (names, values and
  * 4 bytes each for ": " and CRLF) accepted, in bytes; longer ones are answered 414 / 431 in JSON.
  * libmicrohttpd's own limit is its per-connection memory (CONN_MEMORY): a request past that is
@@ -101,7 +105,8 @@
 struct conn_state {
 	char *body;        /**< malloc'd as it grows, NUL-terminated */
 	size_t len, cap;
-	bool too_big;      /**< the body was longer than MAX_BODY */
+	bool too_big;      /**< the body was longer than max_body */
+	size_t max_body;   /**< bytes of body accepted: MAX_BODY, or MAPS_MAX_BODY under MAPS_PREFIX */
 	bool denied;       /**< needs the token and lacks it: the body is dropped, the answer is 401 */
 	bool bad_token;    /**< (denied) a token was sent, but not the right one */
 	bool slow;         /**< (bad_token) past MGMT_AUTH_FAIL_MAX failures: the 401 waits on a lane */
@@ -1056,10 +1061,10 @@ static void client_addr(struct MHD_Connection *c, char *buf, size_t len)
 	snprintf(buf, len, "%s:%u", ip, port);
 }
 
-/* Keep @p n more bytes of body; false (and too_big) past MAX_BODY or when out of memory. */
+/* Keep @p n more bytes of body; false (and too_big) past st->max_body or when out of memory. */
 static bool body_append(struct conn_state *st, const char *data, size_t n)
 {
-	if (st->too_big || st->len + n > MAX_BODY) {
+	if (st->too_big || st->len + n > st->max_body) {
 		st->too_big = true;
 		return false;
 	}
@@ -1241,6 +1246,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (st == NULL)
 			return reply_unavailable(c, "out of memory");
 		*con_cls = st;
+		st->max_body = strncmp(url, MAPS_PREFIX, strlen(MAPS_PREFIX)) == 0 &&
+				       (url[strlen(MAPS_PREFIX)] == '\0' || url[strlen(MAPS_PREFIX)] == '/')
+			       ? MAPS_MAX_BODY : MAX_BODY;
 		authorize(c, ctx, method, url, st);
 		return MHD_YES;
 	}
@@ -1286,7 +1294,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			     NULL, NULL, NULL);
 	if (st->too_big)
 		return reply(c, MHD_HTTP_CONTENT_TOO_LARGE,
-			     mgmt_error(MHD_HTTP_CONTENT_TOO_LARGE, NULL, "request body longer than %d bytes", MAX_BODY),
+			     mgmt_error(MHD_HTTP_CONTENT_TOO_LARGE, NULL, "request body longer than %zu bytes", st->max_body),
 			     NULL, NULL, NULL);
 	if (strcasestr(url, "%2f") != NULL || strstr(url, "%00") != NULL) /* left escaped (unescape()) */
 		return reply(c, MHD_HTTP_NOT_FOUND,

@@ -7,6 +7,7 @@
  * or get rolled back with, a change.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
@@ -69,6 +70,32 @@ int mgmt_store_begin(const struct mgmt_db *db, const char *config_path, const ch
 	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
 	mgmt_db_change_open(false);
 	return rc;
+}
+
+int mgmt_store_map_rules(const char *config_path, const char *live_json, const cJSON *tables, char *err, size_t len)
+{
+	const cJSON *t;
+
+	if (h == NULL)
+		return -1;
+	cJSON_ArrayForEach(t, tables) {
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(t, "digest"), *n = cJSON_GetObjectItemCaseSensitive(t, "count");
+		char *rules = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(t, "rules"));
+		int rc = rules != NULL && cJSON_IsString(d) && cJSON_IsNumber(n)
+				 ? sbx_store_put_map_rules(h, config_path, d->valuestring, (unsigned int)n->valuedouble, rules)
+				 : SQLITE_NOMEM;
+
+		free(rules);
+		if (rc != SQLITE_DONE) {
+			snprintf(err, len, "store map rules: %s", sqlite3_errstr(rc));
+			return -1;
+		}
+	}
+	if (sbx_store_prune_map_rules(h, config_path, live_json) != SQLITE_DONE) {
+		snprintf(err, len, "store map rules: %s", sqlite3_errmsg(h));
+		return -1;
+	}
+	return 0;
 }
 
 int mgmt_store_commit(char *err, size_t len)

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+struct cJSON;
+
 struct mgmt_db;
 
 /**
@@ -17,6 +19,15 @@ struct mgmt_db;
  * @return 0; -2 when the database is locked, read-only or unwritable (answer 503; nothing was
  *         stored); -1 on another database error (500). @p err says why.
  */
+/**
+ * In the transaction mgmt_store_begin opened: store each rule table of @p tables (a cJSON array of
+ * {"digest": "<16 hex>", "count": N, "rules": [..]}) for @p config_path in map_rules, then delete
+ * the tables of @p config_path the maps of @p live_json do not name (all of them when NULL).
+ * @return 0, or -1 with @p err (the caller rolls back).
+ */
+int mgmt_store_map_rules(const char *config_path, const char *live_json, const struct cJSON *tables, char *err,
+			 size_t len);
+
 int mgmt_store_begin(const struct mgmt_db *db, const char *config_path, const char *live_json, const char *client,
 		     const char *kind, const char *detail, char *err, size_t len);
 

@@ -326,7 +326,7 @@ static int load_config(struct primary_run *r, struct sbx_primary *p)
 		fprintf(stderr, "spanbox-primary: %s\n", err);
 		return 2;
 	}
-	if (r->cfg.nb_maps && sbx_maps_take(&r->json, err, sizeof(err)) != 0) { /* rules apart (maps.c) */
+	if (sbx_maps_take(&r->json, err, sizeof(err)) != 0) { /* rules apart (maps.c); stored maps too */
 		fprintf(stderr, "spanbox-primary: %s\n", err);
 		return 2;
 	}

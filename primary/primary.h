@@ -412,16 +412,40 @@ void sbx_flows_tick(struct sbx_primary *p);
  *  close the collectors, free the rings. */
 void sbx_flows_fini(void);
 
-/* maps.c: the maps' rule tables and rte_acl classifiers (issue #27, docs/MAPS.md), static */
+/* maps.c: the maps' rule tables and rte_acl classifiers (issue #27, docs/MAPS.md), per generation */
 /**
  * Take the rule tables out of config document *@p json (replaced by the document without them,
  * each map's rules a {"count", "digest"} summary: what the memzone keeps). Before EAL.
  * @return 0, or -1 with "maps[i].rules: why" in @p err
  */
 int sbx_maps_take(char **json, char *err, size_t errlen);
-/** Build each port's classifier into p->shm->maps (after the memzone, before the workers). @return 0 or -1. */
+/** Build each port's classifier of generation 0 into tables[].maps (after sbx_tables_init, before the workers). @return 0 or -1. */
 int sbx_maps_build(struct sbx_primary *p);
 /** Free the tables and classifiers (after the workers stopped, before the memzone goes). */
 void sbx_maps_fini(struct sbx_primary *p);
+/**
+ * Tables thread, before a generation is published: the classifiers of the maps of the proposed
+ * config @p n into @p out. The same maps as the active tables @p now: their classifiers. Else a
+ * new set of tables (each map's rules: those the primary holds under its summary's digest, or the
+ * staging file's for request @p req_id, checked against the summary) and contexts built off the
+ * data path, kept pending until sbx_maps_published or sbx_maps_abandon.
+ * @return 0, or -1 with the field ("maps[j].rules", "maps") in @p field and "field: why" in @p err
+ */
+int sbx_maps_prepare(struct sbx_primary *p, const struct sbx_config *n, const struct sbx_tables *now,
+		     uint64_t req_id, struct sbx_maps_acl *out, char *field, size_t flen, char *err, size_t errlen);
+/**
+ * The counter set of each map of @p n into @p mcset (tables thread, groups lock held): its counter
+ * set in @p old when its id was there, else one no map of @p old uses, zeroed (counters, GRE
+ * sequence). As the mirrors' (tables.c): a removed map's set is free only at the next change.
+ * @return 0, or -1 when none is left (never: SBX_MAP_COUNTER_SETS is twice the maps).
+ */
+int sbx_maps_assign_csets(struct sbx_primary *p, const struct sbx_tables *old, const struct sbx_config *n,
+			  uint8_t *mcset);
+/** The prepared set will not be published: free it. */
+void sbx_maps_abandon(void);
+/** Generation @p gen (holding the prepared set) is published: the set it replaced is retired. */
+void sbx_maps_published(uint64_t gen);
+/** The grace period after the last publication ended: free the retired set's contexts. */
+void sbx_maps_retire_done(void);
 
 #endif

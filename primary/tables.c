@@ -175,7 +175,8 @@ static int apply_staged(void)
 	struct sbx_config *n = malloc(sizeof(*n));
 	const struct sbx_tables *cur;
 	struct sbx_tables *next;
-	char err[512], client[sizeof(tp->shm->staging.client)], *colon;
+	char err[512], client[sizeof(tp->shm->staging.client)], *colon, field[64];
+	struct sbx_maps_acl maps;
 	const char *diff;
 	uint64_t gen, token;
 	unsigned int i;
@@ -199,7 +200,7 @@ static int apply_staged(void)
 	diff = sbx_config_static_diff(n, &tp->shm->cfg); /* the config as parsed at start */
 	if (diff != NULL) {
 		rc = refuse(diff, "%s: cannot change while the appliance runs (only forwarding, mirrors, tool_groups, "
-			    "the ports' ingress and flows but its flows_per_worker can): "
+			    "the ports' ingress, maps and flows but its flows_per_worker can): "
 			    "restart it with the new config file", diff);
 		goto out;
 	}
@@ -221,6 +222,14 @@ static int apply_staged(void)
 		}
 		open_token = 0;
 		sbx_recorder_prune(sbx_shm_cfg(tp->shm)); /* captures the late change removed */
+		sbx_maps_retire_done(); /* the contexts the late change replaced */
+	}
+	/* the maps' classifiers, built without the lock (seconds for 65,536 rules: the health check
+	 * runs meanwhile); only this thread publishes, so the active tables stay those read here */
+	if (sbx_maps_prepare(tp, n, sbx_shm_tables(tp->shm), st->request_id, &maps, field, sizeof(field), err,
+			     sizeof(err)) != 0) {
+		rc = refuse(field[0] ? field : "maps", "%s", err);
+		goto out;
 	}
 	/* the health check (main loop) keeps a pointer to the active tables while it runs: no buffer
 	 * is rewritten meanwhile (new group slots are ones the active tables do not use) */
@@ -240,6 +249,9 @@ static int apply_staged(void)
 	next->cfg.nb_tool_groups = n->nb_tool_groups;
 	memcpy(next->cfg.tool_groups, n->tool_groups, sizeof(n->tool_groups));
 	next->cfg.flows = n->flows; /* live but its capacity (static_diff): flowexport.c */
+	next->cfg.nb_maps = n->nb_maps; /* live (issue #27): classifiers built here, off the data path */
+	memcpy(next->cfg.maps, n->maps, sizeof(n->maps));
+	next->maps = maps;
 	if (sbx_flows_prepare(tp, &n->flows, err, sizeof(err)) != 0) { /* the rings metering starts on */
 		rc = refuse("flows", "flows: %s", err);
 		goto out;
@@ -247,6 +259,11 @@ static int apply_staged(void)
 	if (assign_counter_sets(cur, n, next->cset) != 0) {
 		rc = refuse("mirrors", "mirrors: no free counter set (at most %d sessions, %d counter sets)",
 			    SBX_MAX_MIRRORS, SBX_MIRROR_COUNTER_SETS);
+		goto out;
+	}
+	if (sbx_maps_assign_csets(tp, cur, n, next->mcset) != 0) {
+		rc = refuse("maps", "maps: no free counter set (at most %d maps, %d counter sets)", SBX_MAX_MAPS,
+			    SBX_MAP_COUNTER_SETS);
 		goto out;
 	}
 	if (sbx_groups_assign(tp, cur, n, next->gslot) != 0) {
@@ -280,18 +297,23 @@ static int apply_staged(void)
 	test_delay(1);
 	__atomic_store_n(&tp->shm->tables_gen, gen + 1, __ATOMIC_RELEASE);
 	tp->shm->tables_applied_ns = sbx_realtime_ns();
+	sbx_maps_published(gen + 1); /* the set replaced is retired: freed after the grace period */
 	rc = 0;
 	staging_done(st, SBX_TABLES_APPLIED); /* mgmt may write the staging area again */
 	sbx_flows_reconfigure(tp, &next->cfg.flows); /* the exporter re-opens changed collectors */
 	token = rte_rcu_qsbr_start(rcu);
 	if (!grace_wait(token))
 		open_token = token; /* published; the next change waits for the late worker */
-	else
+	else {
 		sbx_recorder_prune(&next->cfg); /* no worker uses a removed capture's ring any more */
-	sbx_event(tp, "tables_applied", -1, 0, "generation %llu: %u xconnects, %u mirrors (%s)%s",
-		  (unsigned long long)(gen + 1), n->nb_xconnects, n->nb_mirrors, client,
+		sbx_maps_retire_done(); /* nor the classifiers the change replaced */
+	}
+	sbx_event(tp, "tables_applied", -1, 0, "generation %llu: %u xconnects, %u mirrors, %u maps (%s)%s",
+		  (unsigned long long)(gen + 1), n->nb_xconnects, n->nb_mirrors, n->nb_maps, client,
 		  open_token ? "; a worker is late" : "");
 out:
+	if (rc != 0)
+		sbx_maps_abandon(); /* a set built for this change, never published */
 	if (locked)
 		sbx_groups_unlock();
 	free(n);
@@ -473,8 +495,8 @@ char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_
 				size_t errlen, bool *from_store)
 {
 	FILE *f = fopen(path, "r");
-	char *text = NULL, *stored = NULL, *out = NULL, when[128] = "";
-	cJSON *doc = NULL, *live = NULL;
+	char *text = NULL, *stored = NULL, *out = NULL, when[128] = "", *key;
+	cJSON *doc = NULL, *live = NULL, *file_maps = NULL;
 	long n;
 
 	*from_store = false;
@@ -509,7 +531,20 @@ char *sbx_tables_effective_json(const char *path, const struct sbx_config *file_
 		goto out;
 	}
 	/* the stored live sections replace the file's (absent in the store = absent) */
+	file_maps = cJSON_DetachItemFromObjectCaseSensitive(doc, "maps");
+	if (file_maps != NULL)
+		cJSON_AddItemToObject(doc, "maps", cJSON_Duplicate(file_maps, true));
 	sbx_live_merge(doc, live);
+	key = realpath(path, NULL); /* stored maps hold summaries: their rules from map_rules or the file */
+	if (sbx_store_maps_resolve(doc, file_maps, file_cfg->mgmt_database, key ? key : "", err, errlen) != 0) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen - l, " (database %s; ./spanbox reset-config %s forgets what is stored)",
+			 file_cfg->mgmt_database, path);
+		free(key);
+		goto out;
+	}
+	free(key);
 	out = cJSON_Print(doc);
 	*from_store = true;
 	printf("spanbox-primary: " SBX_LIVE_PARTS_TEXT ": the ones changed through the API for %s (database %s,"
@@ -522,5 +557,6 @@ out:
 	free(stored);
 	cJSON_Delete(doc);
 	cJSON_Delete(live);
+	cJSON_Delete(file_maps);
 	return out;
 }

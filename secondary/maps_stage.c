@@ -5,10 +5,10 @@
 
 #include "maps_stage.h"
 
-int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_shm *shm, struct sbx_worker_stats *st, char *err,
+int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_tables *t, struct sbx_worker_stats *st, char *err,
 			 size_t errlen)
 {
-	const struct sbx_config *cfg = &shm->cfg;
+	const struct sbx_config *cfg = &t->cfg;
 
 	memset(ms->acl, 0, sizeof(ms->acl));
 	memset(ms->watch, 0, sizeof(ms->watch));
@@ -26,13 +26,16 @@ int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_shm *shm, s
 				}
 	}
 	for (uint16_t p = 0; p < cfg->nb_ports; p++) {
-		ms->acl[p] = shm->maps.acl[p];
-		ms->nb_cols[p] = shm->maps.nb_cols[p];
-		memcpy(ms->cols[p], shm->maps.cols[p], sizeof(ms->cols[p]));
-		if (ms->acl[p] != NULL && sbx_mapacl_check_shared(ms->acl[p], err, errlen) != 0)
-			return -1;
-		if (ms->acl[p] == NULL && ms->nb_cols[p] != 0) {
-			snprintf(err, errlen, "maps: port %s has maps but no classifier", cfg->ports[p].name);
+		ms->acl[p] = t->maps.acl[p];
+		ms->nb_cols[p] = t->maps.nb_cols[p];
+		memcpy(ms->cols[p], t->maps.cols[p], sizeof(ms->cols[p]));
+		if ((ms->acl[p] != NULL && sbx_mapacl_check_shared(ms->acl[p], err, errlen) != 0) ||
+		    (ms->acl[p] == NULL && ms->nb_cols[p] != 0 &&
+		     snprintf(err, errlen, "maps: port %s has maps but no classifier", cfg->ports[p].name) > 0)) {
+			/* never classify with what this process cannot find: no map watches anything */
+			memset(ms->acl, 0, sizeof(ms->acl));
+			memset(ms->watch, 0, sizeof(ms->watch));
+			memset(ms->collect, 0, sizeof(ms->collect));
 			return -1;
 		}
 	}

@@ -25,7 +25,7 @@
 
 /** One worker's maps stage. */
 struct sbx_maps_stage {
-	const struct sbx_mapacl *acl[SBX_MAX_PORTS]; /**< shm->maps.acl[p]: NULL, no map with rules on p */
+	const struct sbx_mapacl *acl[SBX_MAX_PORTS]; /**< tables' maps.acl[p]: NULL, no map with rules on p */
 	uint8_t nb_cols[SBX_MAX_PORTS];
 	uint8_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];   /**< category c of acl[p] -> map index */
 	uint64_t watch[SBX_MAX_PORTS][2];            /**< maps watching RX [0] / TX [1] of p (bit = map index) */
@@ -36,12 +36,13 @@ struct sbx_maps_stage {
 };
 
 /**
- * Set up @p ms from the static maps of @p shm (cfg.maps, shm->maps), counting into @p st. Checks
+ * Set up @p ms from the maps of the runtime tables @p t (cfg.maps, maps), counting into @p st; called
+ * at start and at every change of the tables, between two bursts (docs/RUNTIME_TABLES.md "Maps"). Checks
  * that each port's classifier is the primary's (sbx_mapacl_check_shared: its contexts found by
  * name in DPDK's RTE_ACL tailq from this process).
  * @return 0, or -1 with "maps: why" in @p err
  */
-int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_shm *shm, struct sbx_worker_stats *st, char *err,
+int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_tables *t, struct sbx_worker_stats *st, char *err,
 			 size_t errlen);
 
 /** @return true when a map watches @p dir (SBX_DIR_RX / SBX_DIR_TX) of @p port. */

@@ -208,16 +208,21 @@ static int maps_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const st
 	const struct sbx_config *cfg = &t->cfg;
 
 	e->map_first = e->nb;
-	e->map_st = shm->workers[worker].stats.map;
 	if (cfg->nb_maps && e->mp == NULL) {
 		snprintf(err, errlen, "no mbuf pool for map copies");
 		return -1;
 	}
 	for (uint16_t j = 0; j < cfg->nb_maps; j++) {
 		const struct sbx_mirror_cfg *mc = &cfg->maps[j].s;
+		const uint8_t cs = t->mcset[j]; /* its counter set: it keeps it while it exists */
 
+		if (cs >= SBX_MAP_COUNTER_SETS) {
+			snprintf(err, errlen, "maps[%u]: counter set %u out of range", j, cs);
+			return -1;
+		}
+		e->map_st[j] = &shm->workers[worker].stats.map[cs];
 		if (session_setup(e, shm, t, worker, (uint16_t)(e->map_first + j), mc,
-				  &shm->workers[worker].stats.map_mirror[j], &shm->maps.seq[j].seq_next, "maps", j, err,
+				  &shm->workers[worker].stats.map_mirror[cs], &shm->maps.seq[cs].seq_next, "maps", j, err,
 				  errlen) != 0)
 			return -1;
 		session_watch(e, mc, (uint8_t)j, e->nb_map_rx, &e->map_rx[0][0], e->nb_map_tx, &e->map_tx[0][0], SBX_MAX_MAPS);
@@ -1338,7 +1343,7 @@ void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t
 				sp[ns++] = pkts[i];
 			}
 		}
-		e->map_st[j].passed += passed;
+		e->map_st[j]->passed += passed;
 		if (ns != 0)
 			rt->ntx += copy_selected(e, rt, sp, sel, ns, port, dir, now_ns, idx);
 	}

@@ -95,7 +95,7 @@ struct sbx_mirror_engine {
 	uint8_t nb_map_rx[SBX_MAX_PORTS], nb_map_tx[SBX_MAX_PORTS];
 	uint8_t map_rx[SBX_MAX_PORTS][SBX_MAX_MAPS]; /**< map indexes watching RX of a port */
 	uint8_t map_tx[SBX_MAX_PORTS][SBX_MAX_MAPS]; /**< map indexes watching TX of a port */
-	struct sbx_map_counters *map_st; /**< this worker's map counters (shm), indexed by map */
+	struct sbx_map_counters *map_st[SBX_MAX_MAPS]; /**< this worker's counters of map j (shm, its counter set) */
 };
 
 /**

@@ -42,6 +42,11 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 		rc = -1;
 	}
 	sbx_flows_live(&wk->flows, wk->shm, wk->id, &t->cfg.flows); /* flows is live: ports, timeouts */
+	/* maps are live (issue #27): this generation's classifiers, found by name in this process */
+	if (sbx_maps_stage_setup(&wk->maps, t, &wk->slot->stats, ierr, sizeof(ierr)) != 0 && rc == 0) {
+		snprintf(err, errlen, "%s", ierr);
+		rc = -1;
+	}
 	wk->gen = gen;
 	__atomic_store_n(&wk->slot->stats.tables_gen, gen, __ATOMIC_RELEASE);
 	return rc;
@@ -100,8 +105,6 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	}
 	rte_rcu_qsbr_thread_online(wk->rcu, id);
 	if (sbx_flows_setup(&wk->flows, shm, id, err, errlen) != 0)
-		return -1;
-	if (sbx_maps_stage_setup(&wk->maps, shm, &wk->slot->stats, err, errlen) != 0) /* static: once */
 		return -1;
 	wk->pdump.gen = UINT64_MAX; /* the first loop takes the captures in progress */
 	/* microbursts: windows of the shared TSC, as the primary counts them (microburst.h) */

@@ -21,6 +21,13 @@
 
 struct cJSON;
 
+/** The file of the EAL runtime directory where mgmt puts the rules of the maps a change replaces
+ *  ({"request_id": N, "maps": [{"id": .., "rules": [..]}]}), read by the primary's tables thread. */
+#define SBX_MAPS_STAGING_FILE "spanbox_maps_staging.json"
+/** The file of the EAL runtime directory where the primary keeps the running rule tables, as given
+ *  ({"gen": g, "maps": [{"id": .., "rules": [..]}]}, replaced whole by rename), read by mgmt. */
+#define SBX_MAPS_RUNNING_FILE "spanbox_maps.json"
+
 /** Largest config file, bytes: its maps' rules may take what the 64 KiB of the rest do not. */
 #define SBX_CONFIG_FILE_MAX ((64 << 20) - 1)
 

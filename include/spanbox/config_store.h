@@ -26,7 +26,7 @@
  * What the stored live config holds, in words, for the messages of the primary (a start on it,
  * `./spanbox reset-config`): every part sbx_live_extract() keeps. Update it with that function.
  */
-#define SBX_LIVE_PARTS_TEXT "forwarding, mirrors, ingress stages, tool groups and flows"
+#define SBX_LIVE_PARTS_TEXT "forwarding, mirrors, ingress stages, tool groups, flows and maps"
 
 /**
  * Store @p live_json ({"forwarding":..,"mirrors":..}, sbx_live_extract) for config file
@@ -49,6 +49,30 @@ char *sbx_store_get(const char *db_path, const char *config_path, char *when, si
  * @return the number of rows removed, or -1 with the reason in @p err.
  */
 int sbx_store_forget(const char *db_path, const char *config_path, char *err, size_t errlen);
+
+/** A copy of the array @p maps with each map's "rules" replaced by its summary {"count","digest"}
+ *  (config_maps.h; a summary is copied as it is): what a config_store row keeps of the maps. */
+cJSON *sbx_maps_summarised(const cJSON *maps);
+
+/**
+ * Store rule table @p rules_json (a JSON array of rules, as given) of summary @p digest (16 hex) and
+ * @p count rules for @p config_path in table map_rules (mgmt/db.c), in the caller's transaction
+ * (one row per table: 65,536 rules in one statement). @return SQLITE_DONE, or the SQLite error.
+ */
+int sbx_store_put_map_rules(sqlite3 *h, const char *config_path, const char *digest, unsigned int count,
+			    const char *rules_json);
+
+/** Delete the rule tables of @p config_path that the maps of @p live_json (a stored row) do not
+ *  name; all of them when @p live_json is NULL. @return SQLITE_DONE, or the SQLite error. */
+int sbx_store_prune_map_rules(sqlite3 *h, const char *config_path, const char *live_json);
+
+/**
+ * Replace each map summary of @p doc's maps by its rules: those stored in map_rules of database
+ * @p db_path (read-only) for @p config_path, else those of the file's map (in @p file_maps) with
+ * the same summary. @return 0, or -1 with "maps[i].rules: why" in @p err.
+ */
+int sbx_store_maps_resolve(cJSON *doc, const cJSON *file_maps, const char *db_path, const char *config_path,
+			   char *err, size_t errlen);
 
 /** The live sections of config document @p doc as stored: {"forwarding":..,"mirrors":[..] (without
  *  its captures: sessions whose destination is a recorder are never stored),

@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 27
+#define SBX_SHM_VERSION 28
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -68,6 +68,9 @@
  * suffice.
  */
 #define SBX_MIRROR_COUNTER_SETS (2 * SBX_MAX_MIRRORS)
+/** Counter sets of the maps (struct sbx_tables.mcset), sized as the mirrors': one change holds up
+ *  to its kept + removed + added maps at once, at most twice the maps a config holds. */
+#define SBX_MAP_COUNTER_SETS (2 * SBX_MAX_MAPS)
 
 /**
  * Tool group slots: like counter sets, one index into workers[w].stats.group_member[] /
@@ -261,10 +264,11 @@ struct sbx_worker_stats {
 	void *flows_table;              /**< struct sbx_flowtable * of the process that runs the slot
 					     (hugepage memory, the same address in every process): a
 					     successor frees a killed predecessor's; NULL once freed */
-	/* maps (issue #27, secondary/maps_stage.c): indexed by the map's index in cfg.maps (static) */
+	/* maps (issue #27, secondary/maps_stage.c): indexed by the map's counter set
+	 * (struct sbx_tables.mcset: a map keeps it while it exists, as a mirror its cset) */
 	uint64_t maps_classified;       /**< frames looked up in a port's rule tables */
-	struct sbx_mirror_counters map_mirror[SBX_MAX_MAPS]; /**< each map's session counters */
-	struct sbx_map_counters map[SBX_MAX_MAPS];           /**< passed */
+	struct sbx_mirror_counters map_mirror[SBX_MAP_COUNTER_SETS]; /**< each map's session counters */
+	struct sbx_map_counters map[SBX_MAP_COUNTER_SETS];           /**< passed */
 	struct rte_mbuf *burst[SBX_MAX_BURST]; /**< the worker receives into this array */
 } __rte_cache_aligned;
 
@@ -550,6 +554,19 @@ struct sbx_warning {
 #define SBX_RCU_MEMZONE_NAME "spanbox_rcu" /**< the rte_rcu_qsbr variable of the tables */
 
 /**
+ * The maps' classifiers of one generation of the runtime tables (issue #27, primary/maps.c,
+ * docs/MAPS.md "Live changes"): acl[p] is a struct sbx_mapacl * in rte_malloc memory (the same
+ * address in every process; its rte_acl contexts are in DPDK's RTE_ACL tailq under names no other
+ * generation uses) whose categories are the maps with a source on port p, in the order of
+ * cols[p]; NULL: no map with rules on p. Written by the primary into the inactive buffer only.
+ */
+struct sbx_maps_acl {
+	void *acl[SBX_MAX_PORTS];
+	uint8_t nb_cols[SBX_MAX_PORTS];              /**< maps with a source on port p */
+	uint8_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];   /**< category c of acl[p]: index into cfg.maps */
+};
+
+/**
  * One of the two buffers of the runtime tables (docs/RUNTIME_TABLES.md): what can change while
  * the appliance runs (forwarding.xconnects and mirrors) inside a whole running config. The static
  * sections (eal, pool, ports, workers, mgmt) are those of the start and equal in both buffers.
@@ -568,6 +585,12 @@ struct sbx_tables {
 	uint64_t request_id;          /**< the mgmt request that published it (staging), 0 = the start */
 	uint32_t json_len;            /**< bytes of json, NUL excluded */
 	char json[SBX_TABLES_JSON_MAX]; /**< the config document cfg was parsed from */
+	struct sbx_maps_acl maps;     /**< the classifiers of cfg.maps (primary/maps.c): built before
+					   this buffer is published, freed only after the grace period of
+					   the generation that replaced it */
+	uint8_t mcset[SBX_MAX_MAPS];  /**< counter set (< SBX_MAP_COUNTER_SETS) of cfg.maps[j]:
+					   workers[w].stats.map[mcset], map_mirror[mcset] and
+					   maps.seq[mcset]; a map keeps it while its id exists */
 };
 
 /**
@@ -707,8 +730,9 @@ struct sbx_pdump_stats {
 };
 
 /**
- * The maps' classifiers (issue #27, primary/maps.c, docs/MAPS.md): built by the primary at start
- * from the rule tables it took out of the config (config_maps.h), never changed while it runs.
+ * The maps' classifiers (issue #27, primary/maps.c, docs/MAPS.md): acl, nb_cols and cols are
+ * unused since maps change at run time (each generation's are in struct sbx_tables.maps); the
+ * rest describes the last build (nb_rules: of the active generation).
  * acl[p] is a struct sbx_mapacl * in rte_malloc memory (the same address in every process; its
  * rte_acl contexts are in DPDK's RTE_ACL tailq, found by name with rte_acl_find_existing) whose
  * categories are the maps with a source on port p, in the order of cols[p]; NULL: no map on p.
@@ -721,7 +745,7 @@ struct sbx_maps_shm {
 	uint64_t build_ns;                           /**< wall time of the last build, every port */
 	uint64_t memory;                             /**< rte_malloc bytes the contexts hold */
 	uint32_t contexts;                           /**< rte_acl contexts built */
-	struct sbx_mirror_shm seq[SBX_MAX_MAPS];     /**< each map's GRE sequence (as mirrors[]) */
+	struct sbx_mirror_shm seq[SBX_MAP_COUNTER_SETS]; /**< each map's GRE sequence, by counter set */
 };
 
 struct sbx_shm {
@@ -800,6 +824,7 @@ _Static_assert(sizeof(struct sbx_mirror_shm) == RTE_CACHE_LINE_SIZE, "one sequen
 _Static_assert(sizeof(((struct sbx_worker_stats *)0)->burst) / sizeof(struct rte_mbuf *) == SBX_MAX_BURST,
 	       "the burst array holds the largest workers.burst");
 _Static_assert(SBX_MIRROR_COUNTER_SETS <= UINT8_MAX, "counter sets fit struct sbx_tables.cset");
+_Static_assert(SBX_MAP_COUNTER_SETS <= UINT8_MAX, "map counter sets fit struct sbx_tables.mcset");
 _Static_assert(SBX_GROUP_SLOTS < UINT8_MAX && SBX_MAX_GROUP_MEMBERS < SBX_GROUP_NO_MEMBER,
 	       "slots fit struct sbx_tables.gslot, member indexes a bucket");
 

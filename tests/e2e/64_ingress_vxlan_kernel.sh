@@ -201,7 +201,7 @@ check "config_store's newest row holds p0's ingress object" \
 inst_stop_pid "$INST_PRIMARY"
 inst_start_primary vx2 "$CFG"
 check "primary started again on the same config file" [ -f "$TMP/vx2.ready" ]
-check "... it says it runs the ingress changed through the API" grep -q 'ingress stages, tool groups and flows: the ones changed through the API' "$TMP/vx2-primary.log"
+check "... it says it runs the ingress changed through the API" grep -q 'ingress stages, tool groups, flows and maps: the ones changed through the API' "$TMP/vx2-primary.log"
 stored_ok() { curl -fsS --max-time 2 "$API/ports/p0/ingress" | jq -e '.ingress.decap[0].vnis == [5001, 5002]' >/dev/null; }
 check "... GET /api/v1/ports/p0/ingress shows the stored rule (mgmt re-attached)" wait_for 100 stored_ok
 check "... /status shows p0's ingress stage" bash -c "curl -fsS $API/status | jq -e '.ports[0].ingress.decap[0].type == \"vxlan\"' >/dev/null"
