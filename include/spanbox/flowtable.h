@@ -79,7 +79,11 @@ struct sbx_flow_record {
 	uint8_t end_reason;        /**< 81: enum sbx_flow_end_reason */
 	uint16_t app_proto;        /**< 82: reserved for nDPI (master protocol) */
 	uint32_t app_id;           /**< 84: reserved for nDPI (application id), 0 unknown */
-	uint8_t reserved[40];      /**< 88: zero; future fields (biflow reverse counts, ...) */
+	uint64_t rev_packets;      /**< 88: biflow (RFC 5103): packets from the key's destination, else 0 */
+	uint64_t rev_bytes;        /**< 96: biflow: their IP octets, else 0 */
+	uint8_t rev_tcp_flags;     /**< 104: biflow: OR of their TCP flags, else 0 */
+	uint8_t biflow;            /**< 105: 1 when the table meters biflows (the record has a reverse) */
+	uint8_t reserved[22];      /**< 106: zero; future fields */
 };
 _Static_assert(sizeof(struct sbx_flow_record) == 128, "flow record is 128 bytes (2 cache lines)");
 
@@ -95,7 +99,11 @@ struct sbx_flowtable_params {
 	int socket_id;         /**< NUMA socket of the memory (SOCKET_ID_ANY) */
 	sbx_flow_emit_fn emit; /**< where records go (required) */
 	void *emit_arg;
+	int biflow;            /**< 1: biflows (RFC 5103): both directions of a flow in one record */
 };
+
+/** Most flows a table holds (its slots, 1.5 x capacity, are 32-bit indexes). */
+#define SBX_FLOWTABLE_CAPACITY_MAX (1u << 30)
 
 #define SBX_FLOW_ACTIVE_DEFAULT_NS (60ull * 1000000000ull) /**< 60 s, as nProbe and routers */
 #define SBX_FLOW_IDLE_DEFAULT_NS (15ull * 1000000000ull)   /**< 15 s */
