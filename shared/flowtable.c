@@ -694,3 +694,19 @@ void sbx_flowtable_set_timeouts(struct sbx_flowtable *ft, uint64_t active_ns, ui
 	if (idle_ns != 0)
 		ft->idle_ns = idle_ns;
 }
+
+unsigned int sbx_flowtable_set_biflow(struct sbx_flowtable *ft, uint64_t now, int biflow)
+{
+	unsigned int n = 0;
+
+	if (ft->biflow == (biflow ? 1 : 0))
+		return 0;
+	n = sbx_flowtable_flush(ft, now, SBX_FLOW_END_FORCED);
+	ft->biflow = biflow ? 1 : 0;
+	return n;
+}
+
+int sbx_flowtable_biflow(const struct sbx_flowtable *ft)
+{
+	return ft->biflow;
+}

@@ -195,4 +195,12 @@ const char *sbx_flow_end_reason_name(unsigned int reason);
  *  next frame or expiry walk on (flows is live). The table's owner thread only. */
 void sbx_flowtable_set_timeouts(struct sbx_flowtable *ft, uint64_t active_ns, uint64_t idle_ns);
 
+/** Switch @p ft between unidirectional flows and biflows (@p biflow 1, RFC 5103). A change first
+ *  closes every flow (reason forced: their keys are not in the new mode's form). @return records
+ *  emitted. The table's owner thread only. */
+unsigned int sbx_flowtable_set_biflow(struct sbx_flowtable *ft, uint64_t now_ns, int biflow);
+
+/** Whether @p ft meters biflows. */
+int sbx_flowtable_biflow(const struct sbx_flowtable *ft);
+
 #endif

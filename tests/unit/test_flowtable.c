@@ -458,7 +458,21 @@ static void test_biflow(void)
 	meter1(ft, f, len, 0, 7 * S);
 	check(nrec == 1 && recs[0].key.src[3] == 1 && recs[0].key.sport == 80 && recs[0].packets == 1 &&
 	      recs[0].rev_packets == 1 && recs[0].rev_tcp_flags == 0x04, "the server's frame first: forward is the server; a RST ends it");
-	/* a uniflow table leaves the reverse fields zero */
+	/* switched off at run time (flows.biflow is live): the flows leave first, forced */
+	nrec = 0;
+	tcp4(f, 1, 9, 80, 7000, 0x10);
+	meter1(ft, f, len, 0, 8 * S);
+	check(sbx_flowtable_set_biflow(ft, 9 * S, 0) == 1 && nrec == 1 && recs[0].end_reason == SBX_FLOW_END_FORCED &&
+	      !sbx_flowtable_biflow(ft) && sbx_flowtable_set_biflow(ft, 9 * S, 0) == 0,
+	      "biflow switched off: its flow out (forced), then unidirectional; the same mode again: nothing");
+	nrec = 0;
+	tcp4(f, 9, 1, 7000, 80, 0x10);
+	meter1(ft, f, len, 0, 10 * S);
+	tcp4(f, 1, 9, 80, 7000, 0x10);
+	meter1(ft, f, len, 0, 10 * S);
+	sbx_flowtable_flush(ft, 10 * S, SBX_FLOW_END_FORCED);
+	check(nrec == 2 && recs[0].biflow == 0 && recs[0].rev_packets == 0 && recs[1].packets == 1,
+	      "after the switch: two unidirectional flows, no reverse counts");
 	sbx_flowtable_free(ft);
 }
 
