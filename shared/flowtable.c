@@ -276,13 +276,12 @@ uint64_t sbx_flowtable_mem(uint32_t capacity, struct sbx_flowtable_mem *out)
 	struct sbx_flowtable_mem m;
 
 	/* three rte_zmalloc_socket allocations, each rounded to cache lines */
-	m.hash_keys = slots * 64;      /* each flow's second line: the key */
-	m.hash_buckets = RTE_ALIGN_CEIL((slots + SIG_PAD) * sizeof(uint32_t), RTE_CACHE_LINE_SIZE); /* signatures */
-	m.hash_rings = 0;
+	m.keys = slots * 64;           /* each flow's second line: the key */
+	m.signatures = RTE_ALIGN_CEIL((slots + SIG_PAD) * sizeof(uint32_t), RTE_CACHE_LINE_SIZE);
 	m.states = slots * 64;         /* each flow's first line: counters, times, creation list */
 	/* struct sbx_flowtable and rte_malloc's element headers and alignment: 3 allocations */
 	m.other = 1024;
-	m.total = m.hash_keys + m.hash_buckets + m.hash_rings + m.states + m.other;
+	m.total = m.keys + m.signatures + m.states + m.other;
 	if (out)
 		*out = m;
 	return m.total;

@@ -509,11 +509,11 @@ static void test_mem(void)
 		used = heap_alloc() - before;
 		est = sbx_flowtable_mem(caps[i], &m);
 		check(ft != NULL && est >= used && est <= used + used / 100 + 65536 &&
-		      est == m.hash_keys + m.hash_buckets + m.hash_rings + m.states + m.other && m.total == est,
+		      est == m.keys + m.signatures + m.states + m.other && m.total == est,
 		      "a table of %u flows takes %llu bytes of the EAL heap, the plan counts %llu (keys %llu,"
-		      " buckets %llu, rings %llu, states %llu, other %llu)", caps[i], (unsigned long long)used,
-		      (unsigned long long)est, (unsigned long long)m.hash_keys, (unsigned long long)m.hash_buckets,
-		      (unsigned long long)m.hash_rings, (unsigned long long)m.states, (unsigned long long)m.other);
+		      " signatures %llu, states %llu, other %llu)", caps[i], (unsigned long long)used,
+		      (unsigned long long)est, (unsigned long long)m.keys, (unsigned long long)m.signatures,
+		      (unsigned long long)m.states, (unsigned long long)m.other);
 		sbx_flowtable_free(ft);
 	}
 }
