@@ -154,9 +154,30 @@ static int parse_ipv6(const uint8_t *f, uint32_t len, uint32_t off, struct field
 	return 0;
 }
 
+/* Biflow: the key's words turned so that the smaller (address, port) end is the source; 1 when
+ * they were. On the words before they are stored: turning the stored key (loading it back whole)
+ * stalled on store forwarding, ~50 cycles a frame (bench/flows_micro.sh BIFLOW=1). Branch-free:
+ * which end sorts first is a coin toss per flow. Any total order will do: the address words as
+ * loaded, then the ports. */
+static inline __attribute__((always_inline)) uint8_t canonical(uint64_t w[6])
+{
+	uint64_t m, x;
+	uint32_t sp = (uint32_t)(w[4] & 0xffff), dp = (uint32_t)(w[4] >> 16 & 0xffff), c;
+
+	c = (uint32_t)(w[0] > w[2]) |
+	    ((uint32_t)(w[0] == w[2]) & ((uint32_t)(w[1] > w[3]) | ((uint32_t)(w[1] == w[3]) & (uint32_t)(sp > dp))));
+	m = -(uint64_t)c;
+	x = (w[0] ^ w[2]) & m, w[0] ^= x, w[2] ^= x;
+	x = (w[1] ^ w[3]) & m, w[1] ^= x, w[3] ^= x;
+	x = ((uint64_t)(sp ^ dp) | (uint64_t)(sp ^ dp) << 16) & m;
+	w[4] ^= x;
+	return (uint8_t)c;
+}
+
 /* sbx_flow_parse, inlined into the burst loop. */
 static inline __attribute__((always_inline)) int flow_parse(const uint8_t *f, uint32_t len, uint16_t port,
-							    struct sbx_flow_key *k, uint32_t *bytes, uint8_t *flags)
+							    struct sbx_flow_key *k, uint32_t *bytes, uint8_t *flags,
+							    int biflow, uint8_t *turned)
 {
 	struct fields x = {0};
 	uint64_t w[6];
@@ -206,6 +227,7 @@ out:
 	w[0] = x.s0, w[1] = x.s1, w[2] = x.d0, w[3] = x.d1;
 	w[4] = (uint64_t)x.ports | (uint64_t)vlan << 32 | (uint64_t)inner << 48;
 	w[5] = (uint64_t)port | (uint64_t)x.proto << 16 | (uint64_t)x.ver << 24;
+	*turned = biflow ? canonical(w) : 0;
 	memcpy(k, w, sizeof(w));
 	return rc;
 }
@@ -213,7 +235,9 @@ out:
 int sbx_flow_parse(const uint8_t *f, uint32_t len, uint16_t port, struct sbx_flow_key *k, uint32_t *bytes,
 		   uint8_t *flags)
 {
-	return flow_parse(f, len, port, k, bytes, flags);
+	uint8_t turned;
+
+	return flow_parse(f, len, port, k, bytes, flags, 0, &turned);
 }
 
 const char *sbx_flow_end_reason_name(unsigned int reason)
@@ -543,29 +567,6 @@ static inline void count(struct sbx_flowtable *ft, uint32_t pos, uint8_t swapped
 	}
 }
 
-/* Biflow: the key with the smaller (address, port) endpoint as source; 1 when it was turned.
- * Branch-free: which end sorts first is a coin toss per flow, a branch on it mispredicted half
- * the frames (bench/flows_micro.sh BIFLOW=1). Any total order will do: the words as loaded, then
- * the ports. */
-static inline uint8_t canonical(struct sbx_flow_key *k)
-{
-	uint64_t w[6], m, x;
-	uint32_t sp, dp, c;
-
-	memcpy(w, k, sizeof(w));
-	sp = (uint32_t)(w[4] & 0xffff);
-	dp = (uint32_t)(w[4] >> 16 & 0xffff);
-	c = (uint32_t)(w[0] > w[2]) |
-	    ((uint32_t)(w[0] == w[2]) & ((uint32_t)(w[1] > w[3]) | ((uint32_t)(w[1] == w[3]) & (uint32_t)(sp > dp))));
-	m = -(uint64_t)c;
-	x = (w[0] ^ w[2]) & m, w[0] ^= x, w[2] ^= x;
-	x = (w[1] ^ w[3]) & m, w[1] ^= x, w[3] ^= x;
-	x = ((uint64_t)(sp ^ dp) | (uint64_t)(sp ^ dp) << 16) & m;
-	w[4] ^= x;
-	memcpy(k, w, sizeof(w));
-	return (uint8_t)c;
-}
-
 void sbx_flowtable_meter(struct sbx_flowtable *ft, const uint8_t *const frames[], const uint32_t lens[],
 			 unsigned int n, uint16_t port, uint64_t now)
 {
@@ -588,11 +589,11 @@ void sbx_flowtable_meter(struct sbx_flowtable *ft, const uint8_t *const frames[]
 		for (i = 0, m = 0; i < CHUNK && done + i < n; i++) {
 			uint32_t h;
 
-			if (flow_parse(frames[done + i], lens[done + i], port, &keys[m], &bytes[m], &flags[m]) != 0) {
+			if (flow_parse(frames[done + i], lens[done + i], port, &keys[m], &bytes[m], &flags[m], ft->biflow,
+				       &sw[m]) != 0) {
 				ft->s.non_ip++;
 				continue;
 			}
-			sw[m] = ft->biflow ? canonical(&keys[m]) : 0;
 			/* CRC32 is linear over GF(2): keys that differ in a few bits (one counter in an
 			 * address) get hashes in a small subspace whose top bits, the home slot, cluster;
 			 * a multiply by an odd constant (Knuth's 2^32 / golden ratio) spreads them */
