@@ -65,6 +65,7 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	NUM(o, "flows_per_worker", f->capacity);
 	NUM(o, "observation_domain_id", f->domain);
 	NUM(o, "template_period_s", f->template_period_s);
+	cJSON_AddBoolToObject(o, "biflow", f->biflow);
 	cJSON_AddBoolToObject(o, "exporter_running", shm->flows.running != 0);
 	NUM(o, "records_in", shm->flows.records_in);
 	a = cJSON_AddArrayToObject(o, "collectors");

@@ -41,6 +41,7 @@ static cJSON *flows_config_json(const struct sbx_config *cfg)
 	NUM(o, "flows_per_worker", f->capacity);
 	NUM(o, "observation_domain_id", f->domain);
 	NUM(o, "template_period_s", f->template_period_s);
+	cJSON_AddBoolToObject(o, "biflow", f->biflow);
 	a = cJSON_AddArrayToObject(o, "collectors");
 	for (i = 0; i < f->nb_collectors && i < SBX_MAX_FLOW_COLLECTORS; i++) {
 		cJSON *k = cJSON_CreateObject();

@@ -37,9 +37,9 @@ uint64_t sbx_flows_plan(const struct sbx_primary *p, int socket)
 	tables = (uint64_t)nw * m.total;
 	if (tables + rings == 0)
 		return 0;
-	printf("spanbox-primary: flows plan (socket %d): %u workers x a table of %u flows (hash keys %.1f + buckets"
-	       " %.1f + free-slot rings %.1f + flow states %.1f + %.1f = %.1f MiB) + %u rings of %u records %.1f MiB"
-	       " = %.1f MiB\n", socket, nw, f->capacity, MIB(m.hash_keys), MIB(m.hash_buckets), MIB(m.hash_rings),
+	printf("spanbox-primary: flows plan (socket %d): %u workers x a table of %u flows (keys %.1f + signatures"
+	       " %.1f + flow states %.1f + %.1f = %.1f MiB) + %u rings of %u records %.1f MiB"
+	       " = %.1f MiB\n", socket, nw, f->capacity, MIB(m.keys), MIB(m.signatures),
 	       MIB(m.states), MIB(m.other), MIB(m.total), socket == p->fallback_socket ? p->cfg->nb_workers : 0,
 	       SBX_FLOWS_RING_SIZE, MIB(rings), MIB(tables + rings));
 	return tables + rings;

@@ -96,6 +96,7 @@ int sbx_flows_setup(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 	p.socket_id = (int)rte_socket_id();
 	p.emit = emit;
 	p.emit_arg = f;
+	p.biflow = c->biflow;
 	f->ft = sbx_flowtable_create(&p);
 	if (f->ft == NULL) {
 		snprintf(err, errlen, "flows: a table of %u flows: %s (flows.flows_per_worker; eal.socket_mem_mb)",
@@ -185,5 +186,7 @@ void sbx_flows_live(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 	if (f->ft == NULL)
 		return;
 	sbx_flowtable_set_timeouts(f->ft, (uint64_t)c->active_s * 1000000000ull, (uint64_t)c->idle_s * 1000000000ull);
+	/* biflow switched: the flows leave first (forced), onto the ring or counted lost */
+	sbx_flowtable_set_biflow(f->ft, tsc_ns(f, rte_rdtsc()), c->biflow);
 	f->port_mask = c->enabled ? c->port_mask : 0; /* off: the table's flows leave by their timeouts */
 }

@@ -72,7 +72,7 @@ static const char *const encap_keys[] = {
 static const char *const copy_keys[] = {"strategy", "threshold", NULL};
 static const char *const mask_keys[] = {"from", "offset", "length", "pattern", NULL};
 static const char *const flows_keys[] = {"enabled", "ports", "active_timeout_s", "idle_timeout_s", "flows_per_worker",
-					 "observation_domain_id", "template_period_s", "collectors", NULL};
+					 "observation_domain_id", "template_period_s", "collectors", "biflow", NULL};
 static const char *const flow_port_keys[] = {"port", "direction", NULL};
 static const char *const collector_keys[] = {"address", "port", "transport", NULL};
 static const char *const timestamp_keys[] = {"format", "device_id", "port", NULL};
@@ -1910,6 +1910,7 @@ static int parse_flows(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		    &f->capacity) ||
 	    get_u32(c, o, "flows", "observation_domain_id", 0, UINT32_MAX, 0, &f->domain) ||
 	    get_u32(c, o, "flows", "template_period_s", 1, 3600, 60, &f->template_period_s) ||
+	    get_bool(c, o, "flows", "biflow", false, &f->biflow) ||
 	    get_array(c, o, "flows", "ports", SBX_MAX_PORTS, &arr))
 		return -1;
 	if (arr == NULL && f->enabled)

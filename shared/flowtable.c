@@ -6,11 +6,12 @@
 
 #include <rte_common.h>
 #include <rte_errno.h>
-#include <rte_hash.h>
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
 #include <rte_prefetch.h>
-#include <rte_ring.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "spanbox/flowtable.h"
 #include "spanbox/l3_walk.h"
@@ -20,26 +21,47 @@ _Static_assert(sizeof(struct sbx_flow_key) == 6 * sizeof(uint64_t), "the key is 
 #define TCP_FIN 0x01
 #define TCP_RST 0x04
 #define NIL UINT32_MAX
-#define CHUNK 32 /* frames per rte_hash_lookup_bulk */
+#define CHUNK 32 /* frames looked up together */
+#define SIG_PAD 8 /* zero signatures past the last slot (probe() reads 8 from a home slot) */
 
-/* One flow's counters, indexed by its rte_hash key position; on the creation list (prev/next). */
-struct flow_state {
+/* One flow: two cache lines, the first with what every frame updates (counters, times, its place
+ * on the creation list), the second with the key (read to confirm a signature match, written when
+ * the flow starts). Biflows (RFC 5103): the key is canonical (the smaller endpoint first) and
+ * `swapped` says whether the first frame went from the key's destination to its source; frames in
+ * the first frame's direction count as forward, the others as reverse. */
+struct flow_entry {
 	uint64_t first_ns;
 	uint64_t last_ns;
 	uint64_t packets;
 	uint64_t bytes;
+	uint64_t rev_packets;
+	uint64_t rev_bytes;
 	uint32_t prev;
 	uint32_t next;
 	uint8_t tcp_flags;
-	uint8_t used;
+	uint8_t rev_tcp_flags;
+	uint8_t swapped;
+	uint8_t fin_dirs;   /* biflow: bit 0 a forward FIN seen, bit 1 a reverse FIN */
+	uint32_t spare;
+	/* second line */
+	struct sbx_flow_key key;
+	uint8_t spare2[16];
 } __rte_cache_aligned;
+_Static_assert(sizeof(struct flow_entry) == 128, "a flow is two cache lines");
 
+/* The table: open addressing with linear probing over `slots` positions (capacity * 3 / 2: load
+ * at most 2/3), the home position of a key hash h is (h * slots) >> 32. sig[i] is the CRC32 of the
+ * key in slot i (0 mapped to 1), 0 for a free slot: 4 bytes a slot, 16 a cache line, so that a
+ * probe reads the signatures of its run in one line (100,000 flows: 600 KB, cache resident) and
+ * then the one flow line it needs. Deletion shifts the following run back (no tombstones). */
 struct sbx_flowtable {
-	struct rte_hash *h;
-	struct flow_state *st;
+	uint32_t *sig;
+	struct flow_entry *e;
+	uint32_t slots;
 	uint32_t capacity;
 	uint32_t head, tail; /* creation list: head the oldest */
 	uint32_t cursor;     /* idle walk */
+	uint8_t biflow;
 	uint64_t active_ns, idle_ns;
 	sbx_flow_emit_fn emit;
 	void *emit_arg;
@@ -132,9 +154,30 @@ static int parse_ipv6(const uint8_t *f, uint32_t len, uint32_t off, struct field
 	return 0;
 }
 
+/* Biflow: the key's words turned so that the smaller (address, port) end is the source; 1 when
+ * they were. On the words before they are stored: turning the stored key (loading it back whole)
+ * stalled on store forwarding, ~50 cycles a frame (bench/flows_micro.sh BIFLOW=1). Branch-free:
+ * which end sorts first is a coin toss per flow. Any total order will do: the address words as
+ * loaded, then the ports. */
+static inline __attribute__((always_inline)) uint8_t canonical(uint64_t w[6])
+{
+	uint64_t m, x;
+	uint32_t sp = (uint32_t)(w[4] & 0xffff), dp = (uint32_t)(w[4] >> 16 & 0xffff), c;
+
+	c = (uint32_t)(w[0] > w[2]) |
+	    ((uint32_t)(w[0] == w[2]) & ((uint32_t)(w[1] > w[3]) | ((uint32_t)(w[1] == w[3]) & (uint32_t)(sp > dp))));
+	m = -(uint64_t)c;
+	x = (w[0] ^ w[2]) & m, w[0] ^= x, w[2] ^= x;
+	x = (w[1] ^ w[3]) & m, w[1] ^= x, w[3] ^= x;
+	x = ((uint64_t)(sp ^ dp) | (uint64_t)(sp ^ dp) << 16) & m;
+	w[4] ^= x;
+	return (uint8_t)c;
+}
+
 /* sbx_flow_parse, inlined into the burst loop. */
 static inline __attribute__((always_inline)) int flow_parse(const uint8_t *f, uint32_t len, uint16_t port,
-							    struct sbx_flow_key *k, uint32_t *bytes, uint8_t *flags)
+							    struct sbx_flow_key *k, uint32_t *bytes, uint8_t *flags,
+							    int biflow, uint8_t *turned)
 {
 	struct fields x = {0};
 	uint64_t w[6];
@@ -184,6 +227,7 @@ out:
 	w[0] = x.s0, w[1] = x.s1, w[2] = x.d0, w[3] = x.d1;
 	w[4] = (uint64_t)x.ports | (uint64_t)vlan << 32 | (uint64_t)inner << 48;
 	w[5] = (uint64_t)port | (uint64_t)x.proto << 16 | (uint64_t)x.ver << 24;
+	*turned = biflow ? canonical(w) : 0;
 	memcpy(k, w, sizeof(w));
 	return rc;
 }
@@ -191,7 +235,9 @@ out:
 int sbx_flow_parse(const uint8_t *f, uint32_t len, uint16_t port, struct sbx_flow_key *k, uint32_t *bytes,
 		   uint8_t *flags)
 {
-	return flow_parse(f, len, port, k, bytes, flags);
+	uint8_t turned;
+
+	return flow_parse(f, len, port, k, bytes, flags, 0, &turned);
 }
 
 const char *sbx_flow_end_reason_name(unsigned int reason)
@@ -206,43 +252,41 @@ const char *sbx_flow_end_reason_name(unsigned int reason)
 	return NULL;
 }
 
+/* Slots of a table of @p capacity flows (load at most 2/3). */
+static uint64_t table_slots(uint32_t capacity)
+{
+	return (uint64_t)capacity + capacity / 2 + 1;
+}
+
 struct sbx_flowtable *sbx_flowtable_create(const struct sbx_flowtable_params *p)
 {
-	struct rte_hash_parameters hp = {0};
 	struct sbx_flowtable *ft;
-	char name[RTE_HASH_NAMESIZE];
+	uint64_t slots;
 
-	if (!p || !p->name || !p->emit || p->capacity < 8 || p->active_ns == 0 || p->idle_ns == 0) {
+	if (!p || !p->name || !p->emit || p->capacity < 8 || p->active_ns == 0 || p->idle_ns == 0 ||
+	    p->capacity > SBX_FLOWTABLE_CAPACITY_MAX) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
+	slots = table_slots(p->capacity);
 	ft = rte_zmalloc_socket("sbx_flowtable", sizeof(*ft), RTE_CACHE_LINE_SIZE, p->socket_id);
 	if (!ft) {
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	snprintf(name, sizeof(name), "%s", p->name);
-	hp.name = name;
-	hp.entries = p->capacity;
-	hp.key_len = sizeof(struct sbx_flow_key);
-	hp.hash_func = rte_hash_crc;
-	hp.socket_id = p->socket_id;
-	/* the extendable bucket table: every key slot usable whatever the cuckoo buckets hold, so a
-	 * full table is exactly capacity flows */
-	hp.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE;
-	ft->h = rte_hash_create(&hp);
-	ft->st = ft->h ? rte_zmalloc_socket("sbx_flowstate", sizeof(*ft->st) * p->capacity, RTE_CACHE_LINE_SIZE,
-					    p->socket_id) : NULL;
-	if (!ft->st) {
-		int e = rte_errno ? rte_errno : ENOMEM;
-
-		rte_hash_free(ft->h);
+	ft->sig = rte_zmalloc_socket("sbx_flowsig", (slots + SIG_PAD) * sizeof(uint32_t), RTE_CACHE_LINE_SIZE, p->socket_id);
+	ft->e = ft->sig ? rte_zmalloc_socket("sbx_flows", slots * sizeof(struct flow_entry), RTE_CACHE_LINE_SIZE,
+					     p->socket_id) : NULL;
+	if (!ft->e) {
+		rte_free(ft->sig);
 		rte_free(ft);
-		rte_errno = e;
+		rte_errno = ENOMEM;
 		return NULL;
 	}
+	ft->slots = (uint32_t)slots;
 	ft->capacity = p->capacity;
 	ft->head = ft->tail = NIL;
+	ft->biflow = p->biflow ? 1 : 0;
 	ft->active_ns = p->active_ns;
 	ft->idle_ns = p->idle_ns;
 	ft->emit = p->emit;
@@ -250,38 +294,18 @@ struct sbx_flowtable *sbx_flowtable_create(const struct sbx_flowtable_params *p)
 	return ft;
 }
 
-/* Smallest power of two >= v (rte_align32pow2, here without EAL). */
-static uint64_t pow2_ge(uint64_t v)
-{
-	uint64_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
-/* Bytes of an rte_ring of @p count 4-byte elements in its memzone (rte_ring_get_memsize_elem). */
-static uint64_t ring_bytes(uint64_t count)
-{
-	return RTE_ALIGN_CEIL(sizeof(struct rte_ring) + count * 4, RTE_CACHE_LINE_SIZE);
-}
-
 uint64_t sbx_flowtable_mem(uint32_t capacity, struct sbx_flowtable_mem *out)
 {
-	/* rte_cuckoo_hash.c (22.11): num_key_slots = entries + 1 (slot 0 is the lookups' dummy),
-	 * num_buckets = align32pow2(entries) / RTE_HASH_BUCKET_ENTRIES (8), as many extendable
-	 * buckets; a bucket is 64 B (8 signatures, 8 key indexes, 8 flags, a next pointer) */
-	const uint64_t slots = (uint64_t)capacity + 1, buckets = pow2_ge(capacity) / 8;
+	const uint64_t slots = table_slots(capacity);
 	struct sbx_flowtable_mem m;
 
-	m.hash_keys = slots * RTE_ALIGN_CEIL(sizeof(void *) + sizeof(struct sbx_flow_key), 16);
-	m.hash_buckets = 2 * buckets * 64;
-	m.hash_rings = ring_bytes(pow2_ge(slots)) + ring_bytes(pow2_ge(buckets + 1));
-	m.states = (uint64_t)capacity * sizeof(struct flow_state);
-	/* struct rte_hash, its tailq entry and change counter, the memzones' and rte_malloc's headers
-	 * and alignment, struct sbx_flowtable: 8 allocations (measured: 2240 B) */
-	m.other = 4096;
-	m.total = m.hash_keys + m.hash_buckets + m.hash_rings + m.states + m.other;
+	/* three rte_zmalloc_socket allocations, each rounded to cache lines */
+	m.keys = slots * 64;           /* each flow's second line: the key */
+	m.signatures = RTE_ALIGN_CEIL((slots + SIG_PAD) * sizeof(uint32_t), RTE_CACHE_LINE_SIZE);
+	m.states = slots * 64;         /* each flow's first line: counters, times, creation list */
+	/* struct sbx_flowtable and rte_malloc's element headers and alignment: 3 allocations */
+	m.other = 1024;
+	m.total = m.keys + m.signatures + m.states + m.other;
 	if (out)
 		*out = m;
 	return m.total;
@@ -291,52 +315,166 @@ void sbx_flowtable_free(struct sbx_flowtable *ft)
 {
 	if (!ft)
 		return;
-	rte_hash_free(ft->h);
-	rte_free(ft->st);
+	rte_free(ft->e);
+	rte_free(ft->sig);
 	rte_free(ft);
+}
+
+static inline uint32_t home_of(const struct sbx_flowtable *ft, uint32_t sig)
+{
+	return (uint32_t)(((uint64_t)sig * ft->slots) >> 32);
+}
+
+static inline uint32_t next_slot(const struct sbx_flowtable *ft, uint32_t i)
+{
+	return i + 1 == ft->slots ? 0 : i + 1;
+}
+
+static inline int key_eq(const struct sbx_flow_key *a, const struct sbx_flow_key *b)
+{
+	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
+
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) | (x[4] ^ y[4]) | (x[5] ^ y[5])) == 0;
+}
+
+/* The slot of @p key (signature @p sig) from slot @p i on (its home or a later slot of its run),
+ * or -1 (*free_slot: the free slot that ends the run). */
+static inline int32_t find_from(const struct sbx_flowtable *ft, const struct sbx_flow_key *key, uint32_t sig,
+				uint32_t i, uint32_t *free_slot)
+{
+	for (;;) {
+		uint32_t s = ft->sig[i];
+
+		if (s == 0) {
+			*free_slot = i;
+			return -1;
+		}
+		if (s == sig && key_eq(&ft->e[i].key, key))
+			return (int32_t)i;
+		i = next_slot(ft, i);
+	}
+}
+
+/* The first slot of the run from @p sig's home slot whose signature is @p sig, -1 when a free slot
+ * comes first. The 8 signatures from the home slot are compared at once (SSE2): a run's length
+ * varies from key to key, and a loop over it mispredicted its exit once per frame (a third of the
+ * meter's samples at 1,000 flows); the array has 8 zero signatures past its last slot, so the
+ * load never leaves it (a run that wraps to slot 0 takes the loop). */
+static inline int32_t probe(const struct sbx_flowtable *ft, uint32_t sig)
+{
+	uint32_t h = home_of(ft, sig), k, s;
+#ifdef __SSE2__
+	const __m128i *p = (const __m128i *)&ft->sig[h];
+	const __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1), want = _mm_set1_epi32((int)sig);
+	const __m128i zero = _mm_setzero_si128();
+	uint32_t eq = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a, want))) |
+		      (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(b, want))) << 4;
+	uint32_t z = (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a, zero))) |
+		     (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(b, zero))) << 4;
+	uint32_t before = (z & -z) - 1; /* the lanes before the first free one (all when none) */
+
+	if (likely(eq & before))
+		return (int32_t)(h + (uint32_t)__builtin_ctz(eq & before));
+	if (likely(z != 0) && h + (uint32_t)__builtin_ctz(z) < ft->slots)
+		return -1;
+#endif
+	for (k = h; (s = ft->sig[k]) != 0; k = next_slot(ft, k))
+		if (s == sig)
+			return (int32_t)k;
+	return -1;
 }
 
 static inline void list_unlink(struct sbx_flowtable *ft, uint32_t pos)
 {
-	struct flow_state *s = &ft->st[pos];
+	struct flow_entry *s = &ft->e[pos];
 
 	if (s->prev != NIL)
-		ft->st[s->prev].next = s->next;
+		ft->e[s->prev].next = s->next;
 	else
 		ft->head = s->next;
 	if (s->next != NIL)
-		ft->st[s->next].prev = s->prev;
+		ft->e[s->next].prev = s->prev;
 	else
 		ft->tail = s->prev;
 }
 
 static inline void list_append(struct sbx_flowtable *ft, uint32_t pos)
 {
-	struct flow_state *s = &ft->st[pos];
+	struct flow_entry *s = &ft->e[pos];
 
 	s->prev = ft->tail;
 	s->next = NIL;
 	if (ft->tail != NIL)
-		ft->st[ft->tail].next = pos;
+		ft->e[ft->tail].next = pos;
 	else
 		ft->head = pos;
 	ft->tail = pos;
 }
 
-/* Hand the flow at @p pos out as a record (reason @p why) and count it. */
-static void emit_record(struct sbx_flowtable *ft, uint32_t pos, const struct sbx_flow_key *key, uint8_t why)
+/* Take slot @p i out of the table, shifting the rest of its run back (linear probing without
+ * tombstones: every key stays reachable from its home slot). Moved flows keep their place on the
+ * creation list. */
+static void slot_remove(struct sbx_flowtable *ft, uint32_t i)
 {
-	const struct flow_state *s = &ft->st[pos];
+	uint32_t j = i;
+
+	for (;;) {
+		uint32_t h;
+
+		j = next_slot(ft, j);
+		if (ft->sig[j] == 0)
+			break;
+		h = home_of(ft, ft->sig[j]);
+		/* the flow at j may move to i when i is in its probe path [h, j) */
+		if (((j - h + ft->slots) % ft->slots) >= ((j - i + ft->slots) % ft->slots)) {
+			struct flow_entry *d = &ft->e[i];
+
+			*d = ft->e[j];
+			ft->sig[i] = ft->sig[j];
+			if (d->prev != NIL)
+				ft->e[d->prev].next = i;
+			else
+				ft->head = i;
+			if (d->next != NIL)
+				ft->e[d->next].prev = i;
+			else
+				ft->tail = i;
+			i = j;
+		}
+	}
+	ft->sig[i] = 0;
+}
+
+/* The flow's key as its first frame had it (biflow: the canonical key turned back). */
+static inline void forward_key(const struct flow_entry *s, struct sbx_flow_key *k)
+{
+	*k = s->key;
+	if (s->swapped) {
+		memcpy(k->src, s->key.dst, 16);
+		memcpy(k->dst, s->key.src, 16);
+		k->sport = s->key.dport;
+		k->dport = s->key.sport;
+	}
+}
+
+/* Hand the flow at @p pos out as a record (reason @p why) and count it. */
+static void emit_record(struct sbx_flowtable *ft, uint32_t pos, uint8_t why)
+{
+	const struct flow_entry *s = &ft->e[pos];
 	struct sbx_flow_record r;
 
 	memset(&r, 0, sizeof(r));
-	r.key = *key;
+	forward_key(s, &r.key);
 	r.first_ns = s->first_ns;
 	r.last_ns = s->last_ns;
 	r.packets = s->packets;
 	r.bytes = s->bytes;
 	r.tcp_flags = s->tcp_flags;
 	r.end_reason = why;
+	r.biflow = ft->biflow;
+	r.rev_packets = s->rev_packets;
+	r.rev_bytes = s->rev_bytes;
+	r.rev_tcp_flags = s->rev_tcp_flags;
 	switch (why) {
 	case SBX_FLOW_END_IDLE: ft->s.expired_idle++; break;
 	case SBX_FLOW_END_ACTIVE: ft->s.expired_active++; break;
@@ -347,84 +485,83 @@ static void emit_record(struct sbx_flowtable *ft, uint32_t pos, const struct sbx
 	ft->emit(ft->emit_arg, &r);
 }
 
-/* Close the flow at @p pos: record out, off the list, key out of the hash. */
+/* Close the flow at @p pos: record out, off the list, out of the table. */
 static void close_flow(struct sbx_flowtable *ft, uint32_t pos, uint8_t why)
 {
-	struct sbx_flow_key key;
-	void *kp;
-
-	if (rte_hash_get_key_with_position(ft->h, (int32_t)pos, &kp) != 0)
-		return;
-	key = *(const struct sbx_flow_key *)kp;
-	emit_record(ft, pos, &key, why);
+	emit_record(ft, pos, why);
 	list_unlink(ft, pos);
-	ft->st[pos].used = 0;
 	ft->s.active--;
-	rte_hash_del_key(ft->h, &key);
+	slot_remove(ft, pos);
 }
 
 static inline void start_flow(struct sbx_flowtable *ft, uint32_t pos, uint64_t now)
 {
-	struct flow_state *s = &ft->st[pos];
+	struct flow_entry *s = &ft->e[pos];
 
 	s->first_ns = s->last_ns = now;
 	s->packets = s->bytes = 0;
-	s->tcp_flags = 0;
-	s->used = 1;
+	s->rev_packets = s->rev_bytes = 0;
+	s->tcp_flags = s->rev_tcp_flags = 0;
+	s->fin_dirs = 0;
 	list_append(ft, pos);
 	ft->s.flows++;
 }
 
-/* The position of @p key, added if new (a full table pushes out its oldest flows first); *deleted
- * set when keys left the hash (positions looked up before are stale). -1 if it cannot be added. */
-static int32_t add_flow(struct sbx_flowtable *ft, const struct sbx_flow_key *key, hash_sig_t sig, uint64_t now,
-			int *deleted)
+/* The slot of @p key, added if new (a full table pushes out its oldest flow first); *deleted set
+ * when flows left the table (slots looked up before are stale). */
+static int32_t add_flow(struct sbx_flowtable *ft, const struct sbx_flow_key *key, uint32_t sig, uint8_t swapped,
+			uint64_t now, int *deleted)
 {
-	int32_t pos;
-	int tries;
+	uint32_t fs = 0;
+	int32_t pos = find_from(ft, key, sig, home_of(ft, sig), &fs);
 
-	for (tries = 0; tries < 8; tries++) {
-		if (ft->s.active >= ft->capacity && ft->head != NIL) {
-			pos = rte_hash_lookup_with_hash(ft->h, key, sig);
-			if (pos >= 0)
-				return pos;
-			close_flow(ft, ft->head, SBX_FLOW_END_RESOURCES);
-			*deleted = 1;
-		}
-		pos = rte_hash_add_key_with_hash(ft->h, key, sig);
-		if (pos >= 0) {
-			if (!ft->st[pos].used) {
-				ft->s.active++;
-				start_flow(ft, (uint32_t)pos, now);
-			}
-			return pos;
-		}
-		if (pos != -ENOSPC || ft->head == NIL)
-			return -1;
+	if (pos >= 0)
+		return pos;
+	if (ft->s.active >= ft->capacity && ft->head != NIL) {
 		close_flow(ft, ft->head, SBX_FLOW_END_RESOURCES);
 		*deleted = 1;
+		(void)find_from(ft, key, sig, home_of(ft, sig), &fs); /* the run may have shifted */
 	}
-	return -1;
+	ft->sig[fs] = sig;
+	ft->e[fs].key = *key;
+	ft->e[fs].swapped = swapped;
+	ft->s.active++;
+	start_flow(ft, fs, now);
+	return (int32_t)fs;
 }
 
-/* Count one frame on the flow at @p pos (timeouts seen on arrival close it first). */
-static inline void count(struct sbx_flowtable *ft, uint32_t pos, const struct sbx_flow_key *key, uint32_t bytes,
+/* Count one frame on the flow at @p pos (timeouts seen on arrival close it first). @p swapped:
+ * the frame's direction relative to the canonical key (biflow; always 0 otherwise). */
+static inline void count(struct sbx_flowtable *ft, uint32_t pos, uint8_t swapped, uint8_t proto, uint32_t bytes,
 			 uint8_t flags, uint64_t now, int *deleted)
 {
-	struct flow_state *s = &ft->st[pos];
+	struct flow_entry *s = &ft->e[pos];
 
 	if (unlikely(now - s->last_ns >= ft->idle_ns && now > s->last_ns) ||
 	    unlikely(now - s->first_ns >= ft->active_ns && now > s->first_ns)) {
-		emit_record(ft, pos, key, now - s->last_ns >= ft->idle_ns ? SBX_FLOW_END_IDLE : SBX_FLOW_END_ACTIVE);
+		emit_record(ft, pos, now - s->last_ns >= ft->idle_ns ? SBX_FLOW_END_IDLE : SBX_FLOW_END_ACTIVE);
 		list_unlink(ft, pos);
+		s->swapped = swapped; /* the new flow's forward direction: this frame's */
 		start_flow(ft, pos, now);
 	}
-	s->packets++;
-	s->bytes += bytes;
-	s->tcp_flags |= flags;
+	if (likely(swapped == s->swapped)) {
+		s->packets++;
+		s->bytes += bytes;
+		s->tcp_flags |= flags;
+	} else {
+		s->rev_packets++;
+		s->rev_bytes += bytes;
+		s->rev_tcp_flags |= flags;
+	}
 	if (now > s->last_ns)
 		s->last_ns = now;
-	if (unlikely(flags & (TCP_FIN | TCP_RST)) && key->proto == PROTO_TCP) {
+	if (unlikely(flags & (TCP_FIN | TCP_RST)) && proto == PROTO_TCP) {
+		/* unidirectional: a FIN or RST ends the flow; biflow: a RST, or FINs both ways */
+		if (ft->biflow && !(flags & TCP_RST)) {
+			s->fin_dirs |= swapped == s->swapped ? 1 : 2;
+			if (s->fin_dirs != 3)
+				return;
+		}
 		close_flow(ft, pos, SBX_FLOW_END_OF_FLOW);
 		*deleted = 1;
 	}
@@ -434,50 +571,59 @@ void sbx_flowtable_meter(struct sbx_flowtable *ft, const uint8_t *const frames[]
 			 unsigned int n, uint16_t port, uint64_t now)
 {
 	struct sbx_flow_key keys[CHUNK];
-	const void *kp[CHUNK];
-	hash_sig_t sig[CHUNK];
+	uint32_t sig[CHUNK], bytes[CHUNK];
 	int32_t pos[CHUNK];
-	uint32_t bytes[CHUNK];
-	uint8_t flags[CHUNK];
+	uint8_t flags[CHUNK], sw[CHUNK];
 	unsigned int done, i, m;
 
 	for (done = 0; done < n; done += i) {
 		int deleted = 0;
+		unsigned int j;
 
 		/* the frames' headers, all at once: in a worker they are cold (written by a NIC or by
 		 * the primary's pcap read on another core), and the parse loop would take their misses
 		 * one after the other */
 		for (i = 0; i < CHUNK && done + i < n; i++)
 			rte_prefetch0(frames[done + i]);
+		/* 1. parse, hash, prefetch the signature line of the key's home slot */
 		for (i = 0, m = 0; i < CHUNK && done + i < n; i++) {
-			if (flow_parse(frames[done + i], lens[done + i], port, &keys[m], &bytes[m], &flags[m]) != 0) {
+			uint32_t h;
+
+			if (flow_parse(frames[done + i], lens[done + i], port, &keys[m], &bytes[m], &flags[m], ft->biflow,
+				       &sw[m]) != 0) {
 				ft->s.non_ip++;
 				continue;
 			}
-			kp[m] = &keys[m];
-			/* the table's hash function, inlined here (rte_hash calls it through a pointer) */
-			sig[m] = rte_hash_crc(&keys[m], sizeof(keys[m]), 0);
+			/* CRC32 is linear over GF(2): keys that differ in a few bits (one counter in an
+			 * address) get hashes in a small subspace whose top bits, the home slot, cluster;
+			 * a multiply by an odd constant (Knuth's 2^32 / golden ratio) spreads them */
+			h = rte_hash_crc(&keys[m], sizeof(keys[m]), 0) * 0x9e3779b1u;
+			sig[m] = h ? h : 1;
+			rte_prefetch0(&ft->sig[home_of(ft, sig[m])]);
 			m++;
 		}
-		if (m == 0)
-			continue;
-		rte_hash_lookup_with_hash_bulk(ft->h, kp, sig, m, pos);
-		for (unsigned int j = 0; j < m; j++)
-			if (pos[j] >= 0)
-				rte_prefetch0(&ft->st[pos[j]]);
-		for (unsigned int j = 0; j < m; j++) {
-			int32_t p = pos[j];
-
-			if (deleted) /* keys left the hash during this chunk: positions looked up are stale */
-				p = rte_hash_lookup_with_hash(ft->h, &keys[j], sig[j]);
-			if (p < 0)
-				p = add_flow(ft, &keys[j], sig[j], now, &deleted);
-			if (p < 0) { /* not reached: a full table pushes out its oldest flow */
-				ft->s.non_ip++;
-				continue;
+		/* 2. the first slot of each key's run with its signature (or -1: none before a free
+		 * slot): its flow's two lines prefetched */
+		for (j = 0; j < m; j++) {
+			pos[j] = probe(ft, sig[j]);
+			if (pos[j] >= 0) {
+				rte_prefetch0(&ft->e[pos[j]]);
+				rte_prefetch0(&ft->e[pos[j]].key);
 			}
+		}
+		/* 3. confirm the key, count */
+		for (j = 0; j < m; j++) {
+			int32_t p = pos[j];
+			uint32_t fs;
+
+			if (p >= 0 && !deleted && unlikely(!key_eq(&ft->e[p].key, &keys[j])))
+				p = find_from(ft, &keys[j], sig[j], next_slot(ft, (uint32_t)p), &fs);
+			else if (deleted) /* flows left during this chunk: slots looked up are stale */
+				p = find_from(ft, &keys[j], sig[j], home_of(ft, sig[j]), &fs);
+			if (p < 0)
+				p = add_flow(ft, &keys[j], sig[j], sw[j], now, &deleted);
 			ft->s.frames++;
-			count(ft, (uint32_t)p, &keys[j], bytes[j], flags[j], now, &deleted);
+			count(ft, (uint32_t)p, sw[j], keys[j].proto, bytes[j], flags[j], now, &deleted);
 		}
 	}
 }
@@ -486,26 +632,31 @@ unsigned int sbx_flowtable_expire(struct sbx_flowtable *ft, uint64_t now, unsign
 {
 	unsigned int n = 0, k;
 
-	while (n < budget && ft->head != NIL && now > ft->st[ft->head].first_ns &&
-	       now - ft->st[ft->head].first_ns >= ft->active_ns) {
+	while (n < budget && ft->head != NIL && now > ft->e[ft->head].first_ns &&
+	       now - ft->e[ft->head].first_ns >= ft->active_ns) {
 		uint32_t h = ft->head;
 
-		close_flow(ft, h, now - ft->st[h].last_ns >= ft->idle_ns ? SBX_FLOW_END_IDLE : SBX_FLOW_END_ACTIVE);
+		close_flow(ft, h, now - ft->e[h].last_ns >= ft->idle_ns ? SBX_FLOW_END_IDLE : SBX_FLOW_END_ACTIVE);
 		n++;
 	}
 	for (k = 0; k < budget && n < budget && ft->s.active > 0; k++) {
 		uint32_t c = ft->cursor;
-		const struct flow_state *s = &ft->st[c];
+		const struct flow_entry *s = &ft->e[c];
 
-		ft->cursor = c + 1 == ft->capacity ? 0 : c + 1;
-		if (s->used && now > s->last_ns && now - s->last_ns >= ft->idle_ns) {
+		ft->cursor = next_slot(ft, c);
+		if (ft->sig[c] != 0 && now > s->last_ns && now - s->last_ns >= ft->idle_ns) {
 			close_flow(ft, c, SBX_FLOW_END_IDLE);
 			n++;
+			/* the run shifted back: a flow may now be in slot c, look at it again */
+			ft->cursor = c;
 		}
 	}
-	/* the slots of the next call: their misses overlap the next burst instead of stalling it */
-	for (k = 0; k < budget; k++)
-		rte_prefetch0(&ft->st[ft->cursor + k < ft->capacity ? ft->cursor + k : ft->cursor + k - ft->capacity]);
+	/* the flows of the next call: their misses overlap the next burst instead of stalling it */
+	for (k = 0; k < budget; k++) {
+		uint32_t c = ft->cursor + k < ft->slots ? ft->cursor + k : ft->cursor + k - ft->slots;
+
+		rte_prefetch0(&ft->e[c]);
+	}
 	return n;
 }
 
@@ -515,7 +666,7 @@ unsigned int sbx_flowtable_flush(struct sbx_flowtable *ft, uint64_t now, enum sb
 
 	while (ft->head != NIL) {
 		uint32_t h = ft->head;
-		const struct flow_state *s = &ft->st[h];
+		const struct flow_entry *s = &ft->e[h];
 		uint8_t why = reason;
 
 		if (now > s->last_ns && now - s->last_ns >= ft->idle_ns)
@@ -541,4 +692,20 @@ void sbx_flowtable_set_timeouts(struct sbx_flowtable *ft, uint64_t active_ns, ui
 		ft->active_ns = active_ns;
 	if (idle_ns != 0)
 		ft->idle_ns = idle_ns;
+}
+
+unsigned int sbx_flowtable_set_biflow(struct sbx_flowtable *ft, uint64_t now, int biflow)
+{
+	unsigned int n = 0;
+
+	if (ft->biflow == (biflow ? 1 : 0))
+		return 0;
+	n = sbx_flowtable_flush(ft, now, SBX_FLOW_END_FORCED);
+	ft->biflow = biflow ? 1 : 0;
+	return n;
+}
+
+int sbx_flowtable_biflow(const struct sbx_flowtable *ft)
+{
+	return ft->biflow;
 }

@@ -39,17 +39,45 @@ struct rec_v6 {
 	struct rec_tail t;
 } __attribute__((packed));
 
+/* Biflows (RFC 5103): the reverse counts after the common fields. */
+struct rec_rev {
+	uint64_t octets, packets;
+	uint16_t tcp_flags;
+} __attribute__((packed));
+
+struct rec_v4b {
+	struct rec_v4 f;
+	struct rec_rev r;
+} __attribute__((packed));
+
+struct rec_v6b {
+	struct rec_v6 f;
+	struct rec_rev r;
+} __attribute__((packed));
+
 #define COMMON_HEAD {"octetDeltaCount", 8, 0}, {"packetDeltaCount", 8, 0}, \
 	{"flowStartMilliseconds", 8, 0}, {"flowEndMilliseconds", 8, 0}
 #define COMMON_TAIL {"ingressInterface", 4, 0}, {"sourceTransportPort", 2, 0}, \
 	{"destinationTransportPort", 2, 0}, {"tcpControlBits", 2, 0}, {"vlanId", 2, 0}, \
 	{"protocolIdentifier", 1, 0}, {"flowEndReason", 1, 0}, FB_IESPEC_NULL
+/* RFC 5103 section 6: the reverse information elements, enterprise 29305 with the forward
+ * elements' numbers; libfixbuf's information model names them "reverse" + the forward name */
+#define REVERSE_TAIL {"ingressInterface", 4, 0}, {"sourceTransportPort", 2, 0}, \
+	{"destinationTransportPort", 2, 0}, {"tcpControlBits", 2, 0}, {"vlanId", 2, 0}, \
+	{"protocolIdentifier", 1, 0}, {"flowEndReason", 1, 0}, {"reverseOctetDeltaCount", 8, 0}, \
+	{"reversePacketDeltaCount", 8, 0}, {"reverseTcpControlBits", 2, 0}, FB_IESPEC_NULL
 
 static fbInfoElementSpec_t spec_v4[] = {
 	COMMON_HEAD, {"sourceIPv4Address", 4, 0}, {"destinationIPv4Address", 4, 0}, COMMON_TAIL
 };
 static fbInfoElementSpec_t spec_v6[] = {
 	COMMON_HEAD, {"sourceIPv6Address", 16, 0}, {"destinationIPv6Address", 16, 0}, COMMON_TAIL
+};
+static fbInfoElementSpec_t spec_v4b[] = {
+	COMMON_HEAD, {"sourceIPv4Address", 4, 0}, {"destinationIPv4Address", 4, 0}, REVERSE_TAIL
+};
+static fbInfoElementSpec_t spec_v6b[] = {
+	COMMON_HEAD, {"sourceIPv6Address", 16, 0}, {"destinationIPv6Address", 16, 0}, REVERSE_TAIL
 };
 
 struct sbx_ipfix {
@@ -158,7 +186,9 @@ struct sbx_ipfix *sbx_ipfix_open(const struct sbx_ipfix_params *p, char *err, si
 	fbSessionSetDomain(x->session, p->domain);
 	x->exporter = fbExporterAllocBuffer(x->buf, (uint16_t)x->p.max_message);
 	if (add_template(x, SBX_IPFIX_TID_V4, spec_v4, sizeof(struct rec_v4), err, errlen) != 0 ||
-	    add_template(x, SBX_IPFIX_TID_V6, spec_v6, sizeof(struct rec_v6), err, errlen) != 0)
+	    add_template(x, SBX_IPFIX_TID_V6, spec_v6, sizeof(struct rec_v6), err, errlen) != 0 ||
+	    add_template(x, SBX_IPFIX_TID_V4_BIFLOW, spec_v4b, sizeof(struct rec_v4b), err, errlen) != 0 ||
+	    add_template(x, SBX_IPFIX_TID_V6_BIFLOW, spec_v6b, sizeof(struct rec_v6b), err, errlen) != 0)
 		goto fail;
 	x->fbuf = fBufAllocForExport(x->session, x->exporter);
 	fBufSetAutomaticMode(x->fbuf, FALSE);
@@ -359,8 +389,10 @@ int sbx_ipfix_add(struct sbx_ipfix *x, const struct sbx_flow_record *r, uint64_t
 	const struct sbx_flow_key *k = &r->key;
 	struct rec_head head;
 	struct rec_tail tail;
-	struct rec_v4 v4;
-	struct rec_v6 v6;
+	struct rec_v4b v4b;
+	struct rec_v6b v6b;
+	struct rec_v4 *v4 = &v4b.f;
+	struct rec_v6 *v6 = &v6b.f;
 	const void *rec;
 	size_t len;
 	uint16_t tid;
@@ -378,17 +410,25 @@ int sbx_ipfix_add(struct sbx_ipfix *x, const struct sbx_flow_record *r, uint64_t
 	tail.proto = k->proto;
 	tail.reason = r->end_reason;
 	if (k->ipver == 4) {
-		v4.h = head;
-		v4.src = (uint32_t)k->src[0] << 24 | (uint32_t)k->src[1] << 16 | (uint32_t)k->src[2] << 8 | k->src[3];
-		v4.dst = (uint32_t)k->dst[0] << 24 | (uint32_t)k->dst[1] << 16 | (uint32_t)k->dst[2] << 8 | k->dst[3];
-		v4.t = tail;
-		rec = &v4, len = sizeof(v4), tid = SBX_IPFIX_TID_V4;
+		v4->h = head;
+		v4->src = (uint32_t)k->src[0] << 24 | (uint32_t)k->src[1] << 16 | (uint32_t)k->src[2] << 8 | k->src[3];
+		v4->dst = (uint32_t)k->dst[0] << 24 | (uint32_t)k->dst[1] << 16 | (uint32_t)k->dst[2] << 8 | k->dst[3];
+		v4->t = tail;
+		rec = v4, len = sizeof(*v4), tid = SBX_IPFIX_TID_V4;
+		if (r->biflow) {
+			v4b.r = (struct rec_rev){r->rev_bytes, r->rev_packets, r->rev_tcp_flags};
+			rec = &v4b, len = sizeof(v4b), tid = SBX_IPFIX_TID_V4_BIFLOW;
+		}
 	} else {
-		v6.h = head;
-		memcpy(v6.src, k->src, 16);
-		memcpy(v6.dst, k->dst, 16);
-		v6.t = tail;
-		rec = &v6, len = sizeof(v6), tid = SBX_IPFIX_TID_V6;
+		v6->h = head;
+		memcpy(v6->src, k->src, 16);
+		memcpy(v6->dst, k->dst, 16);
+		v6->t = tail;
+		rec = v6, len = sizeof(*v6), tid = SBX_IPFIX_TID_V6;
+		if (r->biflow) {
+			v6b.r = (struct rec_rev){r->rev_bytes, r->rev_packets, r->rev_tcp_flags};
+			rec = &v6b, len = sizeof(v6b), tid = SBX_IPFIX_TID_V6_BIFLOW;
+		}
 	}
 	/* up to 3 appends: the message can be full (sent, a new one started), and libfixbuf refuses
 	 * the first append after a template message once more with "end of message" */

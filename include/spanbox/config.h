@@ -366,6 +366,9 @@ struct sbx_flows_cfg {
 	uint32_t template_period_s; /**< flows.template_period_s: UDP template resend (1..3600, default 60) */
 	uint16_t nb_collectors;
 	struct sbx_flow_collector_cfg collectors[SBX_MAX_FLOW_COLLECTORS];
+	bool biflow;               /**< flows.biflow: biflows (RFC 5103), both directions of a flow in one
+				        record, forward the first frame's direction (default false); live: a
+				        change flushes the workers' tables (reason forced) */
 };
 
 struct sbx_config {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Flow metering (issue #28, docs/FLOWS.md): one table per worker, unidirectional flows keyed by
+ * Flow metering (issue #28, docs/FLOWS.md): one table per worker, unidirectional flows (or biflows,
+ * RFC 5103, when created with biflow: both directions in one record) keyed by
  * (IP version, source and destination address, protocol, source and destination port, outer and
  * inner VLAN id, ingress port index), counting packets, IP octets, first and last time (ns) and
  * the OR of the TCP flags; records leave the table when a flow is idle (idle timeout), has lasted
@@ -8,19 +9,30 @@
  * or at a flush, as fixed-size struct sbx_flow_record handed to a callback (a worker's callback
  * puts them on its ring to the primary's exporter, shared/ipfix.c encodes them).
  *
- * The table is DPDK's rte_hash (cuckoo, CRC32 hash, with its extendable bucket table so that
- * every key slot can be used) on the 48-byte struct sbx_flow_key; the rte_hash key position indexes
- * an array of flow states. Flows are also on a list in order of creation: its head is the oldest
- * flow, the one a full table pushes out and the first to reach the active timeout.
+ * The table is our own (it replaced DPDK's rte_hash, which cost a bucket line, a key-store line
+ * and a state line per frame: docs/BENCHMARKS.md "Flow metering"): open addressing with linear
+ * probing over capacity x 1.5 slots, home slot from the CRC32 of the 48-byte struct sbx_flow_key
+ * (times an odd constant), a 4-byte signature per slot in an array of their own (8 compared at
+ * once), and per slot one 128-byte flow: a line of counters and times, a line with the key. A
+ * burst is parsed and hashed, the signature lines prefetched, the signatures probed and the flow
+ * lines prefetched, then counted. Deletion shifts the rest of a run back (no tombstones). Flows are
+ * also on a list in order of creation: its head is the oldest flow, the one a full table pushes
+ * out and the first to reach the active timeout.
+ *
+ * Biflows: the key is canonical (the (address, port) end that sorts first as source) so that both
+ * directions find one flow; the direction of its first frame is forward (the record's key), frames
+ * the other way count in rev_packets / rev_bytes / rev_tcp_flags; a RST, or a FIN from each side,
+ * ends it (a FIN one way does not).
  *
  * Timing rules (the reference tests/lib/flows_ref.py implements the same):
  *   - a frame of a flow whose last frame is idle_ns or more before it, or whose first frame is
  *     active_ns or more before it, first closes that flow (reason idle / active) and starts a new
  *     one: how a flow splits depends only on the frames and their times, not on when the expiry
  *     walk runs;
- *   - a TCP frame with FIN or RST is counted, then its flow closes (reason end of flow);
+ *   - a TCP frame with FIN or RST is counted, then its flow closes (reason end of flow; biflow: a
+ *     RST, or the frame that brings the second direction's FIN);
  *   - sbx_flowtable_expire() closes idle and active flows that see no more frames: the active
- *     ones from the head of the creation list, the idle ones by a cursor over the key slots, at
+ *     ones from the head of the creation list, the idle ones by a cursor over the slots, at
  *     most @p budget slots per call (cheap enough for every worker burst).
  * Times are what the caller says (a worker: TSC converted to ns; the pcap tool: the capture's
  * timestamps); they must not go backwards by more than the timeouts (a frame older than its flow's
@@ -79,7 +91,11 @@ struct sbx_flow_record {
 	uint8_t end_reason;        /**< 81: enum sbx_flow_end_reason */
 	uint16_t app_proto;        /**< 82: reserved for nDPI (master protocol) */
 	uint32_t app_id;           /**< 84: reserved for nDPI (application id), 0 unknown */
-	uint8_t reserved[40];      /**< 88: zero; future fields (biflow reverse counts, ...) */
+	uint64_t rev_packets;      /**< 88: biflow (RFC 5103): packets from the key's destination, else 0 */
+	uint64_t rev_bytes;        /**< 96: biflow: their IP octets, else 0 */
+	uint8_t rev_tcp_flags;     /**< 104: biflow: OR of their TCP flags, else 0 */
+	uint8_t biflow;            /**< 105: 1 when the table meters biflows (the record has a reverse) */
+	uint8_t reserved[22];      /**< 106: zero; future fields */
 };
 _Static_assert(sizeof(struct sbx_flow_record) == 128, "flow record is 128 bytes (2 cache lines)");
 
@@ -88,14 +104,18 @@ typedef void (*sbx_flow_emit_fn)(void *arg, const struct sbx_flow_record *rec);
 
 /** Creation parameters. */
 struct sbx_flowtable_params {
-	const char *name;      /**< unique among the process's rte_hash tables */
+	const char *name;      /**< a name (kept for the callers; the table is not registered by it) */
 	uint32_t capacity;     /**< flows at most (>= 8) */
 	uint64_t active_ns;    /**< active timeout, ns (SBX_FLOW_ACTIVE_DEFAULT_NS) */
 	uint64_t idle_ns;      /**< idle timeout, ns (SBX_FLOW_IDLE_DEFAULT_NS) */
 	int socket_id;         /**< NUMA socket of the memory (SOCKET_ID_ANY) */
 	sbx_flow_emit_fn emit; /**< where records go (required) */
 	void *emit_arg;
+	int biflow;            /**< 1: biflows (RFC 5103): both directions of a flow in one record */
 };
+
+/** Most flows a table holds (its slots, 1.5 x capacity, are 32-bit indexes). */
+#define SBX_FLOWTABLE_CAPACITY_MAX (1u << 30)
 
 #define SBX_FLOW_ACTIVE_DEFAULT_NS (60ull * 1000000000ull) /**< 60 s, as nProbe and routers */
 #define SBX_FLOW_IDLE_DEFAULT_NS (15ull * 1000000000ull)   /**< 15 s */
@@ -129,23 +149,24 @@ struct sbx_flowtable;
 int sbx_flow_parse(const uint8_t *frame, uint32_t len, uint16_t port, struct sbx_flow_key *key,
 		   uint32_t *ip_bytes, uint8_t *tcp_flags);
 
-/** Create a table (needs EAL: rte_hash and rte_zmalloc memory). NULL and rte_errno on error
- *  (EINVAL: a parameter, ENOMEM, EEXIST: the name). */
+/** Create a table (needs EAL: rte_zmalloc memory on p->socket_id). NULL and rte_errno on error
+ *  (EINVAL: a parameter, capacity above SBX_FLOWTABLE_CAPACITY_MAX; ENOMEM). */
 struct sbx_flowtable *sbx_flowtable_create(const struct sbx_flowtable_params *p);
 
 /**
  * The memory a table of @p capacity flows takes from the EAL heap (hugepages), bytes, as
- * sbx_flowtable_create allocates it: DPDK 22.11's rte_hash with the extendable bucket table
- * (lib/hash/rte_cuckoo_hash.c) on the 48-byte key, and the flow states. The capacity plan counts
- * it per worker (docs/FLOWS.md "Memory"); tests/unit/test_flowtable.c checks it against what
- * rte_malloc counts when a table is created (never less, at most 1 % + 64 KiB more).
+ * sbx_flowtable_create allocates it: slots = capacity + capacity / 2 + 1 (open addressing, at most
+ * two-thirds full), each a 128-byte flow (a line of counters and times, a line with the key) and a
+ * 4-byte signature. The capacity plan counts it per worker (docs/FLOWS.md "Memory");
+ * tests/unit/test_flowtable.c checks it against what rte_malloc counts when a table is created
+ * (never less, at most 1 % + 64 KiB more).
  */
 struct sbx_flowtable_mem {
-	uint64_t hash_keys;    /**< key store: capacity + 1 slots of 64 B (rte_hash_key + key, 16-aligned) */
-	uint64_t hash_buckets; /**< main and extendable buckets: 2 x pow2(capacity) / 8 x 64 B */
-	uint64_t hash_rings;   /**< free key slots (pow2(capacity + 1) x 4 B) and free ext. buckets rings */
-	uint64_t states;       /**< capacity x 64 B flow states (counters, times, creation list) */
-	uint64_t other;        /**< the table's and rte_hash's own structures, rte_malloc element headers */
+	uint64_t keys;         /**< slots x 64 B: each flow's key line (48-byte key, 16 spare) */
+	uint64_t signatures;   /**< (slots + 8) x 4 B, rounded up to a cache line: the probe array */
+	uint64_t states;       /**< slots x 64 B: each flow's counters, times, creation list links and
+				    room for the biflow reverse counters */
+	uint64_t other;        /**< struct sbx_flowtable, rte_malloc element headers and alignment */
 	uint64_t total;        /**< the sum */
 };
 
@@ -186,5 +207,13 @@ const char *sbx_flow_end_reason_name(unsigned int reason);
 /** Change the timeouts of @p ft (ns; 0 keeps one), for the flows in it too: they apply from the
  *  next frame or expiry walk on (flows is live). The table's owner thread only. */
 void sbx_flowtable_set_timeouts(struct sbx_flowtable *ft, uint64_t active_ns, uint64_t idle_ns);
+
+/** Switch @p ft between unidirectional flows and biflows (@p biflow 1, RFC 5103). A change first
+ *  closes every flow (reason forced: their keys are not in the new mode's form). @return records
+ *  emitted. The table's owner thread only. */
+unsigned int sbx_flowtable_set_biflow(struct sbx_flowtable *ft, uint64_t now_ns, int biflow);
+
+/** Whether @p ft meters biflows. */
+int sbx_flowtable_biflow(const struct sbx_flowtable *ft);
 
 #endif

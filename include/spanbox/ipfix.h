@@ -34,6 +34,10 @@ enum sbx_ipfix_transport { SBX_IPFIX_UDP = 0, SBX_IPFIX_TCP = 1 };
 
 #define SBX_IPFIX_TID_V4 256
 #define SBX_IPFIX_TID_V6 257
+/** Biflow records (RFC 5103, struct sbx_flow_record.biflow): the IPv4 / IPv6 template followed by
+ *  reverseOctetDeltaCount, reversePacketDeltaCount, reverseTcpControlBits (PEN 29305). */
+#define SBX_IPFIX_TID_V4_BIFLOW 258
+#define SBX_IPFIX_TID_V6_BIFLOW 259
 
 /** Exporter parameters; 0 in a numeric field takes the default in brackets. */
 struct sbx_ipfix_params {

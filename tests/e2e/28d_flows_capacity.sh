@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The flow tables in the capacity plan (issue #28, docs/FLOWS.md "Memory"): the hugepage check of
 # the pools' socket counts the workers' flow tables (flows_per_worker each, sbx_flowtable_mem: what
-# rte_hash and the flow states take, checked against rte_malloc's count by tests/unit/test_flowtable.c)
+# the flow lines, keys and signatures take, checked against rte_malloc's count by tests/unit/test_flowtable.c)
 # and the record rings. EAL with --legacy-mem: the heap is eal.socket_mem_mb, it cannot grow, so
 # what the plan says fits is all there is.
-#  1. 1,000,000 flows per worker in 256 MiB: the plan line (a table of ~143 MiB + a 2 MiB ring),
+#  1. 1,000,000 flows per worker in 256 MiB: the plan line (a table of ~189 MiB + a 2 MiB ring),
 #     GET /api/v1/pools hugepage_check.flows_bytes as logged and inside need_bytes, and the worker
 #     runs with its table (it was created in what the plan showed).
 #  2. 2,000,000 flows per worker in the same 256 MiB: refused at start (exit 2) by the hugepage
@@ -37,14 +37,14 @@ check "1,000,000 flows per worker in 256 MiB (--legacy-mem): the primary starts"
 	tail -20 "$TMP/fits-primary.log" | sed 's/^/# /'
 line=$(grep -m1 'flows plan (socket 0)' "$TMP/fits-primary.log")
 echo "# $line"
-check "the plan line: 1 worker x a table of 1000000 flows (14x MiB) + 1 ring of 16384 records" \
-	grep -qE 'flows plan \(socket 0\): 1 workers x a table of 1000000 flows \(hash keys 61\.0 \+ buckets 16\.0 \+ free-slot rings 5\.0 \+ flow states 61\.0 \+ 0\.0 = 143\.1 MiB\) \+ 1 rings of 16384 records 2\.0 MiB = 145\.1 MiB' \
+check "the plan line: 1 worker x a table of 1000000 flows (188.8 MiB) + 1 ring of 16384 records" \
+	grep -qE 'flows plan \(socket 0\): 1 workers x a table of 1000000 flows \(keys 91\.6 \+ signatures 5\.7 \+ flow states 91\.6 \+ 0\.0 = 188\.8 MiB\) \+ 1 rings of 16384 records 2\.0 MiB = 190\.8 MiB' \
 	<<<"$line"
 inst_start_mgmt fits "$TMP/fits.json" "$API"
 pools=$(curl -fsS -m 5 "$API/pools")
 echo "# hugepage_check: $(jq -c '.[0].hugepage_check' <<<"$pools")"
-check "GET /api/v1/pools: hugepage_check.flows_bytes 145.1 MiB, inside need_bytes with the pools'" \
-	jq -e '.[0].hugepage_check | (.flows_bytes / 1048576 * 10 | round) == 1451 and .need_bytes > .flows_bytes' <<<"$pools"
+check "GET /api/v1/pools: hugepage_check.flows_bytes 190.8 MiB, inside need_bytes with the pools'" \
+	jq -e '.[0].hugepage_check | (.flows_bytes / 1048576 * 10 | round) == 1908 and .need_bytes > .flows_bytes' <<<"$pools"
 ok=0
 for ((i = 0; i < 100; i++)); do
 	curl -fsS -m 5 "$API/flows" | jq -e '.enabled and .workers[0].flows_created >= 10' >/dev/null 2>&1 && { ok=1; break; }

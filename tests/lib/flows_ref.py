@@ -3,7 +3,7 @@
 frames of classic pcap files into unidirectional flows with the same key and timing rules as
 shared/flowtable.c, written from the text of include/spanbox/flowtable.h.
 
-usage: flows_ref.py --active S --idle S [--capacity N] [--decap-vxlan PORT] CAPTURE...
+usage: flows_ref.py --active S --idle S [--capacity N] [--decap-vxlan PORT] [--biflow] CAPTURE...
 
 Capture i is ingress port i. Key: IP version, source, destination, protocol, ports (TCP/UDP/SCTP,
 not for later fragments), outer and inner VLAN id, port. Counts IP octets (IPv4 total length, IPv6
@@ -13,8 +13,11 @@ closes. --capacity N: at most N flows at once; a new flow first pushes out the o
 creation order: a flow split by a timeout is a new one), as a full table does. --decap-vxlan: a
 frame that scapy decodes as VXLAN to UDP destination port PORT (4789: IANA's) counts as its inner
 Ethernet frame, as behind a port whose ingress terminates VXLAN (needs scapy: /usr/bin/python3).
+--biflow: biflows (RFC 5103): both directions of a flow in one record, forward the direction of its
+first frame; a biflow ends on a TCP RST, or once each direction has sent a FIN (the frame counted).
 Prints one TSV line per flow, as sbx-flows-pcap --records does (without the reason):
   ipver src dst proto sport dport vlan inner_vlan port packets bytes first_ms last_ms tcp_flags
+and with --biflow: ... tcp_flags rev_packets rev_bytes rev_tcp_flags
 """
 import argparse
 import ipaddress
@@ -129,7 +132,7 @@ def vxlan_inner(frames, udp_port):
         yield now, f
 
 
-def meter(paths, active, idle, capacity=0, decap_port=0):
+def meter(paths, active, idle, capacity=0, decap_port=0, biflow=False):
     out = []
     for port, path in enumerate(paths):
         flows, now = {}, 0
@@ -141,6 +144,12 @@ def meter(paths, active, idle, capacity=0, decap_port=0):
             if p is None:
                 continue
             key, octets, flags = p
+            turned = False
+            if biflow:  # one entry for both directions: the smaller (address, port) end first
+                a, b = (key[1], key[4]), (key[2], key[5])
+                turned = a > b
+                if turned:
+                    key = (key[0], key[2], key[1], key[3], key[5], key[4]) + key[6:]
             fl = flows.get(key)
             if fl and now > fl[1] and now - fl[1] >= idle or fl and now > fl[0] and now - fl[0] >= active:
                 out.append((key, fl))
@@ -150,12 +159,19 @@ def meter(paths, active, idle, capacity=0, decap_port=0):
                 if capacity and len(flows) >= capacity:
                     oldest = next(iter(flows))
                     out.append((oldest, flows.pop(oldest)))
-                fl = flows[key] = [now, now, 0, 0, 0]
+                # first, last, packets, octets, flags, reverse packets, octets, flags, turned, FINs
+                fl = flows[key] = [now, now, 0, 0, 0, 0, 0, 0, turned, 0]
             fl[1] = max(fl[1], now)
-            fl[2] += 1
-            fl[3] += octets
-            fl[4] |= flags
+            fwd = turned == fl[8]
+            i = 2 if fwd else 5
+            fl[i] += 1
+            fl[i + 1] += octets
+            fl[i + 2] |= flags
             if key[3] == 6 and flags & 0x05:
+                if biflow and not flags & 0x04:  # a biflow ends on a RST or FINs both ways
+                    fl[9] |= 1 if fwd else 2
+                    if fl[9] != 3:
+                        continue
                 out.append((key, flows.pop(key)))
         out.extend(flows.items())
     return out
@@ -167,13 +183,18 @@ def main():
     ap.add_argument("--idle", type=float, default=15)
     ap.add_argument("--capacity", type=int, default=0)
     ap.add_argument("--decap-vxlan", type=int, default=0, metavar="PORT")
+    ap.add_argument("--biflow", action="store_true")
     ap.add_argument("captures", nargs="+")
     a = ap.parse_args()
-    for key, fl in meter(a.captures, int(a.active * 1e9), int(a.idle * 1e9), a.capacity, a.decap_vxlan):
+    for key, fl in meter(a.captures, int(a.active * 1e9), int(a.idle * 1e9), a.capacity, a.decap_vxlan,
+                         a.biflow):
+        if fl[8]:  # the first frame's direction is forward
+            key = (key[0], key[2], key[1], key[3], key[5], key[4]) + key[6:]
         ver, src, dst = key[0], key[1], key[2]
         addr = ipaddress.IPv4Address if ver == 4 else ipaddress.IPv6Address
+        rev = (fl[5], fl[6], fl[7]) if a.biflow else ()
         print("\t".join(str(v) for v in (ver, addr(src), addr(dst)) + key[3:] +
-                        (fl[2], fl[3], fl[0] // 1000000, fl[1] // 1000000, fl[4])))
+                        (fl[2], fl[3], fl[0] // 1000000, fl[1] // 1000000, fl[4]) + rev))
 
 
 if __name__ == "__main__":

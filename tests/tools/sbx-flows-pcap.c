@@ -10,6 +10,8 @@
  *     (reason forced, or idle / active when due at the capture's last time). Records go to the
  *     collector (--collector) and/or one TSV line each to --records FILE:
  *       ipver src dst proto sport dport vlan inner_vlan port packets bytes first_ms last_ms tcp_flags reason
+ *     and with --biflow (RFC 5103: both directions in one record, forward the first frame's) the
+ *     reverse direction's packets, bytes and tcp_flags after the reason
  *   sbx-flows-pcap --bench-meter FLOWS [--frames N] : cycles per frame of metering 64-byte UDP
  *     frames over FLOWS active flows (uniformly random flow per frame, bursts of 32, one expiry
  *     walk of 8 slots per burst), the cost of building the frames measured apart and subtracted
@@ -19,7 +21,7 @@
  * Options: --collector ADDR:PORT (IPv6: [ADDR]:PORT), --transport udp|tcp, --domain N,
  *   --active S, --idle S (seconds, fractions allowed; defaults 60 / 15), --capacity N (flows,
  *   default 65536), --records FILE, --template-period S, --retry-ms MS (TCP reconnect interval),
- *   --huge (EAL memory in hugepages, as a worker has it, instead of --no-huge: 4 KiB pages cost
+ *   --biflow (biflows, RFC 5103), --huge (EAL memory in hugepages, as a worker has it, instead of --no-huge: 4 KiB pages cost
  *   the metering bench TLB misses a worker does not have; needs the -m of free hugepages).
  * Prints key=value lines (flow table counters, exporter counters) on stdout. Exit 0, 2 on a usage,
  * file or setup error. EAL: no huge pages (memory of the process), no shared config, no PCI, lcore id 123, its own file prefix.
@@ -76,9 +78,12 @@ static void on_record(void *arg, const struct sbx_flow_record *r)
 		addr_str(&r->key, r->key.src, s, sizeof(s));
 		addr_str(&r->key, r->key.dst, d, sizeof(d));
 		fprintf(recs, "%u\t%s\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
-			"\t%u\t%s\n", r->key.ipver, s, d, r->key.proto, r->key.sport, r->key.dport, r->key.vlan,
+			"\t%u\t%s%s", r->key.ipver, s, d, r->key.proto, r->key.sport, r->key.dport, r->key.vlan,
 			r->key.inner_vlan, r->key.port, r->packets, r->bytes, (uint64_t)(r->first_ns / 1000000u),
-			(uint64_t)(r->last_ns / 1000000u), r->tcp_flags, sbx_flow_end_reason_name(r->end_reason));
+			(uint64_t)(r->last_ns / 1000000u), r->tcp_flags, sbx_flow_end_reason_name(r->end_reason),
+			r->biflow ? "\t" : "\n");
+		if (r->biflow) /* the line goes on with the reverse direction's counts */
+			fprintf(recs, "%" PRIu64 "\t%" PRIu64 "\t%u\n", r->rev_packets, r->rev_bytes, r->rev_tcp_flags);
 	}
 }
 
@@ -246,7 +251,7 @@ int main(int argc, char **argv)
 		{"collector", 1, 0, 'c'}, {"transport", 1, 0, 't'}, {"domain", 1, 0, 'd'}, {"active", 1, 0, 'a'},
 		{"idle", 1, 0, 'i'}, {"capacity", 1, 0, 'n'}, {"records", 1, 0, 'r'}, {"template-period", 1, 0, 'p'},
 		{"bench-meter", 1, 0, 'M'}, {"bench-export", 1, 0, 'E'}, {"frames", 1, 0, 'f'}, {"rate", 1, 0, 'R'}, {"retry-ms", 1, 0, 'T'},
-		{"huge", 0, 0, 'H'}, {0, 0, 0, 0}};
+		{"huge", 0, 0, 'H'}, {"biflow", 0, 0, 'B'}, {0, 0, 0, 0}};
 	char prefix[64], mem[16], err[256];
 	char *eal[] = {"sbx-flows-pcap", "--no-huge", "--no-pci", "--no-shconf", "--lcores=123@(0-1)", "-m", mem,
 		       "--no-telemetry", "--log-level=lib.eal:error", prefix, NULL};
@@ -289,10 +294,11 @@ int main(int argc, char **argv)
 		case 'f': bench_frames = strtoull(optarg, NULL, 0); break;
 		case 'R': rate = strtoull(optarg, NULL, 0); break;
 		case 'T': xp.retry_ms = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'B': fp.biflow = 1; break;
 		case 'H': eal[1] = "--in-memory"; break; /* hugepages, as a worker's table (no files) */
 		default:
 			fprintf(stderr, "usage: sbx-flows-pcap [--collector ADDR:PORT] [--transport udp|tcp] [--domain N] "
-				"[--active S] [--idle S] [--capacity N] [--records FILE] CAPTURE...\n"
+				"[--active S] [--idle S] [--capacity N] [--biflow] [--records FILE] CAPTURE...\n"
 				"       sbx-flows-pcap --bench-meter FLOWS [--frames N]\n"
 				"       sbx-flows-pcap --bench-export N --collector ADDR:PORT [--rate R]\n");
 			return 2;

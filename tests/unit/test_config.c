@@ -904,6 +904,8 @@ static void test_flows(void)
 		 "flows.collectors[1]: the same collector as flows.collectors[0]"},
 		{"{\"collectors\":[{\"port\":9}]}", "flows.collectors[0].address: missing required key"},
 		{"5", "flows: expected an object"},
+		{"{" COL ",\"biflow\":true}", NULL},
+		{"{" COL ",\"biflow\":1}", "flows.biflow: expected true or false"},
 	};
 	static struct sbx_config cfg, cfg2;
 	char err[512];
@@ -917,6 +919,10 @@ static void test_flows(void)
 		      cfg.flows.domain == 0 && cfg.flows.template_period_s == 60 && cfg.flows.nb_collectors == 1 &&
 		      cfg.flows.collectors[0].port == 4739 && cfg.flows.collectors[0].transport == 0,
 	      "flows defaults: enabled, every port, 60 s / 15 s, 65536 flows, domain 0, templates every 60 s, UDP 4739");
+	check(!cfg.flows.biflow, "flows.biflow: false by default (unidirectional flows)");
+	check(parse_flows("{" COL ",\"biflow\":true}", &cfg2, err, sizeof(err)) == 0 && cfg2.flows.biflow &&
+		      sbx_config_static_diff(&cfg, &cfg2) == NULL,
+	      "flows.biflow true: biflows, live (not a static difference)");
 	check(parse_flows("{\"enabled\":false}", &cfg2, err, sizeof(err)) == 0 && !cfg2.flows.enabled,
 	      "flows.enabled false needs no collector");
 	check(sbx_config_static_diff(&cfg, &cfg2) == NULL,
