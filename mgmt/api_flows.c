@@ -55,11 +55,18 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 		return code;
 	f = &sbx_shm_cfg(shm)->flows; /* the active tables': flows is live */
 	*body = o = cJSON_CreateObject();
-	cJSON_AddBoolToObject(o, "enabled", f->enabled && f->port_mask != 0);
-	a = cJSON_AddArrayToObject(o, "ports");
+	cJSON_AddBoolToObject(o, "enabled", sbx_flows_cfg_meters(f));
+	a = cJSON_AddArrayToObject(o, "ports"); /* RX metered */
 	for (i = 0; i < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); i++)
 		if (f->port_mask & (1u << i))
 			cJSON_AddItemToArray(a, cJSON_CreateString(shm->cfg.ports[i].name));
+	a = cJSON_AddArrayToObject(o, "tx_ports"); /* TX metered (docs/FLOWS.md "Directions") */
+	for (i = 0; i < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); i++)
+		if ((f->tx_mask >> i) & 1)
+			cJSON_AddItemToArray(a, cJSON_CreateString(shm->cfg.ports[i].name));
+	a = cJSON_AddArrayToObject(o, "sessions"); /* maps whose frames are metered */
+	for (i = 0; i < f->nb_sessions && i < SBX_MAX_MAPS; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(f->session_ids[i]));
 	NUM(o, "active_timeout_s", f->active_s);
 	NUM(o, "idle_timeout_s", f->idle_s);
 	NUM(o, "flows_per_worker", f->capacity);

@@ -348,7 +348,7 @@ int sbx_flows_init(struct sbx_primary *p)
 	pthread_mutex_init(&fx.lock, NULL);
 	fx.p = p;
 	memset(fs, 0, sizeof(*fs));
-	if (!f->enabled || f->port_mask == 0)
+	if (!sbx_flows_cfg_meters(f))
 		return 0;
 	if (rings_create(p, err, sizeof(err)) != 0) {
 		fprintf(stderr, "spanbox-primary: flows: %s\n", err);
@@ -364,17 +364,69 @@ int sbx_flows_init(struct sbx_primary *p)
 	fs->nb_collectors = f->nb_collectors;
 	if (thread_start() != 0)
 		return -1;
-	printf("spanbox-primary: flows: metering ports 0x%x, %u flows per worker, %u collectors\n", f->port_mask,
+	printf("spanbox-primary: flows: metering ports rx 0x%x tx 0x%llx maps 0x%llx, %u flows per worker, %u "
+	       "collectors\n", f->port_mask, (unsigned long long)f->tx_mask, (unsigned long long)f->map_mask,
 	       f->capacity, f->nb_collectors);
 	return 0;
 }
 
 /* ---- live changes of flows (the runtime tables thread's side, tables.c) ---- */
 
+static void no_emit(void *arg, const struct sbx_flow_record *rec)
+{
+	(void)arg;
+	(void)rec;
+}
+
+/*
+ * Metering turned on at run time: the workers without a table will create one each (secondary/flows.c)
+ * once the change is published. Before it is, every such table is created here at once, on its
+ * worker's socket, then freed: a change whose tables do not fit in the hugepage heap is refused naming
+ * flows.flows_per_worker, nothing changed (issue #28: it answered 200 and metered nothing before).
+ */
+static int tables_fit(struct sbx_primary *p, const struct sbx_flows_cfg *n, char *err, size_t errlen)
+{
+	struct sbx_flowtable *ft[SBX_MAX_WORKERS] = {0};
+	struct sbx_flowtable_params fp = {0};
+	char name[32];
+	unsigned int w, nw = 0;
+	int rc = 0;
+
+	fp.capacity = p->cfg->flows.capacity; /* static: the start's */
+	fp.active_ns = (uint64_t)n->active_s * 1000000000ull;
+	fp.idle_ns = (uint64_t)n->idle_s * 1000000000ull;
+	fp.emit = no_emit;
+	fp.name = name;
+	for (w = 0; w < p->cfg->nb_workers && w < SBX_MAX_WORKERS; w++) {
+		int s = p->shm->lcores[w + 2].socket;
+
+		if (__atomic_load_n(&p->shm->workers[w].stats.flows_table, __ATOMIC_ACQUIRE) != NULL)
+			continue; /* it has its table (metering on, or turned off at run time) */
+		snprintf(name, sizeof(name), "ftchk%u", w);
+		fp.socket_id = s >= 0 ? s : p->fallback_socket;
+		ft[w] = sbx_flowtable_create(&fp);
+		if (ft[w] == NULL) {
+			snprintf(err, errlen, "flows.flows_per_worker: the flow table of worker %u (%u flows, %.1f MiB on "
+				 "socket %d) does not fit in the hugepage memory left (%u tables were made before it): %s; "
+				 "nothing changed (fewer flows per worker need a restart, or more eal.socket_mem_mb)",
+				 w, fp.capacity, (double)sbx_flowtable_mem(fp.capacity, NULL) / (1 << 20), fp.socket_id,
+				 nw, rte_strerror(rte_errno));
+			rc = -1;
+			break;
+		}
+		nw++;
+	}
+	for (w = 0; w < SBX_MAX_WORKERS; w++)
+		sbx_flowtable_free(ft[w]);
+	return rc;
+}
+
 int sbx_flows_prepare(struct sbx_primary *p, const struct sbx_flows_cfg *n, char *err, size_t errlen)
 {
-	if (!n->enabled || n->port_mask == 0)
+	if (!sbx_flows_cfg_meters(n))
 		return 0;
+	if (tables_fit(p, n, err, errlen) != 0)
+		return -1;
 	return rings_create(p, err, errlen);
 }
 

@@ -240,8 +240,14 @@ static int apply_staged(void)
 	next->cfg.nb_tool_groups = n->nb_tool_groups;
 	memcpy(next->cfg.tool_groups, n->tool_groups, sizeof(n->tool_groups));
 	next->cfg.flows = n->flows; /* live but its capacity (static_diff): flowexport.c */
-	if (sbx_flows_prepare(tp, &n->flows, err, sizeof(err)) != 0) { /* the rings metering starts on */
-		rc = refuse("flows", "flows: %s", err);
+	if (sbx_flows_prepare(tp, &n->flows, err, sizeof(err)) != 0) { /* its rings, its tables fit */
+		colon = strchr(err, ':');
+		if (strncmp(err, "flows.", 6) == 0 && colon != NULL) { /* "flows.flows_per_worker: why" */
+			*colon = '\0';
+			rc = refuse(err, "%s:%s", err, colon + 1);
+		} else {
+			rc = refuse("flows", "flows: %s", err);
+		}
 		goto out;
 	}
 	if (assign_counter_sets(cur, n, next->cset) != 0) {

@@ -1303,7 +1303,7 @@ void sbx_mirror_flush(struct sbx_mirror_engine *e)
 /* ---- maps (issue #27): the copies of the frames each map's rules passed ---- */
 
 void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
-			     uint16_t n, const uint64_t *sets)
+			     uint16_t n, const uint64_t *sets, uint64_t *taken)
 {
 	struct rte_mbuf *sp[SBX_MAX_BURST];
 	uint16_t sel[SBX_MAX_BURST], i;
@@ -1314,6 +1314,8 @@ void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t
 	uint64_t now_ns = 0;
 
 	e->gen++; /* the flow hashes of this pass are its own (burst_hash) */
+	if (taken != NULL)
+		memset(taken, 0, n * sizeof(*taken));
 	if (unlikely(e->nb_ts != 0) && nb != 0) {
 		ts_burst_time(e, tsc);
 		now_ns = e->ts_ns; /* ERSPAN III's timestamp: the same clock as AVSP / Metamako */
@@ -1336,6 +1338,8 @@ void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t
 			if (frame_taken(rt, pkts[i])) {
 				sel[ns] = i;
 				sp[ns++] = pkts[i];
+				if (taken != NULL)
+					taken[i] |= bit;
 			}
 		}
 		e->map_st[j].passed += passed;

@@ -187,10 +187,11 @@ void sbx_mirror_flush(struct sbx_mirror_engine *e);
  * goes to map j when bit j of @p sets[i] is set (secondary/maps_stage.c: its rules passed it, or it
  * is a collector no other map took), then through the map's filter and sampling, and is copied as
  * its session says (sbx_mirror_prepare); counts each map's passed frames. For TX, the copies are
- * kept or freed by sbx_mirror_commit_tx() as a mirror session's.
+ * kept or freed by sbx_mirror_commit_tx() as a mirror session's. With @p taken non-NULL, taken[i]
+ * gets bit j when map j took frame i (its rules, filter and sampling): what flows.sessions meters.
  */
 void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
-			     uint16_t n, const uint64_t *sets);
+			     uint16_t n, const uint64_t *sets, uint64_t *taken);
 
 /** @return true when any session watches @p dir of @p port. */
 static inline bool sbx_mirror_watches(const struct sbx_mirror_engine *e, uint16_t port, uint8_t dir)

@@ -198,14 +198,30 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 		sbx_mirror_prepare(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng);
 	}
 	/* maps (maps_stage.c): the frames as they leave the ingress stages, classified, copied per map */
+	/* flows.sessions: the frames a selected map took are metered (RX of in, or TX of out, as the
+	 * map watches them), unless that port and direction is metered whole already */
 	if (unlikely(sbx_maps_stage_watches(&wk->maps, in, SBX_DIR_RX)) && ng) {
+		const bool fm = unlikely(wk->flows.map_mask != 0) && !sbx_flows_meters(&wk->flows, in);
+
 		sbx_maps_stage_burst(&wk->maps, in, SBX_DIR_RX, good, ng, wk->map_sets);
-		sbx_mirror_prepare_maps(&wk->mirror, in, SBX_DIR_RX, good, ng, wk->map_sets);
+		sbx_mirror_prepare_maps(&wk->mirror, in, SBX_DIR_RX, good, ng, wk->map_sets, fm ? wk->map_taken : NULL);
+		if (fm)
+			sbx_flows_burst_dir(&wk->flows, in, SBX_FLOW_DIR_RX, good, ng, wk->map_taken, rte_rdtsc());
 	}
 	if (unlikely(out >= 0 && sbx_maps_stage_watches(&wk->maps, (uint16_t)out, SBX_DIR_TX)) && ng) {
+		const bool fm = unlikely(wk->flows.map_mask != 0) && !sbx_flows_meters_tx(&wk->flows, (uint16_t)out);
+
 		sbx_maps_stage_burst(&wk->maps, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets);
-		sbx_mirror_prepare_maps(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets);
+		sbx_mirror_prepare_maps(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets,
+					fm ? wk->map_taken : NULL);
+		if (fm)
+			sbx_flows_burst_dir(&wk->flows, (uint16_t)out, SBX_FLOW_DIR_TX, good, ng, wk->map_taken,
+					    rte_rdtsc());
 	}
+	/* flows, TX side: the frames about to be sent on out (metered before the PMD owns them; a
+	 * frame the port then refuses is counted in its drop_pkts and was metered) */
+	if (unlikely(out >= 0 && sbx_flows_meters_tx(&wk->flows, (uint16_t)out)) && ng)
+		sbx_flows_burst_dir(&wk->flows, (uint16_t)out, SBX_FLOW_DIR_TX, good, ng, NULL, rte_rdtsc());
 	/* from here on mbufs leave the burst: the primary must no longer free it after a crash */
 	__atomic_store_n(&st->held, 0, __ATOMIC_RELEASE);
 	st->port[in].rx_pkts += n;

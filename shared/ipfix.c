@@ -52,6 +52,37 @@ static fbInfoElementSpec_t spec_v6[] = {
 	COMMON_HEAD, {"sourceIPv6Address", 16, 0}, {"destinationIPv6Address", 16, 0}, COMMON_TAIL
 };
 
+/* Records of frames spanbox sent on a port (flows.ports[].direction "tx"): the port is the
+ * egressInterface (IE 14) and flowDirection (IE 61) is 1, egress (IANA IPFIX registry); nfdump
+ * prints them as "out" and "dir". The RX templates stay as they were (ingressInterface). */
+struct rec_tail_tx {
+	struct rec_tail t; /* t.ingress holds the egress port */
+	uint8_t direction;
+} __attribute__((packed));
+
+struct rec_v4_tx {
+	struct rec_head h;
+	uint32_t src, dst;
+	struct rec_tail_tx t;
+} __attribute__((packed));
+
+struct rec_v6_tx {
+	struct rec_head h;
+	uint8_t src[16], dst[16];
+	struct rec_tail_tx t;
+} __attribute__((packed));
+
+#define COMMON_TAIL_TX {"egressInterface", 4, 0}, {"sourceTransportPort", 2, 0}, \
+	{"destinationTransportPort", 2, 0}, {"tcpControlBits", 2, 0}, {"vlanId", 2, 0}, \
+	{"protocolIdentifier", 1, 0}, {"flowEndReason", 1, 0}, {"flowDirection", 1, 0}, FB_IESPEC_NULL
+
+static fbInfoElementSpec_t spec_v4_tx[] = {
+	COMMON_HEAD, {"sourceIPv4Address", 4, 0}, {"destinationIPv4Address", 4, 0}, COMMON_TAIL_TX
+};
+static fbInfoElementSpec_t spec_v6_tx[] = {
+	COMMON_HEAD, {"sourceIPv6Address", 16, 0}, {"destinationIPv6Address", 16, 0}, COMMON_TAIL_TX
+};
+
 struct sbx_ipfix {
 	struct sbx_ipfix_params p;
 	fbInfoModel_t *model;
@@ -158,7 +189,9 @@ struct sbx_ipfix *sbx_ipfix_open(const struct sbx_ipfix_params *p, char *err, si
 	fbSessionSetDomain(x->session, p->domain);
 	x->exporter = fbExporterAllocBuffer(x->buf, (uint16_t)x->p.max_message);
 	if (add_template(x, SBX_IPFIX_TID_V4, spec_v4, sizeof(struct rec_v4), err, errlen) != 0 ||
-	    add_template(x, SBX_IPFIX_TID_V6, spec_v6, sizeof(struct rec_v6), err, errlen) != 0)
+	    add_template(x, SBX_IPFIX_TID_V6, spec_v6, sizeof(struct rec_v6), err, errlen) != 0 ||
+	    add_template(x, SBX_IPFIX_TID_V4_TX, spec_v4_tx, sizeof(struct rec_v4_tx), err, errlen) != 0 ||
+	    add_template(x, SBX_IPFIX_TID_V6_TX, spec_v6_tx, sizeof(struct rec_v6_tx), err, errlen) != 0)
 		goto fail;
 	x->fbuf = fBufAllocForExport(x->session, x->exporter);
 	fBufSetAutomaticMode(x->fbuf, FALSE);
@@ -361,6 +394,8 @@ int sbx_ipfix_add(struct sbx_ipfix *x, const struct sbx_flow_record *r, uint64_t
 	struct rec_tail tail;
 	struct rec_v4 v4;
 	struct rec_v6 v6;
+	struct rec_v4_tx v4t;
+	struct rec_v6_tx v6t;
 	const void *rec;
 	size_t len;
 	uint16_t tid;
@@ -389,6 +424,17 @@ int sbx_ipfix_add(struct sbx_ipfix *x, const struct sbx_flow_record *r, uint64_t
 		memcpy(v6.dst, k->dst, 16);
 		v6.t = tail;
 		rec = &v6, len = sizeof(v6), tid = SBX_IPFIX_TID_V6;
+	}
+	if (k->dir == SBX_FLOW_DIR_TX) { /* the same fields, the port as egressInterface, flowDirection 1 */
+		if (k->ipver == 4) {
+			v4t.h = v4.h, v4t.src = v4.src, v4t.dst = v4.dst, v4t.t.t = tail, v4t.t.direction = 1;
+			rec = &v4t, len = sizeof(v4t), tid = SBX_IPFIX_TID_V4_TX;
+		} else {
+			v6t.h = v6.h, v6t.t.t = tail, v6t.t.direction = 1;
+			memcpy(v6t.src, v6.src, 16);
+			memcpy(v6t.dst, v6.dst, 16);
+			rec = &v6t, len = sizeof(v6t), tid = SBX_IPFIX_TID_V6_TX;
+		}
 	}
 	/* up to 3 appends: the message can be full (sent, a new one started), and libfixbuf refuses
 	 * the first append after a template message once more with "end of message" */

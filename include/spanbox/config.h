@@ -366,7 +366,19 @@ struct sbx_flows_cfg {
 	uint32_t template_period_s; /**< flows.template_period_s: UDP template resend (1..3600, default 60) */
 	uint16_t nb_collectors;
 	struct sbx_flow_collector_cfg collectors[SBX_MAX_FLOW_COLLECTORS];
+	uint64_t tx_mask;          /**< bit p: frames spanbox sends on port p are metered (flows.ports[]
+				        direction "tx" or "both"; port_mask is the "rx" side) */
+	uint64_t map_mask;         /**< bit j: frames cfg.maps[j] took (its rules, filter and sampling)
+				        on any of its sources are metered (flows.sessions, map ids) */
+	uint16_t nb_sessions;      /**< flows.sessions as given: ids, resolved to map_mask after "maps" */
+	uint16_t session_ids[SBX_MAX_MAPS];
 };
+
+/** True when the flows section @p f meters anything (enabled, and a port, direction or map selected). */
+static inline bool sbx_flows_cfg_meters(const struct sbx_flows_cfg *f)
+{
+	return f->enabled && (f->port_mask != 0 || f->tx_mask != 0 || f->map_mask != 0);
+}
 
 struct sbx_config {
 	/* eal */
@@ -472,6 +484,13 @@ int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t
  * @p cfg (zeroed by the caller). @return 0, or -1 with "field: message" in @p err.
  */
 int sbx_config_sections_parse(const struct cJSON *root, struct sbx_config *cfg, char *err, size_t errlen);
+
+/**
+ * After "maps": resolve flows.sessions (map ids) into flows.map_mask (bit j = cfg.maps[j]). A mirror
+ * session's id or an unknown id is refused naming flows.sessions[i]. @return 0, or -1 with "field:
+ * message" in @p err.
+ */
+int sbx_config_flows_resolve(struct sbx_config *cfg, char *err, size_t errlen);
 
 /**
  * The checks across the parsed sections' files (pcap ports, mgmt.database, token file: none is

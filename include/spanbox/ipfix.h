@@ -34,6 +34,8 @@ enum sbx_ipfix_transport { SBX_IPFIX_UDP = 0, SBX_IPFIX_TCP = 1 };
 
 #define SBX_IPFIX_TID_V4 256
 #define SBX_IPFIX_TID_V6 257
+#define SBX_IPFIX_TID_V4_TX 258 /**< IPv4, frames sent on a port: egressInterface (14) and flowDirection (61) = 1 */
+#define SBX_IPFIX_TID_V6_TX 259 /**< IPv6, the same */
 
 /** Exporter parameters; 0 in a numeric field takes the default in brackets. */
 struct sbx_ipfix_params {
