@@ -407,10 +407,10 @@ static int tables_fit(struct sbx_primary *p, const struct sbx_flows_cfg *n, char
 		ft[w] = sbx_flowtable_create(&fp);
 		if (ft[w] == NULL) {
 			snprintf(err, errlen, "flows.flows_per_worker: the flow table of worker %u (%u flows, %.1f MiB on "
-				 "socket %d) does not fit in the hugepage memory left (%u tables were made before it): %s; "
+				 "socket %d) does not fit in the hugepage memory left (%u tables were made before it); "
 				 "nothing changed (fewer flows per worker need a restart, or more eal.socket_mem_mb)",
 				 w, fp.capacity, (double)sbx_flowtable_mem(fp.capacity, NULL) / (1 << 20), fp.socket_id,
-				 nw, rte_strerror(rte_errno));
+				 nw);
 			rc = -1;
 			break;
 		}

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Which traffic flows meter (issue #28 "ports and directions, or maps / mirror sessions"; docs/FLOWS.md
+# "Directions" and "Selected by maps", "Live changes"), with nfdump's nfcapd as the collector and
+# tests/lib/flows_ref.py as the reference.
+#  1. Directions on a cross-connect p0 <-> p1, both pcap ports reading the same 6 real captures:
+#     flows.ports p1 "both" and p0 "tx". nfcapd receives three copies of the reference's flows: p1's
+#     RX (ingressInterface 1, nfdump dir I), p1's TX (what p0 received, sent on p1:
+#     egressInterface 1, flowDirection 1 = E) and p0's TX (egressInterface 0): each equal to the
+#     reference (protocol, addresses, ports, VLAN, packets, bytes). The RX and TX flows of p1 are the
+#     same 5-tuples: the key keeps them apart. Nothing of p0's RX. The double count is visible: every
+#     frame p1 forwarded is in an RX record of p1... and a TX record of p0 (docs/FLOWS.md).
+#  2. Selected by a map: maps 40 (rules: dst_port 53 passes) and 41 (ip_proto 17 passes) watch p0's RX;
+#     flows.sessions [40], no ports: nfcapd receives exactly the reference's flows to port 53 (TCP,
+#     UDP), none of map 41's other UDP flows; GET /flows/config-like output in the log.
+#  3. Run-time tables that cannot fit: a config with flows off and flows_per_worker 2,000,000 starts in
+#     256 MiB of --legacy-mem (nothing to plan); PUT /api/v1/flows/config turning metering on answers
+#     a 4xx JSON error naming flows.flows_per_worker, GET /api/v1/flows/config is unchanged (off),
+#     nothing stored in SQLite, no worker tables error, forwarding goes on. (Before: 200 and nothing
+#     metered, the worker's failure only in tables_errors.)
+# (The refusals of a bad section: tests/unit/test_config.c test_flows.)
+# Resources: file prefix sbxfd<pid>, lcores 110 (worker) 111 (primary) 112 (mgmt), API 19110,
+# collectors UDP 19111, 19112, 19113 (nobody).
+source "$(dirname "$0")/../lib/common.sh"
+source "$ROOT/tests/lib/replay.sh"
+source "$ROOT/tests/lib/instance.sh"
+source "$ROOT/tests/lib/flows.sh"
+PREFIX=sbxfd$$
+REF="python3 $ROOT/tests/lib/flows_ref.py"
+PORT=19110 API=http://127.0.0.1:19110/api/v1 NF1=19111 NF2=19112 NOBODY=19113
+TOKEN=sbxfd-token-0123456789abcdef
+for t in nfcapd nfdump mergecap jq curl sqlite3; do
+	command -v $t >/dev/null || { not_ok "$t not installed (./spanbox install-deps)"; exit 1; }
+done
+NAMES=(plain_tcpdump_dns_udp plain_tcpreplay_test bulk_zeek_ftp-8317-small vlan_zeek_http-vlan-0
+	frag_suricata_vlan-ipv6-frag fmt_zeek_nanosecond)
+CAPS=()
+for n in "${NAMES[@]}"; do CAPS+=("$CAPTURES/$n.pcap"); done
+mergecap -a -F pcap -w "$TMP/in0.pcap" "${CAPS[@]}" || { not_ok "mergecap"; exit 1; }
+cp "$TMP/in0.pcap" "$TMP/in1.pcap"
+NFRAMES=$(capinfos -Mc "$TMP/in0.pcap" | awk '/Number of packets/ {print $NF}')
+$REF --active 1e9 --idle 1e9 "$TMP/in0.pcap" >"$TMP/ref.tsv"
+NREF=$(wc -l <"$TMP/ref.tsv")
+REF_FRAMES=$(awk '{s += $10} END {print s}' "$TMP/ref.tsv")
+
+# dirflows DIR: "in out dir | proto src dst sport dport vlan packets bytes" of every record, sorted
+dirflows() {
+	nfdump -R "$1" -q -N -6 -o "fmt:%in|%out|%dir|%pr|%sa|%da|%sp|%dp|%svln|%pkt|%byt" 2>/dev/null | tr -d ' ' |
+		python3 -c '
+import ipaddress, sys
+for l in sys.stdin:
+    f = l.strip().split("|")
+    if len(f) < 11:
+        continue
+    if "." in f[7]:  # ICMP: nfdump prints type.code where the key has 0
+        t, c = f[7].split(".")
+        f[7] = str(int(t) * 256 + int(c))
+    print(" ".join(f[0:3] + ["|", f[3], str(ipaddress.ip_address(f[4])), str(ipaddress.ip_address(f[5]))] + f[6:11]))' | sort
+}
+# reflines TSV IN OUT DIR [PYTHON CONDITION on v]: the reference's flows in dirflows' form
+reflines() {
+	python3 -c '
+import ipaddress, sys
+for l in open(sys.argv[1]):
+    v = l.rstrip("\n").split("\t")
+    if not eval(sys.argv[5]):
+        continue
+    print(" ".join(sys.argv[2:5] + ["|", v[3], str(ipaddress.ip_address(v[1])), str(ipaddress.ip_address(v[2])), v[4], v[5], v[6], v[9], v[10]]))' \
+		"$1" "$2" "$3" "$4" "${5:-True}" | sort
+}
+
+# --- 1. directions --------------------------------------------------------------------------------
+cat >"$TMP/dir.json" <<JSON
+{
+  "eal": {"file_prefix": "$PREFIX", "socket_mem_mb": 256, "primary_lcore": 111, "mgmt_lcore": 112},
+  "ports": [
+    {"name": "p0", "devargs": "net_pcap0,rx_pcap=$TMP/in0.pcap,tx_pcap=$TMP/p0_out.pcap", "mtu": 9000},
+    {"name": "p1", "devargs": "net_pcap1,rx_pcap=$TMP/in1.pcap,tx_pcap=$TMP/p1_out.pcap", "mtu": 9000}
+  ],
+  "workers": {"count": 1, "lcores": [110], "standby": 0},
+  "forwarding": {"xconnects": [["p0", "p1"]]},
+  "flows": {"ports": [{"port": "p1", "direction": "both"}, {"port": "p0", "direction": "tx"}],
+            "observation_domain_id": 28, "collectors": [{"address": "127.0.0.1", "port": $NF1}]}
+}
+JSON
+nfstart "$TMP/nf1" $NF1
+replay dir
+sleep 0.3
+nfstop
+dirflows "$TMP/nf1" >"$TMP/nf1.flows"
+{
+	reflines "$TMP/ref.tsv" 1 0 I
+	reflines "$TMP/ref.tsv" 0 1 E
+	reflines "$TMP/ref.tsv" 0 0 E
+} | sort >"$TMP/ref1.flows"
+echo "# $(grep -c . "$TMP/nf1.flows") records at nfcapd, the reference: 3 x $NREF flows"
+check "p1 RX: every reference flow with ingressInterface 1, direction ingress ($(grep -c '^1 0 I' "$TMP/nf1.flows") of $NREF)" \
+	cmp -s <(grep '^1 0 I' "$TMP/nf1.flows") <(reflines "$TMP/ref.tsv" 1 0 I)
+check "p1 TX: every reference flow with egressInterface 1, flowDirection egress (nfdump: E), apart from p1's RX flows of the same 5-tuples ($(grep -c '^0 1 E' "$TMP/nf1.flows") of $NREF)" \
+	cmp -s <(grep '^0 1 E' "$TMP/nf1.flows") <(reflines "$TMP/ref.tsv" 0 1 E)
+check "p0 TX: every reference flow with egressInterface 0, direction egress; p0's RX not metered (nothing else at nfcapd)" \
+	cmp -s "$TMP/nf1.flows" "$TMP/ref1.flows"
+diff "$TMP/ref1.flows" "$TMP/nf1.flows" | head -5 | sed 's/^/# ref<>nfdump: /'
+check "the double count of a metered pair: $(kv dir worker0_frames) frames metered = 3 x the $REF_FRAMES IP frames of the input (p1 RX, p1 TX, p0 TX), every frame forwarded ($(pctr "$TMP/dir.log" p0 tx_packets) + $(pctr "$TMP/dir.log" p1 tx_packets) sent), nothing lost" \
+	cond "[ '$(kv dir worker0_frames)' = $((3 * REF_FRAMES)) ] && [ '$(kv dir collector0_lost)' = 0 ] && [ '$(kv dir worker0_lost_ring)' = 0 ] && [ '$(pctr "$TMP/dir.log" p1 tx_packets)' = $NFRAMES ] && [ '$(pctr "$TMP/dir.log" p0 tx_packets)' = $NFRAMES ]"
+
+# --- 2. selected by a map -------------------------------------------------------------------------
+cat >"$TMP/map.json" <<JSON
+{
+  "eal": {"file_prefix": "$PREFIX", "socket_mem_mb": 256, "primary_lcore": 111, "mgmt_lcore": 112},
+  "ports": [
+    {"name": "p0", "devargs": "net_pcap0,rx_pcap=$TMP/in0.pcap", "mtu": 9000},
+    {"name": "p1", "devargs": "net_pcap1,tx_pcap=$TMP/m_p1.pcap", "mtu": 9000},
+    {"name": "t", "devargs": "net_pcap2,tx_pcap=$TMP/m_t.pcap", "mtu": 9000}
+  ],
+  "workers": {"count": 1, "lcores": [110], "standby": 0},
+  "forwarding": {"xconnects": [["p0", "p1"]]},
+  "maps": [
+    {"id": 40, "name": "dns", "sources": [{"port": "p0", "direction": "rx"}], "destination": {"port": "t"},
+     "rules": [{"action": "pass", "dst_port": 53}]},
+    {"id": 41, "name": "udp", "sources": [{"port": "p0", "direction": "rx"}], "destination": {"port": "t"},
+     "rules": [{"action": "pass", "ip_proto": 17}]}
+  ],
+  "flows": {"sessions": [40], "observation_domain_id": 28, "collectors": [{"address": "127.0.0.1", "port": $NF2}]}
+}
+JSON
+nfstart "$TMP/nf2" $NF2
+replay map
+sleep 0.3
+nfstop
+dirflows "$TMP/nf2" >"$TMP/nf2.flows"
+reflines "$TMP/ref.tsv" 0 0 I 'v[5] == "53" and v[3] in ("6", "17", "132")' >"$TMP/ref2.flows"
+NDNS=$(wc -l <"$TMP/ref2.flows")
+NUDP=$(awk -F'\t' '$4 == 17' "$TMP/ref.tsv" | wc -l)
+check "flows.sessions [40]: nfdump prints $(wc -l <"$TMP/nf2.flows") flows, exactly the reference's $NDNS flows to port 53 (not map 41's $NUDP UDP flows, not the rest of $NREF)" \
+	cond "[ $NDNS -gt 3 ] && [ $NUDP -gt $NDNS ] && cmp -s '$TMP/nf2.flows' '$TMP/ref2.flows'"
+diff "$TMP/ref2.flows" "$TMP/nf2.flows" | head -5 | sed 's/^/# ref<>nfdump: /'
+check "forwarding unchanged: p1 got every frame ($(pctr "$TMP/map.log" p1 tx_packets) of $NFRAMES)" \
+	[ "$(pctr "$TMP/map.log" p1 tx_packets)" = "$NFRAMES" ]
+
+# --- 3. run-time tables that do not fit -----------------------------------------------------------
+python3 "$ROOT/bench/flows_feed.py" "$TMP/feed.pcap" 10 500 >/dev/null
+jq -n --arg in "net_pcap0,rx_pcap=$TMP/feed.pcap,pps=50" --arg db "$TMP/rt.db" --arg pf "$PREFIX" --argjson nb $NOBODY \
+	--argjson port $PORT --arg tok "$TOKEN" '
+	{ eal: {file_prefix: $pf, socket_mem_mb: 256, primary_lcore: 111, mgmt_lcore: 112, extra_args: ["--legacy-mem"]},
+	  ports: [{name: "in", devargs: $in}, {name: "out", devargs: "net_null0"}],
+	  workers: {count: 1, lcores: [110], standby: 0},
+	  forwarding: {xconnects: [["in", "out"]]},
+	  flows: {enabled: false, flows_per_worker: 2000000, collectors: [{address: "127.0.0.1", port: $nb}]},
+	  mgmt: {port: $port, database: $db, token: $tok} }' >"$TMP/rt.json"
+get() { curl -fsS --max-time 5 "$API$1"; }
+req() {
+	curl -sS --max-time 15 -o "$TMP/body" -w '%{http_code}' -X "$1" -H "Authorization: Bearer $TOKEN" \
+		-H 'Content-Type: application/json' --data-binary "$3" "$API$2"
+}
+inst_start_both rt "$TMP/rt.json" "$API" || exit 1
+before=$(get /flows/config)
+out0=$(get /ports/out/stats | jq '.workers.tx_packets')
+code=$(req PUT /flows/config "{\"ports\": [{\"port\": \"in\"}], \"collectors\": [{\"address\": \"127.0.0.1\", \"port\": $NOBODY}]}")
+echo "# PUT -> $code $(jq -c . "$TMP/body" 2>/dev/null | cut -c1-400)"
+check "PUT turning metering on with 2,000,000 flows per worker in 256 MiB (--legacy-mem): a 4xx/5xx JSON error naming flows.flows_per_worker (got $code)" \
+	cond "[ '$code' -ge 400 ] && [ \"\$(jq -r .error.field '$TMP/body')\" = flows.flows_per_worker ]"
+check "GET /api/v1/flows/config unchanged (metering off)" \
+	cond "[ '$(get /flows/config | jq -cS .)' = '$(jq -cS . <<<"$before")' ] && get /flows/config | jq -e '.enabled == false' >/dev/null"
+check "nothing stored in SQLite (config_store empty)" \
+	[ "$(sqlite3 "$TMP/rt.db" 'SELECT count(*) FROM config_store' 2>/dev/null || echo 0)" = 0 ]
+sleep 0.5
+check "no worker tried a table (tables_errors 0, no flow table), forwarding goes on ($out0 -> $(get /ports/out/stats | jq '.workers.tx_packets') frames)" \
+	cond "get /flows | jq -e '(.enabled | not) and ([.workers[].flows_metered_frames // 0] | add // 0) == 0' >/dev/null && [ \$(get /ports/out/stats | jq '.workers.tx_packets') -gt $out0 ] && ! grep -q 'flows: a table of' '$TMP/rt-primary.log'"
+inst_cleanup
