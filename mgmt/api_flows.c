@@ -77,9 +77,17 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	a = cJSON_AddArrayToObject(o, "collectors");
 	/* running: the collectors the exporter sends to (it takes a live change within a round) */
 	for (c = 0; c < MIN(shm->flows.running ? shm->flows.nb_collectors : f->nb_collectors,
-			    (uint32_t)SBX_MAX_FLOW_COLLECTORS); c++)
-		cJSON_AddItemToArray(a, collector_json(shm->flows.running ? &shm->flows.collectors[c].cfg : &f->collectors[c],
-						       &shm->flows.collectors[c], shm->flows.running != 0));
+			    (uint32_t)SBX_MAX_FLOW_COLLECTORS); c++) {
+		struct sbx_flow_collector_cfg kc; /* the exporter's, under its sequence lock (a live change) */
+		cJSON *k;
+
+		if (shm->flows.running)
+			sbx_flows_collector_cfg(&shm->flows, c, &kc);
+		k = collector_json(shm->flows.running ? &kc : &f->collectors[c], &shm->flows.collectors[c],
+				   shm->flows.running != 0);
+		NUM(k, "open_failures", shm->flows.open_failures[c]);
+		cJSON_AddItemToArray(a, k);
+	}
 	/* collectors closed by live changes: their counters summed (docs/RUNTIME_TABLES.md "Flows") */
 	ipfix_stats_json(cJSON_AddObjectToObject(o, "retired"), &shm->flows.retired);
 	NUM(o, "reconfigurations", shm->flows.reconfigs);

@@ -17,16 +17,21 @@
 #     a 4xx JSON error naming flows.flows_per_worker, GET /api/v1/flows/config is unchanged (off),
 #     nothing stored in SQLite, no worker tables error, forwarding goes on. (Before: 200 and nothing
 #     metered, the worker's failure only in tables_errors.)
+#  4. A collector that cannot be opened at run time (PUT to 255.255.255.255: EACCES) is retried with
+#     back-off (1 s, doubled: 3 tries in 3.6 s), counted (open_failures), logged, down, an event; one
+#     whose open fails for a while (the test hook SBX_TEST_FLOWS_OPEN_FAIL_FILE) is opened again by
+#     the retry, without a config change: up, an event, records sent again. (Before: never retried
+#     until the next change of the config.)
 # (The refusals of a bad section: tests/unit/test_config.c test_flows.)
 # Resources: file prefix sbxfd<pid>, lcores 110 (worker) 111 (primary) 112 (mgmt), API 19110,
-# collectors UDP 19111, 19112, 19113 (nobody).
+# collectors UDP 19111, 19112, 19113 (nobody), 19114.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/replay.sh"
 source "$ROOT/tests/lib/instance.sh"
 source "$ROOT/tests/lib/flows.sh"
 PREFIX=sbxfd$$
 REF="python3 $ROOT/tests/lib/flows_ref.py"
-PORT=19110 API=http://127.0.0.1:19110/api/v1 NF1=19111 NF2=19112 NOBODY=19113
+PORT=19110 API=http://127.0.0.1:19110/api/v1 NF1=19111 NF2=19112 NOBODY=19113 NF3=19114
 TOKEN=sbxfd-token-0123456789abcdef
 for t in nfcapd nfdump mergecap jq curl sqlite3; do
 	command -v $t >/dev/null || { not_ok "$t not installed (./spanbox install-deps)"; exit 1; }
@@ -148,6 +153,8 @@ jq -n --arg in "net_pcap0,rx_pcap=$TMP/feed.pcap,pps=50" --arg db "$TMP/rt.db" -
 	  flows: {enabled: false, flows_per_worker: 2000000, collectors: [{address: "127.0.0.1", port: $nb}]},
 	  mgmt: {port: $port, database: $db, token: $tok} }' >"$TMP/rt.json"
 get() { curl -fsS --max-time 5 "$API$1"; }
+# jqe EXPR [ARGS...] <INPUT: jq -e that fails on an empty input too (jq 1.6 exits 0 on none)
+jqe() { local in; in=$(cat); [ -n "$in" ] && jq -e "$@" <<<"$in" >/dev/null; }
 req() {
 	curl -sS --max-time 15 -o "$TMP/body" -w '%{http_code}' -X "$1" -H "Authorization: Bearer $TOKEN" \
 		-H 'Content-Type: application/json' --data-binary "$3" "$API$2"
@@ -166,4 +173,38 @@ check "nothing stored in SQLite (config_store empty)" \
 sleep 0.5
 check "no worker tried a table (tables_errors 0, no flow table), forwarding goes on ($out0 -> $(get /ports/out/stats | jq '.workers.tx_packets') frames)" \
 	cond "get /flows | jq -e '(.enabled | not) and ([.workers[].flows_metered_frames // 0] | add // 0) == 0' >/dev/null && [ \$(get /ports/out/stats | jq '.workers.tx_packets') -gt $out0 ] && ! grep -q 'flows: a table of' '$TMP/rt-primary.log'"
+inst_cleanup
+
+# --- 4. a collector that cannot be opened at run time: retried with back-off, counted, events ------
+# (a UDP socket cannot connect to 255.255.255.255 without SO_BROADCAST: EACCES, a real failure; then
+# the test hook SBX_TEST_FLOWS_OPEN_FAIL_FILE fails every open while its file exists)
+jq --argjson nf $NF3 '.flows = {ports: [{port: "in"}], active_timeout_s: 1, flows_per_worker: 4096,
+	collectors: [{address: "127.0.0.1", port: $nf}]} | .mgmt.database += ".2" | del(.eal.extra_args)' "$TMP/rt.json" >"$TMP/rt2.json"
+HOOK=$TMP/open.fail
+nfstart "$TMP/nf3" $NF3
+inst_start_primary rt2 "$TMP/rt2.json" SBX_TEST_FLOWS_OPEN_FAIL_FILE="$HOOK"
+inst_start_mgmt rt2 "$TMP/rt2.json" "$API"
+wait_for 100 cond "get /flows | jq -e '.collectors[0].records_sent >= 2' >/dev/null"
+code=$(req PUT /flows/config "{\"ports\": [{\"port\": \"in\"}], \"active_timeout_s\": 1, \"collectors\": [{\"address\": \"255.255.255.255\", \"port\": $NF3}]}")
+sleep 3.6 # tries at 0, 1 and 3 s (1 s, doubled)
+f=$(get /flows)
+echo "# $(jq -c '.collectors[0] | {address, state, open_failures, records_lost, records_sent}' <<<"$f")"
+check "PUT to 255.255.255.255 (got $code): it cannot be opened (EACCES), retried with back-off: 3 tries in 3.6 s, state down, records counted lost" \
+	cond "[ '$code' = 200 ] && jqe '.collectors[0] | .address == \"255.255.255.255\" and .state == \"down\" and .open_failures == 3 and .records_lost > 0' <<<'$f'"
+check "... logged with the next try, and an event collector_down" \
+	cond "grep -q 'flows.collectors\[0\]: address: UDP socket to 255.255.255.255: Permission denied (retried in 4000 ms)' '$TMP/rt2-primary.log' && grep -q 'collector_down: flows.collectors\[0\] 255.255.255.255:$NF3' '$TMP/rt2-primary.log'"
+touch "$HOOK"
+code=$(req PUT /flows/config "{\"ports\": [{\"port\": \"in\"}], \"active_timeout_s\": 1, \"collectors\": [{\"address\": \"127.0.0.1\", \"port\": $NF3}]}")
+sleep 1.5
+f=$(get /flows)
+sent0=$(jq '.collectors[0].records_sent' <<<"$f")
+check "back to 127.0.0.1 while opens fail (test hook, got $code): down, failures counted ($(jq -c '.collectors[0] | {state, open_failures, records_sent}' <<<"$f"))" \
+	cond "[ '$code' = 200 ] && jqe '.collectors[0] | .address == \"127.0.0.1\" and .state == \"down\" and .open_failures >= 4' <<<'$f'"
+rm -f "$HOOK"
+wait_for 100 cond "get /flows | jq -e '.collectors[0].state == \"up\" and .collectors[0].records_sent > $sent0' >/dev/null"
+f=$(get /flows)
+check "the open works again: retried without a config change, up, records sent again ($(jq -c '.collectors[0] | {state, open_failures, records_sent, records_lost}' <<<"$f"))" \
+	cond "jqe '.collectors[0] | .state == \"up\" and .records_sent > $sent0' <<<'$f' && grep -q 'flows: collector 127.0.0.1:$NF3 (udp) opened after' '$TMP/rt2-primary.log'"
+wait_for 10 cond "grep -q 'collector_up: flows.collectors\[0\] 127.0.0.1:$NF3' '$TMP/rt2-primary.log'"
+check "... and an event collector_up" grep -q "collector_up: flows.collectors\[0\] 127.0.0.1:$NF3" "$TMP/rt2-primary.log"
 inst_cleanup
