@@ -64,8 +64,8 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	for (i = 0; i < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); i++)
 		if ((f->tx_mask >> i) & 1)
 			cJSON_AddItemToArray(a, cJSON_CreateString(shm->cfg.ports[i].name));
-	a = cJSON_AddArrayToObject(o, "sessions"); /* maps whose frames are metered */
-	for (i = 0; i < f->nb_sessions && i < SBX_MAX_MAPS; i++)
+	a = cJSON_AddArrayToObject(o, "sessions"); /* maps and mirror sessions whose frames are metered */
+	for (i = 0; i < f->nb_sessions && i < SBX_MAX_MAPS + SBX_MAX_MIRRORS; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateNumber(f->session_ids[i]));
 	NUM(o, "active_timeout_s", f->active_s);
 	NUM(o, "idle_timeout_s", f->idle_s);

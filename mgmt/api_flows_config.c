@@ -39,7 +39,7 @@ static cJSON *flows_config_json(const struct sbx_config *cfg)
 		}
 	}
 	a = cJSON_AddArrayToObject(o, "sessions");
-	for (i = 0; i < f->nb_sessions && i < SBX_MAX_MAPS; i++)
+	for (i = 0; i < f->nb_sessions && i < SBX_MAX_MAPS + SBX_MAX_MIRRORS; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateNumber(f->session_ids[i]));
 	NUM(o, "active_timeout_s", f->active_s);
 	NUM(o, "idle_timeout_s", f->idle_s);

@@ -440,9 +440,9 @@ int sbx_flows_init(struct sbx_primary *p)
 	fs->nb_collectors = f->nb_collectors;
 	if (thread_start() != 0)
 		return -1;
-	printf("spanbox-primary: flows: metering ports rx 0x%x tx 0x%llx maps 0x%llx, %u flows per worker, %u "
-	       "collectors\n", f->port_mask, (unsigned long long)f->tx_mask, (unsigned long long)f->map_mask,
-	       f->capacity, f->nb_collectors);
+	printf("spanbox-primary: flows: metering ports rx 0x%x tx 0x%llx maps 0x%llx mirrors 0x%llx, %u flows per "
+	       "worker, %u collectors\n", f->port_mask, (unsigned long long)f->tx_mask, (unsigned long long)f->map_mask,
+	       (unsigned long long)f->mirror_mask, f->capacity, f->nb_collectors);
 	return 0;
 }
 

@@ -106,6 +106,7 @@ int sbx_flows_setup(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 	f->port_mask = c->port_mask;
 	f->tx_mask = c->tx_mask;
 	f->map_mask = c->map_mask;
+	f->mirror_mask = c->mirror_mask;
 	return 0;
 }
 
@@ -116,7 +117,7 @@ void sbx_flows_burst(struct sbx_flows_worker *f, uint16_t port, struct rte_mbuf 
 }
 
 void sbx_flows_burst_dir(struct sbx_flows_worker *f, uint16_t port, uint8_t dir, struct rte_mbuf *const *pkts,
-			 uint16_t n, const uint64_t *taken, uint64_t tsc)
+			 uint16_t n, const uint8_t *taken, uint64_t tsc)
 {
 	const uint8_t *frames[SBX_MAX_BURST];
 	uint32_t lens[SBX_MAX_BURST];
@@ -126,7 +127,7 @@ void sbx_flows_burst_dir(struct sbx_flows_worker *f, uint16_t port, uint8_t dir,
 	if (f->ft == NULL)
 		return;
 	for (i = 0; i < n; i++) {
-		if (taken != NULL && !(taken[i] & f->map_mask))
+		if (taken != NULL && !taken[i])
 			continue;
 		frames[m] = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
 		lens[m++] = pkts[i]->data_len; /* the first segment holds the headers a key needs */
@@ -188,6 +189,7 @@ void sbx_flows_stop(struct sbx_flows_worker *f, bool graceful)
 	f->port_mask = 0;
 	f->tx_mask = 0;
 	f->map_mask = 0;
+	f->mirror_mask = 0;
 }
 
 /* ---- live changes of flows (docs/RUNTIME_TABLES.md "Flows") ---- */
@@ -206,4 +208,5 @@ void sbx_flows_live(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 	f->port_mask = c->enabled ? c->port_mask : 0; /* off: the table's flows leave by their timeouts */
 	f->tx_mask = c->enabled ? c->tx_mask : 0;
 	f->map_mask = c->enabled ? c->map_mask : 0;
+	f->mirror_mask = c->enabled ? c->mirror_mask : 0;
 }

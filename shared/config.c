@@ -1902,13 +1902,13 @@ static int parse_flow_sessions(struct ctx *c, const cJSON *o, struct sbx_flows_c
 	uint16_t i;
 	double v;
 
-	if (get_array(c, o, "flows", "sessions", SBX_MAX_MAPS, &arr))
+	if (get_array(c, o, "flows", "sessions", SBX_MAX_MAPS + SBX_MAX_MIRRORS, &arr))
 		return -1;
 	cJSON_ArrayForEach(it, arr) {
 		snprintf(path, sizeof(path), "flows.sessions[%u]", f->nb_sessions);
 		v = cJSON_IsNumber(it) ? it->valuedouble : -1;
 		if (!cJSON_IsNumber(it) || v != (double)(long long)v || v < SBX_MIRROR_ID_MIN || v > SBX_MIRROR_ID_MAX)
-			return fail(c, path, NULL, "expected a map id (an integer %d..%d)", SBX_MIRROR_ID_MIN,
+			return fail(c, path, NULL, "expected a map or mirror session id (an integer %d..%d)", SBX_MIRROR_ID_MIN,
 				    SBX_MIRROR_ID_MAX);
 		for (i = 0; i < f->nb_sessions; i++)
 			if (f->session_ids[i] == (uint16_t)v)
@@ -1967,6 +1967,7 @@ int sbx_config_flows_resolve(struct sbx_config *cfg, char *err, size_t errlen)
 	uint16_t i, j, k;
 
 	f->map_mask = 0;
+	f->mirror_mask = 0;
 	for (i = 0; i < f->nb_sessions; i++) {
 		snprintf(path, sizeof(path), "flows.sessions[%u]", i);
 		for (j = 0; j < cfg->nb_maps && cfg->maps[j].s.id != f->session_ids[i]; j++)
@@ -1977,11 +1978,11 @@ int sbx_config_flows_resolve(struct sbx_config *cfg, char *err, size_t errlen)
 		}
 		for (k = 0; k < cfg->nb_mirrors && cfg->mirrors[k].id != f->session_ids[i]; k++)
 			;
-		if (k < cfg->nb_mirrors)
-			return fail(&c, path, NULL, "%u is mirror session %s: only maps select flows (a map without "
-				    "rules takes every frame of its sources, as a mirror does)", f->session_ids[i],
-				    cfg->mirrors[k].name);
-		return fail(&c, path, NULL, "%u is not the id of a map", f->session_ids[i]);
+		if (k < cfg->nb_mirrors) {
+			f->mirror_mask |= 1ull << k;
+			continue;
+		}
+		return fail(&c, path, NULL, "%u is not the id of a map or mirror session", f->session_ids[i]);
 	}
 	return 0;
 }

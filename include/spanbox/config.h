@@ -370,14 +370,16 @@ struct sbx_flows_cfg {
 				        direction "tx" or "both"; port_mask is the "rx" side) */
 	uint64_t map_mask;         /**< bit j: frames cfg.maps[j] took (its rules, filter and sampling)
 				        on any of its sources are metered (flows.sessions, map ids) */
-	uint16_t nb_sessions;      /**< flows.sessions as given: ids, resolved to map_mask after "maps" */
-	uint16_t session_ids[SBX_MAX_MAPS];
+	uint16_t nb_sessions;      /**< flows.sessions as given: ids, resolved to map_mask / mirror_mask after "maps" */
+	uint16_t session_ids[SBX_MAX_MAPS + SBX_MAX_MIRRORS];
+	uint64_t mirror_mask;      /**< bit i: frames cfg.mirrors[i] took (its filter and sampling) are
+				        metered (flows.sessions, mirror session ids) */
 };
 
 /** True when the flows section @p f meters anything (enabled, and a port, direction or map selected). */
 static inline bool sbx_flows_cfg_meters(const struct sbx_flows_cfg *f)
 {
-	return f->enabled && (f->port_mask != 0 || f->tx_mask != 0 || f->map_mask != 0);
+	return f->enabled && (f->port_mask != 0 || f->tx_mask != 0 || f->map_mask != 0 || f->mirror_mask != 0);
 }
 
 struct sbx_config {
@@ -486,8 +488,9 @@ int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t
 int sbx_config_sections_parse(const struct cJSON *root, struct sbx_config *cfg, char *err, size_t errlen);
 
 /**
- * After "maps": resolve flows.sessions (map ids) into flows.map_mask (bit j = cfg.maps[j]). A mirror
- * session's id or an unknown id is refused naming flows.sessions[i]. @return 0, or -1 with "field:
+ * After "maps": resolve flows.sessions (ids of maps and mirror sessions) into flows.map_mask (bit j =
+ * cfg.maps[j]) and flows.mirror_mask (bit i = cfg.mirrors[i]). An unknown id is refused naming
+ * flows.sessions[i]. @return 0, or -1 with "field:
  * message" in @p err.
  */
 int sbx_config_flows_resolve(struct sbx_config *cfg, char *err, size_t errlen);

@@ -9,9 +9,10 @@
 #     reference (protocol, addresses, ports, VLAN, packets, bytes). The RX and TX flows of p1 are the
 #     same 5-tuples: the key keeps them apart. Nothing of p0's RX. The double count is visible: every
 #     frame p1 forwarded is in an RX record of p1... and a TX record of p0 (docs/FLOWS.md).
-#  2. Selected by a map: maps 40 (rules: dst_port 53 passes) and 41 (ip_proto 17 passes) watch p0's RX;
-#     flows.sessions [40], no ports: nfcapd receives exactly the reference's flows to port 53 (TCP,
-#     UDP), none of map 41's other UDP flows; GET /flows/config-like output in the log.
+#  2. Selected by sessions: maps 40 (rules: dst_port 53 passes) and 41 (ip_proto 17 passes), mirror
+#     sessions 7 (filter "icmp") and 8 (filter "tcp") watch p0's RX; flows.sessions [40, 7], no
+#     ports: nfcapd receives exactly the reference's flows to port 53 (TCP, UDP) and its ICMP flows,
+#     once each, none of map 41's other UDP flows nor of mirror 8's TCP flows.
 #  3. Run-time tables that cannot fit: a config with flows off and flows_per_worker 2,000,000 starts in
 #     256 MiB of --legacy-mem (nothing to plan); PUT /api/v1/flows/config turning metering on answers
 #     a 4xx JSON error naming flows.flows_per_worker, GET /api/v1/flows/config is unchanged (off),
@@ -33,7 +34,7 @@ PREFIX=sbxfd$$
 REF="python3 $ROOT/tests/lib/flows_ref.py"
 PORT=19110 API=http://127.0.0.1:19110/api/v1 NF1=19111 NF2=19112 NOBODY=19113 NF3=19114
 TOKEN=sbxfd-token-0123456789abcdef
-for t in nfcapd nfdump mergecap jq curl sqlite3; do
+for t in nfcapd nfdump mergecap jq curl sqlite3 tcpdump; do
 	command -v $t >/dev/null || { not_ok "$t not installed (./spanbox install-deps)"; exit 1; }
 done
 NAMES=(plain_tcpdump_dns_udp plain_tcpreplay_test bulk_zeek_ftp-8317-small vlan_zeek_http-vlan-0
@@ -119,13 +120,19 @@ cat >"$TMP/map.json" <<JSON
   ],
   "workers": {"count": 1, "lcores": [110], "standby": 0},
   "forwarding": {"xconnects": [["p0", "p1"]]},
+  "mirrors": [
+    {"id": 7, "name": "icmp", "sources": [{"port": "p0", "direction": "rx"}], "destination": {"port": "t"},
+     "filter": "icmp"},
+    {"id": 8, "name": "tcp", "sources": [{"port": "p0", "direction": "rx"}], "destination": {"port": "t"},
+     "filter": "tcp"}
+  ],
   "maps": [
     {"id": 40, "name": "dns", "sources": [{"port": "p0", "direction": "rx"}], "destination": {"port": "t"},
      "rules": [{"action": "pass", "dst_port": 53}]},
     {"id": 41, "name": "udp", "sources": [{"port": "p0", "direction": "rx"}], "destination": {"port": "t"},
      "rules": [{"action": "pass", "ip_proto": 17}]}
   ],
-  "flows": {"sessions": [40], "observation_domain_id": 28, "collectors": [{"address": "127.0.0.1", "port": $NF2}]}
+  "flows": {"sessions": [40, 7], "observation_domain_id": 28, "collectors": [{"address": "127.0.0.1", "port": $NF2}]}
 }
 JSON
 nfstart "$TMP/nf2" $NF2
@@ -133,11 +140,20 @@ replay map
 sleep 0.3
 nfstop
 dirflows "$TMP/nf2" >"$TMP/nf2.flows"
-reflines "$TMP/ref.tsv" 0 0 I 'v[5] == "53" and v[3] in ("6", "17", "132")' >"$TMP/ref2.flows"
-NDNS=$(wc -l <"$TMP/ref2.flows")
+# map 40's rules: TCP/UDP/SCTP to port 53; mirror 7's BPF filter "icmp": the frames libpcap's own
+# filter takes (tcpdump: no VLAN tag, no MPLS label), through the reference
+tcpdump -r "$TMP/in0.pcap" -w "$TMP/icmp.pcap" icmp 2>/dev/null
+$REF --active 1e9 --idle 1e9 "$TMP/icmp.pcap" >"$TMP/ref_icmp.tsv"
+{
+	reflines "$TMP/ref.tsv" 0 0 I 'v[5] == "53" and v[3] in ("6", "17", "132")'
+	reflines "$TMP/ref_icmp.tsv" 0 0 I
+} | sort >"$TMP/ref2.flows"
+NDNS=$(reflines "$TMP/ref.tsv" 0 0 I 'v[5] == "53" and v[3] in ("6", "17", "132")' | wc -l)
+NICMP=$(wc -l <"$TMP/ref_icmp.tsv")
 NUDP=$(awk -F'\t' '$4 == 17' "$TMP/ref.tsv" | wc -l)
-check "flows.sessions [40]: nfdump prints $(wc -l <"$TMP/nf2.flows") flows, exactly the reference's $NDNS flows to port 53 (not map 41's $NUDP UDP flows, not the rest of $NREF)" \
-	cond "[ $NDNS -gt 3 ] && [ $NUDP -gt $NDNS ] && cmp -s '$TMP/nf2.flows' '$TMP/ref2.flows'"
+NTCP=$(awk -F'\t' '$4 == 6' "$TMP/ref.tsv" | wc -l)
+check "flows.sessions [40, 7]: nfdump prints $(wc -l <"$TMP/nf2.flows") flows, exactly the reference's $NDNS flows to port 53 (map 40) and $NICMP ICMP flows (mirror 7), each once; not map 41's $NUDP UDP flows nor mirror 8's $NTCP TCP flows, not the rest of $NREF" \
+	cond "[ $NDNS -gt 3 ] && [ $NICMP -gt 1 ] && [ $NUDP -gt $NDNS ] && cmp -s '$TMP/nf2.flows' '$TMP/ref2.flows'"
 diff "$TMP/ref2.flows" "$TMP/nf2.flows" | head -5 | sed 's/^/# ref<>nfdump: /'
 check "forwarding unchanged: p1 got every frame ($(pctr "$TMP/map.log" p1 tx_packets) of $NFRAMES)" \
 	[ "$(pctr "$TMP/map.log" p1 tx_packets)" = "$NFRAMES" ]

@@ -896,10 +896,10 @@ static void test_flows(void)
 		 "flows.ports[1].port: a is listed twice (one entry per port: direction \"both\")"},
 		{"{" COL ",\"ports\":[{\"port\":\"a\",\"direction\":\"tx\"},{\"port\":\"a\",\"direction\":\"rx\"}]}",
 		 "flows.ports[1].port: a is listed twice (one entry per port: direction \"both\")"},
-		{"{" COL ",\"sessions\":[0]}", "flows.sessions[0]: expected a map id (an integer 1..1023)"},
-		{"{" COL ",\"sessions\":[\"40\"]}", "flows.sessions[0]: expected a map id (an integer 1..1023)"},
+		{"{" COL ",\"sessions\":[0]}", "flows.sessions[0]: expected a map or mirror session id (an integer 1..1023)"},
+		{"{" COL ",\"sessions\":[\"40\"]}", "flows.sessions[0]: expected a map or mirror session id (an integer 1..1023)"},
 		{"{" COL ",\"sessions\":5}", "flows.sessions: expected an array"},
-		{"{" COL ",\"sessions\":[40]}", "flows.sessions[0]: 40 is not the id of a map"},
+		{"{" COL ",\"sessions\":[40]}", "flows.sessions[0]: 40 is not the id of a map or mirror session"},
 		{"{" COL ",\"ports\":[\"a\"]}", "flows.ports[0]: expected an object {\"port\": NAME, \"direction\": \"rx\"}"},
 		{"{" COL ",\"idle_timeout_s\":0}", "flows.idle_timeout_s: 0 out of range 1..3600"},
 		{"{" COL ",\"active_timeout_s\":86401}", "flows.active_timeout_s: 86401 out of range 1..86400"},
@@ -954,12 +954,11 @@ static void test_flows(void)
 	check(parse_fmt(MAPS_FMT, "\"sessions\":[41,40],\"ports\":[{\"port\":\"b\"}]", &cfg, err, sizeof(err)) == 0 &&
 		      cfg.flows.map_mask == 3 && cfg.flows.port_mask == 2,
 	      "flows.sessions [41, 40] and ports: maps 0x3, port b (%s)", err);
-	check(parse_fmt(MAPS_FMT, "\"sessions\":[7]", &cfg, err, sizeof(err)) == -1 &&
-		      !strcmp(err, "flows.sessions[0]: 7 is mirror session m7: only maps select flows (a map without rules "
-			      "takes every frame of its sources, as a mirror does)"),
-	      "flows.sessions: a mirror session's id refused, the field named (%s)", err);
+	check(parse_fmt(MAPS_FMT, "\"sessions\":[7,40]", &cfg, err, sizeof(err)) == 0 && cfg.flows.mirror_mask == 1 &&
+		      cfg.flows.map_mask == 1 && sbx_flows_cfg_meters(&cfg.flows),
+	      "flows.sessions [7, 40]: mirror session m7 (index 0) and map m40 (index 0) (%s)", err);
 	check(parse_fmt(MAPS_FMT, "\"sessions\":[40,99]", &cfg, err, sizeof(err)) == -1 &&
-		      !strcmp(err, "flows.sessions[1]: 99 is not the id of a map"),
+		      !strcmp(err, "flows.sessions[1]: 99 is not the id of a map or mirror session"),
 	      "flows.sessions: an unknown id refused, the field named (%s)", err);
 	check(parse_fmt(MAPS_FMT, "\"sessions\":[40,40]", &cfg, err, sizeof(err)) == -1 &&
 		      !strcmp(err, "flows.sessions[1]: 40 is listed twice"),
