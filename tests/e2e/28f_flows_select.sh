@@ -34,7 +34,7 @@ PREFIX=sbxfd$$
 REF="python3 $ROOT/tests/lib/flows_ref.py"
 PORT=19110 API=http://127.0.0.1:19110/api/v1 NF1=19111 NF2=19112 NOBODY=19113 NF3=19114
 TOKEN=sbxfd-token-0123456789abcdef
-for t in nfcapd nfdump mergecap jq curl sqlite3 tcpdump; do
+for t in nfcapd nfdump mergecap jq curl sqlite3 tcpdump tshark; do
 	command -v $t >/dev/null || { not_ok "$t not installed (./spanbox install-deps)"; exit 1; }
 done
 NAMES=(plain_tcpdump_dns_udp plain_tcpreplay_test bulk_zeek_ftp-8317-small vlan_zeek_http-vlan-0
@@ -89,8 +89,13 @@ cat >"$TMP/dir.json" <<JSON
 }
 JSON
 nfstart "$TMP/nf1" $NF1
+tcpdump -i lo --immediate-mode -U -B 16384 -s 0 -w "$TMP/ipfix.pcap" "udp and dst port $NF1" >"$TMP/tcpdump.log" 2>&1 &
+TDPID=$!
+wait_for 50 grep -q "listening on lo" "$TMP/tcpdump.log"
 replay dir
-sleep 0.3
+sleep 0.5
+kill -INT $TDPID
+wait $TDPID 2>/dev/null
 nfstop
 dirflows "$TMP/nf1" >"$TMP/nf1.flows"
 {
@@ -106,6 +111,13 @@ check "p1 TX: every reference flow with egressInterface 1, flowDirection egress 
 check "p0 TX: every reference flow with egressInterface 0, direction egress; p0's RX not metered (nothing else at nfcapd)" \
 	cmp -s "$TMP/nf1.flows" "$TMP/ref1.flows"
 diff "$TMP/ref1.flows" "$TMP/nf1.flows" | head -5 | sed 's/^/# ref<>nfdump: /'
+TS=(tshark -n -r "$TMP/ipfix.pcap" -d "udp.port==$NF1,cflow")
+bad=$("${TS[@]}" -Y "_ws.malformed || _ws.expert.severity >= warning" 2>/dev/null | wc -l)
+tmpl=$("${TS[@]}" -T fields -e cflow.template_id 2>/dev/null | tr ',' '\n' | sort -u | tr '\n' ' ')
+ndir=$("${TS[@]}" -T fields -e cflow.direction 2>/dev/null | tr ',' '\n' | grep -c '^1$')
+nout=$("${TS[@]}" -T fields -e cflow.outputint 2>/dev/null | tr ',' '\n' | grep -c .)
+check "tshark (cflow) decodes the datagrams without a malformed field ($bad), templates 256-259 ($tmpl), $ndir records with flowDirection 1 and $nout with egressInterface: the $((2 * NREF)) TX records" \
+	cond "[ $bad = 0 ] && [[ '$tmpl' == *256*257*258*259* ]] && [ $ndir = $((2 * NREF)) ] && [ $nout = $((2 * NREF)) ]"
 check "the double count of a metered pair: $(kv dir worker0_frames) frames metered = 3 x the $REF_FRAMES IP frames of the input (p1 RX, p1 TX, p0 TX), every frame forwarded ($(pctr "$TMP/dir.log" p0 tx_packets) + $(pctr "$TMP/dir.log" p1 tx_packets) sent), nothing lost" \
 	cond "[ '$(kv dir worker0_frames)' = $((3 * REF_FRAMES)) ] && [ '$(kv dir collector0_lost)' = 0 ] && [ '$(kv dir worker0_lost_ring)' = 0 ] && [ '$(pctr "$TMP/dir.log" p1 tx_packets)' = $NFRAMES ] && [ '$(pctr "$TMP/dir.log" p0 tx_packets)' = $NFRAMES ]"
 
