@@ -125,6 +125,7 @@ static cJSON *record_json(const struct sbx_shm *shm, const struct sbx_flow_recor
 	NUM(o, "inner_vlan", r->key.inner_vlan);
 	cJSON_AddStringToObject(o, "port", r->key.port < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS) ?
 				shm->cfg.ports[r->key.port].name : "");
+	cJSON_AddStringToObject(o, "direction", r->key.dir == SBX_FLOW_DIR_TX ? "tx" : "rx"); /* of port */
 	NUM(o, "packets", r->packets);
 	NUM(o, "bytes", r->bytes);
 	mgmt_rfc3339(r->first_ns, t, sizeof(t));
