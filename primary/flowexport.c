@@ -197,9 +197,8 @@ static void collector_open(unsigned int c, const struct sbx_flows_cfg *f)
 		.address = k->address, .port = k->port, .transport = k->transport,
 		.domain = f->domain, .template_period_s = f->template_period_s,
 	};
-	char err[256];
-
 	struct sbx_flows_shm *fs = &fx.p->shm->flows;
+	char err[256];
 
 	fx.x[c] = ipfix_open(&xp, err, sizeof(err));
 	fx.retry_ms[c] = RETRY_MIN_MS;
