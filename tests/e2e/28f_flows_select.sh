@@ -22,8 +22,7 @@
 #     back-off (1 s, doubled: 3 tries in 3.6 s), counted (open_failures), logged, down, an event; one
 #     whose open fails for a while (the test hook SBX_TEST_FLOWS_OPEN_FAIL_FILE) is opened again by
 #     the retry, without a config change: up, an event, records sent again. (Before: never retried
-#     until the next change of the config.) Then TX turned on live (ports [out tx]): GET /flows/config,
-#     GET /flows tx_ports, and the top talkers list out's records with direction tx.
+#     until the next change of the config.)
 # (The refusals of a bad section: tests/unit/test_config.c test_flows.)
 # Resources: file prefix sbxfd<pid>, lcores 110 (worker) 111 (primary) 112 (mgmt), API 19110,
 # collectors UDP 19111, 19112, 19113 (nobody), 19114.
@@ -236,9 +235,4 @@ check "the open works again: retried without a config change, up, records sent a
 	cond "jqe '.collectors[0] | .state == \"up\" and .records_sent > $sent0' <<<'$f' && grep -q 'flows: collector 127.0.0.1:$NF3 (udp) opened after' '$TMP/rt2-primary.log'"
 wait_for 10 cond "grep -q 'collector_up: flows.collectors\[0\] 127.0.0.1:$NF3' '$TMP/rt2-primary.log'"
 check "... and an event collector_up" grep -q "collector_up: flows.collectors\[0\] 127.0.0.1:$NF3" "$TMP/rt2-primary.log"
-# TX turned on live: the port "out" (net_null) meters what the cross-connect sends on it
-code=$(req PUT /flows/config "{\"ports\": [{\"port\": \"out\", \"direction\": \"tx\"}], \"active_timeout_s\": 1, \"collectors\": [{\"address\": \"127.0.0.1\", \"port\": $NF3}]}")
-wait_for 100 cond "get /flows/top | jq -e '[.flows[] | select(.direction == \"tx\" and .port == \"out\")] | length > 0' >/dev/null"
-check "PUT ports [out tx] (got $code): GET /flows/config says direction tx, GET /flows tx_ports [out], the top talkers list records of out with direction tx ($(get /flows/top | jq -c '[.flows[] | .port + "/" + .direction] | unique'))" \
-	cond "[ '$code' = 200 ] && get /flows/config | jqe '.ports == [{\"port\": \"out\", \"direction\": \"tx\"}]' && get /flows | jqe '.tx_ports == [\"out\"] and .ports == []' && get /flows/top | jqe '[.flows[] | select(.direction == \"tx\" and .port == \"out\")] | length > 0'"
 inst_cleanup
