@@ -55,11 +55,18 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 		return code;
 	f = &sbx_shm_cfg(shm)->flows; /* the active tables': flows is live */
 	*body = o = cJSON_CreateObject();
-	cJSON_AddBoolToObject(o, "enabled", f->enabled && f->port_mask != 0);
-	a = cJSON_AddArrayToObject(o, "ports");
+	cJSON_AddBoolToObject(o, "enabled", sbx_flows_cfg_meters(f));
+	a = cJSON_AddArrayToObject(o, "ports"); /* RX metered */
 	for (i = 0; i < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); i++)
 		if (f->port_mask & (1u << i))
 			cJSON_AddItemToArray(a, cJSON_CreateString(shm->cfg.ports[i].name));
+	a = cJSON_AddArrayToObject(o, "tx_ports"); /* TX metered (docs/FLOWS.md "Directions") */
+	for (i = 0; i < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); i++)
+		if ((f->tx_mask >> i) & 1)
+			cJSON_AddItemToArray(a, cJSON_CreateString(shm->cfg.ports[i].name));
+	a = cJSON_AddArrayToObject(o, "sessions"); /* maps and mirror sessions whose frames are metered */
+	for (i = 0; i < f->nb_sessions && i < SBX_MAX_MAPS + SBX_MAX_MIRRORS; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(f->session_ids[i]));
 	NUM(o, "active_timeout_s", f->active_s);
 	NUM(o, "idle_timeout_s", f->idle_s);
 	NUM(o, "flows_per_worker", f->capacity);
@@ -71,9 +78,17 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	a = cJSON_AddArrayToObject(o, "collectors");
 	/* running: the collectors the exporter sends to (it takes a live change within a round) */
 	for (c = 0; c < MIN(shm->flows.running ? shm->flows.nb_collectors : f->nb_collectors,
-			    (uint32_t)SBX_MAX_FLOW_COLLECTORS); c++)
-		cJSON_AddItemToArray(a, collector_json(shm->flows.running ? &shm->flows.collectors[c].cfg : &f->collectors[c],
-						       &shm->flows.collectors[c], shm->flows.running != 0));
+			    (uint32_t)SBX_MAX_FLOW_COLLECTORS); c++) {
+		struct sbx_flow_collector_cfg kc; /* the exporter's, under its sequence lock (a live change) */
+		cJSON *k;
+
+		if (shm->flows.running)
+			sbx_flows_collector_cfg(&shm->flows, c, &kc);
+		k = collector_json(shm->flows.running ? &kc : &f->collectors[c], &shm->flows.collectors[c],
+				   shm->flows.running != 0);
+		NUM(k, "open_failures", shm->flows.open_failures[c]);
+		cJSON_AddItemToArray(a, k);
+	}
 	/* collectors closed by live changes: their counters summed (docs/RUNTIME_TABLES.md "Flows") */
 	ipfix_stats_json(cJSON_AddObjectToObject(o, "retired"), &shm->flows.retired);
 	NUM(o, "reconfigurations", shm->flows.reconfigs);
@@ -111,6 +126,7 @@ static cJSON *record_json(const struct sbx_shm *shm, const struct sbx_flow_recor
 	NUM(o, "inner_vlan", r->key.inner_vlan);
 	cJSON_AddStringToObject(o, "port", r->key.port < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS) ?
 				shm->cfg.ports[r->key.port].name : "");
+	cJSON_AddStringToObject(o, "direction", r->key.dir == SBX_FLOW_DIR_TX ? "tx" : "rx"); /* of port */
 	NUM(o, "packets", r->packets);
 	NUM(o, "bytes", r->bytes);
 	mgmt_rfc3339(r->first_ns, t, sizeof(t));

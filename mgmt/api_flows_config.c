@@ -28,14 +28,19 @@ static cJSON *flows_config_json(const struct sbx_config *cfg)
 	cJSON_AddBoolToObject(o, "enabled", f->enabled);
 	a = cJSON_AddArrayToObject(o, "ports");
 	for (i = 0; i < cfg->nb_ports && i < SBX_MAX_PORTS; i++) {
-		if (f->port_mask & (1u << i)) {
+		const bool rx = ((uint64_t)f->port_mask >> i) & 1, tx = (f->tx_mask >> i) & 1;
+
+		if (rx || tx) {
 			cJSON *p = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(p, "port", cfg->ports[i].name);
-			cJSON_AddStringToObject(p, "direction", "rx");
+			cJSON_AddStringToObject(p, "direction", rx && tx ? "both" : tx ? "tx" : "rx");
 			cJSON_AddItemToArray(a, p);
 		}
 	}
+	a = cJSON_AddArrayToObject(o, "sessions");
+	for (i = 0; i < f->nb_sessions && i < SBX_MAX_MAPS + SBX_MAX_MIRRORS; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(f->session_ids[i]));
 	NUM(o, "active_timeout_s", f->active_s);
 	NUM(o, "idle_timeout_s", f->idle_s);
 	NUM(o, "flows_per_worker", f->capacity);

@@ -834,8 +834,9 @@ static void flows_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	if (!fs->running)
 		return;
 	for (c = 0; c < nc; c++) {
-		const struct sbx_flow_collector_cfg *k = &fs->collectors[c].cfg;
+		struct sbx_flow_collector_cfg kc, *k = &kc; /* under the exporter's sequence lock */
 
+		sbx_flows_collector_cfg(fs, c, &kc);
 		cl[c][0] = '\0';
 		label_u(cl[c], LBL, "collector", c);
 		label(cl[c], LBL, "address", k->address, sizeof(k->address));

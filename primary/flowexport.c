@@ -27,6 +27,8 @@
 #include "primary.h"
 
 #define DRAIN_BURST 64 /* records taken off one ring at a time */
+#define RETRY_MIN_MS 1000  /* a collector that could not be opened: first retry after 1 s */
+#define RETRY_MAX_MS 60000 /* ... doubling up to once a minute */
 
 static struct {
 	struct sbx_primary *p;
@@ -41,6 +43,11 @@ static struct {
 	struct sbx_flows_cfg posted; /* tables thread: the last section posted (or the start's) */
 	bool rings;
 	uint32_t seen_transitions[SBX_MAX_FLOW_COLLECTORS]; /* main thread: transitions it told of */
+	/* collectors that could not be opened: the next try (collector_retry) */
+	uint64_t retry_ns[SBX_MAX_FLOW_COLLECTORS];
+	uint32_t retry_ms[SBX_MAX_FLOW_COLLECTORS];
+	struct sbx_ipfix_stats base[SBX_MAX_FLOW_COLLECTORS]; /* counted before a late open */
+	bool based[SBX_MAX_FLOW_COLLECTORS];
 	pthread_t tid;
 	bool started;
 	uint32_t stop;
@@ -142,8 +149,11 @@ static void publish(unsigned int c)
 	struct sbx_ipfix_stats s = o->x; /* no exporter (it could not be opened): what drain counted */
 	uint32_t up = o->up;
 
-	if (fx.x[c] != NULL)
+	if (fx.x[c] != NULL) {
 		sbx_ipfix_stats(fx.x[c], &s);
+		if (fx.based[c])
+			sbx_ipfix_stats_add(&s, &fx.base[c]);
+	}
 	/* over the last 100 ms: a loss is down (UDP: an ICMP port unreachable loses every other
 	 * message, the kernel takes the rest), records sent and none lost is up */
 	if (s.records_lost > o->x.records_lost)
@@ -164,6 +174,19 @@ static void publish(unsigned int c)
 
 /* ---- live changes of flows (this thread's side) ---- */
 
+/* sbx_ipfix_open, but for the test hook: while the file named by SBX_TEST_FLOWS_OPEN_FAIL_FILE exists,
+ * every open fails (tests/e2e/28f_flows_select.sh: a collector that comes back is retried). */
+static struct sbx_ipfix *ipfix_open(const struct sbx_ipfix_params *xp, char *err, size_t errlen)
+{
+	const char *hook = getenv("SBX_TEST_FLOWS_OPEN_FAIL_FILE");
+
+	if (hook != NULL && access(hook, F_OK) == 0) {
+		snprintf(err, errlen, "address: refused by the test hook %s", hook);
+		return NULL;
+	}
+	return sbx_ipfix_open(xp, err, errlen);
+}
+
 /* Open collectors[c] of @p f into fx.x[c] (NULL when it cannot be: logged, its records counted
  * lost) and reset its slot in the memzone. */
 static void collector_open(unsigned int c, const struct sbx_flows_cfg *f)
@@ -174,15 +197,65 @@ static void collector_open(unsigned int c, const struct sbx_flows_cfg *f)
 		.address = k->address, .port = k->port, .transport = k->transport,
 		.domain = f->domain, .template_period_s = f->template_period_s,
 	};
+	struct sbx_flows_shm *fs = &fx.p->shm->flows;
 	char err[256];
 
-	fx.x[c] = sbx_ipfix_open(&xp, err, sizeof(err));
-	if (fx.x[c] == NULL)
-		fprintf(stderr, "spanbox-primary: flows.collectors[%u]: %s\n", c, err);
+	fx.x[c] = ipfix_open(&xp, err, sizeof(err));
+	fx.retry_ms[c] = RETRY_MIN_MS;
+	if (fx.x[c] == NULL) {
+		fs->open_failures[c]++;
+		fx.retry_ns[c] = sbx_now_ns() + (uint64_t)fx.retry_ms[c] * 1000000ull;
+		fprintf(stderr, "spanbox-primary: flows.collectors[%u]: %s (retried in %u ms)\n", c, err, fx.retry_ms[c]);
+	}
 	memset(&o->x, 0, sizeof(o->x));
+	fx.based[c] = false;
+	/* mgmt and the main thread read the address while we write it: sequence lock (shm.h) */
+	__atomic_add_fetch(&fs->cfg_seq, 1, __ATOMIC_RELEASE); /* odd: being written */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	o->cfg = *k;
+	__atomic_add_fetch(&fs->cfg_seq, 1, __ATOMIC_RELEASE);
 	o->since_ns = sbx_realtime_ns();
 	__atomic_store_n(&o->up, fx.x[c] != NULL, __ATOMIC_RELAXED); /* up until records are lost */
+	if (fx.x[c] == NULL) /* an event collector_down (sbx_flows_tick) */
+		__atomic_add_fetch(&o->transitions, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * A collector that could not be opened (collector_open) is tried again, not only at the next config
+ * change: after RETRY_MIN_MS, the wait doubled after each failure up to RETRY_MAX_MS. Every failure
+ * is counted (open_failures), logged; the first one of a collector that was up and the success
+ * change its state (events collector_down / collector_up, sbx_flows_tick). Its counters go on.
+ */
+static void collector_retry(unsigned int c, uint64_t now)
+{
+	const struct sbx_flow_collector_cfg *k = &fx.cfg.collectors[c];
+	struct sbx_flow_collector_shm *o = &fx.p->shm->flows.collectors[c];
+	struct sbx_ipfix_params xp = {
+		.address = k->address, .port = k->port, .transport = k->transport,
+		.domain = fx.cfg.domain, .template_period_s = fx.cfg.template_period_s,
+	};
+	char err[256];
+
+	if (now < fx.retry_ns[c])
+		return;
+	fx.x[c] = ipfix_open(&xp, err, sizeof(err));
+	if (fx.x[c] == NULL) {
+		fx.p->shm->flows.open_failures[c]++;
+		fx.retry_ms[c] = fx.retry_ms[c] * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : fx.retry_ms[c] * 2;
+		fx.retry_ns[c] = now + (uint64_t)fx.retry_ms[c] * 1000000ull;
+		fprintf(stderr, "spanbox-primary: flows.collectors[%u]: %s (retried in %u ms)\n", c, err, fx.retry_ms[c]);
+		return;
+	}
+	fx.retry_ms[c] = RETRY_MIN_MS;
+	printf("spanbox-primary: flows: collector %s:%u (%s) opened after %u failures\n", k->address, k->port,
+	       k->transport ? "tcp" : "udp", fx.p->shm->flows.open_failures[c]);
+	fflush(stdout);
+	/* the counters of the time it could not be opened stay: the new exporter's add to them */
+	fx.base[c] = o->x;
+	fx.based[c] = true;
+	o->since_ns = sbx_realtime_ns();
+	__atomic_store_n(&o->up, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&o->transitions, 1, __ATOMIC_RELEASE); /* an event collector_up */
 }
 
 /* Collector @p c sends the same way under @p a and @p b (address, port, transport, domain, period). */
@@ -279,6 +352,8 @@ static void *export_thread(void *arg)
 		for (c = 0; c < nc; c++)
 			if (fx.x[c] != NULL)
 				sbx_ipfix_poll(fx.x[c], now);
+			else if (!stopping)
+				collector_retry(c, now);
 		if (now >= next_pub) {
 			next_pub = now + 100000000ull;
 			for (c = 0; c < nc; c++)
@@ -348,7 +423,7 @@ int sbx_flows_init(struct sbx_primary *p)
 	pthread_mutex_init(&fx.lock, NULL);
 	fx.p = p;
 	memset(fs, 0, sizeof(*fs));
-	if (!f->enabled || f->port_mask == 0)
+	if (!sbx_flows_cfg_meters(f))
 		return 0;
 	if (rings_create(p, err, sizeof(err)) != 0) {
 		fprintf(stderr, "spanbox-primary: flows: %s\n", err);
@@ -364,17 +439,69 @@ int sbx_flows_init(struct sbx_primary *p)
 	fs->nb_collectors = f->nb_collectors;
 	if (thread_start() != 0)
 		return -1;
-	printf("spanbox-primary: flows: metering ports 0x%x, %u flows per worker, %u collectors\n", f->port_mask,
-	       f->capacity, f->nb_collectors);
+	printf("spanbox-primary: flows: metering ports rx 0x%x tx 0x%llx maps 0x%llx mirrors 0x%llx, %u flows per "
+	       "worker, %u collectors\n", f->port_mask, (unsigned long long)f->tx_mask, (unsigned long long)f->map_mask,
+	       (unsigned long long)f->mirror_mask, f->capacity, f->nb_collectors);
 	return 0;
 }
 
 /* ---- live changes of flows (the runtime tables thread's side, tables.c) ---- */
 
+static void no_emit(void *arg, const struct sbx_flow_record *rec)
+{
+	(void)arg;
+	(void)rec;
+}
+
+/*
+ * Metering turned on at run time: the workers without a table will create one each (secondary/flows.c)
+ * once the change is published. Before it is, every such table is created here at once, on its
+ * worker's socket, then freed: a change whose tables do not fit in the hugepage heap is refused naming
+ * flows.flows_per_worker, nothing changed (issue #28: it answered 200 and metered nothing before).
+ */
+static int tables_fit(struct sbx_primary *p, const struct sbx_flows_cfg *n, char *err, size_t errlen)
+{
+	struct sbx_flowtable *ft[SBX_MAX_WORKERS] = {0};
+	struct sbx_flowtable_params fp = {0};
+	char name[32];
+	unsigned int w, nw = 0;
+	int rc = 0;
+
+	fp.capacity = p->cfg->flows.capacity; /* static: the start's */
+	fp.active_ns = (uint64_t)n->active_s * 1000000000ull;
+	fp.idle_ns = (uint64_t)n->idle_s * 1000000000ull;
+	fp.emit = no_emit;
+	fp.name = name;
+	for (w = 0; w < p->cfg->nb_workers && w < SBX_MAX_WORKERS; w++) {
+		int s = p->shm->lcores[w + 2].socket;
+
+		if (__atomic_load_n(&p->shm->workers[w].stats.flows_table, __ATOMIC_ACQUIRE) != NULL)
+			continue; /* it has its table (metering on, or turned off at run time) */
+		snprintf(name, sizeof(name), "ftchk%u", w);
+		fp.socket_id = s >= 0 ? s : p->fallback_socket;
+		ft[w] = sbx_flowtable_create(&fp);
+		if (ft[w] == NULL) {
+			snprintf(err, errlen, "flows.flows_per_worker: the flow table of worker %u (%u flows, %.1f MiB on "
+				 "socket %d) does not fit in the hugepage memory left (%u tables were made before it); "
+				 "nothing changed (fewer flows per worker need a restart, or more eal.socket_mem_mb)",
+				 w, fp.capacity, (double)sbx_flowtable_mem(fp.capacity, NULL) / (1 << 20), fp.socket_id,
+				 nw);
+			rc = -1;
+			break;
+		}
+		nw++;
+	}
+	for (w = 0; w < SBX_MAX_WORKERS; w++)
+		sbx_flowtable_free(ft[w]);
+	return rc;
+}
+
 int sbx_flows_prepare(struct sbx_primary *p, const struct sbx_flows_cfg *n, char *err, size_t errlen)
 {
-	if (!n->enabled || n->port_mask == 0)
+	if (!sbx_flows_cfg_meters(n))
 		return 0;
+	if (tables_fit(p, n, err, errlen) != 0)
+		return -1;
 	return rings_create(p, err, errlen);
 }
 
@@ -402,12 +529,13 @@ void sbx_flows_tick(struct sbx_primary *p)
 		return;
 	for (c = 0; c < p->shm->flows.nb_collectors; c++) {
 		const struct sbx_flow_collector_shm *o = &p->shm->flows.collectors[c];
-		const struct sbx_flow_collector_cfg *k = &o->cfg; /* the exporter's (live changes) */
+		struct sbx_flow_collector_cfg kc, *k = &kc; /* the exporter's (live changes): under cfg_seq */
 		uint32_t t = __atomic_load_n(&o->transitions, __ATOMIC_ACQUIRE);
 
 		if (t == fx.seen_transitions[c])
 			continue;
 		fx.seen_transitions[c] = t;
+		sbx_flows_collector_cfg(&p->shm->flows, c, &kc);
 		sbx_event(p, __atomic_load_n(&o->up, __ATOMIC_RELAXED) ? "collector_up" : "collector_down", -1,
 			  getpid(), "flows.collectors[%u] %s:%u (%s): %llu records sent, %llu lost", c, k->address,
 			  k->port, k->transport ? "tcp" : "udp", (unsigned long long)o->x.records_sent,

@@ -22,7 +22,7 @@ uint64_t sbx_flows_plan(const struct sbx_primary *p, int socket)
 	uint64_t rings = 0, tables;
 	uint32_t w, nw = 0;
 
-	if (!f->enabled || f->port_mask == 0)
+	if (!sbx_flows_cfg_meters(f))
 		return 0;
 	sbx_flowtable_mem(f->capacity, &m);
 	for (w = 0; w < p->cfg->nb_workers; w++) {

@@ -252,8 +252,14 @@ static int apply_staged(void)
 	next->cfg.nb_maps = n->nb_maps; /* live (issue #27): classifiers built here, off the data path */
 	memcpy(next->cfg.maps, n->maps, sizeof(n->maps));
 	next->maps = maps;
-	if (sbx_flows_prepare(tp, &n->flows, err, sizeof(err)) != 0) { /* the rings metering starts on */
-		rc = refuse("flows", "flows: %s", err);
+	if (sbx_flows_prepare(tp, &n->flows, err, sizeof(err)) != 0) { /* its rings, its tables fit */
+		colon = strchr(err, ':');
+		if (strncmp(err, "flows.", 6) == 0 && colon != NULL) { /* "flows.flows_per_worker: why" */
+			*colon = '\0';
+			rc = refuse(err, "%s:%s", err, colon + 1);
+		} else {
+			rc = refuse("flows", "flows: %s", err);
+		}
 		goto out;
 	}
 	if (assign_counter_sets(cur, n, next->cset) != 0) {

@@ -71,7 +71,7 @@ int sbx_flows_setup(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 		sbx_flowtable_free(old);
 	}
 	st->flows_active = 0;
-	if (!c->enabled || c->port_mask == 0)
+	if (!sbx_flows_cfg_meters(c))
 		return 0;
 	snprintf(ring, sizeof(ring), SBX_FLOWS_RING_FMT, id);
 	f->ring = rte_ring_lookup(ring);
@@ -105,22 +105,39 @@ int sbx_flows_setup(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 	}
 	__atomic_store_n(&st->flows_table, f->ft, __ATOMIC_RELEASE);
 	f->port_mask = c->port_mask;
+	f->tx_mask = c->tx_mask;
+	f->map_mask = c->map_mask;
+	f->mirror_mask = c->mirror_mask;
 	return 0;
 }
 
 void sbx_flows_burst(struct sbx_flows_worker *f, uint16_t port, struct rte_mbuf *const *pkts, uint16_t n,
 		     uint64_t tsc)
 {
+	sbx_flows_burst_dir(f, port, SBX_FLOW_DIR_RX, pkts, n, NULL, tsc);
+}
+
+void sbx_flows_burst_dir(struct sbx_flows_worker *f, uint16_t port, uint8_t dir, struct rte_mbuf *const *pkts,
+			 uint16_t n, const uint8_t *taken, uint64_t tsc)
+{
 	const uint8_t *frames[SBX_MAX_BURST];
 	uint32_t lens[SBX_MAX_BURST];
-	uint64_t now = tsc_ns(f, tsc);
-	uint16_t i;
+	uint64_t now;
+	uint16_t i, m = 0;
 
+	if (f->ft == NULL)
+		return;
 	for (i = 0; i < n; i++) {
-		frames[i] = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
-		lens[i] = pkts[i]->data_len; /* the first segment holds the headers a key needs */
+		if (taken != NULL && !taken[i])
+			continue;
+		frames[m] = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+		lens[m++] = pkts[i]->data_len; /* the first segment holds the headers a key needs */
 	}
-	sbx_flowtable_meter(f->ft, frames, lens, n, port, now);
+	if (m == 0)
+		return;
+	n = m;
+	now = tsc_ns(f, tsc);
+	sbx_flowtable_meter_dir(f->ft, frames, lens, n, port, dir, now);
 	/* 1 slot per 4 frames (8 for a full burst of 32): a stream of small bursts walks no faster
 	 * per frame than full ones (bench/flows.sh) */
 	sbx_flowtable_expire(f->ft, now, expire_budget(f, RTE_MIN((n + 3u) / 4u, (unsigned int)SBX_FLOWS_EXPIRE_BUSY)));
@@ -171,6 +188,9 @@ void sbx_flows_stop(struct sbx_flows_worker *f, bool graceful)
 	sbx_flowtable_free(f->ft);
 	f->ft = NULL;
 	f->port_mask = 0;
+	f->tx_mask = 0;
+	f->map_mask = 0;
+	f->mirror_mask = 0;
 }
 
 /* ---- live changes of flows (docs/RUNTIME_TABLES.md "Flows") ---- */
@@ -179,7 +199,7 @@ void sbx_flows_live(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 {
 	char err[256];
 
-	if (c->enabled && c->port_mask != 0 && f->ft == NULL && sbx_flows_setup(f, shm, id, err, sizeof(err)) != 0) {
+	if (sbx_flows_cfg_meters(c) && f->ft == NULL && sbx_flows_setup(f, shm, id, err, sizeof(err)) != 0) {
 		f->st->tables_errors++;
 		fprintf(stderr, "spanbox-worker %u: %s (metering nothing)\n", id, err);
 	}
@@ -189,4 +209,7 @@ void sbx_flows_live(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 	/* biflow switched: the flows leave first (forced), onto the ring or counted lost */
 	sbx_flowtable_set_biflow(f->ft, tsc_ns(f, rte_rdtsc()), c->biflow);
 	f->port_mask = c->enabled ? c->port_mask : 0; /* off: the table's flows leave by their timeouts */
+	f->tx_mask = c->enabled ? c->tx_mask : 0;
+	f->map_mask = c->enabled ? c->map_mask : 0;
+	f->mirror_mask = c->enabled ? c->mirror_mask : 0;
 }

@@ -30,7 +30,10 @@
 
 /** One worker's flow stage. Zeroed (port_mask 0, ft NULL): off, the loop pays one branch a burst. */
 struct sbx_flows_worker {
-	uint32_t port_mask;              /**< bit p: port p is metered; 0 when flows are off */
+	uint64_t port_mask;              /**< bit p: frames received on port p are metered; 0 when flows are off */
+	uint64_t tx_mask;                /**< bit p: frames sent on port p are metered (direction "tx") */
+	uint64_t map_mask;               /**< bit j: frames cfg.maps[j] took are metered (flows.sessions) */
+	uint64_t mirror_mask;            /**< bit i: frames cfg.mirrors[i] took are metered (flows.sessions) */
 	struct sbx_flowtable *ft;        /**< the worker's table, NULL when off */
 	struct rte_ring *ring;           /**< to the exporter (SBX_FLOWS_RING_FMT), SP/SC, 128 B elements */
 	struct sbx_worker_stats *st;     /**< the slot's counters */
@@ -65,10 +68,31 @@ static inline bool sbx_flows_meters(const struct sbx_flows_worker *f, uint16_t p
 	return (f->port_mask >> port) & 1;
 }
 
+/** True when frames sent on @p port are metered. */
+static inline bool sbx_flows_meters_tx(const struct sbx_flows_worker *f, uint16_t port)
+{
+	return (f->tx_mask >> port) & 1;
+}
+
 /** Meter the @p n frames @p pkts received on @p port at TSC @p tsc (frames only read; mbufs stay
  *  the caller's), then run the expiry walk a little. */
 void sbx_flows_burst(struct sbx_flows_worker *f, uint16_t port, struct rte_mbuf *const *pkts, uint16_t n,
 		     uint64_t tsc);
+
+/**
+ * The same for frames seen in direction @p dir (SBX_FLOW_DIR_RX: received on @p port, SBX_FLOW_DIR_TX:
+ * about to be sent on @p port: metered before the TX burst, the mbufs being the PMD's after it).
+ * With @p taken non-NULL only frame i with taken[i] != 0 (a session of flows.sessions took it:
+ * sbx_mirror_prepare_sel, sbx_mirror_prepare_maps) is metered.
+ */
+void sbx_flows_burst_dir(struct sbx_flows_worker *f, uint16_t port, uint8_t dir, struct rte_mbuf *const *pkts,
+			 uint16_t n, const uint8_t *taken, uint64_t tsc);
+
+/** True when flows.sessions selects a session (mirror or map): the worker marks the frames they take. */
+static inline bool sbx_flows_selects(const struct sbx_flows_worker *f)
+{
+	return (f->map_mask | f->mirror_mask) != 0;
+}
 
 /** End of a poll loop (@p tsc: now): the expiry walk (SBX_FLOWS_EXPIRE_IDLE slots) when no metered
  *  burst walked in this loop, so that flows expire while the metered ports are quiet. */

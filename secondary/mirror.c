@@ -1209,6 +1209,12 @@ static inline uint16_t copy_selected(struct sbx_mirror_engine *e, struct sbx_mir
 
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n)
 {
+	sbx_mirror_prepare_sel(e, port, dir, pkts, n, 0, NULL);
+}
+
+void sbx_mirror_prepare_sel(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
+			    uint16_t n, uint64_t take_mask, uint8_t *taken)
+{
 	const uint8_t *list = dir == SBX_DIR_RX ? e->rx[port] : e->tx[port];
 	uint8_t nb = dir == SBX_DIR_RX ? e->nb_rx[port] : e->nb_tx[port];
 	uint64_t tsc = rte_rdtsc(), now_ns = 0;
@@ -1226,6 +1232,7 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 	}
 	for (k = 0; k < nb; k++) {
 		struct sbx_mirror_rt *rt = &e->s[list[k]];
+		const bool mark = unlikely(taken != NULL) && ((take_mask >> list[k]) & 1); /* flows.sessions */
 		uint16_t ns = 0, *idx;
 
 		if (rt->ntx + n > SBX_MIRROR_TXBUF)
@@ -1235,6 +1242,8 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 		rt->burst_start = rt->ntx;
 		idx = rt->src_idx + rt->ntx;
 		if (rt->rec_ring == NULL && rt->bpf == NULL && rt->cfg->sample == 1) { /* every frame (the common case) */
+			if (mark)
+				memset(taken, 1, n);
 			nc = copy_burst(e, rt, pkts, n, port, dir, now_ns, rt->txbuf + rt->ntx, idx, NULL);
 			goto copied;
 		}
@@ -1243,6 +1252,8 @@ void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir,
 			if (frame_taken(rt, pkts[i])) {
 				sel[ns] = i;
 				sp[ns++] = pkts[i];
+				if (mark)
+					taken[i] = 1;
 			}
 		if (ns == 0)
 			continue;
@@ -1308,7 +1319,7 @@ void sbx_mirror_flush(struct sbx_mirror_engine *e)
 /* ---- maps (issue #27): the copies of the frames each map's rules passed ---- */
 
 void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
-			     uint16_t n, const uint64_t *sets)
+			     uint16_t n, const uint64_t *sets, uint64_t take_mask, uint8_t *taken)
 {
 	struct rte_mbuf *sp[SBX_MAX_BURST];
 	uint16_t sel[SBX_MAX_BURST], i;
@@ -1341,6 +1352,8 @@ void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t
 			if (frame_taken(rt, pkts[i])) {
 				sel[ns] = i;
 				sp[ns++] = pkts[i];
+				if (unlikely(taken != NULL) && (take_mask & bit))
+					taken[i] = 1;
 			}
 		}
 		e->map_st[j]->passed += passed;

@@ -160,6 +160,14 @@ void sbx_mirror_teardown(struct sbx_mirror_engine *e);
 void sbx_mirror_prepare(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n);
 
 /**
+ * sbx_mirror_prepare, and with @p taken non-NULL: taken[i] = 1 when a mirror session whose index
+ * (cfg.mirrors) is in @p take_mask took frame i (its filter and sampling passed it): the frames
+ * flows.sessions meters (docs/FLOWS.md "Selected by sessions"). taken[] is only set, never cleared.
+ */
+void sbx_mirror_prepare_sel(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
+			    uint16_t n, uint64_t take_mask, uint8_t *taken);
+
+/**
  * Say that the next sbx_mirror_prepare() of @p e is given the very frames of the last one (the same
  * array, unchanged: the TX side of the burst whose RX side was just prepared), so that it reuses
  * the flow hashes the last one computed. Without this call every sbx_mirror_prepare() hashes anew.
@@ -187,10 +195,12 @@ void sbx_mirror_flush(struct sbx_mirror_engine *e);
  * goes to map j when bit j of @p sets[i] is set (secondary/maps_stage.c: its rules passed it, or it
  * is a collector no other map took), then through the map's filter and sampling, and is copied as
  * its session says (sbx_mirror_prepare); counts each map's passed frames. For TX, the copies are
- * kept or freed by sbx_mirror_commit_tx() as a mirror session's.
+ * kept or freed by sbx_mirror_commit_tx() as a mirror session's. With @p taken non-NULL, taken[i]
+ * = 1 when a map j with bit j in @p take_mask took frame i (its rules, filter and sampling): what
+ * flows.sessions meters. taken[] is only set, never cleared.
  */
 void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
-			     uint16_t n, const uint64_t *sets);
+			     uint16_t n, const uint64_t *sets, uint64_t take_mask, uint8_t *taken);
 
 /** @return true when any session watches @p dir of @p port. */
 static inline bool sbx_mirror_watches(const struct sbx_mirror_engine *e, uint16_t port, uint8_t dir)

@@ -151,6 +151,7 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	uint16_t i, ng = n, nb = 0, sent, ni = 0;
 	int16_t out = wk->peer[in];
 	struct rte_mbuf *ig_out[SBX_MAX_BURST], *ig_drop[SBX_MAX_BURST];
+	uint8_t *fsel[2];
 	bool rxm;
 
 	for (i = 0; i < n; i++) {
@@ -191,24 +192,47 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	/* flow metering (flows.c): what the tools see, counted into this worker's flow table */
 	if (unlikely(sbx_flows_meters(&wk->flows, in)) && ng)
 		sbx_flows_burst(&wk->flows, in, good, ng, rte_rdtsc());
+	/* flows.sessions (docs/FLOWS.md "Selected by sessions"): the mirror sessions and maps below mark
+	 * the frames a selected one took, per direction (a port and direction metered whole by
+	 * flows.ports is not marked: no frame metered twice); they are metered once, below */
+	fsel[0] = fsel[1] = NULL;
+	if (unlikely(sbx_flows_selects(&wk->flows)) && ng) {
+		if (!sbx_flows_meters(&wk->flows, in)) {
+			fsel[0] = wk->flows_taken[0];
+			memset(fsel[0], 0, ng);
+		}
+		if (out >= 0 && !sbx_flows_meters_tx(&wk->flows, (uint16_t)out)) {
+			fsel[1] = wk->flows_taken[1];
+			memset(fsel[1], 0, ng);
+		}
+	}
 	/* copies are made while the burst is still recoverable; they only read the frames */
 	rxm = unlikely(sbx_mirror_watches(&wk->mirror, in, SBX_DIR_RX)) && ng;
 	if (rxm)
-		sbx_mirror_prepare(&wk->mirror, in, SBX_DIR_RX, good, ng);
+		sbx_mirror_prepare_sel(&wk->mirror, in, SBX_DIR_RX, good, ng, wk->flows.mirror_mask, fsel[0]);
 	if (unlikely(out >= 0 && sbx_mirror_watches(&wk->mirror, (uint16_t)out, SBX_DIR_TX)) && ng) {
 		if (rxm) /* the frames the RX side just hashed (tool groups): hashed once */
 			sbx_mirror_same_burst(&wk->mirror);
-		sbx_mirror_prepare(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng);
+		sbx_mirror_prepare_sel(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng, wk->flows.mirror_mask, fsel[1]);
 	}
 	/* maps (maps_stage.c): the frames as they leave the ingress stages, classified, copied per map */
 	if (unlikely(sbx_maps_stage_watches(&wk->maps, in, SBX_DIR_RX)) && ng) {
 		sbx_maps_stage_burst(&wk->maps, in, SBX_DIR_RX, good, ng, wk->map_sets);
-		sbx_mirror_prepare_maps(&wk->mirror, in, SBX_DIR_RX, good, ng, wk->map_sets);
+		sbx_mirror_prepare_maps(&wk->mirror, in, SBX_DIR_RX, good, ng, wk->map_sets, wk->flows.map_mask, fsel[0]);
 	}
 	if (unlikely(out >= 0 && sbx_maps_stage_watches(&wk->maps, (uint16_t)out, SBX_DIR_TX)) && ng) {
 		sbx_maps_stage_burst(&wk->maps, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets);
-		sbx_mirror_prepare_maps(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets);
+		sbx_mirror_prepare_maps(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets,
+					wk->flows.map_mask, fsel[1]);
 	}
+	if (unlikely(fsel[0] != NULL))
+		sbx_flows_burst_dir(&wk->flows, in, SBX_FLOW_DIR_RX, good, ng, fsel[0], rte_rdtsc());
+	/* flows, TX side: the frames about to be sent on out (metered before the PMD owns them; a
+	 * frame the port then refuses is counted in its drop_pkts and was metered) */
+	if (unlikely(fsel[1] != NULL))
+		sbx_flows_burst_dir(&wk->flows, (uint16_t)out, SBX_FLOW_DIR_TX, good, ng, fsel[1], rte_rdtsc());
+	else if (unlikely(out >= 0 && sbx_flows_meters_tx(&wk->flows, (uint16_t)out)) && ng)
+		sbx_flows_burst_dir(&wk->flows, (uint16_t)out, SBX_FLOW_DIR_TX, good, ng, NULL, rte_rdtsc());
 	/* from here on mbufs leave the burst: the primary must no longer free it after a crash */
 	__atomic_store_n(&st->held, 0, __ATOMIC_RELEASE);
 	st->port[in].rx_pkts += n;

@@ -31,6 +31,7 @@ struct sbx_worker {
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
 	struct sbx_maps_stage maps;          /**< the maps stage (maps_stage.c): each frame's maps */
 	uint64_t map_sets[SBX_MAX_BURST];    /**< its output for the burst: bit j = map j takes the frame */
+	uint8_t flows_taken[2][SBX_MAX_BURST]; /**< RX [0] / TX [1]: 1 when a session of flows.sessions took the frame */
 	struct sbx_flows_worker flows;       /**< flow metering (flows.c): zeroed when flows are off */
 	struct sbx_pdump_worker pdump;       /**< captures of DPDK's tools registered in this process */
 	struct sbx_mb_worker mb;             /**< microburst windows: bytes per port and direction of the

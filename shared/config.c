@@ -72,7 +72,7 @@ static const char *const encap_keys[] = {
 static const char *const copy_keys[] = {"strategy", "threshold", NULL};
 static const char *const mask_keys[] = {"from", "offset", "length", "pattern", NULL};
 static const char *const flows_keys[] = {"enabled", "ports", "active_timeout_s", "idle_timeout_s", "flows_per_worker",
-					 "observation_domain_id", "template_period_s", "collectors", "biflow", NULL};
+					 "observation_domain_id", "template_period_s", "collectors", "biflow", "sessions", NULL};
 static const char *const flow_port_keys[] = {"port", "direction", NULL};
 static const char *const collector_keys[] = {"address", "port", "transport", NULL};
 static const char *const timestamp_keys[] = {"format", "device_id", "port", NULL};
@@ -1893,6 +1893,31 @@ static int parse_flow_collectors(struct ctx *c, const cJSON *o, struct sbx_flows
 }
 
 /* Parse the optional static section "flows" (needs "ports"). */
+/* Parse "flows.sessions": ids of maps whose frames are metered (resolved by sbx_config_flows_resolve
+ * once "maps" is parsed). */
+static int parse_flow_sessions(struct ctx *c, const cJSON *o, struct sbx_flows_cfg *f)
+{
+	const cJSON *arr, *it;
+	char path[48];
+	uint16_t i;
+	double v;
+
+	if (get_array(c, o, "flows", "sessions", SBX_MAX_MAPS + SBX_MAX_MIRRORS, &arr))
+		return -1;
+	cJSON_ArrayForEach(it, arr) {
+		snprintf(path, sizeof(path), "flows.sessions[%u]", f->nb_sessions);
+		v = cJSON_IsNumber(it) ? it->valuedouble : -1;
+		if (!cJSON_IsNumber(it) || v != (double)(long long)v || v < SBX_MIRROR_ID_MIN || v > SBX_MIRROR_ID_MAX)
+			return fail(c, path, NULL, "expected a map or mirror session id (an integer %d..%d)", SBX_MIRROR_ID_MIN,
+				    SBX_MIRROR_ID_MAX);
+		for (i = 0; i < f->nb_sessions; i++)
+			if (f->session_ids[i] == (uint16_t)v)
+				return fail(c, path, NULL, "%u is listed twice", (unsigned int)v);
+		f->session_ids[f->nb_sessions++] = (uint16_t)v;
+	}
+	return 0;
+}
+
 static int parse_flows(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
 	struct sbx_flows_cfg *f = &cfg->flows;
@@ -1911,9 +1936,10 @@ static int parse_flows(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 	    get_u32(c, o, "flows", "observation_domain_id", 0, UINT32_MAX, 0, &f->domain) ||
 	    get_u32(c, o, "flows", "template_period_s", 1, 3600, 60, &f->template_period_s) ||
 	    get_bool(c, o, "flows", "biflow", false, &f->biflow) ||
-	    get_array(c, o, "flows", "ports", SBX_MAX_PORTS, &arr))
+	    get_array(c, o, "flows", "ports", SBX_MAX_PORTS, &arr) ||
+	    parse_flow_sessions(c, o, f))
 		return -1;
-	if (arr == NULL && f->enabled)
+	if (arr == NULL && f->enabled && f->nb_sessions == 0) /* neither ports nor sessions: every port's RX */
 		f->port_mask = cfg->nb_ports ? (uint32_t)((1ull << cfg->nb_ports) - 1) : 0;
 	cJSON_ArrayForEach(it, arr) {
 		snprintf(path, sizeof(path), "flows.ports[%d]", i);
@@ -1922,15 +1948,44 @@ static int parse_flows(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		if (check_keys(c, it, path, flow_port_keys) || get_port(c, cfg, it, path, &p) ||
 		    get_choice(c, it, path, "direction", direction_choices, SBX_DIR_RX, &dir))
 			return -1;
-		if (dir != SBX_DIR_RX)
-			return fail(c, path, "direction", "only \"rx\" is metered (frames received on the port, after its "
-				    "ingress stages; what a cross-connect sends is what its peer received)");
-		if (f->port_mask & (1u << p))
-			return fail(c, path, "port", "%s is listed twice", cfg->ports[p].name);
-		f->port_mask |= 1u << p;
+		if ((f->port_mask & (1u << p)) || (f->tx_mask & (1ull << p)))
+			return fail(c, path, "port", "%s is listed twice (one entry per port: direction \"both\")",
+				    cfg->ports[p].name);
+		if (dir & SBX_DIR_RX)
+			f->port_mask |= 1u << p;
+		if (dir & SBX_DIR_TX)
+			f->tx_mask |= 1ull << p;
 		i++;
 	}
 	return parse_flow_collectors(c, o, f);
+}
+
+int sbx_config_flows_resolve(struct sbx_config *cfg, char *err, size_t errlen)
+{
+	struct sbx_flows_cfg *f = &cfg->flows;
+	struct ctx c = { err, errlen };
+	char path[48];
+	uint16_t i, j, k;
+
+	f->map_mask = 0;
+	f->mirror_mask = 0;
+	for (i = 0; i < f->nb_sessions; i++) {
+		snprintf(path, sizeof(path), "flows.sessions[%u]", i);
+		for (j = 0; j < cfg->nb_maps && cfg->maps[j].s.id != f->session_ids[i]; j++)
+			;
+		if (j < cfg->nb_maps) {
+			f->map_mask |= 1ull << j;
+			continue;
+		}
+		for (k = 0; k < cfg->nb_mirrors && cfg->mirrors[k].id != f->session_ids[i]; k++)
+			;
+		if (k < cfg->nb_mirrors) {
+			f->mirror_mask |= 1ull << k;
+			continue;
+		}
+		return fail(&c, path, NULL, "%u is not the id of a map or mirror session", f->session_ids[i]);
+	}
+	return 0;
 }
 
 /*

@@ -59,6 +59,7 @@ static int parse_text(const char *text, struct sbx_config *cfg, char *err, size_
 	}
 	rc = sbx_config_sections_parse(root, cfg, err, errlen) ||
 			     sbx_config_maps_parse(root, cfg, config_path != NULL, err, errlen) ||
+			     sbx_config_flows_resolve(cfg, err, errlen) ||
 			     sbx_config_files_check(cfg, config_path, err, errlen)
 		     ? -1
 		     : 0;

@@ -175,7 +175,7 @@ static inline __attribute__((always_inline)) uint8_t canonical(uint64_t w[6])
 }
 
 /* sbx_flow_parse, inlined into the burst loop. */
-static inline __attribute__((always_inline)) int flow_parse(const uint8_t *f, uint32_t len, uint16_t port,
+static inline __attribute__((always_inline)) int flow_parse(const uint8_t *f, uint32_t len, uint32_t port,
 							    struct sbx_flow_key *k, uint32_t *bytes, uint8_t *flags,
 							    int biflow, uint8_t *turned)
 {
@@ -226,7 +226,8 @@ out:
 	/* struct sbx_flow_key in 64-bit words (little-endian: the first field in the low bytes) */
 	w[0] = x.s0, w[1] = x.s1, w[2] = x.d0, w[3] = x.d1;
 	w[4] = (uint64_t)x.ports | (uint64_t)vlan << 32 | (uint64_t)inner << 48;
-	w[5] = (uint64_t)port | (uint64_t)x.proto << 16 | (uint64_t)x.ver << 24;
+	/* port: the index in its low 16 bits, the direction (key.dir) above */
+	w[5] = (uint64_t)(port & 0xffff) | (uint64_t)x.proto << 16 | (uint64_t)x.ver << 24 | (uint64_t)(port >> 16) << 32;
 	*turned = biflow ? canonical(w) : 0;
 	memcpy(k, w, sizeof(w));
 	return rc;
@@ -570,6 +571,13 @@ static inline void count(struct sbx_flowtable *ft, uint32_t pos, uint8_t swapped
 void sbx_flowtable_meter(struct sbx_flowtable *ft, const uint8_t *const frames[], const uint32_t lens[],
 			 unsigned int n, uint16_t port, uint64_t now)
 {
+	sbx_flowtable_meter_dir(ft, frames, lens, n, port, SBX_FLOW_DIR_RX, now);
+}
+
+void sbx_flowtable_meter_dir(struct sbx_flowtable *ft, const uint8_t *const frames[], const uint32_t lens[],
+			     unsigned int n, uint16_t port16, uint8_t dir, uint64_t now)
+{
+	const uint32_t port = (uint32_t)port16 | (uint32_t)(dir & 1) << 16;
 	struct sbx_flow_key keys[CHUNK];
 	uint32_t sig[CHUNK], bytes[CHUNK];
 	int32_t pos[CHUNK];

@@ -27,16 +27,9 @@ struct rec_tail {
 	uint8_t proto, reason;
 } __attribute__((packed));
 
-struct rec_v4 {
-	struct rec_head h;
-	uint32_t src, dst; /* host order (libfixbuf writes them big-endian) */
-	struct rec_tail t;
-} __attribute__((packed));
-
-struct rec_v6 {
-	struct rec_head h;
-	uint8_t src[16], dst[16];
-	struct rec_tail t;
+/* The address pair of an IPv4 record: host order (libfixbuf writes them big-endian). */
+struct rec_a4 {
+	uint32_t src, dst;
 } __attribute__((packed));
 
 /* Biflows (RFC 5103): the reverse counts after the common fields. */
@@ -45,40 +38,56 @@ struct rec_rev {
 	uint16_t tcp_flags;
 } __attribute__((packed));
 
-struct rec_v4b {
-	struct rec_v4 f;
-	struct rec_rev r;
-} __attribute__((packed));
-
-struct rec_v6b {
-	struct rec_v6 f;
-	struct rec_rev r;
-} __attribute__((packed));
+/* A record is head, addresses (rec_a4 or 2 x 16 bytes), tail, then flowDirection (1 byte) for the
+ * frames spanbox sent on a port, then rec_rev for a biflow: eight templates, one per combination
+ * (sbx_ipfix_tid()). */
+#define REC_MAX (sizeof(struct rec_head) + 32 + sizeof(struct rec_tail) + 1 + sizeof(struct rec_rev))
 
 #define COMMON_HEAD {"octetDeltaCount", 8, 0}, {"packetDeltaCount", 8, 0}, \
 	{"flowStartMilliseconds", 8, 0}, {"flowEndMilliseconds", 8, 0}
-#define COMMON_TAIL {"ingressInterface", 4, 0}, {"sourceTransportPort", 2, 0}, \
+#define ADDR_V4 {"sourceIPv4Address", 4, 0}, {"destinationIPv4Address", 4, 0}
+#define ADDR_V6 {"sourceIPv6Address", 16, 0}, {"destinationIPv6Address", 16, 0}
+#define TAIL(interface) {interface, 4, 0}, {"sourceTransportPort", 2, 0}, \
 	{"destinationTransportPort", 2, 0}, {"tcpControlBits", 2, 0}, {"vlanId", 2, 0}, \
-	{"protocolIdentifier", 1, 0}, {"flowEndReason", 1, 0}, FB_IESPEC_NULL
+	{"protocolIdentifier", 1, 0}, {"flowEndReason", 1, 0}
+/* Records of frames spanbox sent on a port (flows.ports[].direction "tx"): the port is the
+ * egressInterface (IE 14) and flowDirection (IE 61) is 1, egress (IANA IPFIX registry); nfdump
+ * prints them as "out" and "dir". The RX templates keep ingressInterface (IE 10). */
+#define TAIL_RX TAIL("ingressInterface")
+#define TAIL_TX TAIL("egressInterface"), {"flowDirection", 1, 0}
 /* RFC 5103 section 6: the reverse information elements, enterprise 29305 with the forward
  * elements' numbers; libfixbuf's information model names them "reverse" + the forward name */
-#define REVERSE_TAIL {"ingressInterface", 4, 0}, {"sourceTransportPort", 2, 0}, \
-	{"destinationTransportPort", 2, 0}, {"tcpControlBits", 2, 0}, {"vlanId", 2, 0}, \
-	{"protocolIdentifier", 1, 0}, {"flowEndReason", 1, 0}, {"reverseOctetDeltaCount", 8, 0}, \
-	{"reversePacketDeltaCount", 8, 0}, {"reverseTcpControlBits", 2, 0}, FB_IESPEC_NULL
+#define REVERSE {"reverseOctetDeltaCount", 8, 0}, {"reversePacketDeltaCount", 8, 0}, \
+	{"reverseTcpControlBits", 2, 0}
 
-static fbInfoElementSpec_t spec_v4[] = {
-	COMMON_HEAD, {"sourceIPv4Address", 4, 0}, {"destinationIPv4Address", 4, 0}, COMMON_TAIL
+static fbInfoElementSpec_t spec_v4[] = {COMMON_HEAD, ADDR_V4, TAIL_RX, FB_IESPEC_NULL};
+static fbInfoElementSpec_t spec_v6[] = {COMMON_HEAD, ADDR_V6, TAIL_RX, FB_IESPEC_NULL};
+static fbInfoElementSpec_t spec_v4_tx[] = {COMMON_HEAD, ADDR_V4, TAIL_TX, FB_IESPEC_NULL};
+static fbInfoElementSpec_t spec_v6_tx[] = {COMMON_HEAD, ADDR_V6, TAIL_TX, FB_IESPEC_NULL};
+static fbInfoElementSpec_t spec_v4b[] = {COMMON_HEAD, ADDR_V4, TAIL_RX, REVERSE, FB_IESPEC_NULL};
+static fbInfoElementSpec_t spec_v6b[] = {COMMON_HEAD, ADDR_V6, TAIL_RX, REVERSE, FB_IESPEC_NULL};
+static fbInfoElementSpec_t spec_v4_txb[] = {COMMON_HEAD, ADDR_V4, TAIL_TX, REVERSE, FB_IESPEC_NULL};
+static fbInfoElementSpec_t spec_v6_txb[] = {COMMON_HEAD, ADDR_V6, TAIL_TX, REVERSE, FB_IESPEC_NULL};
+
+/* The templates, indexed by sbx_ipfix_tid() - SBX_IPFIX_TID_V4, and their record lengths. */
+static const struct {
+	fbInfoElementSpec_t *spec;
+	size_t len;
+} templates[8] = {
+	{spec_v4, sizeof(struct rec_head) + 8 + sizeof(struct rec_tail)},
+	{spec_v6, sizeof(struct rec_head) + 32 + sizeof(struct rec_tail)},
+	{spec_v4_tx, sizeof(struct rec_head) + 8 + sizeof(struct rec_tail) + 1},
+	{spec_v6_tx, sizeof(struct rec_head) + 32 + sizeof(struct rec_tail) + 1},
+	{spec_v4b, sizeof(struct rec_head) + 8 + sizeof(struct rec_tail) + sizeof(struct rec_rev)},
+	{spec_v6b, sizeof(struct rec_head) + 32 + sizeof(struct rec_tail) + sizeof(struct rec_rev)},
+	{spec_v4_txb, sizeof(struct rec_head) + 8 + sizeof(struct rec_tail) + 1 + sizeof(struct rec_rev)},
+	{spec_v6_txb, sizeof(struct rec_head) + 32 + sizeof(struct rec_tail) + 1 + sizeof(struct rec_rev)},
 };
-static fbInfoElementSpec_t spec_v6[] = {
-	COMMON_HEAD, {"sourceIPv6Address", 16, 0}, {"destinationIPv6Address", 16, 0}, COMMON_TAIL
-};
-static fbInfoElementSpec_t spec_v4b[] = {
-	COMMON_HEAD, {"sourceIPv4Address", 4, 0}, {"destinationIPv4Address", 4, 0}, REVERSE_TAIL
-};
-static fbInfoElementSpec_t spec_v6b[] = {
-	COMMON_HEAD, {"sourceIPv6Address", 16, 0}, {"destinationIPv6Address", 16, 0}, REVERSE_TAIL
-};
+
+uint16_t sbx_ipfix_tid(int ipv6, int tx, int biflow)
+{
+	return (uint16_t)(SBX_IPFIX_TID_V4 + (ipv6 ? 1 : 0) + (tx ? 2 : 0) + (biflow ? 4 : 0));
+}
 
 struct sbx_ipfix {
 	struct sbx_ipfix_params p;
@@ -139,6 +148,7 @@ struct sbx_ipfix *sbx_ipfix_open(const struct sbx_ipfix_params *p, char *err, si
 	struct addrinfo hints = {0}, *ai = NULL;
 	struct sbx_ipfix *x;
 	char port[8];
+	size_t i;
 	int rc;
 
 	if (!p || !p->address || !*p->address) {
@@ -185,11 +195,10 @@ struct sbx_ipfix *sbx_ipfix_open(const struct sbx_ipfix_params *p, char *err, si
 	x->session = fbSessionAlloc(x->model);
 	fbSessionSetDomain(x->session, p->domain);
 	x->exporter = fbExporterAllocBuffer(x->buf, (uint16_t)x->p.max_message);
-	if (add_template(x, SBX_IPFIX_TID_V4, spec_v4, sizeof(struct rec_v4), err, errlen) != 0 ||
-	    add_template(x, SBX_IPFIX_TID_V6, spec_v6, sizeof(struct rec_v6), err, errlen) != 0 ||
-	    add_template(x, SBX_IPFIX_TID_V4_BIFLOW, spec_v4b, sizeof(struct rec_v4b), err, errlen) != 0 ||
-	    add_template(x, SBX_IPFIX_TID_V6_BIFLOW, spec_v6b, sizeof(struct rec_v6b), err, errlen) != 0)
-		goto fail;
+	for (i = 0; i < sizeof(templates) / sizeof(templates[0]); i++)
+		if (add_template(x, (uint16_t)(SBX_IPFIX_TID_V4 + i), templates[i].spec, templates[i].len, err,
+				 errlen) != 0)
+			goto fail;
 	x->fbuf = fBufAllocForExport(x->session, x->exporter);
 	fBufSetAutomaticMode(x->fbuf, FALSE);
 	if (p->transport == SBX_IPFIX_UDP) {
@@ -387,48 +396,42 @@ static int append(struct sbx_ipfix *x, uint16_t tid, const void *rec, size_t len
 int sbx_ipfix_add(struct sbx_ipfix *x, const struct sbx_flow_record *r, uint64_t now)
 {
 	const struct sbx_flow_key *k = &r->key;
+	const int v6 = k->ipver != 4, tx = k->dir == SBX_FLOW_DIR_TX;
+	uint8_t rec[REC_MAX];
 	struct rec_head head;
 	struct rec_tail tail;
-	struct rec_v4b v4b;
-	struct rec_v6b v6b;
-	struct rec_v4 *v4 = &v4b.f;
-	struct rec_v6 *v6 = &v6b.f;
-	const void *rec;
-	size_t len;
-	uint16_t tid;
+	struct rec_a4 a4;
+	size_t len = 0;
+	uint16_t tid = sbx_ipfix_tid(v6, tx, r->biflow);
 	int rc, tries;
 
 	head.octets = r->bytes;
 	head.packets = r->packets;
 	head.start_ms = r->first_ns / 1000000ull;
 	head.end_ms = r->last_ns / 1000000ull;
-	tail.ingress = k->port;
+	tail.ingress = k->port; /* egressInterface in the TX templates */
 	tail.sport = k->sport;
 	tail.dport = k->dport;
 	tail.tcp_flags = r->tcp_flags;
 	tail.vlan = k->vlan;
 	tail.proto = k->proto;
 	tail.reason = r->end_reason;
-	if (k->ipver == 4) {
-		v4->h = head;
-		v4->src = (uint32_t)k->src[0] << 24 | (uint32_t)k->src[1] << 16 | (uint32_t)k->src[2] << 8 | k->src[3];
-		v4->dst = (uint32_t)k->dst[0] << 24 | (uint32_t)k->dst[1] << 16 | (uint32_t)k->dst[2] << 8 | k->dst[3];
-		v4->t = tail;
-		rec = v4, len = sizeof(*v4), tid = SBX_IPFIX_TID_V4;
-		if (r->biflow) {
-			v4b.r = (struct rec_rev){r->rev_bytes, r->rev_packets, r->rev_tcp_flags};
-			rec = &v4b, len = sizeof(v4b), tid = SBX_IPFIX_TID_V4_BIFLOW;
-		}
+	memcpy(rec, &head, sizeof(head)), len += sizeof(head);
+	if (!v6) {
+		a4.src = (uint32_t)k->src[0] << 24 | (uint32_t)k->src[1] << 16 | (uint32_t)k->src[2] << 8 | k->src[3];
+		a4.dst = (uint32_t)k->dst[0] << 24 | (uint32_t)k->dst[1] << 16 | (uint32_t)k->dst[2] << 8 | k->dst[3];
+		memcpy(rec + len, &a4, sizeof(a4)), len += sizeof(a4);
 	} else {
-		v6->h = head;
-		memcpy(v6->src, k->src, 16);
-		memcpy(v6->dst, k->dst, 16);
-		v6->t = tail;
-		rec = v6, len = sizeof(*v6), tid = SBX_IPFIX_TID_V6;
-		if (r->biflow) {
-			v6b.r = (struct rec_rev){r->rev_bytes, r->rev_packets, r->rev_tcp_flags};
-			rec = &v6b, len = sizeof(v6b), tid = SBX_IPFIX_TID_V6_BIFLOW;
-		}
+		memcpy(rec + len, k->src, 16), len += 16;
+		memcpy(rec + len, k->dst, 16), len += 16;
+	}
+	memcpy(rec + len, &tail, sizeof(tail)), len += sizeof(tail);
+	if (tx)
+		rec[len++] = 1; /* flowDirection: egress */
+	if (r->biflow) {
+		struct rec_rev rev = {r->rev_bytes, r->rev_packets, r->rev_tcp_flags};
+
+		memcpy(rec + len, &rev, sizeof(rev)), len += sizeof(rev);
 	}
 	/* up to 3 appends: the message can be full (sent, a new one started), and libfixbuf refuses
 	 * the first append after a template message once more with "end of message" */

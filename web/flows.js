@@ -35,7 +35,8 @@ export function renderFlows(list) {
 		cell(tr, PROTO[f.protocol] || f.protocol, 'proto');
 		cell(tr, f.vlan ? (f.inner_vlan ? `${f.vlan}.${f.inner_vlan}` : f.vlan) : DASH, 'vlan',
 			f.inner_vlan ? 'outer.inner VLAN' : '');
-		cell(tr, f.port, 'port');
+		cell(tr, f.direction === 'tx' ? `${f.port} (tx)` : f.port, 'port',
+			f.direction === 'tx' ? 'frames spanbox sent on the port (flows.ports[].direction tx)' : undefined);
 		cell(tr, count(f.bytes), 'num bytes', 'IP octets (octetDeltaCount)');
 		cell(tr, count(f.packets), 'num packets');
 		cell(tr, avgRate(f), 'num rate', 'bytes x 8 over first to last frame');

@@ -369,7 +369,21 @@ struct sbx_flows_cfg {
 	bool biflow;               /**< flows.biflow: biflows (RFC 5103), both directions of a flow in one
 				        record, forward the first frame's direction (default false); live: a
 				        change flushes the workers' tables (reason forced) */
+	uint64_t tx_mask;          /**< bit p: frames spanbox sends on port p are metered (flows.ports[]
+				        direction "tx" or "both"; port_mask is the "rx" side) */
+	uint64_t map_mask;         /**< bit j: frames cfg.maps[j] took (its rules, filter and sampling)
+				        on any of its sources are metered (flows.sessions, map ids) */
+	uint16_t nb_sessions;      /**< flows.sessions as given: ids, resolved to map_mask / mirror_mask after "maps" */
+	uint16_t session_ids[SBX_MAX_MAPS + SBX_MAX_MIRRORS];
+	uint64_t mirror_mask;      /**< bit i: frames cfg.mirrors[i] took (its filter and sampling) are
+				        metered (flows.sessions, mirror session ids) */
 };
+
+/** True when the flows section @p f meters anything (enabled, and a port, direction or map selected). */
+static inline bool sbx_flows_cfg_meters(const struct sbx_flows_cfg *f)
+{
+	return f->enabled && (f->port_mask != 0 || f->tx_mask != 0 || f->map_mask != 0 || f->mirror_mask != 0);
+}
 
 struct sbx_config {
 	/* eal */
@@ -475,6 +489,14 @@ int sbx_config_parse(const char *text, struct sbx_config *cfg, char *err, size_t
  * @p cfg (zeroed by the caller). @return 0, or -1 with "field: message" in @p err.
  */
 int sbx_config_sections_parse(const struct cJSON *root, struct sbx_config *cfg, char *err, size_t errlen);
+
+/**
+ * After "maps": resolve flows.sessions (ids of maps and mirror sessions) into flows.map_mask (bit j =
+ * cfg.maps[j]) and flows.mirror_mask (bit i = cfg.mirrors[i]). An unknown id is refused naming
+ * flows.sessions[i]. @return 0, or -1 with "field:
+ * message" in @p err.
+ */
+int sbx_config_flows_resolve(struct sbx_config *cfg, char *err, size_t errlen);
 
 /**
  * The checks across the parsed sections' files (pcap ports, mgmt.database, token file: none is

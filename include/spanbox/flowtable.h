@@ -66,10 +66,12 @@ struct sbx_flow_key {
 	uint16_t dport;
 	uint16_t vlan;
 	uint16_t inner_vlan;
-	uint16_t port;      /**< ingress port index (the appliance's port number) */
+	uint16_t port;      /**< the port index (the appliance's port number): ingress, or egress when dir is 1 */
 	uint8_t proto;      /**< IP protocol (IPv6: the upper-layer header after extension headers) */
 	uint8_t ipver;      /**< 4 or 6 */
-	uint8_t pad[4];
+	uint8_t dir;        /**< SBX_FLOW_DIR_RX (0: received on port) or SBX_FLOW_DIR_TX (1: sent on port),
+			         as IPFIX flowDirection (IE 61): the RX and TX flows of one port are apart */
+	uint8_t pad[3];
 };
 _Static_assert(sizeof(struct sbx_flow_key) == 48, "flow key is 48 bytes");
 
@@ -183,6 +185,14 @@ void sbx_flowtable_free(struct sbx_flowtable *ft);
  */
 void sbx_flowtable_meter(struct sbx_flowtable *ft, const uint8_t *const frames[], const uint32_t lens[],
 			 unsigned int n, uint16_t port, uint64_t now_ns);
+
+#define SBX_FLOW_DIR_RX 0 /**< key.dir: frames received on key.port (flowDirection 0, ingress) */
+#define SBX_FLOW_DIR_TX 1 /**< key.dir: frames spanbox sent on key.port (flowDirection 1, egress) */
+
+/** sbx_flowtable_meter for frames sent on (@p dir SBX_FLOW_DIR_TX) or received on (SBX_FLOW_DIR_RX)
+ *  port @p port: the key's dir, so the two directions of a port are separate flows. */
+void sbx_flowtable_meter_dir(struct sbx_flowtable *ft, const uint8_t *const frames[], const uint32_t lens[],
+			     unsigned int n, uint16_t port, uint8_t dir, uint64_t now_ns);
 
 /**
  * Close the flows that reached a timeout by @p now_ns: every flow past the active timeout (from

@@ -34,10 +34,20 @@ enum sbx_ipfix_transport { SBX_IPFIX_UDP = 0, SBX_IPFIX_TCP = 1 };
 
 #define SBX_IPFIX_TID_V4 256
 #define SBX_IPFIX_TID_V6 257
-/** Biflow records (RFC 5103, struct sbx_flow_record.biflow): the IPv4 / IPv6 template followed by
- *  reverseOctetDeltaCount, reversePacketDeltaCount, reverseTcpControlBits (PEN 29305). */
-#define SBX_IPFIX_TID_V4_BIFLOW 258
-#define SBX_IPFIX_TID_V6_BIFLOW 259
+/*
+ * Eight templates, always announced: SBX_IPFIX_TID_V4 + (IPv6 ? 1 : 0) + (frames sent on a port,
+ * flows.ports[].direction "tx" ? 2 : 0) + (biflow ? 4 : 0), i.e. 256 IPv4, 257 IPv6, 258/259 the
+ * same for frames spanbox sent (egressInterface (IE 14) instead of ingressInterface, then
+ * flowDirection (IE 61) = 1, egress), 260..263 the four before them for biflows (RFC 5103: followed
+ * by reverseOctetDeltaCount, reversePacketDeltaCount, reverseTcpControlBits, PEN 29305).
+ */
+#define SBX_IPFIX_TID_V4_TX 258
+#define SBX_IPFIX_TID_V6_TX 259
+#define SBX_IPFIX_TID_V4_BIFLOW 260
+#define SBX_IPFIX_TID_V6_BIFLOW 261
+
+/** The template id of a record: @p ipv6, @p tx (frames sent on the port), @p biflow (RFC 5103). */
+uint16_t sbx_ipfix_tid(int ipv6, int tx, int biflow);
 
 /** Exporter parameters; 0 in a numeric field takes the default in brackets. */
 struct sbx_ipfix_params {

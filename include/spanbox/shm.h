@@ -689,7 +689,28 @@ struct sbx_flows_shm {
 	uint32_t nb_top_packets; /**< entries of top_packets[] */
 	uint32_t reserved_top;
 	struct sbx_flow_record top_packets[SBX_FLOWS_TOP]; /**< most packets first */
+	/* collectors[].cfg is rewritten by live changes under a sequence lock: cfg_seq odd while being
+	 * written (a reader copies with sbx_flows_collector_cfg(): a garbled address is never read) */
+	uint32_t cfg_seq;
+	uint32_t open_failures[SBX_MAX_FLOW_COLLECTORS]; /**< collectors[c] could not be opened (socket,
+							      connect): each try counted, retried with back-off */
 };
+
+/** Copy collectors[@p c].cfg of @p fs into @p out under cfg_seq (a live change may be rewriting it). */
+static inline void sbx_flows_collector_cfg(const struct sbx_flows_shm *fs, unsigned int c,
+					   struct sbx_flow_collector_cfg *out)
+{
+	uint32_t s0, s1;
+	int tries = 0;
+
+	do { /* the writer holds it odd for one copy of ~70 bytes: a few tries at most */
+		s0 = __atomic_load_n(&fs->cfg_seq, __ATOMIC_ACQUIRE);
+		__builtin_memcpy(out, &fs->collectors[c].cfg, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s1 = __atomic_load_n(&fs->cfg_seq, __ATOMIC_RELAXED);
+	} while (((s0 & 1) || s0 != s1) && ++tries < 100000);
+	out->address[sizeof(out->address) - 1] = '\0';
+}
 
 /** The memzone. */
 #define SBX_PDUMP_MAX 32 /**< captures of DPDK's tools at once: one (port, queue, direction) each */

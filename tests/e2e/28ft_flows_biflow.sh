@@ -11,7 +11,7 @@
 #     (src/netflow/ipfix.c ipfixReverseMap): every flow, with its forward and reverse packets and
 #     bytes (%pkt %byt %opkt %obyt), equals the reference.
 #  3. tshark decodes the datagrams (captured on lo with tcpdump) as IPFIX (cflow): no malformed
-#     field or expert warning, the biflow templates 258 / 259 with the reverse elements, and the
+#     field or expert warning, the biflow templates 260 / 261 with the reverse elements, and the
 #     reverse packet counts it decodes add up to the reference's.
 # Ports: UDP 19121 (nfcapd). sbx-flows-pcap: EAL without huge pages, its own prefix per pid.
 source "$(dirname "$0")/../lib/common.sh"
@@ -124,7 +124,7 @@ dgrams=$("${TS[@]}" 2>/dev/null | wc -l)
 check "tshark (cflow) decodes $dgrams datagrams with no malformed field or expert warning ($bad)" \
 	cond "[ $dgrams -gt 10 ] && [ $bad -eq 0 ]"
 tmpl=$("${TS[@]}" -T fields -e cflow.template_id 2>/dev/null | tr ',' '\n' | sort -u | tr '\n' ' ')
-check "tshark sees the biflow templates 258 (IPv4) and 259 (IPv6) ($tmpl)" cond "[[ '$tmpl' == *258*259* ]]"
+check "tshark sees the biflow templates 260 (IPv4) and 261 (IPv6) ($tmpl)" cond "[[ '$tmpl' == *260*261* ]]"
 # tshark shows a reverse element (PEN 29305) as its forward field, "(Reverse Type 2 PKTS)" after it
 "${TS[@]}" -V 2>/dev/null >"$TMP/ts.txt"
 trev=$(grep -E '^\s+Packets: [0-9]+ \(Reverse Type 2 PKTS\)' "$TMP/ts.txt" | awk '{n++; s += $2} END {print n + 0, s + 0}')

@@ -888,10 +888,18 @@ static void test_flows(void)
 		{"{}", "flows.collectors: at least one collector {\"address\": IP, \"port\": 4739} while flows.enabled is true"},
 		{"{\"collectors\":[]}", "flows.collectors: at least one collector {\"address\": IP, \"port\": 4739} while flows.enabled is true"},
 		{"{" COL ",\"ports\":[{\"port\":\"z\"}]}", "flows.ports[0].port: unknown port \"z\""},
-		{"{" COL ",\"ports\":[{\"port\":\"a\",\"direction\":\"tx\"}]}",
-		 "flows.ports[0].direction: only \"rx\" is metered (frames received on the port, after its ingress stages; "
-		 "what a cross-connect sends is what its peer received)"},
-		{"{" COL ",\"ports\":[{\"port\":\"a\"},{\"port\":\"a\"}]}", "flows.ports[1].port: a is listed twice"},
+		{"{" COL ",\"ports\":[{\"port\":\"a\",\"direction\":\"tx\"},{\"port\":\"b\",\"direction\":\"both\"}]}",
+		 NULL},
+		{"{" COL ",\"ports\":[{\"port\":\"a\",\"direction\":\"out\"}]}",
+		 "flows.ports[0].direction: \"out\" is not one of \"rx\", \"tx\", \"both\""},
+		{"{" COL ",\"ports\":[{\"port\":\"a\"},{\"port\":\"a\"}]}",
+		 "flows.ports[1].port: a is listed twice (one entry per port: direction \"both\")"},
+		{"{" COL ",\"ports\":[{\"port\":\"a\",\"direction\":\"tx\"},{\"port\":\"a\",\"direction\":\"rx\"}]}",
+		 "flows.ports[1].port: a is listed twice (one entry per port: direction \"both\")"},
+		{"{" COL ",\"sessions\":[0]}", "flows.sessions[0]: expected a map or mirror session id (an integer 1..1023)"},
+		{"{" COL ",\"sessions\":[\"40\"]}", "flows.sessions[0]: expected a map or mirror session id (an integer 1..1023)"},
+		{"{" COL ",\"sessions\":5}", "flows.sessions: expected an array"},
+		{"{" COL ",\"sessions\":[40]}", "flows.sessions[0]: 40 is not the id of a map or mirror session"},
 		{"{" COL ",\"ports\":[\"a\"]}", "flows.ports[0]: expected an object {\"port\": NAME, \"direction\": \"rx\"}"},
 		{"{" COL ",\"idle_timeout_s\":0}", "flows.idle_timeout_s: 0 out of range 1..3600"},
 		{"{" COL ",\"active_timeout_s\":86401}", "flows.active_timeout_s: 86401 out of range 1..86400"},
@@ -934,6 +942,34 @@ static void test_flows(void)
 	check(parse_fmt("{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"}],\"workers\":{\"count\":1}%s}", "", &cfg, err,
 			sizeof(err)) == 0 && !cfg.flows.enabled && cfg.flows.port_mask == 0,
 	      "no flows section: off (%s)", err);
+	/* directions (TX: what spanbox sends on the port) and maps selected by id (flows.sessions) */
+	check(parse_flows("{" COL ",\"ports\":[{\"port\":\"a\",\"direction\":\"tx\"},{\"port\":\"b\",\"direction\":\"both\"}]}",
+			  &cfg, err, sizeof(err)) == 0 && cfg.flows.port_mask == 2 && cfg.flows.tx_mask == 3 &&
+		      sbx_flows_cfg_meters(&cfg.flows),
+	      "flows.ports direction tx / both: rx mask 0x2, tx mask 0x3 (%s)", err);
+#define MAPS_FMT "{\"ports\":[{\"name\":\"a\",\"devargs\":\"x0\"},{\"name\":\"b\",\"devargs\":\"x1\"}," \
+	"{\"name\":\"t\",\"devargs\":\"x2\"}],\"workers\":{\"count\":1}," \
+	"\"mirrors\":[{\"id\":7,\"name\":\"m7\",\"sources\":[{\"port\":\"a\"}],\"destination\":{\"port\":\"t\"}}]," \
+	"\"maps\":[{\"id\":40,\"name\":\"m40\",\"sources\":[{\"port\":\"a\"}],\"destination\":{\"port\":\"t\"}," \
+	"\"rules\":[{\"action\":\"pass\",\"dst_port\":53}]},{\"id\":41,\"name\":\"m41\",\"sources\":[{\"port\":\"b\"}]," \
+	"\"destination\":{\"port\":\"t\"}}],\"flows\":{" COL ",%s}}"
+	check(parse_fmt(MAPS_FMT, "\"sessions\":[41]", &cfg, err, sizeof(err)) == 0 && cfg.flows.map_mask == 2 &&
+		      cfg.flows.port_mask == 0 && cfg.flows.tx_mask == 0 && cfg.flows.nb_sessions == 1 &&
+		      sbx_flows_cfg_meters(&cfg.flows),
+	      "flows.sessions [41]: map index 1, no port metered whole (ports left out) (%s)", err);
+	check(parse_fmt(MAPS_FMT, "\"sessions\":[41,40],\"ports\":[{\"port\":\"b\"}]", &cfg, err, sizeof(err)) == 0 &&
+		      cfg.flows.map_mask == 3 && cfg.flows.port_mask == 2,
+	      "flows.sessions [41, 40] and ports: maps 0x3, port b (%s)", err);
+	check(parse_fmt(MAPS_FMT, "\"sessions\":[7,40]", &cfg, err, sizeof(err)) == 0 && cfg.flows.mirror_mask == 1 &&
+		      cfg.flows.map_mask == 1 && sbx_flows_cfg_meters(&cfg.flows),
+	      "flows.sessions [7, 40]: mirror session m7 (index 0) and map m40 (index 0) (%s)", err);
+	check(parse_fmt(MAPS_FMT, "\"sessions\":[40,99]", &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "flows.sessions[1]: 99 is not the id of a map or mirror session"),
+	      "flows.sessions: an unknown id refused, the field named (%s)", err);
+	check(parse_fmt(MAPS_FMT, "\"sessions\":[40,40]", &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "flows.sessions[1]: 40 is listed twice"),
+	      "flows.sessions: an id listed twice refused (%s)", err);
+#undef MAPS_FMT
 #undef COL
 }
 

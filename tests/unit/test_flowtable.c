@@ -203,6 +203,30 @@ static void test_counting(void)
 	sbx_flowtable_free(ft);
 }
 
+/* flows.ports[].direction "both": the frames received on a port and those sent on it are separate
+ * flows (key.dir), the same 5-tuple and port notwithstanding. */
+static void test_directions(void)
+{
+	struct sbx_flowtable *ft = table("ut_ft_dir", 64, 60 * S, 15 * S);
+	uint8_t f[128];
+	const uint8_t *fp[1] = {f};
+	uint32_t len;
+
+	if (!check(ft != NULL, "table of 64 flows (%s)", ft ? "created" : rte_strerror(rte_errno)))
+		return;
+	nrec = 0;
+	len = tcp4(f, 1, 2, 1000, 80, 0x10);
+	sbx_flowtable_meter_dir(ft, fp, &len, 1, 3, SBX_FLOW_DIR_RX, 1 * S);
+	sbx_flowtable_meter_dir(ft, fp, &len, 1, 3, SBX_FLOW_DIR_TX, 1 * S);
+	sbx_flowtable_meter_dir(ft, fp, &len, 1, 3, SBX_FLOW_DIR_TX, 2 * S);
+	sbx_flowtable_meter(ft, fp, &len, 1, 3, 2 * S); /* meter = RX */
+	sbx_flowtable_flush(ft, 3 * S, SBX_FLOW_END_FORCED);
+	check(nrec == 2 && recs[0].key.port == 3 && recs[0].key.dir == SBX_FLOW_DIR_RX && recs[0].packets == 2 &&
+		      recs[1].key.port == 3 && recs[1].key.dir == SBX_FLOW_DIR_TX && recs[1].packets == 2,
+	      "one port, one 5-tuple: an RX flow and a TX flow of 2 packets each (%u records)", nrec);
+	sbx_flowtable_free(ft);
+}
+
 static void test_timeouts(void)
 {
 	struct sbx_flowtable *ft = table("ut_ft_time", 64, 10 * S, 3 * S);
@@ -531,6 +555,7 @@ int main(int argc, char **argv)
 	}
 	test_parse();
 	test_counting();
+	test_directions();
 	test_timeouts();
 	test_full();
 	test_expire_bound();
