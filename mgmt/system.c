@@ -418,6 +418,27 @@ static void placement_json(cJSON *o, const struct sbx_shm *shm)
 		}
 }
 
+/*
+ * "memzone": the bytes the primary reserved for the shared memzone (its header's size) and what
+ * the largest config the limits allow would take (issue #25 "Limits", docs/MGMT.md). The layout is
+ * static today: both are sizeof(struct sbx_shm), whatever the config uses. null while down.
+ */
+static void memzone_json(cJSON *o, const struct sbx_shm *shm)
+{
+	cJSON *x;
+
+	if (shm == NULL) {
+		cJSON_AddNullToObject(o, "memzone");
+		return;
+	}
+	x = cJSON_AddObjectToObject(o, "memzone");
+	if (x == NULL)
+		return;
+	num(x, "bytes", (double)shm->size);
+	num(x, "bytes_at_maximum", (double)sizeof(struct sbx_shm));
+	num(x, "worker_slot_bytes", (double)sizeof(struct sbx_worker_shm));
+}
+
 cJSON *mgmt_system_json(const struct sbx_shm *shm)
 {
 	cJSON *o = cJSON_CreateObject(), *a, *x;
@@ -473,6 +494,7 @@ cJSON *mgmt_system_json(const struct sbx_shm *shm)
 		num(x, "hugepage_size_kb", (double)(shm->pools[k].hugepage_size >> 10));
 		cJSON_AddItemToArray(a, x);
 	}
+	memzone_json(o, shm);
 	cJSON_AddItemToObject(o, "warnings", mgmt_warnings_json(shm));
 	num(o, "warnings_dropped", shm ? shm->warnings_dropped : 0);
 	return o;

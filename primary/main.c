@@ -217,6 +217,11 @@ static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 	/* magic last: a reader that sees it sees a complete header */
 	rte_smp_wmb();
 	shm->magic = SBX_SHM_MAGIC;
+	/* the capacity plan's memory line (issue #25; GET /api/v1/system "memzone"): today's layout is
+	 * static, so a config of any size reserves the size of the largest */
+	printf("spanbox-primary: memzone %s: %zu B (%.1f MiB; at the maximum %zu B), worker slot %zu B\n",
+	       SBX_MEMZONE_NAME, sizeof(*shm), (double)sizeof(*shm) / (1 << 20), sizeof(struct sbx_shm),
+	       sizeof(struct sbx_worker_shm));
 	return shm;
 }
 
