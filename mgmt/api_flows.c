@@ -79,7 +79,7 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	NUM(o, "records_no_collector", shm->flows.records_no_collector);
 	a = cJSON_AddArrayToObject(o, "workers");
 	for (i = 0; i < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); i++) {
-		const struct sbx_worker_stats *st = &shm->workers[i].stats;
+		const struct sbx_worker_stats *st = &sbx_shm_worker(shm, i)->stats;
 		cJSON *w = cJSON_CreateObject();
 
 		NUM(w, "worker", i);

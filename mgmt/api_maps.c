@@ -46,8 +46,8 @@ static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
 		cJSON_AddStringToObject(d, "port", shm->cfg.ports[m->s.dst_port % SBX_MAX_PORTS].name);
 	cJSON_AddStringToObject(o, "filter", m->s.filter);
 	for (uint16_t w = 0; w < nw; w++) {
-		sbx_mirror_counters_add(&sum, &shm->workers[w].stats.map_mirror[j]);
-		passed += shm->workers[w].stats.map[j].passed;
+		sbx_mirror_counters_add(&sum, &sbx_shm_worker(shm, w)->stats.map_mirror[j]);
+		passed += sbx_shm_worker(shm, w)->stats.map[j].passed;
 	}
 	c = cJSON_AddObjectToObject(o, "counters");
 	NUM(c, "passed", passed);
@@ -68,7 +68,7 @@ static unsigned int get_maps(struct req *r, cJSON **body)
 	nw = shm->cfg.nb_workers < SBX_MAX_WORKERS ? shm->cfg.nb_workers : SBX_MAX_WORKERS;
 	*body = o = cJSON_CreateObject();
 	for (uint16_t w = 0; w < nw; w++)
-		classified += shm->workers[w].stats.maps_classified;
+		classified += sbx_shm_worker(shm, w)->stats.maps_classified;
 	NUM(o, "classified_frames", classified);
 	NUM(o, "contexts", shm->maps.contexts);
 	NUM(o, "build_ms", (double)(shm->maps.build_ns / 1000) / 1000.0);

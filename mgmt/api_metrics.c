@@ -257,7 +257,7 @@ static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)
 		uint16_t w, q, n = 0;
 
 		for (w = 0; w < mgmt_nb_workers(shm); w++)
-			for (q = 0; shm->workers[w].state == SBX_W_FAILED && q < shm->placement[w].nb_rxq &&
+			for (q = 0; sbx_shm_worker(shm, w)->state == SBX_W_FAILED && q < shm->placement[w].nb_rxq &&
 				    q < SBX_MAX_RXQ_PER_WORKER; q++)
 				n += shm->placement[w].rxq[q].port == i;
 		sample_u(b, "spanbox_port_rx_queues_unpolled", plbl[i], n);
@@ -431,25 +431,25 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 
 				labels_join(l, sizeof(l), wl[w], plbl[i]);
 				sample_u(b, worker_port_fams[f].name, l,
-					 U64_AT(&shm->workers[w].stats.port[i], worker_port_fams[f].off));
+					 U64_AT(&sbx_shm_worker(shm, w)->stats.port[i], worker_port_fams[f].off));
 			}
 		}
 	}
 	for (f = 0; f < RTE_DIM(worker_fams); f++) {
 		family(b, worker_fams[f].name, worker_fams[f].type, worker_fams[f].help);
 		for (w = 0; w < nb_w; w++)
-			sample_u(b, worker_fams[f].name, wl[w], U64_AT(&shm->workers[w].stats, worker_fams[f].off));
+			sample_u(b, worker_fams[f].name, wl[w], U64_AT(&sbx_shm_worker(shm, w)->stats, worker_fams[f].off));
 	}
 	for (f = 0; f < RTE_DIM(slot_fams); f++) {
 		family(b, slot_fams[f].name, "counter", slot_fams[f].help);
 		for (w = 0; w < nb_w; w++)
-			sample_u(b, slot_fams[f].name, wl[w], slot_counter(&shm->workers[w], &slot_fams[f]));
+			sample_u(b, slot_fams[f].name, wl[w], slot_counter(sbx_shm_worker(shm, w), &slot_fams[f]));
 	}
 	family(b, "spanbox_worker_takeover_gap_seconds", "gauge",
 	       "Last takeover: from the predecessor's death (or release) to the successor's first frame.");
 	for (w = 0; w < nb_w; w++)
-		if (shm->workers[w].takeovers && shm->workers[w].takeover_gap_ns)
-			sample_d(b, "spanbox_worker_takeover_gap_seconds", wl[w], shm->workers[w].takeover_gap_ns / 1e9);
+		if (sbx_shm_worker(shm, w)->takeovers && sbx_shm_worker(shm, w)->takeover_gap_ns)
+			sample_d(b, "spanbox_worker_takeover_gap_seconds", wl[w], sbx_shm_worker(shm, w)->takeover_gap_ns / 1e9);
 	family(b, "spanbox_worker_state", "gauge", "1 for the worker's current state, 0 for the others.");
 	for (w = 0; w < nb_w; w++) {
 		for (s = SBX_W_STARTING; s <= SBX_W_FAILED; s++) {
@@ -457,25 +457,25 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 
 			labels_join(l, sizeof(l), wl[w], "");
 			label_s(l, sizeof(l), "state", sbx_worker_state_name(s));
-			sample_u(b, "spanbox_worker_state", l, shm->workers[w].state == s);
+			sample_u(b, "spanbox_worker_state", l, sbx_shm_worker(shm, w)->state == s);
 		}
 	}
 	family(b, "spanbox_worker_starved", "gauge",
 	       "1 while the worker's heartbeat is stale and its thread gets no CPU time (not scheduled), else 0.");
 	for (w = 0; w < nb_w; w++)
-		sample_u(b, "spanbox_worker_starved", wl[w], shm->workers[w].starved != 0);
+		sample_u(b, "spanbox_worker_starved", wl[w], sbx_shm_worker(shm, w)->starved != 0);
 	family(b, "spanbox_worker_cycles_per_packet", "gauge",
 	       "TSC cycles per frame in busy loops (busy cycles / busy packets); absent before the first frame.");
 	for (w = 0; w < nb_w; w++) {
 		double cpp;
 
-		if (mgmt_cycles_per_packet(&shm->workers[w], &cpp))
+		if (mgmt_cycles_per_packet(sbx_shm_worker(shm, w), &cpp))
 			sample_d(b, "spanbox_worker_cycles_per_packet", wl[w], cpp);
 	}
 	family(b, "spanbox_worker_heartbeat_age_seconds", "gauge",
 	       "Seconds since the worker's last loop; absent if it never ran one.");
 	for (w = 0; w < nb_w; w++) {
-		uint64_t hb = shm->workers[w].stats.heartbeat_ns;
+		uint64_t hb = sbx_shm_worker(shm, w)->stats.heartbeat_ns;
 
 		if (hb)
 			sample_d(b, "spanbox_worker_heartbeat_age_seconds", wl[w], now > hb ? (double)(now - hb) / 1e9 : 0);
@@ -483,14 +483,14 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 	family(b, "spanbox_worker_start_time_seconds", "gauge",
 	       "Unix time of the worker's last start; absent if it never started.");
 	for (w = 0; w < nb_w; w++)
-		if (shm->workers[w].start_ns)
-			sample_d(b, "spanbox_worker_start_time_seconds", wl[w], (double)shm->workers[w].start_ns / 1e9);
+		if (sbx_shm_worker(shm, w)->start_ns)
+			sample_d(b, "spanbox_worker_start_time_seconds", wl[w], (double)sbx_shm_worker(shm, w)->start_ns / 1e9);
 	family(b, "spanbox_worker_info", "gauge", "Always 1: the EAL lcore id the worker runs as.");
 	for (w = 0; w < nb_w; w++) {
 		char l[2 * LBL];
 
 		labels_join(l, sizeof(l), wl[w], "");
-		label_u(l, sizeof(l), "lcore", shm->workers[w].lcore_id);
+		label_u(l, sizeof(l), "lcore", sbx_shm_worker(shm, w)->lcore_id);
 		sample_u(b, "spanbox_worker_info", l, 1);
 	}
 	standby_metrics(b, shm);
@@ -568,7 +568,7 @@ static void map_metrics(struct pbuf *b, const struct sbx_shm *shm)
 			label_u(l, LBL, "map", cfg->maps[m].s.id);
 			label(l, LBL, "name", cfg->maps[m].s.name, sizeof(cfg->maps[m].s.name));
 			for (uint16_t w = 0; w < nb_w; w++)
-				v += U64_AT(&shm->workers[w].stats.map[m], map_fams[f].off);
+				v += U64_AT(&sbx_shm_worker(shm, w)->stats.map[m], map_fams[f].off);
 			sample_u(b, map_fams[f].name, l, v);
 		}
 	}

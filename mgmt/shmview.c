@@ -59,7 +59,7 @@ void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, 
 
 	memset(sum, 0, sizeof(*sum));
 	for (w = 0; w < nb_w; w++)
-		sbx_port_counters_add(sum, &shm->workers[w].stats.port[i]);
+		sbx_port_counters_add(sum, &sbx_shm_worker(shm, w)->stats.port[i]);
 }
 
 void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_mirror_counters *sum)
@@ -68,7 +68,7 @@ void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struc
 
 	memset(sum, 0, sizeof(*sum));
 	for (k = 0; k < nb_w; k++)
-		sbx_mirror_counters_add(sum, &shm->workers[k].stats.mirror[mgmt_mirror_cset(shm, i)]);
+		sbx_mirror_counters_add(sum, &sbx_shm_worker(shm, k)->stats.mirror[mgmt_mirror_cset(shm, i)]);
 }
 
 uint16_t mgmt_nb_tool_groups(const struct sbx_shm *shm)
@@ -88,7 +88,7 @@ void mgmt_group_member_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t k, 
 
 	memset(sum, 0, sizeof(*sum));
 	for (w = 0; w < nb_w; w++)
-		sbx_group_member_counters_add(sum, &shm->workers[w].stats.group_member[slot % SBX_GROUP_SLOTS]
+		sbx_group_member_counters_add(sum, &sbx_shm_worker(shm, w)->stats.group_member[slot % SBX_GROUP_SLOTS]
 									       [k % SBX_MAX_GROUP_MEMBERS]);
 }
 
@@ -98,7 +98,7 @@ void mgmt_group_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t nb_w, stru
 
 	memset(sum, 0, sizeof(*sum));
 	for (w = 0; w < nb_w; w++)
-		sum->no_member += shm->workers[w].stats.group[slot % SBX_GROUP_SLOTS].no_member;
+		sum->no_member += sbx_shm_worker(shm, w)->stats.group[slot % SBX_GROUP_SLOTS].no_member;
 }
 
 bool mgmt_cycles_per_packet(const struct sbx_worker_shm *ws, double *cpp)

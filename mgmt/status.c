@@ -149,7 +149,7 @@ static void time_or_null(cJSON *o, const char *key, uint64_t ns)
 cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
-	const struct sbx_worker_shm *ws = &shm->workers[w];
+	const struct sbx_worker_shm *ws = sbx_shm_worker(shm, w);
 	const struct sbx_worker_rxqs *wq = &shm->placement[w]; /* configured + added RX queues */
 	uint64_t hb = ws->stats.heartbeat_ns, now = sbx_now_ns();
 	cJSON *o = cJSON_CreateObject(), *qs, *ports;
@@ -304,7 +304,7 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		cJSON *w = cJSON_CreateObject();
 
 		num(w, "worker", k);
-		mgmt_mirror_counters_json(w, &shm->workers[k].stats.mirror[mgmt_mirror_cset(shm, i)]);
+		mgmt_mirror_counters_json(w, &sbx_shm_worker(shm, k)->stats.mirror[mgmt_mirror_cset(shm, i)]);
 		cJSON_AddItemToArray(per, w);
 	}
 	mgmt_mirror_sum(shm, i, nb_w, &sum);

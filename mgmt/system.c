@@ -419,12 +419,13 @@ static void placement_json(cJSON *o, const struct sbx_shm *shm)
 }
 
 /*
- * "memzone": the bytes the primary reserved for the shared memzone (its header's size) and what
- * the largest config the limits allow would take (issue #25 "Limits", docs/MGMT.md). The layout is
- * static today: both are sizeof(struct sbx_shm), whatever the config uses. null while down.
+ * "memzone": the bytes the primary reserved for the shared memzone (its header's total_size) and
+ * what a config with as many workers and ports as the limits allow would take (issue #25
+ * "Limits", docs/MGMT.md); null while down.
  */
 static void memzone_json(cJSON *o, const struct sbx_shm *shm)
 {
+	struct sbx_shm_layout max;
 	cJSON *x;
 
 	if (shm == NULL) {
@@ -434,8 +435,9 @@ static void memzone_json(cJSON *o, const struct sbx_shm *shm)
 	x = cJSON_AddObjectToObject(o, "memzone");
 	if (x == NULL)
 		return;
-	num(x, "bytes", (double)shm->size);
-	num(x, "bytes_at_maximum", (double)sizeof(struct sbx_shm));
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, &max);
+	num(x, "bytes", (double)shm->total_size);
+	num(x, "bytes_at_maximum", (double)max.total_size);
 	num(x, "worker_slot_bytes", (double)sizeof(struct sbx_worker_shm));
 }
 

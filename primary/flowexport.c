@@ -434,7 +434,7 @@ void sbx_flows_fini(void)
 			       (unsigned long long)fx.p->shm->flows.collectors[c].x.records_sent, c,
 			       (unsigned long long)fx.p->shm->flows.collectors[c].x.records_lost);
 		for (w = 0; w < fx.p->cfg->nb_workers; w++) {
-			const struct sbx_worker_stats *st = &fx.p->shm->workers[w].stats;
+			const struct sbx_worker_stats *st = &sbx_shm_worker(fx.p->shm, w)->stats;
 
 			printf(" worker%u_frames=%llu worker%u_queued=%llu worker%u_lost_ring=%llu worker%u_forced=%llu", w,
 			       (unsigned long long)st->flows_frames, w, (unsigned long long)st->flows_records_queued, w,

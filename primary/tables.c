@@ -69,8 +69,8 @@ static int late_worker(void)
 	unsigned int w;
 
 	for (w = 0; w < tp->cfg->nb_workers; w++)
-		if (tp->shm->workers[w].pid > 0 &&
-		    __atomic_load_n(&tp->shm->workers[w].stats.tables_gen, __ATOMIC_ACQUIRE) !=
+		if (sbx_shm_worker(tp->shm, w)->pid > 0 &&
+		    __atomic_load_n(&sbx_shm_worker(tp->shm, w)->stats.tables_gen, __ATOMIC_ACQUIRE) !=
 			    __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE))
 			return (int)w;
 	return -1;
@@ -114,8 +114,8 @@ static int assign_counter_sets(const struct sbx_tables *old, const struct sbx_co
 		used[j] = true;
 		/* no worker writes counter set j: the last grace period ended and old uses no session
 		 * in it */
-		for (w = 0; w < SBX_MAX_WORKERS; w++)
-			memset(&tp->shm->workers[w].stats.mirror[j], 0, sizeof(tp->shm->workers[w].stats.mirror[j]));
+		for (w = 0; w < tp->shm->nb_worker_slots; w++)
+			memset(&sbx_shm_worker(tp->shm, w)->stats.mirror[j], 0, sizeof(sbx_shm_worker(tp->shm, w)->stats.mirror[j]));
 		__atomic_store_n(&tp->shm->mirrors[j].seq_next, 0, __ATOMIC_RELAXED);
 	}
 	return 0;

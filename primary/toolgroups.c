@@ -105,11 +105,11 @@ static void slot_init(struct sbx_primary *p, unsigned int slot, const struct sbx
 		gs->m[k].since_ns = now;
 		gs->m[k].win_start_ns = now;
 	}
-	for (w = 0; w < SBX_MAX_WORKERS; w++) {
-		memset(p->shm->workers[w].stats.group_member[slot], 0, sizeof(p->shm->workers[w].stats.group_member[slot]));
-		memset(&p->shm->workers[w].stats.group[slot], 0, sizeof(p->shm->workers[w].stats.group[slot]));
-		memset(p->shm->workers[w].stats.group_demand[slot], 0,
-		       sizeof(p->shm->workers[w].stats.group_demand[slot]));
+	for (w = 0; w < p->shm->nb_worker_slots; w++) {
+		memset(sbx_shm_worker(p->shm, w)->stats.group_member[slot], 0, sizeof(sbx_shm_worker(p->shm, w)->stats.group_member[slot]));
+		memset(&sbx_shm_worker(p->shm, w)->stats.group[slot], 0, sizeof(sbx_shm_worker(p->shm, w)->stats.group[slot]));
+		memset(sbx_shm_worker(p->shm, w)->stats.group_demand[slot], 0,
+		       sizeof(sbx_shm_worker(p->shm, w)->stats.group_demand[slot]));
 	}
 	memset(seen[slot], 0, sizeof(seen[slot]));
 	memset(rate_ew[slot], 0, sizeof(rate_ew[slot]));
@@ -165,7 +165,7 @@ static void member_sums(const struct sbx_primary *p, unsigned int slot, unsigned
 
 	*sent = *refused = 0;
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		const struct sbx_group_member_counters *c = &p->shm->workers[w].stats.group_member[slot][k];
+		const struct sbx_group_member_counters *c = &sbx_shm_worker(p->shm, w)->stats.group_member[slot][k];
 
 		*sent += __atomic_load_n(&c->packets, __ATOMIC_RELAXED);
 		*refused += __atomic_load_n(&c->drop_txfull, __ATOMIC_RELAXED);
@@ -291,7 +291,7 @@ static void shares_update(struct sbx_primary *p, const struct sbx_tool_group_cfg
 		struct sbx_group_member_shm *ms = &p->shm->groups[slot].m[k];
 
 		for (w = 0; w < nw; w++) {
-			const struct sbx_group_demand *d = &p->shm->workers[w].stats.group_demand[slot][k];
+			const struct sbx_group_demand *d = &sbx_shm_worker(p->shm, w)->stats.group_demand[slot][k];
 			struct sbx_group_demand cur = { __atomic_load_n(&d->pkts, __ATOMIC_RELAXED),
 							__atomic_load_n(&d->bytes, __ATOMIC_RELAXED) };
 			struct sbx_group_demand *old = &seen[slot][k][w];

@@ -111,7 +111,7 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
 	slot = t->gslot[group];
 	share = senders(shm, cfg, group);
 	g->buckets = shm->groups[slot].buckets;
-	g->gc = &shm->workers[worker].stats.group[slot];
+	g->gc = &sbx_shm_worker(shm, worker)->stats.group[slot];
 	g->nb = gc->nb_members;
 	g->fields = gc->hash == SBX_GROUP_HASH_2TUPLE ? SBX_FLOW_HASH_2TUPLE : SBX_FLOW_HASH_5TUPLE;
 	g->limited = gc->rate_pps != 0 || gc->rate_bps != 0;
@@ -135,8 +135,8 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
 				return -1;
 			}
 		}
-		m->c = &shm->workers[worker].stats.group_member[slot][k];
-		m->dem = &shm->workers[worker].stats.group_demand[slot][k];
+		m->c = &sbx_shm_worker(shm, worker)->stats.group_member[slot][k];
+		m->dem = &sbx_shm_worker(shm, worker)->stats.group_demand[slot][k];
 		m->share_pps = &shm->groups[slot].m[k].share_pps_ppm[worker];
 		m->share_bps = &shm->groups[slot].m[k].share_bps_ppm[worker];
 		bucket_init(&m->pps, gc->rate_pps, share, PPS_MIN_CAP);

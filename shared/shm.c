@@ -69,7 +69,26 @@ struct sbx_shm *sbx_shm_attach(char *err, size_t errlen)
 			 SBX_SHM_VERSION, sizeof(*shm));
 		return NULL;
 	}
+	if (shm->total_size > mz->len || shm->worker_stride != sizeof(struct sbx_worker_shm) ||
+	    shm->mb_ring_stride != sizeof(struct sbx_mb_ring)) {
+		snprintf(err, errlen,
+			 "memzone %s: regions do not fit (total %llu B in %zu B, worker slot %u B expected %zu, ring %u B expected %zu)",
+			 SBX_MEMZONE_NAME, (unsigned long long)shm->total_size, mz->len, shm->worker_stride,
+			 sizeof(struct sbx_worker_shm), shm->mb_ring_stride, sizeof(struct sbx_mb_ring));
+		return NULL;
+	}
 	return shm;
+}
+
+void sbx_shm_set_layout(struct sbx_shm *shm, const struct sbx_shm_layout *l)
+{
+	shm->total_size = l->total_size;
+	shm->workers_off = l->workers_off;
+	shm->worker_stride = sizeof(struct sbx_worker_shm);
+	shm->nb_worker_slots = l->nb_worker_slots;
+	shm->mb_rings_off = l->mb_rings_off;
+	shm->mb_ring_stride = sizeof(struct sbx_mb_ring);
+	shm->mb_nb_ports = l->mb_nb_ports;
 }
 
 uint64_t sbx_now_ns(void)

@@ -7,8 +7,10 @@
  * over ports, workers or tool group slots, what one entry costs: what sizing it by the config
  * (instead of by the SBX_MAX_* limit) would save.
  *
- * Today's layout is static: every config reserves sizeof(struct sbx_shm) (the primary's
- * rte_memzone_reserve, primary/main.c), however few ports and workers it uses.
+ * The memzone is struct sbx_shm (fixed: sized by the limits) followed by regions sized by the
+ * config (sbx_shm_layout(): the worker slots and the microburst rings, one per worker and port):
+ * "memzone W workers P ports" is what the primary reserves for such a config, and the first one
+ * printed, "memzone", is the largest the limits allow (GET /api/v1/system memzone).
  * bench/shm_sizes.sh builds this tool a second time against the limits issue #25 asks for and
  * prints both side by side (docs/BENCHMARKS.md "Memzone size at the limits").
  *
@@ -30,9 +32,25 @@ int main(void)
 	       SBX_MAX_PORTS, SBX_MAX_WORKERS, SBX_MAX_TOOL_GROUPS, SBX_MAX_GROUP_MEMBERS,
 	       SBX_MAX_XCONNECTS, SBX_MAX_MIRROR_SOURCES, SBX_MAX_DECAP_RULES, SBX_MAX_MIRRORS,
 	       SBX_MAX_MAPS, SBX_MAX_TUNNEL_SOURCES);
-	ROW("memzone (struct sbx_shm)", sizeof(struct sbx_shm));
-	ROW("  workers[] (all slots)", FIELD_SIZE(struct sbx_shm, workers));
-	ROW("  mb_rings[workers][ports]", FIELD_SIZE(struct sbx_shm, mb_rings));
+	static const unsigned int cfgs[][2] = { { 1, 2 }, { 2, 3 }, { 2, 16 }, { 8, 16 }, { 8, 64 }, { 32, 64 } };
+	struct sbx_shm_layout l;
+	char name[64];
+
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, &l);
+	ROW("memzone (at the limits)", l.total_size);
+	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+		if (cfgs[i][0] > SBX_MAX_WORKERS || cfgs[i][1] > SBX_MAX_PORTS) {
+			printf("memzone %u workers %u ports: over the limits\n", cfgs[i][0], cfgs[i][1]);
+			continue;
+		}
+		sbx_shm_layout(cfgs[i][0], cfgs[i][1], &l);
+		snprintf(name, sizeof(name), "memzone %u workers %u ports", cfgs[i][0], cfgs[i][1]);
+		ROW(name, l.total_size);
+	}
+	ROW("  struct sbx_shm (fixed part)", sizeof(struct sbx_shm));
+	ROW("  worker slots (region, at the limits)", (SBX_MAX_WORKERS + 1) * sizeof(struct sbx_worker_shm));
+	ROW("  microburst rings (region, at the limits)",
+	    SBX_MAX_WORKERS * SBX_MAX_PORTS * sizeof(struct sbx_mb_ring));
 	ROW("  groups[] (tool group slots)", FIELD_SIZE(struct sbx_shm, groups));
 	ROW("  ports[]", FIELD_SIZE(struct sbx_shm, ports));
 	ROW("  cfg (one struct sbx_config)", sizeof(struct sbx_config));

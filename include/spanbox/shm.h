@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 27
+#define SBX_SHM_VERSION 28
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -282,7 +282,7 @@ struct sbx_mirror_shm {
 } __rte_cache_aligned;
 
 /**
- * One worker slot: a worker's entry in the memzone (shm->workers[w]), the one sense of "slot" in
+ * One worker slot: a worker's entry in the memzone (sbx_shm_worker(shm, w)), the one sense of "slot" in
  * spanbox (as in DPDK's client_server_mp). It outlives the worker process: the primary starts a
  * new process into the same slot.
  */
@@ -745,7 +745,8 @@ struct sbx_shm {
 	struct sbx_worker_rxqs placement[SBX_MAX_WORKERS]; /**< what the primary derived: the RX
 							       queues each worker polls */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
-	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
+	/* the worker slots are a region after this struct, one per configured worker (issue #25:
+	 * a config with few workers does not reserve the limit's): sbx_shm_worker() */
 	uint32_t nb_standbys;    /**< standby slots in use (cfg.nb_standby) */
 	struct sbx_standby_shm standbys[SBX_MAX_STANDBYS];
 	struct sbx_upgrade_shm upgrade;
@@ -781,10 +782,88 @@ struct sbx_shm {
 	/* microbursts (microburst.h): what the primary sums per port, and each worker's ring per port
 	 * (written by the worker of the slot, read by the primary) */
 	struct sbx_mb_port_shm microburst[SBX_MAX_PORTS];
-	struct sbx_mb_ring mb_rings[SBX_MAX_WORKERS][SBX_MAX_PORTS];
+	/* (the rings per worker and port are a region after this struct: sbx_shm_mb_ring()) */
 	struct sbx_flows_shm flows; /**< the flow exporter (primary/flowexport.c) */
 	struct sbx_maps_shm maps;   /**< the maps' classifiers (primary/maps.c), static */
+	/* The regions after this struct, sized by the config at start (issue #25 "Limits"), laid out
+	 * by sbx_shm_layout() and written by the primary before magic: a reader indexes them with
+	 * these strides and offsets alone (sbx_shm_worker(), sbx_shm_mb_ring()), without the config */
+	uint64_t total_size;       /**< bytes of the memzone: this struct and its regions */
+	uint64_t workers_off;      /**< offset of worker slot 0 from the memzone's start, cache aligned */
+	uint32_t worker_stride;    /**< bytes from one worker slot to the next (sizeof(struct sbx_worker_shm)) */
+	uint32_t nb_worker_slots;  /**< worker slots (cfg.nb_workers); slot nb_worker_slots is the spare */
+	uint64_t mb_rings_off;     /**< offset of the microburst ring of worker 0, port 0 */
+	uint32_t mb_ring_stride;   /**< bytes of one ring (sizeof(struct sbx_mb_ring)) */
+	uint32_t mb_nb_ports;      /**< rings per worker (cfg.nb_ports); worker w's row starts at
+				        ring w * mb_nb_ports */
 };
+
+/** Sizes and offsets of the memzone's regions for one config (sbx_shm_layout()). */
+struct sbx_shm_layout {
+	uint64_t workers_off;     /**< offset of worker slot 0 */
+	uint64_t mb_rings_off;    /**< offset of the first microburst ring */
+	uint64_t total_size;      /**< bytes the memzone needs */
+	uint32_t nb_worker_slots; /**< worker slots (the spare not counted) */
+	uint32_t mb_nb_ports;     /**< rings per worker */
+};
+
+/**
+ * The layout of the memzone for @p nb_workers worker slots and @p nb_ports ports: struct sbx_shm,
+ * then nb_workers + 1 worker slots (the last one is the spare: sbx_shm_worker() of an index past
+ * the slots), then nb_workers rows of nb_ports microburst rings, each region cache aligned.
+ * Pure arithmetic (no DPDK call; inline, so that tools/shm_sizes.c needs no library). Bytes.
+ */
+static inline void sbx_shm_layout(uint32_t nb_workers, uint32_t nb_ports, struct sbx_shm_layout *l)
+{
+	uint64_t off = RTE_ALIGN_CEIL((uint64_t)sizeof(struct sbx_shm), RTE_CACHE_LINE_SIZE);
+
+	l->nb_worker_slots = nb_workers;
+	l->mb_nb_ports = nb_ports ? nb_ports : 1;
+	l->workers_off = off;
+	off += (uint64_t)(nb_workers + 1) * sizeof(struct sbx_worker_shm); /* + the spare */
+	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
+	l->mb_rings_off = off;
+	off += (uint64_t)(nb_workers ? nb_workers : 1) * l->mb_nb_ports * sizeof(struct sbx_mb_ring);
+	l->total_size = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
+}
+
+/**
+ * Write the region fields of the header of @p shm (total_size, offsets, strides, counts) from
+ * @p l; the regions themselves are left as they are (the primary zeroes the whole memzone).
+ */
+void sbx_shm_set_layout(struct sbx_shm *shm, const struct sbx_shm_layout *l);
+
+/** Worker slot @p w of @p shm (mutable); an index >= nb_worker_slots gives the spare slot. */
+static inline struct sbx_worker_shm *sbx_shm_worker_mut(const struct sbx_shm *shm, uint32_t w)
+{
+	if (w > shm->nb_worker_slots)
+		w = shm->nb_worker_slots;
+	return (struct sbx_worker_shm *)(uintptr_t)((const char *)shm + shm->workers_off +
+						    (uint64_t)w * shm->worker_stride);
+}
+
+/**
+ * Worker slot @p w (0 .. nb_worker_slots - 1) of the memzone @p shm, const when @p shm is. An
+ * index past the configured workers gives the spare slot, zeroed at start and never run: a reader
+ * that loops up to a limit reads zeros there, never past the memzone.
+ */
+#define sbx_shm_worker(shm, w)                                                                     \
+	_Generic((shm), const struct sbx_shm *: (const struct sbx_worker_shm *)sbx_shm_worker_mut(   \
+				(shm), (uint32_t)(w)),                                              \
+		 default: sbx_shm_worker_mut((shm), (uint32_t)(w)))
+
+/** The microburst ring worker @p w (< nb_worker_slots) writes for port @p p (< mb_nb_ports)
+ *  (struct sbx_mb_ring, microburst.h); an index out of range is clamped to the last row or ring
+ *  (never past the memzone; every caller loops over the config's workers and ports). */
+static inline struct sbx_mb_ring *sbx_shm_mb_ring(const struct sbx_shm *shm, uint32_t w, uint32_t p)
+{
+	if (w >= shm->nb_worker_slots)
+		w = shm->nb_worker_slots ? shm->nb_worker_slots - 1 : 0;
+	if (p >= shm->mb_nb_ports)
+		p = shm->mb_nb_ports - 1;
+	return (struct sbx_mb_ring *)(uintptr_t)((const char *)shm + shm->mb_rings_off +
+						 ((uint64_t)w * shm->mb_nb_ports + p) * shm->mb_ring_stride);
+}
 
 /* The layout the comments above promise. */
 _Static_assert(offsetof(struct sbx_shm, tables_gen) % RTE_CACHE_LINE_SIZE == 0, "tables_gen starts a cache line");
@@ -793,9 +872,8 @@ _Static_assert(offsetof(struct sbx_shm, tables_applied_ns) - offsetof(struct sbx
 _Static_assert(offsetof(struct sbx_worker_stats, busy_cycles) % RTE_CACHE_LINE_SIZE == 0 &&
 		       offsetof(struct sbx_worker_stats, busy_cycles) >= RTE_CACHE_LINE_SIZE,
 	       "the heartbeat line holds no per-burst counter");
-_Static_assert(sizeof(struct sbx_worker_shm) % RTE_CACHE_LINE_SIZE == 0 &&
-		       offsetof(struct sbx_shm, workers) % RTE_CACHE_LINE_SIZE == 0,
-	       "each worker's slot on cache lines of its own");
+_Static_assert(sizeof(struct sbx_worker_shm) % RTE_CACHE_LINE_SIZE == 0,
+	       "each worker's slot on cache lines of its own (sbx_shm_layout() aligns the region)");
 _Static_assert(sizeof(struct sbx_mirror_shm) == RTE_CACHE_LINE_SIZE, "one sequence counter a line");
 _Static_assert(sizeof(((struct sbx_worker_stats *)0)->burst) / sizeof(struct rte_mbuf *) == SBX_MAX_BURST,
 	       "the burst array holds the largest workers.burst");
