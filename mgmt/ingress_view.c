@@ -52,11 +52,11 @@ unsigned int mgmt_ingress_senders(const struct sbx_shm *shm, uint16_t port, uint
 
 	*untracked = 0;
 	for (w = 0; w < nb_w; w++) {
-		const struct sbx_ingress_stats *is = &sbx_shm_worker(shm, w)->stats.ingress;
+		const struct sbx_tunnel_source *src = sbx_shm_senders(shm, w);
 
 		*untracked += sbx_shm_worker(shm, w)->stats.port[port].tunnels_untracked;
-		for (i = 0; i < SBX_MAX_TUNNEL_SOURCES; i++) {
-			if (!sender_copy(&is->src[i], port, &e))
+		for (i = 0; i < shm->senders_per_worker && i < SBX_MAX_TUNNEL_SOURCES; i++) {
+			if (!sender_copy(&src[i], port, &e))
 				continue;
 			for (k = 0; k < n; k++)
 				if (sum[k].kind == e.kind && sum[k].id == e.id && sum[k].af == e.af &&

@@ -72,10 +72,10 @@ static void print_tunnels(struct sbx_primary *p)
 	unsigned int w, i;
 
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		const struct sbx_ingress_stats *is = &sbx_shm_worker(p->shm, w)->stats.ingress;
+		const struct sbx_tunnel_source *src = sbx_shm_senders(p->shm, w);
 
-		for (i = 0; i < SBX_MAX_TUNNEL_SOURCES; i++) {
-			const struct sbx_tunnel_source *e = &is->src[i];
+		for (i = 0; i < p->shm->senders_per_worker; i++) {
+			const struct sbx_tunnel_source *e = &src[i];
 			char addr[INET6_ADDRSTRLEN];
 
 			if (!e->used)

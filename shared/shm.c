@@ -70,7 +70,8 @@ struct sbx_shm *sbx_shm_attach(char *err, size_t errlen)
 		return NULL;
 	}
 	if (shm->total_size > mz->len || shm->worker_stride != sizeof(struct sbx_worker_shm) ||
-	    shm->mb_ring_stride != sizeof(struct sbx_mb_ring)) {
+	    shm->mb_ring_stride != sizeof(struct sbx_mb_ring) ||
+	    shm->sender_stride != sizeof(struct sbx_tunnel_source)) {
 		snprintf(err, errlen,
 			 "memzone %s: regions do not fit (total %llu B in %zu B, worker slot %u B expected %zu, ring %u B expected %zu)",
 			 SBX_MEMZONE_NAME, (unsigned long long)shm->total_size, mz->len, shm->worker_stride,
@@ -89,6 +90,9 @@ void sbx_shm_set_layout(struct sbx_shm *shm, const struct sbx_shm_layout *l)
 	shm->mb_rings_off = l->mb_rings_off;
 	shm->mb_ring_stride = sizeof(struct sbx_mb_ring);
 	shm->mb_nb_ports = l->mb_nb_ports;
+	shm->senders_off = l->senders_off;
+	shm->senders_per_worker = l->senders_per_worker;
+	shm->sender_stride = sizeof(struct sbx_tunnel_source);
 }
 
 uint64_t sbx_now_ns(void)

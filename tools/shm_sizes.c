@@ -8,9 +8,10 @@
  * (instead of by the SBX_MAX_* limit) would save.
  *
  * The memzone is struct sbx_shm (fixed: sized by the limits) followed by regions sized by the
- * config (sbx_shm_layout(): the worker slots and the microburst rings, one per worker and port):
- * "memzone W workers P ports" is what the primary reserves for such a config, and the first one
- * printed, "memzone", is the largest the limits allow (GET /api/v1/system memzone).
+ * config (sbx_shm_layout(): the worker slots, the microburst rings, one per worker and port, and
+ * each worker's tunnel sender table): "memzone W workers P ports" is what the primary reserves for
+ * such a config with the default workers.tunnel_senders (256 entries), and the first one printed,
+ * "memzone (at the limits)", the largest the limits allow (GET /api/v1/system memzone).
  * bench/shm_sizes.sh builds this tool a second time against the limits issue #25 asks for and
  * prints both side by side (docs/BENCHMARKS.md "Memzone size at the limits").
  *
@@ -36,14 +37,14 @@ int main(void)
 	struct sbx_shm_layout l;
 	char name[64];
 
-	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, &l);
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, &l);
 	ROW("memzone (at the limits)", l.total_size);
 	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
 		if (cfgs[i][0] > SBX_MAX_WORKERS || cfgs[i][1] > SBX_MAX_PORTS) {
 			printf("memzone %u workers %u ports: over the limits\n", cfgs[i][0], cfgs[i][1]);
 			continue;
 		}
-		sbx_shm_layout(cfgs[i][0], cfgs[i][1], &l);
+		sbx_shm_layout(cfgs[i][0], cfgs[i][1], SBX_TUNNEL_SENDERS_DEFAULT, &l);
 		snprintf(name, sizeof(name), "memzone %u workers %u ports", cfgs[i][0], cfgs[i][1]);
 		ROW(name, l.total_size);
 	}
@@ -51,6 +52,8 @@ int main(void)
 	ROW("  worker slots (region, at the limits)", (SBX_MAX_WORKERS + 1) * sizeof(struct sbx_worker_shm));
 	ROW("  microburst rings (region, at the limits)",
 	    SBX_MAX_WORKERS * SBX_MAX_PORTS * sizeof(struct sbx_mb_ring));
+	ROW("  tunnel sender tables (region, at the limits)",
+	    SBX_MAX_WORKERS * SBX_MAX_TUNNEL_SOURCES * sizeof(struct sbx_tunnel_source));
 	ROW("  groups[] (tool group slots)", FIELD_SIZE(struct sbx_shm, groups));
 	ROW("  ports[]", FIELD_SIZE(struct sbx_shm, ports));
 	ROW("  cfg (one struct sbx_config)", sizeof(struct sbx_config));
@@ -69,7 +72,6 @@ int main(void)
 	ROW("  stats.ingress.rule_*[ports][rules]",
 	    FIELD_SIZE(struct sbx_worker_stats, ingress.rule_pkts) +
 		    FIELD_SIZE(struct sbx_worker_stats, ingress.rule_bytes));
-	ROW("  stats.ingress.src[tunnel senders]", FIELD_SIZE(struct sbx_worker_stats, ingress.src));
 	ROW("  stats.ingress.ts[ports]", FIELD_SIZE(struct sbx_worker_stats, ingress.ts));
 	ROW("  stats.group_member[slots][members]", FIELD_SIZE(struct sbx_worker_stats, group_member));
 	ROW("  stats.group_demand[slots][members]", FIELD_SIZE(struct sbx_worker_stats, group_demand));

@@ -204,9 +204,7 @@ const char *sbx_standby_state_name(uint32_t s);
 struct sbx_ingress_stats {
 	uint64_t rule_pkts[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES];  /**< frames decapsulated by rule r of port p */
 	uint64_t rule_bytes[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES]; /**< their inner bytes */
-	/** the worker's tunnel sender table: workers.tunnel_senders.entries slots used (frames of a sender
-	 *  that finds it full: port counter tunnels_untracked; the index is the worker's, ingress.c) */
-	struct sbx_tunnel_source src[SBX_MAX_TUNNEL_SOURCES];
+	/* the worker's tunnel sender table is a region of the memzone: sbx_shm_senders() */
 	/** timestamps in (ingress.timestamp): the clock offset of each input port's sender (ts_in.h) */
 	struct sbx_ts_in_offset ts[SBX_MAX_PORTS];
 };
@@ -796,24 +794,32 @@ struct sbx_shm {
 	uint32_t mb_ring_stride;   /**< bytes of one ring (sizeof(struct sbx_mb_ring)) */
 	uint32_t mb_nb_ports;      /**< rings per worker (cfg.nb_ports); worker w's row starts at
 				        ring w * mb_nb_ports */
+	uint64_t senders_off;      /**< offset of worker 0's tunnel sender table */
+	uint32_t senders_per_worker; /**< slots of each worker's table (workers.tunnel_senders.entries) */
+	uint32_t sender_stride;    /**< bytes of one slot (sizeof(struct sbx_tunnel_source)) */
 };
 
 /** Sizes and offsets of the memzone's regions for one config (sbx_shm_layout()). */
 struct sbx_shm_layout {
 	uint64_t workers_off;     /**< offset of worker slot 0 */
 	uint64_t mb_rings_off;    /**< offset of the first microburst ring */
+	uint64_t senders_off;     /**< offset of the first tunnel sender table */
 	uint64_t total_size;      /**< bytes the memzone needs */
 	uint32_t nb_worker_slots; /**< worker slots (the spare not counted) */
 	uint32_t mb_nb_ports;     /**< rings per worker */
+	uint32_t senders_per_worker; /**< tunnel sender slots of each worker */
 };
 
 /**
- * The layout of the memzone for @p nb_workers worker slots and @p nb_ports ports: struct sbx_shm,
- * then nb_workers + 1 worker slots (the last one is the spare: sbx_shm_worker() of an index past
- * the slots), then nb_workers rows of nb_ports microburst rings, each region cache aligned.
+ * The layout of the memzone for @p nb_workers worker slots, @p nb_ports ports and @p nb_senders
+ * tunnel senders a worker follows (workers.tunnel_senders.entries): struct sbx_shm, then
+ * nb_workers + 1 worker slots (the last one is the spare: sbx_shm_worker() of an index past the
+ * slots), then nb_workers rows of nb_ports microburst rings, then nb_workers tables of nb_senders
+ * tunnel sender slots (struct sbx_tunnel_source), each region cache aligned.
  * Pure arithmetic (no DPDK call; inline, so that tools/shm_sizes.c needs no library). Bytes.
  */
-static inline void sbx_shm_layout(uint32_t nb_workers, uint32_t nb_ports, struct sbx_shm_layout *l)
+static inline void sbx_shm_layout(uint32_t nb_workers, uint32_t nb_ports, uint32_t nb_senders,
+				  struct sbx_shm_layout *l)
 {
 	uint64_t off = RTE_ALIGN_CEIL((uint64_t)sizeof(struct sbx_shm), RTE_CACHE_LINE_SIZE);
 
@@ -824,6 +830,10 @@ static inline void sbx_shm_layout(uint32_t nb_workers, uint32_t nb_ports, struct
 	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
 	l->mb_rings_off = off;
 	off += (uint64_t)(nb_workers ? nb_workers : 1) * l->mb_nb_ports * sizeof(struct sbx_mb_ring);
+	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
+	l->senders_per_worker = nb_senders ? nb_senders : 1;
+	l->senders_off = off;
+	off += (uint64_t)(nb_workers ? nb_workers : 1) * l->senders_per_worker * sizeof(struct sbx_tunnel_source);
 	l->total_size = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
 }
 
@@ -863,6 +873,20 @@ static inline struct sbx_mb_ring *sbx_shm_mb_ring(const struct sbx_shm *shm, uin
 		p = shm->mb_nb_ports - 1;
 	return (struct sbx_mb_ring *)(uintptr_t)((const char *)shm + shm->mb_rings_off +
 						 ((uint64_t)w * shm->mb_nb_ports + p) * shm->mb_ring_stride);
+}
+
+/**
+ * The tunnel sender table of worker @p w (< nb_worker_slots): senders_per_worker slots
+ * (workers.tunnel_senders.entries), written by that worker only (secondary/ingress.c, the slot
+ * protocol of struct sbx_tunnel_source), read by mgmt and the replay report. A successor in the
+ * slot keeps its predecessor's senders. An index out of range is clamped to the last table.
+ */
+static inline struct sbx_tunnel_source *sbx_shm_senders(const struct sbx_shm *shm, uint32_t w)
+{
+	if (w >= shm->nb_worker_slots)
+		w = shm->nb_worker_slots ? shm->nb_worker_slots - 1 : 0;
+	return (struct sbx_tunnel_source *)(uintptr_t)((const char *)shm + shm->senders_off +
+						       (uint64_t)w * shm->senders_per_worker * shm->sender_stride);
 }
 
 /* The layout the comments above promise. */

@@ -152,7 +152,7 @@ int main(void)
 	char *text;
 	size_t k;
 
-	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, &lay); /* the memzone with its regions */
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, &lay); /* the memzone with its regions */
 	shm = calloc(1, lay.total_size);
 	if (shm != NULL)
 		sbx_shm_set_layout(shm, &lay);
