@@ -58,7 +58,7 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	cJSON_AddBoolToObject(o, "enabled", f->enabled && f->port_mask != 0);
 	a = cJSON_AddArrayToObject(o, "ports");
 	for (i = 0; i < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); i++)
-		if (f->port_mask & (1u << i))
+		if (f->port_mask & (1ull << i))
 			cJSON_AddItemToArray(a, cJSON_CreateString(shm->cfg.ports[i].name));
 	NUM(o, "active_timeout_s", f->active_s);
 	NUM(o, "idle_timeout_s", f->idle_s);

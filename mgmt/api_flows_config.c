@@ -28,7 +28,7 @@ static cJSON *flows_config_json(const struct sbx_config *cfg)
 	cJSON_AddBoolToObject(o, "enabled", f->enabled);
 	a = cJSON_AddArrayToObject(o, "ports");
 	for (i = 0; i < cfg->nb_ports && i < SBX_MAX_PORTS; i++) {
-		if (f->port_mask & (1u << i)) {
+		if (f->port_mask & (1ull << i)) {
 			cJSON *p = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(p, "port", cfg->ports[i].name);

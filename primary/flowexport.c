@@ -12,6 +12,7 @@
  * re-opens the collectors that changed; the rings are made at the first change that turns
  * metering on when it was off at start (sbx_flows_prepare).
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,7 +365,7 @@ int sbx_flows_init(struct sbx_primary *p)
 	fs->nb_collectors = f->nb_collectors;
 	if (thread_start() != 0)
 		return -1;
-	printf("spanbox-primary: flows: metering ports 0x%x, %u flows per worker, %u collectors\n", f->port_mask,
+	printf("spanbox-primary: flows: metering ports 0x%" PRIx64 ", %u flows per worker, %u collectors\n", f->port_mask,
 	       f->capacity, f->nb_collectors);
 	return 0;
 }
@@ -388,7 +389,7 @@ void sbx_flows_reconfigure(struct sbx_primary *p, const struct sbx_flows_cfg *n)
 	__atomic_add_fetch(&fx.next_gen, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&fx.lock);
 	if (!__atomic_load_n(&fx.started, __ATOMIC_ACQUIRE) && thread_start() == 0)
-		printf("spanbox-primary: flows: metering turned on at run time (ports 0x%x, %u flows per worker)\n",
+		printf("spanbox-primary: flows: metering turned on at run time (ports 0x%" PRIx64 ", %u flows per worker)\n",
 		       n->port_mask, p->cfg->flows.capacity);
 }
 

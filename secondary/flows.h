@@ -30,7 +30,7 @@
 
 /** One worker's flow stage. Zeroed (port_mask 0, ft NULL): off, the loop pays one branch a burst. */
 struct sbx_flows_worker {
-	uint32_t port_mask;              /**< bit p: port p is metered; 0 when flows are off */
+	uint64_t port_mask;              /**< bit p: port p is metered; 0 when flows are off */
 	struct sbx_flowtable *ft;        /**< the worker's table, NULL when off */
 	struct rte_ring *ring;           /**< to the exporter (SBX_FLOWS_RING_FMT), SP/SC, 128 B elements */
 	struct sbx_worker_stats *st;     /**< the slot's counters */

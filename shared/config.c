@@ -1913,7 +1913,7 @@ static int parse_flows(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 	    get_array(c, o, "flows", "ports", SBX_MAX_PORTS, &arr))
 		return -1;
 	if (arr == NULL && f->enabled)
-		f->port_mask = cfg->nb_ports ? (uint32_t)((1ull << cfg->nb_ports) - 1) : 0;
+		f->port_mask = cfg->nb_ports >= 64 ? UINT64_MAX : (1ull << cfg->nb_ports) - 1;
 	cJSON_ArrayForEach(it, arr) {
 		snprintf(path, sizeof(path), "flows.ports[%d]", i);
 		if (!cJSON_IsObject(it))
@@ -1924,9 +1924,9 @@ static int parse_flows(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		if (dir != SBX_DIR_RX)
 			return fail(c, path, "direction", "only \"rx\" is metered (frames received on the port, after its "
 				    "ingress stages; what a cross-connect sends is what its peer received)");
-		if (f->port_mask & (1u << p))
+		if (f->port_mask & (1ull << p))
 			return fail(c, path, "port", "%s is listed twice", cfg->ports[p].name);
-		f->port_mask |= 1u << p;
+		f->port_mask |= 1ull << p;
 		i++;
 	}
 	return parse_flow_collectors(c, o, f);
