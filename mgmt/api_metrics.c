@@ -586,20 +586,30 @@ static void group_metrics(struct pbuf *b, const struct sbx_shm *shm)
 {
 	const struct sbx_config *cfg = sbx_shm_cfg(shm);
 	uint16_t nb_g = mgmt_nb_tool_groups(shm), nb_w = mgmt_nb_workers(shm), g, k;
-	struct sbx_group_member_counters sum[SBX_MAX_TOOL_GROUPS][SBX_MAX_GROUP_MEMBERS];
-	char gl[SBX_MAX_TOOL_GROUPS][LBL], ml[SBX_MAX_TOOL_GROUPS][SBX_MAX_GROUP_MEMBERS][2 * LBL];
+	/* on the heap: at the limits (64 groups of 64 members) the labels alone are 1.3 MB */
+	struct sbx_group_member_counters(*sum)[SBX_MAX_GROUP_MEMBERS];
+	char(*gl)[LBL], (*ml)[SBX_MAX_GROUP_MEMBERS][2 * LBL];
 	uint8_t nbm[SBX_MAX_TOOL_GROUPS];
 	bool shared_done = false;
 	size_t f;
 
 	if (nb_g == 0)
 		return;
+	sum = calloc(nb_g, sizeof(*sum));
+	gl = calloc(nb_g, sizeof(*gl));
+	ml = calloc(nb_g, sizeof(*ml));
+	if (sum == NULL || gl == NULL || ml == NULL) {
+		free(sum);
+		free(gl);
+		free(ml);
+		return;
+	}
 	for (g = 0; g < nb_g; g++) {
 		const struct sbx_tool_group_cfg *gc = &cfg->tool_groups[g];
 
 		gl[g][0] = '\0';
 		label(gl[g], LBL, "group", gc->name, sizeof(gc->name));
-		nbm[g] = gc->nb_members < SBX_MAX_GROUP_MEMBERS ? gc->nb_members : SBX_MAX_GROUP_MEMBERS;
+		nbm[g] = (uint8_t)RTE_MIN(gc->nb_members, shm->group_members); /* the slot's capacity */
 		for (k = 0; k < nbm[g]; k++) {
 			labels_join(ml[g][k], sizeof(ml[g][k]), gl[g], "");
 			label(ml[g][k], sizeof(ml[g][k]), "port", shm->cfg.ports[gc->members[k] % SBX_MAX_PORTS].name,
@@ -639,12 +649,12 @@ static void group_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	for (g = 0; g < nb_g; g++)
 		for (k = 0; k < nbm[g]; k++)
 			sample_u(b, "spanbox_tool_group_member_buckets", ml[g][k],
-				 shm->groups[mgmt_group_slot(shm, g)].m[k].buckets);
+				 sbx_shm_group(shm, mgmt_group_slot(shm, g))->m[k].buckets);
 	family(b, "spanbox_tool_group_member_up", "gauge", "1 while the member is up (holds its buckets), else 0.");
 	for (g = 0; g < nb_g; g++)
 		for (k = 0; k < nbm[g]; k++)
 			sample_u(b, "spanbox_tool_group_member_up", ml[g][k],
-				 shm->groups[mgmt_group_slot(shm, g)].m[k].state == SBX_MEMBER_UP);
+				 sbx_shm_group(shm, mgmt_group_slot(shm, g))->m[k].state == SBX_MEMBER_UP);
 #define GROUP_FAM_(field, json, prom, unit, help)                                                          \
 	family(b, prom, "counter", help);                                                                  \
 	for (g = 0; g < nb_g; g++) {                                                                       \
@@ -654,6 +664,9 @@ static void group_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	}
 	SBX_FOREACH_GROUP_COUNTER(GROUP_FAM_)
 #undef GROUP_FAM_
+	free(sum);
+	free(gl);
+	free(ml);
 }
 
 /* Per pool families. */

@@ -318,7 +318,7 @@ cJSON *mgmt_tool_group_json(const struct sbx_shm *shm, uint16_t i, bool with_con
 	const struct sbx_config *cfg = sbx_shm_cfg(shm);
 	const struct sbx_tool_group_cfg *g = &cfg->tool_groups[i % SBX_MAX_TOOL_GROUPS];
 	uint8_t slot = mgmt_group_slot(shm, i);
-	const struct sbx_group_shm *gs = &shm->groups[slot];
+	const struct sbx_group_shm *gs = sbx_shm_group(shm, slot);
 	uint16_t nb_w = MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS), k;
 	struct sbx_group_member_counters tot = { 0 }, c;
 	struct sbx_group_counters gc;
@@ -329,7 +329,7 @@ cJSON *mgmt_tool_group_json(const struct sbx_shm *shm, uint16_t i, bool with_con
 	num(o, "buckets", SBX_GROUP_BUCKETS);
 	num(o, "members_up", gs->members_up);
 	a = cJSON_CreateArray();
-	for (k = 0; k < MIN(g->nb_members, SBX_MAX_GROUP_MEMBERS); k++) {
+	for (k = 0; k < MIN(g->nb_members, shm->group_members); k++) { /* the slot's capacity */
 		const struct sbx_group_member_shm *m = &gs->m[k];
 		cJSON *mo = cJSON_CreateObject();
 

@@ -190,8 +190,11 @@ static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 	struct sbx_shm *shm;
 
 	sbx_shm_layout(cfg->nb_workers, cfg->nb_ports,
-		       cfg->tunnel_senders ? cfg->tunnel_senders : SBX_TUNNEL_SENDERS_DEFAULT, &lay);
-	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, &lay_max);
+		       cfg->tunnel_senders ? cfg->tunnel_senders : SBX_TUNNEL_SENDERS_DEFAULT,
+		       cfg->tg_cap_groups ? cfg->tg_cap_groups : SBX_TOOL_GROUP_CAPACITY_DEFAULT,
+		       cfg->tg_cap_members ? cfg->tg_cap_members : SBX_TOOL_GROUP_CAPACITY_DEFAULT, &lay);
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS,
+		       SBX_MAX_GROUP_MEMBERS, &lay_max);
 	mz = rte_memzone_reserve(SBX_MEMZONE_NAME, lay.total_size, (int)rte_socket_id(), 0);
 	if (mz == NULL) {
 		fprintf(stderr, "spanbox-primary: cannot reserve memzone %s (%llu B): %s\n", SBX_MEMZONE_NAME,

@@ -118,7 +118,7 @@ static void print_groups(struct sbx_primary *p)
 	for (i = 0; i < t->cfg.nb_tool_groups && i < SBX_MAX_TOOL_GROUPS; i++) {
 		const struct sbx_tool_group_cfg *g = &t->cfg.tool_groups[i];
 		unsigned int slot = t->gslot[i] % SBX_GROUP_SLOTS;
-		const struct sbx_group_shm *gs = &p->shm->groups[slot];
+		const struct sbx_group_shm *gs = sbx_shm_group(p->shm, slot);
 		uint64_t none = 0;
 		char name[2 * SBX_NAME_LEN + 2];
 
@@ -126,14 +126,14 @@ static void print_groups(struct sbx_primary *p)
 			struct sbx_group_member_counters sum = { 0 };
 
 			for (w = 0; w < p->cfg->nb_workers; w++)
-				sbx_group_member_counters_add(&sum, &sbx_shm_worker(p->shm, w)->stats.group_member[slot][k]);
+				sbx_group_member_counters_add(&sum, sbx_shm_group_member(p->shm, w, slot, k));
 			snprintf(name, sizeof(name), "%s/%s", g->name, p->cfg->ports[g->members[k]].name);
 			printf("%-24s %8u %8s", name, gs->m[k].buckets, sbx_member_state_name(gs->m[k].state));
 			SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_VAL)
 			printf(" %12s\n", "-");
 		}
 		for (w = 0; w < p->cfg->nb_workers; w++)
-			none += sbx_shm_worker(p->shm, w)->stats.group[slot].no_member;
+			none += sbx_shm_group_ctr(p->shm, w, slot)->no_member;
 		snprintf(name, sizeof(name), "%s/-", g->name);
 		printf("%-24s %8s %8s", name, "-", "-");
 		SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_HEAD_DASH)

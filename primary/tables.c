@@ -250,8 +250,9 @@ static int apply_staged(void)
 		goto out;
 	}
 	if (sbx_groups_assign(tp, cur, n, next->gslot) != 0) {
-		rc = refuse("tool_groups", "tool_groups: no free tool group slot (at most %d groups, %d slots)",
-			    SBX_MAX_TOOL_GROUPS, SBX_GROUP_SLOTS);
+		rc = refuse("tool_groups", "tool_groups: no free tool group slot (capacity %u groups of %u members, "
+			    "%u slots: workers.tool_group_capacity)", (unsigned int)tp->shm->cfg.tg_cap_groups,
+			    (unsigned int)tp->shm->cfg.tg_cap_members, tp->shm->nb_group_slots);
 		goto out;
 	}
 	if (sbx_recorder_add(&next->cfg, err, sizeof(err)) != 0) { /* the rings of new captures */

@@ -93,6 +93,12 @@ void sbx_shm_set_layout(struct sbx_shm *shm, const struct sbx_shm_layout *l)
 	shm->senders_off = l->senders_off;
 	shm->senders_per_worker = l->senders_per_worker;
 	shm->sender_stride = sizeof(struct sbx_tunnel_source);
+	shm->groups_off = l->groups_off;
+	shm->group_stride = l->group_stride;
+	shm->nb_group_slots = l->nb_group_slots;
+	shm->group_members = l->group_members;
+	shm->gstats_off = l->gstats_off;
+	shm->gstats_stride = l->gstats_stride;
 }
 
 uint64_t sbx_now_ns(void)

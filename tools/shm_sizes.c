@@ -37,15 +37,19 @@ int main(void)
 	struct sbx_shm_layout l;
 	char name[64];
 
-	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, &l);
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS, SBX_MAX_GROUP_MEMBERS, &l);
 	ROW("memzone (at the limits)", l.total_size);
 	for (size_t i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
 		if (cfgs[i][0] > SBX_MAX_WORKERS || cfgs[i][1] > SBX_MAX_PORTS) {
 			printf("memzone %u workers %u ports: over the limits\n", cfgs[i][0], cfgs[i][1]);
 			continue;
 		}
-		sbx_shm_layout(cfgs[i][0], cfgs[i][1], SBX_TUNNEL_SENDERS_DEFAULT, &l);
+		sbx_shm_layout(cfgs[i][0], cfgs[i][1], SBX_TUNNEL_SENDERS_DEFAULT, SBX_TOOL_GROUP_CAPACITY_DEFAULT, SBX_TOOL_GROUP_CAPACITY_DEFAULT, &l);
 		snprintf(name, sizeof(name), "memzone %u workers %u ports", cfgs[i][0], cfgs[i][1]);
+		ROW(name, l.total_size);
+		sbx_shm_layout(cfgs[i][0], cfgs[i][1], SBX_TUNNEL_SENDERS_DEFAULT, SBX_MAX_TOOL_GROUPS, SBX_MAX_GROUP_MEMBERS, &l);
+		snprintf(name, sizeof(name), "memzone %u workers %u ports, groups %dx%d", cfgs[i][0], cfgs[i][1],
+			 SBX_MAX_TOOL_GROUPS, SBX_MAX_GROUP_MEMBERS);
 		ROW(name, l.total_size);
 	}
 	ROW("  struct sbx_shm (fixed part)", sizeof(struct sbx_shm));
@@ -54,7 +58,12 @@ int main(void)
 	    SBX_MAX_WORKERS * SBX_MAX_PORTS * sizeof(struct sbx_mb_ring));
 	ROW("  tunnel sender tables (region, at the limits)",
 	    SBX_MAX_WORKERS * SBX_MAX_TUNNEL_SOURCES * sizeof(struct sbx_tunnel_source));
-	ROW("  groups[] (tool group slots)", FIELD_SIZE(struct sbx_shm, groups));
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS, SBX_MAX_GROUP_MEMBERS, &l);
+	ROW("  tool group slots (region, at the limits)", (uint64_t)l.nb_group_slots * l.group_stride);
+	ROW("  tool group counters (region, at the limits)", (uint64_t)(SBX_MAX_WORKERS + 1) * l.gstats_stride);
+	sbx_shm_layout(2, 3, SBX_TUNNEL_SENDERS_DEFAULT, SBX_TOOL_GROUP_CAPACITY_DEFAULT, SBX_TOOL_GROUP_CAPACITY_DEFAULT, &l);
+	ROW("  tool group slots (region, capacity 8x8)", (uint64_t)l.nb_group_slots * l.group_stride);
+	ROW("  tool group counters (region, 8x8, 2 workers)", (uint64_t)3 * l.gstats_stride);
 	ROW("  ports[]", FIELD_SIZE(struct sbx_shm, ports));
 	ROW("  cfg (one struct sbx_config)", sizeof(struct sbx_config));
 	ROW("  tables[2] (each holds a config)", FIELD_SIZE(struct sbx_shm, tables));
@@ -73,8 +82,6 @@ int main(void)
 	    FIELD_SIZE(struct sbx_worker_stats, ingress.rule_pkts) +
 		    FIELD_SIZE(struct sbx_worker_stats, ingress.rule_bytes));
 	ROW("  stats.ingress.ts[ports]", FIELD_SIZE(struct sbx_worker_stats, ingress.ts));
-	ROW("  stats.group_member[slots][members]", FIELD_SIZE(struct sbx_worker_stats, group_member));
-	ROW("  stats.group_demand[slots][members]", FIELD_SIZE(struct sbx_worker_stats, group_demand));
 	ROW("  stats.map_mirror[maps] + map[maps]",
 	    FIELD_SIZE(struct sbx_worker_stats, map_mirror) + FIELD_SIZE(struct sbx_worker_stats, map));
 	ROW("  stats.burst[]", FIELD_SIZE(struct sbx_worker_stats, burst));

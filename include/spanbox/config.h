@@ -291,8 +291,9 @@ struct sbx_mirror_cfg {
 	uint16_t ts_device;           /**< metamako: source device id field (default 0) */
 };
 
-#define SBX_MAX_TOOL_GROUPS 8       /**< tool groups in one config */
-#define SBX_MAX_GROUP_MEMBERS 8     /**< member ports of one tool group */
+#define SBX_MAX_TOOL_GROUPS 64      /**< tool groups in one config (workers.tool_group_capacity.groups at most) */
+#define SBX_MAX_GROUP_MEMBERS 64    /**< member ports of one tool group (workers.tool_group_capacity.members at most) */
+#define SBX_TOOL_GROUP_CAPACITY_DEFAULT 8 /**< workers.tool_group_capacity.groups and .members by default */
 
 /** Which header fields the flow hash of a tool group takes (include/spanbox/flowhash.h). */
 enum sbx_group_hash {
@@ -409,6 +410,10 @@ struct sbx_config {
 					     follows, 1..SBX_MAX_TUNNEL_SOURCES (default 256) */
 	uint32_t tunnel_idle_s;         /**< workers.tunnel_senders.idle_s: a sender with no frame for this
 					     many seconds leaves the table (1..86400, default 300) */
+	uint16_t tg_cap_groups;         /**< workers.tool_group_capacity.groups: tool groups the memzone
+					     holds slots for, 1..SBX_MAX_TOOL_GROUPS (default 8); static */
+	uint16_t tg_cap_members;        /**< workers.tool_group_capacity.members: members of each,
+					     1..SBX_MAX_GROUP_MEMBERS (default 8); static */
 	/* forwarding */
 	uint16_t nb_xconnects;
 	struct sbx_xconnect_cfg xconnects[SBX_MAX_XCONNECTS];

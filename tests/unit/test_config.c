@@ -830,6 +830,88 @@ static void test_limits(void)
 	}
 }
 
+/* A config of 64 net_null ports, one worker, workers.tool_group_capacity {cg, cm} (absent when cg
+ * is 0) and @p ng tool groups of @p nm members (group g: ports p(g+k)%64). */
+static const char *tg_doc(char *buf, size_t len, int cg, int cm, int ng, int nm)
+{
+	size_t n = 0;
+	int i, g, k;
+
+#define PUT(...) (n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
+	PUT("{\"eal\":{\"primary_lcore\":0,\"mgmt_lcore\":1},\"ports\":[");
+	for (i = 0; i < 64; i++)
+		PUT("%s{\"name\":\"p%d\",\"devargs\":\"net_null%d\"}", i ? "," : "", i, i);
+	PUT("],\"workers\":{\"count\":1,\"lcores\":[2]");
+	if (cg != 0)
+		PUT(",\"tool_group_capacity\":{\"groups\":%d,\"members\":%d}", cg, cm);
+	PUT("},\"tool_groups\":[");
+	for (g = 0; g < ng; g++) {
+		PUT("%s{\"name\":\"g%d\",\"members\":[", g ? "," : "", g);
+		for (k = 0; k < nm; k++)
+			PUT("%s\"p%d\"", k ? "," : "", (g + k) % 64);
+		PUT("]}");
+	}
+	PUT("]}");
+#undef PUT
+	return n < len ? buf : "";
+}
+
+/* workers.tool_group_capacity (issue #25): 8 x 8 by default, up to 64 x 64; a config past the
+ * capacity is refused naming the field and the capacity; the capacity is static. */
+static void test_tool_group_capacity(void)
+{
+	static char doc[128 * 1024];
+	static struct sbx_config cfg, cfg2;
+	char err[256];
+	const char *d;
+
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 0, 0, 8, 8), &cfg, err, sizeof(err)) == 0 &&
+		      cfg.tg_cap_groups == 8 && cfg.tg_cap_members == 8 && cfg.nb_tool_groups == 8 &&
+		      cfg.tool_groups[7].nb_members == 8,
+	      "tool_group_capacity: 8 x 8 by default, 8 groups of 8 members accepted (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 0, 0, 9, 1), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "tool_groups: 9 tool groups, over the capacity of 8 (workers.tool_group_capacity.groups, "
+				   "static: at most 64)"),
+	      "tool_group_capacity: a 9th group past the default capacity refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 0, 0, 1, 9), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "tool_groups[0].members: 9 members, over the capacity of 8 "
+				   "(workers.tool_group_capacity.members, static: at most 64)"),
+	      "tool_group_capacity: a 9th member past the default capacity refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 64, 64, 64, 64), &cfg, err, sizeof(err)) == 0 &&
+		      cfg.tg_cap_groups == 64 && cfg.tg_cap_members == 64 && cfg.nb_tool_groups == 64 &&
+		      cfg.tool_groups[63].nb_members == 64 && cfg.tool_groups[63].members[63] == 62,
+	      "tool_group_capacity: 64 groups of 64 members at capacity 64 x 64 (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 64, 64, 65, 1), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "tool_groups: 65 tool groups, over the capacity of 64 (workers.tool_group_capacity.groups, "
+				   "static: at most 64)"),
+	      "tool_group_capacity: a 65th group refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 16, 4, 16, 5), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "tool_groups[0].members: 5 members, over the capacity of 4 "
+				   "(workers.tool_group_capacity.members, static: at most 64)"),
+	      "tool_group_capacity: 5 members past a capacity of 4 refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 65, 8, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "workers.tool_group_capacity.groups: 65 out of range 1..64"),
+	      "tool_group_capacity: groups 65 refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 8, 65, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "workers.tool_group_capacity.members: 65 out of range 1..64"),
+	      "tool_group_capacity: members 65 refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 0x7fff, 8, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      strstr(err, "workers.tool_group_capacity.groups: ") == err,
+	      "tool_group_capacity: groups 32767 refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 8, 0, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "workers.tool_group_capacity.members: 0 out of range 1..64"),
+	      "tool_group_capacity: members 0 refused (%s)", err);
+	/* static: a change of the capacity names it, a change of the groups is live */
+	sbx_config_parse(tg_doc(doc, sizeof(doc), 8, 8, 2, 2), &cfg, err, sizeof(err));
+	sbx_config_parse(tg_doc(doc, sizeof(doc), 16, 8, 2, 2), &cfg2, err, sizeof(err));
+	d = sbx_config_static_diff(&cfg, &cfg2);
+	check(d != NULL && !strcmp(d, "workers.tool_group_capacity"),
+	      "tool_group_capacity: a change of the capacity is static, named (%s)", d ? d : "none");
+	sbx_config_parse(tg_doc(doc, sizeof(doc), 8, 8, 3, 4), &cfg2, err, sizeof(err));
+	d = sbx_config_static_diff(&cfg, &cfg2);
+	check(d == NULL, "tool_group_capacity: other groups at one capacity are a live change (%s)", d ? d : "none");
+}
+
 /* mgmt.tokens, mgmt.tls, mgmt.insecure (issue 17: HTTPS and roles). */
 static void test_mgmt_roles(void)
 {
@@ -1466,6 +1548,7 @@ int main(int argc, char **argv)
 	test_bad_filter_text();
 	test_inline();
 	test_limits();
+	test_tool_group_capacity();
 	test_mirrors_inline();
 	test_mirror_timestamp();
 	test_ingress_inline();

@@ -152,7 +152,8 @@ int main(void)
 	char *text;
 	size_t k;
 
-	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, &lay); /* the memzone with its regions */
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS,
+		       SBX_MAX_GROUP_MEMBERS, &lay); /* the memzone with its regions */
 	shm = calloc(1, lay.total_size);
 	if (shm != NULL)
 		sbx_shm_set_layout(shm, &lay);
@@ -175,7 +176,7 @@ int main(void)
 	tc->tool_groups[0].nb_members = 1;
 	tc->tool_groups[0].members[0] = 0;
 	shm->tables[0].gslot[0] = GSLOT;
-	sbx_shm_worker(shm, 0)->stats.group[GSLOT].no_member = 77;
+	sbx_shm_group_ctr(shm, 0, GSLOT)->no_member = 77;
 	/* every counter a value of its own, by walking the lists */
 	k = 0;
 #define SET_PORT(field, ...) sbx_shm_worker(shm, 0)->stats.port[0].field = PORT_BASE + k++;
@@ -184,7 +185,7 @@ int main(void)
 #define SET_MIRROR(field, ...) sbx_shm_worker(shm, 0)->stats.mirror[CSET].field = MIRROR_BASE + k++;
 	SBX_FOREACH_MIRROR_COUNTER(SET_MIRROR)
 	k = 0;
-#define SET_GROUP(field, ...) sbx_shm_worker(shm, 0)->stats.group_member[GSLOT][0].field = GROUP_BASE + k++;
+#define SET_GROUP(field, ...) sbx_shm_group_member(shm, 0, GSLOT, 0)->field = GROUP_BASE + k++;
 	SBX_FOREACH_GROUP_MEMBER_COUNTER(SET_GROUP)
 	k = 0;
 #define SET_WORKER(field, ...) sbx_shm_worker(shm, 0)->stats.field = WORKER_BASE + k++;

@@ -1478,7 +1478,8 @@ int main(int argc, char **argv)
 	ring_w0 = rte_ring_create("sbxut_me_w0", 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	ring_w1 = rte_ring_create("sbxut_me_w1", 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	ring_small = rte_ring_create("sbxut_me_small", 16, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, &shm_lay);
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS,
+		       SBX_MAX_GROUP_MEMBERS, &shm_lay);
 	shm = calloc(1, shm_lay.total_size);
 	tab = calloc(1, sizeof(*tab));
 	e0 = calloc(1, sizeof(*e0));
