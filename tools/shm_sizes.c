@@ -33,7 +33,7 @@ int main(void)
 	       SBX_MAX_PORTS, SBX_MAX_WORKERS, SBX_MAX_TOOL_GROUPS, SBX_MAX_GROUP_MEMBERS,
 	       SBX_MAX_XCONNECTS, SBX_MAX_MIRROR_SOURCES, SBX_MAX_DECAP_RULES, SBX_MAX_MIRRORS,
 	       SBX_MAX_MAPS, SBX_MAX_TUNNEL_SOURCES);
-	static const unsigned int cfgs[][2] = { { 1, 2 }, { 2, 3 }, { 2, 16 }, { 8, 16 }, { 8, 64 }, { 32, 64 } };
+	static const unsigned int cfgs[][2] = { { 1, 2 }, { 2, 3 }, { 2, 16 }, { 2, 64 }, { 8, 16 }, { 8, 64 }, { 32, 64 } };
 	struct sbx_shm_layout l;
 	char name[64];
 
