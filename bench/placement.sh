@@ -30,7 +30,7 @@
 #    and "INCONCLUSIVE" with fewer than $MIN_PAIRS clean pairs (single pairs on the 2-CPU VM of
 #    docs/BENCHMARKS.md move by +-15 %: fewer pairs do not separate a few % from noise).
 # 2. Scaling (SCALE=1): N pinned workers on N CPUs, N = 1 .. (the CPUs of $SCALE_CPUS, at most
-#    SBX_MAX_WORKERS = 8 of them), the housekeeping on $HK_CPU, forwarding 64 B; worker w polls
+#    SBX_MAX_WORKERS = 32 of them), the housekeeping on $HK_CPU, forwarding 64 B; worker w polls
 #    queue w of p0 and p1. Prints per worker Mpps and CPU %, the total and total / (N x the
 #    one-worker figure). On a 2-CPU machine that is N = 1 only; the same command shows the
 #    scaling of a 16-core server (N = 1 .. 8).

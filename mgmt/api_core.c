@@ -191,7 +191,7 @@ static unsigned int post_worker_restart(struct req *r, cJSON **body)
 	if (w < 0)
 		return code;
 	/* read before the request: a hand-over to a standby counts the restart within a millisecond */
-	before = shm->workers[w].restarts;
+	before = sbx_shm_worker(shm, w)->restarts;
 	if (mgmt_control(SBX_CTL_RESTART_WORKER, (uint32_t)w, 0, &rep) != SBX_CTL_OK) {
 		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "primary did not accept the restart: %s",
 				   rep.error[0] ? rep.error : sbx_ctl_result_name(rep.result));

@@ -58,7 +58,7 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	cJSON_AddBoolToObject(o, "enabled", sbx_flows_cfg_meters(f));
 	a = cJSON_AddArrayToObject(o, "ports"); /* RX metered */
 	for (i = 0; i < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); i++)
-		if (f->port_mask & (1u << i))
+		if (f->port_mask & (1ull << i))
 			cJSON_AddItemToArray(a, cJSON_CreateString(shm->cfg.ports[i].name));
 	a = cJSON_AddArrayToObject(o, "tx_ports"); /* TX metered (docs/FLOWS.md "Directions") */
 	for (i = 0; i < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); i++)
@@ -95,7 +95,7 @@ static unsigned int get_flows(struct req *r, cJSON **body)
 	NUM(o, "records_no_collector", shm->flows.records_no_collector);
 	a = cJSON_AddArrayToObject(o, "workers");
 	for (i = 0; i < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); i++) {
-		const struct sbx_worker_stats *st = &shm->workers[i].stats;
+		const struct sbx_worker_stats *st = &sbx_shm_worker(shm, i)->stats;
 		cJSON *w = cJSON_CreateObject();
 
 		NUM(w, "worker", i);

@@ -28,7 +28,7 @@ static cJSON *flows_config_json(const struct sbx_config *cfg)
 	cJSON_AddBoolToObject(o, "enabled", f->enabled);
 	a = cJSON_AddArrayToObject(o, "ports");
 	for (i = 0; i < cfg->nb_ports && i < SBX_MAX_PORTS; i++) {
-		const bool rx = ((uint64_t)f->port_mask >> i) & 1, tx = (f->tx_mask >> i) & 1;
+		const bool rx = (f->port_mask >> i) & 1, tx = (f->tx_mask >> i) & 1;
 
 		if (rx || tx) {
 			cJSON *p = cJSON_CreateObject();

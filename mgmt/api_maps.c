@@ -66,8 +66,8 @@ static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
 	const uint8_t cs = t->mcset[j] % SBX_MAP_COUNTER_SETS; /* the map's counter set */
 
 	for (uint16_t w = 0; w < nw; w++) {
-		sbx_mirror_counters_add(&sum, &shm->workers[w].stats.map_mirror[cs]);
-		passed += shm->workers[w].stats.map[cs].passed;
+		sbx_mirror_counters_add(&sum, &sbx_shm_worker(shm, w)->stats.map_mirror[cs]);
+		passed += sbx_shm_worker(shm, w)->stats.map[cs].passed;
 	}
 	c = cJSON_AddObjectToObject(o, "counters");
 	NUM(c, "passed", passed);
@@ -88,7 +88,7 @@ static unsigned int get_maps(struct req *r, cJSON **body)
 	nw = shm->cfg.nb_workers < SBX_MAX_WORKERS ? shm->cfg.nb_workers : SBX_MAX_WORKERS;
 	*body = o = cJSON_CreateObject();
 	for (uint16_t w = 0; w < nw; w++)
-		classified += shm->workers[w].stats.maps_classified;
+		classified += sbx_shm_worker(shm, w)->stats.maps_classified;
 	NUM(o, "classified_frames", classified);
 	NUM(o, "contexts", shm->maps.contexts);
 	NUM(o, "build_ms", (double)(shm->maps.build_ns / 1000) / 1000.0);

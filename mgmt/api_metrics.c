@@ -257,7 +257,7 @@ static void port_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plbl)
 		uint16_t w, q, n = 0;
 
 		for (w = 0; w < mgmt_nb_workers(shm); w++)
-			for (q = 0; shm->workers[w].state == SBX_W_FAILED && q < shm->placement[w].nb_rxq &&
+			for (q = 0; sbx_shm_worker(shm, w)->state == SBX_W_FAILED && q < shm->placement[w].nb_rxq &&
 				    q < SBX_MAX_RXQ_PER_WORKER; q++)
 				n += shm->placement[w].rxq[q].port == i;
 		sample_u(b, "spanbox_port_rx_queues_unpolled", plbl[i], n);
@@ -431,25 +431,25 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 
 				labels_join(l, sizeof(l), wl[w], plbl[i]);
 				sample_u(b, worker_port_fams[f].name, l,
-					 U64_AT(&shm->workers[w].stats.port[i], worker_port_fams[f].off));
+					 U64_AT(&sbx_shm_worker(shm, w)->stats.port[i], worker_port_fams[f].off));
 			}
 		}
 	}
 	for (f = 0; f < RTE_DIM(worker_fams); f++) {
 		family(b, worker_fams[f].name, worker_fams[f].type, worker_fams[f].help);
 		for (w = 0; w < nb_w; w++)
-			sample_u(b, worker_fams[f].name, wl[w], U64_AT(&shm->workers[w].stats, worker_fams[f].off));
+			sample_u(b, worker_fams[f].name, wl[w], U64_AT(&sbx_shm_worker(shm, w)->stats, worker_fams[f].off));
 	}
 	for (f = 0; f < RTE_DIM(slot_fams); f++) {
 		family(b, slot_fams[f].name, "counter", slot_fams[f].help);
 		for (w = 0; w < nb_w; w++)
-			sample_u(b, slot_fams[f].name, wl[w], slot_counter(&shm->workers[w], &slot_fams[f]));
+			sample_u(b, slot_fams[f].name, wl[w], slot_counter(sbx_shm_worker(shm, w), &slot_fams[f]));
 	}
 	family(b, "spanbox_worker_takeover_gap_seconds", "gauge",
 	       "Last takeover: from the predecessor's death (or release) to the successor's first frame.");
 	for (w = 0; w < nb_w; w++)
-		if (shm->workers[w].takeovers && shm->workers[w].takeover_gap_ns)
-			sample_d(b, "spanbox_worker_takeover_gap_seconds", wl[w], shm->workers[w].takeover_gap_ns / 1e9);
+		if (sbx_shm_worker(shm, w)->takeovers && sbx_shm_worker(shm, w)->takeover_gap_ns)
+			sample_d(b, "spanbox_worker_takeover_gap_seconds", wl[w], sbx_shm_worker(shm, w)->takeover_gap_ns / 1e9);
 	family(b, "spanbox_worker_state", "gauge", "1 for the worker's current state, 0 for the others.");
 	for (w = 0; w < nb_w; w++) {
 		for (s = SBX_W_STARTING; s <= SBX_W_FAILED; s++) {
@@ -457,25 +457,25 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 
 			labels_join(l, sizeof(l), wl[w], "");
 			label_s(l, sizeof(l), "state", sbx_worker_state_name(s));
-			sample_u(b, "spanbox_worker_state", l, shm->workers[w].state == s);
+			sample_u(b, "spanbox_worker_state", l, sbx_shm_worker(shm, w)->state == s);
 		}
 	}
 	family(b, "spanbox_worker_starved", "gauge",
 	       "1 while the worker's heartbeat is stale and its thread gets no CPU time (not scheduled), else 0.");
 	for (w = 0; w < nb_w; w++)
-		sample_u(b, "spanbox_worker_starved", wl[w], shm->workers[w].starved != 0);
+		sample_u(b, "spanbox_worker_starved", wl[w], sbx_shm_worker(shm, w)->starved != 0);
 	family(b, "spanbox_worker_cycles_per_packet", "gauge",
 	       "TSC cycles per frame in busy loops (busy cycles / busy packets); absent before the first frame.");
 	for (w = 0; w < nb_w; w++) {
 		double cpp;
 
-		if (mgmt_cycles_per_packet(&shm->workers[w], &cpp))
+		if (mgmt_cycles_per_packet(sbx_shm_worker(shm, w), &cpp))
 			sample_d(b, "spanbox_worker_cycles_per_packet", wl[w], cpp);
 	}
 	family(b, "spanbox_worker_heartbeat_age_seconds", "gauge",
 	       "Seconds since the worker's last loop; absent if it never ran one.");
 	for (w = 0; w < nb_w; w++) {
-		uint64_t hb = shm->workers[w].stats.heartbeat_ns;
+		uint64_t hb = sbx_shm_worker(shm, w)->stats.heartbeat_ns;
 
 		if (hb)
 			sample_d(b, "spanbox_worker_heartbeat_age_seconds", wl[w], now > hb ? (double)(now - hb) / 1e9 : 0);
@@ -483,14 +483,14 @@ static void worker_metrics(struct pbuf *b, const struct sbx_shm *shm, char (*plb
 	family(b, "spanbox_worker_start_time_seconds", "gauge",
 	       "Unix time of the worker's last start; absent if it never started.");
 	for (w = 0; w < nb_w; w++)
-		if (shm->workers[w].start_ns)
-			sample_d(b, "spanbox_worker_start_time_seconds", wl[w], (double)shm->workers[w].start_ns / 1e9);
+		if (sbx_shm_worker(shm, w)->start_ns)
+			sample_d(b, "spanbox_worker_start_time_seconds", wl[w], (double)sbx_shm_worker(shm, w)->start_ns / 1e9);
 	family(b, "spanbox_worker_info", "gauge", "Always 1: the EAL lcore id the worker runs as.");
 	for (w = 0; w < nb_w; w++) {
 		char l[2 * LBL];
 
 		labels_join(l, sizeof(l), wl[w], "");
-		label_u(l, sizeof(l), "lcore", shm->workers[w].lcore_id);
+		label_u(l, sizeof(l), "lcore", sbx_shm_worker(shm, w)->lcore_id);
 		sample_u(b, "spanbox_worker_info", l, 1);
 	}
 	standby_metrics(b, shm);
@@ -569,7 +569,7 @@ static void map_metrics(struct pbuf *b, const struct sbx_shm *shm)
 			label_u(l, LBL, "map", cfg->maps[m].s.id);
 			label(l, LBL, "name", cfg->maps[m].s.name, sizeof(cfg->maps[m].s.name));
 			for (uint16_t w = 0; w < nb_w; w++) /* the map's counter set */
-				v += U64_AT(&shm->workers[w].stats.map[t->mcset[m] % SBX_MAP_COUNTER_SETS],
+				v += U64_AT(&sbx_shm_worker(shm, w)->stats.map[t->mcset[m] % SBX_MAP_COUNTER_SETS],
 					    map_fams[f].off);
 			sample_u(b, map_fams[f].name, l, v);
 		}
@@ -588,20 +588,30 @@ static void group_metrics(struct pbuf *b, const struct sbx_shm *shm)
 {
 	const struct sbx_config *cfg = sbx_shm_cfg(shm);
 	uint16_t nb_g = mgmt_nb_tool_groups(shm), nb_w = mgmt_nb_workers(shm), g, k;
-	struct sbx_group_member_counters sum[SBX_MAX_TOOL_GROUPS][SBX_MAX_GROUP_MEMBERS];
-	char gl[SBX_MAX_TOOL_GROUPS][LBL], ml[SBX_MAX_TOOL_GROUPS][SBX_MAX_GROUP_MEMBERS][2 * LBL];
+	/* on the heap: at the limits (64 groups of 64 members) the labels alone are 1.3 MB */
+	struct sbx_group_member_counters(*sum)[SBX_MAX_GROUP_MEMBERS];
+	char(*gl)[LBL], (*ml)[SBX_MAX_GROUP_MEMBERS][2 * LBL];
 	uint8_t nbm[SBX_MAX_TOOL_GROUPS];
 	bool shared_done = false;
 	size_t f;
 
 	if (nb_g == 0)
 		return;
+	sum = calloc(nb_g, sizeof(*sum));
+	gl = calloc(nb_g, sizeof(*gl));
+	ml = calloc(nb_g, sizeof(*ml));
+	if (sum == NULL || gl == NULL || ml == NULL) {
+		free(sum);
+		free(gl);
+		free(ml);
+		return;
+	}
 	for (g = 0; g < nb_g; g++) {
 		const struct sbx_tool_group_cfg *gc = &cfg->tool_groups[g];
 
 		gl[g][0] = '\0';
 		label(gl[g], LBL, "group", gc->name, sizeof(gc->name));
-		nbm[g] = gc->nb_members < SBX_MAX_GROUP_MEMBERS ? gc->nb_members : SBX_MAX_GROUP_MEMBERS;
+		nbm[g] = (uint8_t)RTE_MIN(gc->nb_members, shm->group_members); /* the slot's capacity */
 		for (k = 0; k < nbm[g]; k++) {
 			labels_join(ml[g][k], sizeof(ml[g][k]), gl[g], "");
 			label(ml[g][k], sizeof(ml[g][k]), "port", shm->cfg.ports[gc->members[k] % SBX_MAX_PORTS].name,
@@ -641,12 +651,12 @@ static void group_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	for (g = 0; g < nb_g; g++)
 		for (k = 0; k < nbm[g]; k++)
 			sample_u(b, "spanbox_tool_group_member_buckets", ml[g][k],
-				 shm->groups[mgmt_group_slot(shm, g)].m[k].buckets);
+				 sbx_shm_group(shm, mgmt_group_slot(shm, g))->m[k].buckets);
 	family(b, "spanbox_tool_group_member_up", "gauge", "1 while the member is up (holds its buckets), else 0.");
 	for (g = 0; g < nb_g; g++)
 		for (k = 0; k < nbm[g]; k++)
 			sample_u(b, "spanbox_tool_group_member_up", ml[g][k],
-				 shm->groups[mgmt_group_slot(shm, g)].m[k].state == SBX_MEMBER_UP);
+				 sbx_shm_group(shm, mgmt_group_slot(shm, g))->m[k].state == SBX_MEMBER_UP);
 #define GROUP_FAM_(field, json, prom, unit, help)                                                          \
 	family(b, prom, "counter", help);                                                                  \
 	for (g = 0; g < nb_g; g++) {                                                                       \
@@ -656,6 +666,9 @@ static void group_metrics(struct pbuf *b, const struct sbx_shm *shm)
 	}
 	SBX_FOREACH_GROUP_COUNTER(GROUP_FAM_)
 #undef GROUP_FAM_
+	free(sum);
+	free(gl);
+	free(ml);
 }
 
 /* Per pool families. */

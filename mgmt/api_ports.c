@@ -138,7 +138,7 @@ static unsigned int get_port_stats(struct req *r, cJSON **body)
 		cJSON *wo = cJSON_CreateObject();
 
 		cJSON_AddNumberToObject(wo, "worker", w);
-		mgmt_port_counters_json(wo, &shm->workers[w].stats.port[i]);
+		mgmt_port_counters_json(wo, &sbx_shm_worker(shm, w)->stats.port[i]);
 		cJSON_AddItemToArray(s, wo);
 	}
 	*body = o;

@@ -85,7 +85,7 @@ static unsigned int collect(const struct sbx_shm *shm)
 		add(&n, "port", name, "drops", drops);
 	}
 	for (w = 0; w < nb_w; w++) {
-		const struct sbx_worker_shm *ws = &shm->workers[w];
+		const struct sbx_worker_shm *ws = sbx_shm_worker(shm, w);
 		uint64_t pkts = 0;
 
 		for (i = 0; i < nb_ports; i++)

@@ -25,8 +25,8 @@ void mgmt_ingress_rules(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w,
 	for (k = 0; k < SBX_MAX_DECAP_RULES; k++) {
 		pkts[k] = bytes[k] = 0;
 		for (w = 0; w < nb_w; w++) {
-			pkts[k] += shm->workers[w].stats.ingress.rule_pkts[port][k];
-			bytes[k] += shm->workers[w].stats.ingress.rule_bytes[port][k];
+			pkts[k] += sbx_shm_worker(shm, w)->stats.ingress.rule_pkts[port][k];
+			bytes[k] += sbx_shm_worker(shm, w)->stats.ingress.rule_bytes[port][k];
 		}
 	}
 }
@@ -52,11 +52,11 @@ unsigned int mgmt_ingress_senders(const struct sbx_shm *shm, uint16_t port, uint
 
 	*untracked = 0;
 	for (w = 0; w < nb_w; w++) {
-		const struct sbx_ingress_stats *is = &shm->workers[w].stats.ingress;
+		const struct sbx_tunnel_source *src = sbx_shm_senders(shm, w);
 
-		*untracked += shm->workers[w].stats.port[port].tunnels_untracked;
-		for (i = 0; i < SBX_MAX_TUNNEL_SOURCES; i++) {
-			if (!sender_copy(&is->src[i], port, &e))
+		*untracked += sbx_shm_worker(shm, w)->stats.port[port].tunnels_untracked;
+		for (i = 0; i < shm->senders_per_worker && i < SBX_MAX_TUNNEL_SOURCES; i++) {
+			if (!sender_copy(&src[i], port, &e))
 				continue;
 			for (k = 0; k < n; k++)
 				if (sum[k].kind == e.kind && sum[k].id == e.id && sum[k].af == e.af &&
@@ -95,7 +95,7 @@ void mgmt_ingress_ts(const struct sbx_shm *shm, uint16_t port, uint16_t nb_w, st
 
 	memset(out, 0, sizeof(*out));
 	for (w = 0; w < nb_w; w++) {
-		struct sbx_ts_in_offset o = shm->workers[w].stats.ingress.ts[port]; /* a copy: the worker writes on */
+		struct sbx_ts_in_offset o = sbx_shm_worker(shm, w)->stats.ingress.ts[port]; /* a copy: the worker writes on */
 
 		sbx_ts_in_offset_merge(out, &o);
 	}

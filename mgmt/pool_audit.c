@@ -70,9 +70,9 @@ int mgmt_pool_audit(const struct sbx_shm *shm, uint32_t i, struct mgmt_pool_audi
 		}
 	}
 	for (w = 0; w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++) {
-		a->in_workers += shm->workers[w].stats.held;
-		a->in_reasm += shm->workers[w].stats.reasm_held;
-		a->recovered += shm->workers[w].recovered_mbufs;
+		a->in_workers += sbx_shm_worker(shm, w)->stats.held;
+		a->in_reasm += sbx_shm_worker(shm, w)->stats.reasm_held;
+		a->recovered += sbx_shm_worker(shm, w)->recovered_mbufs;
 	}
 	a->rx_held = ps->rx_held;
 	a->unexplained = (int64_t)a->populated - (int64_t)a->in_ring - (int64_t)a->in_caches -

@@ -59,7 +59,7 @@ void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, 
 
 	memset(sum, 0, sizeof(*sum));
 	for (w = 0; w < nb_w; w++)
-		sbx_port_counters_add(sum, &shm->workers[w].stats.port[i]);
+		sbx_port_counters_add(sum, &sbx_shm_worker(shm, w)->stats.port[i]);
 }
 
 void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_mirror_counters *sum)
@@ -68,7 +68,7 @@ void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struc
 
 	memset(sum, 0, sizeof(*sum));
 	for (k = 0; k < nb_w; k++)
-		sbx_mirror_counters_add(sum, &shm->workers[k].stats.mirror[mgmt_mirror_cset(shm, i)]);
+		sbx_mirror_counters_add(sum, &sbx_shm_worker(shm, k)->stats.mirror[mgmt_mirror_cset(shm, i)]);
 }
 
 uint16_t mgmt_nb_tool_groups(const struct sbx_shm *shm)
@@ -78,7 +78,9 @@ uint16_t mgmt_nb_tool_groups(const struct sbx_shm *shm)
 
 uint8_t mgmt_group_slot(const struct sbx_shm *shm, uint16_t i)
 {
-	return sbx_shm_tables(shm)->gslot[i % SBX_MAX_TOOL_GROUPS] % SBX_GROUP_SLOTS;
+	uint32_t n = shm->nb_group_slots ? shm->nb_group_slots : 1;
+
+	return (uint8_t)(sbx_shm_tables(shm)->gslot[i % SBX_MAX_TOOL_GROUPS] % n);
 }
 
 void mgmt_group_member_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t k, uint16_t nb_w,
@@ -88,8 +90,7 @@ void mgmt_group_member_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t k, 
 
 	memset(sum, 0, sizeof(*sum));
 	for (w = 0; w < nb_w; w++)
-		sbx_group_member_counters_add(sum, &shm->workers[w].stats.group_member[slot % SBX_GROUP_SLOTS]
-									       [k % SBX_MAX_GROUP_MEMBERS]);
+		sbx_group_member_counters_add(sum, sbx_shm_group_member(shm, w, slot, k));
 }
 
 void mgmt_group_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t nb_w, struct sbx_group_counters *sum)
@@ -98,7 +99,7 @@ void mgmt_group_sum(const struct sbx_shm *shm, uint8_t slot, uint16_t nb_w, stru
 
 	memset(sum, 0, sizeof(*sum));
 	for (w = 0; w < nb_w; w++)
-		sum->no_member += shm->workers[w].stats.group[slot % SBX_GROUP_SLOTS].no_member;
+		sum->no_member += sbx_shm_group_ctr(shm, w, slot)->no_member;
 }
 
 bool mgmt_cycles_per_packet(const struct sbx_worker_shm *ws, double *cpp)

@@ -149,7 +149,7 @@ static void time_or_null(cJSON *o, const char *key, uint64_t ns)
 cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
-	const struct sbx_worker_shm *ws = &shm->workers[w];
+	const struct sbx_worker_shm *ws = sbx_shm_worker(shm, w);
 	const struct sbx_worker_rxqs *wq = &shm->placement[w]; /* configured + added RX queues */
 	uint64_t hb = ws->stats.heartbeat_ns, now = sbx_now_ns();
 	cJSON *o = cJSON_CreateObject(), *qs, *ports;
@@ -304,7 +304,7 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		cJSON *w = cJSON_CreateObject();
 
 		num(w, "worker", k);
-		mgmt_mirror_counters_json(w, &shm->workers[k].stats.mirror[mgmt_mirror_cset(shm, i)]);
+		mgmt_mirror_counters_json(w, &sbx_shm_worker(shm, k)->stats.mirror[mgmt_mirror_cset(shm, i)]);
 		cJSON_AddItemToArray(per, w);
 	}
 	mgmt_mirror_sum(shm, i, nb_w, &sum);
@@ -318,7 +318,7 @@ cJSON *mgmt_tool_group_json(const struct sbx_shm *shm, uint16_t i, bool with_con
 	const struct sbx_config *cfg = sbx_shm_cfg(shm);
 	const struct sbx_tool_group_cfg *g = &cfg->tool_groups[i % SBX_MAX_TOOL_GROUPS];
 	uint8_t slot = mgmt_group_slot(shm, i);
-	const struct sbx_group_shm *gs = &shm->groups[slot];
+	const struct sbx_group_shm *gs = sbx_shm_group(shm, slot);
 	uint16_t nb_w = MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS), k;
 	struct sbx_group_member_counters tot = { 0 }, c;
 	struct sbx_group_counters gc;
@@ -329,7 +329,7 @@ cJSON *mgmt_tool_group_json(const struct sbx_shm *shm, uint16_t i, bool with_con
 	num(o, "buckets", SBX_GROUP_BUCKETS);
 	num(o, "members_up", gs->members_up);
 	a = cJSON_CreateArray();
-	for (k = 0; k < MIN(g->nb_members, SBX_MAX_GROUP_MEMBERS); k++) {
+	for (k = 0; k < MIN(g->nb_members, shm->group_members); k++) { /* the slot's capacity */
 		const struct sbx_group_member_shm *m = &gs->m[k];
 		cJSON *mo = cJSON_CreateObject();
 

@@ -418,6 +418,30 @@ static void placement_json(cJSON *o, const struct sbx_shm *shm)
 		}
 }
 
+/*
+ * "memzone": the bytes the primary reserved for the shared memzone (its header's total_size) and
+ * what a config with as many workers and ports as the limits allow would take (issue #25
+ * "Limits", docs/MGMT.md); null while down.
+ */
+static void memzone_json(cJSON *o, const struct sbx_shm *shm)
+{
+	struct sbx_shm_layout max;
+	cJSON *x;
+
+	if (shm == NULL) {
+		cJSON_AddNullToObject(o, "memzone");
+		return;
+	}
+	x = cJSON_AddObjectToObject(o, "memzone");
+	if (x == NULL)
+		return;
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS,
+		       SBX_MAX_GROUP_MEMBERS, &max);
+	num(x, "bytes", (double)shm->total_size);
+	num(x, "bytes_at_maximum", (double)max.total_size);
+	num(x, "worker_slot_bytes", (double)sizeof(struct sbx_worker_shm));
+}
+
 cJSON *mgmt_system_json(const struct sbx_shm *shm)
 {
 	cJSON *o = cJSON_CreateObject(), *a, *x;
@@ -473,6 +497,7 @@ cJSON *mgmt_system_json(const struct sbx_shm *shm)
 		num(x, "hugepage_size_kb", (double)(shm->pools[k].hugepage_size >> 10));
 		cJSON_AddItemToArray(a, x);
 	}
+	memzone_json(o, shm);
 	cJSON_AddItemToObject(o, "warnings", mgmt_warnings_json(shm));
 	num(o, "warnings_dropped", shm ? shm->warnings_dropped : 0);
 	return o;

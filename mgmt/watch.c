@@ -65,7 +65,7 @@ static uint64_t pool_allowance(const struct sbx_shm *shm, uint32_t i)
 	uint16_t w;
 
 	for (w = 0; w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++)
-		crashes += shm->workers[w].crashes;
+		crashes += sbx_shm_worker(shm, w)->crashes;
 	/* TX descriptors and mirror queues hold frames until the PMD frees them, a worker holds its
 	 * burst (and the copies of it) between RX and TX, the primary one read burst per bridged port;
 	 * a crash loses at most the burst it was sending (primary/workers.c) and the outer fragments
@@ -82,7 +82,7 @@ static uint64_t ind_pool_allowance(const struct sbx_shm *shm, uint32_t i)
 	uint16_t w;
 
 	for (w = 0; w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++)
-		crashes += shm->workers[w].crashes;
+		crashes += sbx_shm_worker(shm, w)->crashes;
 	return shm->pools[i].plan.mirror_tx + crashes * shm->cfg.burst;
 }
 
@@ -106,7 +106,7 @@ void mgmt_watch_tick(const struct sbx_shm *shm)
 	}
 	g.tick_ns = now;
 	for (w = 0; w < nb_w; w++) {
-		const struct sbx_worker_shm *ws = &shm->workers[w];
+		const struct sbx_worker_shm *ws = sbx_shm_worker(shm, w);
 		struct worker_watch *x = &g.w[w];
 		uint64_t loops = ws->stats.loops;
 
@@ -121,7 +121,7 @@ void mgmt_watch_tick(const struct sbx_shm *shm)
 		g.last_sample_ns = now;
 		for (w = 0; w < nb_w; w++) {
 			struct worker_watch *x = &g.w[w];
-			struct cpp_sample c = { now, shm->workers[w].stats.busy_cycles, shm->workers[w].stats.busy_pkts };
+			struct cpp_sample c = { now, sbx_shm_worker(shm, w)->stats.busy_cycles, sbx_shm_worker(shm, w)->stats.busy_pkts };
 			const struct cpp_sample *last = x->n ? &x->s[(x->head + SAMPLES - 1) % SAMPLES] : NULL;
 
 			if (last != NULL && (c.cycles < last->cycles || c.pkts < last->pkts))
@@ -157,7 +157,7 @@ void mgmt_watch_tick(const struct sbx_shm *shm)
 
 void mgmt_watch_cpp(const struct sbx_shm *shm, uint16_t w, struct mgmt_cpp_window *out)
 {
-	uint64_t now = sbx_now_ns(), cycles = shm->workers[w].stats.busy_cycles, pkts = shm->workers[w].stats.busy_pkts;
+	uint64_t now = sbx_now_ns(), cycles = sbx_shm_worker(shm, w)->stats.busy_cycles, pkts = sbx_shm_worker(shm, w)->stats.busy_pkts;
 	const uint64_t oldest = MGMT_CPP_WINDOW_S * NS + NS / 2, youngest = NS / 2;
 	struct cpp_sample s = { 0, 0, 0 };
 	const struct worker_watch *x;
@@ -206,7 +206,7 @@ static cJSON *problem(cJSON *a, const char *kind, const char *msg)
  */
 static void failed_problem(cJSON *a, const struct sbx_shm *shm, uint16_t w)
 {
-	const struct sbx_worker_shm *ws = &shm->workers[w];
+	const struct sbx_worker_shm *ws = sbx_shm_worker(shm, w);
 	const struct sbx_worker_rxqs *wq = &shm->placement[w];
 	uint16_t nb_q = MIN(wq->nb_rxq, SBX_MAX_RXQ_PER_WORKER), i;
 	char qs[256] = "", last[80], msg[768];
@@ -253,7 +253,7 @@ cJSON *mgmt_watch_problems(const struct sbx_shm *shm)
 	stale = mgmt_watch_stale_ms(shm);
 	pthread_mutex_lock(&g.mu);
 	for (w = 0; w < MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS); w++) {
-		const struct sbx_worker_shm *ws = &shm->workers[w];
+		const struct sbx_worker_shm *ws = sbx_shm_worker(shm, w);
 		const struct worker_watch *x = &g.w[w];
 		uint64_t hb = ws->stats.heartbeat_ns, hb_ms, loops_ms = 0;
 

@@ -12,6 +12,7 @@
  * re-opens the collectors that changed; the rings are made at the first change that turns
  * metering on when it was off at start (sbx_flows_prepare).
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -439,9 +440,9 @@ int sbx_flows_init(struct sbx_primary *p)
 	fs->nb_collectors = f->nb_collectors;
 	if (thread_start() != 0)
 		return -1;
-	printf("spanbox-primary: flows: metering ports rx 0x%x tx 0x%llx maps 0x%llx mirrors 0x%llx, %u flows per "
-	       "worker, %u collectors\n", f->port_mask, (unsigned long long)f->tx_mask, (unsigned long long)f->map_mask,
-	       (unsigned long long)f->mirror_mask, f->capacity, f->nb_collectors);
+	printf("spanbox-primary: flows: metering ports rx 0x%" PRIx64 " tx 0x%" PRIx64 " maps 0x%" PRIx64
+	       " mirrors 0x%" PRIx64 ", %u flows per worker, %u collectors\n", f->port_mask, f->tx_mask, f->map_mask,
+	       f->mirror_mask, f->capacity, f->nb_collectors);
 	return 0;
 }
 
@@ -475,7 +476,7 @@ static int tables_fit(struct sbx_primary *p, const struct sbx_flows_cfg *n, char
 	for (w = 0; w < p->cfg->nb_workers && w < SBX_MAX_WORKERS; w++) {
 		int s = p->shm->lcores[w + 2].socket;
 
-		if (__atomic_load_n(&p->shm->workers[w].stats.flows_table, __ATOMIC_ACQUIRE) != NULL)
+		if (__atomic_load_n(&sbx_shm_worker(p->shm, w)->stats.flows_table, __ATOMIC_ACQUIRE) != NULL)
 			continue; /* it has its table (metering on, or turned off at run time) */
 		snprintf(name, sizeof(name), "ftchk%u", w);
 		fp.socket_id = s >= 0 ? s : p->fallback_socket;
@@ -515,7 +516,7 @@ void sbx_flows_reconfigure(struct sbx_primary *p, const struct sbx_flows_cfg *n)
 	__atomic_add_fetch(&fx.next_gen, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&fx.lock);
 	if (!__atomic_load_n(&fx.started, __ATOMIC_ACQUIRE) && thread_start() == 0)
-		printf("spanbox-primary: flows: metering turned on at run time (ports 0x%x, %u flows per worker)\n",
+		printf("spanbox-primary: flows: metering turned on at run time (ports 0x%" PRIx64 ", %u flows per worker)\n",
 		       n->port_mask, p->cfg->flows.capacity);
 }
 
@@ -562,7 +563,7 @@ void sbx_flows_fini(void)
 			       (unsigned long long)fx.p->shm->flows.collectors[c].x.records_sent, c,
 			       (unsigned long long)fx.p->shm->flows.collectors[c].x.records_lost);
 		for (w = 0; w < fx.p->cfg->nb_workers; w++) {
-			const struct sbx_worker_stats *st = &fx.p->shm->workers[w].stats;
+			const struct sbx_worker_stats *st = &sbx_shm_worker(fx.p->shm, w)->stats;
 
 			printf(" worker%u_frames=%llu worker%u_queued=%llu worker%u_lost_ring=%llu worker%u_forced=%llu", w,
 			       (unsigned long long)st->flows_frames, w, (unsigned long long)st->flows_records_queued, w,

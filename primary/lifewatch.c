@@ -31,7 +31,7 @@ static struct {
 static void *watch(void *arg)
 {
 	unsigned int w = (unsigned int)(uintptr_t)arg;
-	struct sbx_worker_shm *ws = &lw.shm->workers[w];
+	struct sbx_worker_shm *ws = sbx_shm_worker(lw.shm, w);
 	const struct timespec idle = { .tv_sec = 0, .tv_nsec = SBX_LIFEWATCH_IDLE_NS };
 	int32_t seen = 0; /* the last owner whose end we saw */
 
@@ -74,8 +74,8 @@ int sbx_lifewatch_start(struct sbx_primary *p)
 
 	lw.shm = p->shm;
 	__atomic_store_n(&lw.stop, 0, __ATOMIC_RELEASE);
-	for (w = 0; w < SBX_MAX_WORKERS; w++)
-		if ((rc = sbx_life_init(&p->shm->workers[w].life)) != 0) {
+	for (w = 0; w < p->shm->nb_worker_slots; w++)
+		if ((rc = sbx_life_init(&sbx_shm_worker(p->shm, w)->life)) != 0) {
 			fprintf(stderr, "spanbox-primary: worker %u's life lock: %s\n", w, strerror(rc));
 			return -1;
 		}

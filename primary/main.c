@@ -185,23 +185,32 @@ static useconds_t bridge_idle_us(bool replay)
 /* Reserve and fill the shared memzone. */
 static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 {
-	const struct rte_memzone *mz = rte_memzone_reserve(SBX_MEMZONE_NAME, sizeof(struct sbx_shm),
-							   (int)rte_socket_id(), 0);
+	struct sbx_shm_layout lay, lay_max;
+	const struct rte_memzone *mz;
 	struct sbx_shm *shm;
 
+	sbx_shm_layout(cfg->nb_workers, cfg->nb_ports,
+		       cfg->tunnel_senders ? cfg->tunnel_senders : SBX_TUNNEL_SENDERS_DEFAULT,
+		       cfg->tg_cap_groups ? cfg->tg_cap_groups : SBX_TOOL_GROUP_CAPACITY_DEFAULT,
+		       cfg->tg_cap_members ? cfg->tg_cap_members : SBX_TOOL_GROUP_CAPACITY_DEFAULT, &lay);
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS,
+		       SBX_MAX_GROUP_MEMBERS, &lay_max);
+	mz = rte_memzone_reserve(SBX_MEMZONE_NAME, lay.total_size, (int)rte_socket_id(), 0);
 	if (mz == NULL) {
-		fprintf(stderr, "spanbox-primary: cannot reserve memzone %s (%zu B): %s\n", SBX_MEMZONE_NAME,
-			sizeof(struct sbx_shm), rte_strerror(rte_errno));
+		fprintf(stderr, "spanbox-primary: cannot reserve memzone %s (%llu B): %s\n", SBX_MEMZONE_NAME,
+			(unsigned long long)lay.total_size, rte_strerror(rte_errno));
 		return NULL;
 	}
 	shm = mz->addr;
-	memset(shm, 0, sizeof(*shm));
+	memset(shm, 0, lay.total_size);
+	sbx_shm_set_layout(shm, &lay);
 	shm->cfg = *cfg;
 	for (unsigned int w = 0; w < SBX_MAX_WORKERS; w++) {
 		shm->placement[w].nb_rxq = cfg->workers[w].nb_rxq;
 		memcpy(shm->placement[w].rxq, cfg->workers[w].rxq, sizeof(shm->placement[w].rxq));
 		/* the slot's lcore id: the configured one, until a standby takes the slot over */
-		shm->workers[w].lcore_id = cfg->workers[w].lcore_id;
+		if (w < cfg->nb_workers)
+			sbx_shm_worker(shm, w)->lcore_id = cfg->workers[w].lcore_id;
 	}
 	shm->nb_standbys = cfg->nb_standby;
 	for (unsigned int s = 0; s < SBX_MAX_STANDBYS; s++) {
@@ -217,6 +226,11 @@ static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 	/* magic last: a reader that sees it sees a complete header */
 	rte_smp_wmb();
 	shm->magic = SBX_SHM_MAGIC;
+	/* the capacity plan's memory line (issue #25; GET /api/v1/system "memzone"): this config's
+	 * memzone and the one of a config with as many workers and ports as the limits allow */
+	printf("spanbox-primary: memzone %s: %llu B (%.1f MiB; at the maximum %llu B), worker slot %zu B\n",
+	       SBX_MEMZONE_NAME, (unsigned long long)lay.total_size, (double)lay.total_size / (1 << 20),
+	       (unsigned long long)lay_max.total_size, sizeof(struct sbx_worker_shm));
 	return shm;
 }
 

@@ -371,8 +371,8 @@ int sbx_maps_assign_csets(struct sbx_primary *p, const struct sbx_tables *old, c
 		used[j] = true;
 		/* no worker writes counter set j: the last grace period ended and old uses no map in it */
 		for (w = 0; w < SBX_MAX_WORKERS; w++) {
-			memset(&p->shm->workers[w].stats.map[j], 0, sizeof(p->shm->workers[w].stats.map[j]));
-			memset(&p->shm->workers[w].stats.map_mirror[j], 0, sizeof(p->shm->workers[w].stats.map_mirror[j]));
+			memset(&sbx_shm_worker(p->shm, w)->stats.map[j], 0, sizeof(sbx_shm_worker(p->shm, w)->stats.map[j]));
+			memset(&sbx_shm_worker(p->shm, w)->stats.map_mirror[j], 0, sizeof(sbx_shm_worker(p->shm, w)->stats.map_mirror[j]));
 		}
 		__atomic_store_n(&p->shm->maps.seq[j].seq_next, 0, __ATOMIC_RELAXED);
 	}

@@ -65,9 +65,9 @@ void sbx_microburst_init(struct sbx_primary *p)
 	lag = sbx_mb_lag_windows(cfg->mb_window_us);
 	for (uint16_t i = 0; i < cfg->nb_ports; i++)
 		sbx_mb_agg_init(&agg[i], cfg->mb_window_us, cfg->mb_threshold_pct, p->shm->tsc_hz, tsc, rt);
-	for (unsigned int w = 0; w < SBX_MAX_WORKERS; w++)
-		for (uint16_t i = 0; i < SBX_MAX_PORTS; i++)
-			tail[w][i] = __atomic_load_n(&p->shm->mb_rings[w][i].head, __ATOMIC_ACQUIRE);
+	for (unsigned int w = 0; w < cfg->nb_workers; w++)
+		for (uint16_t i = 0; i < cfg->nb_ports; i++)
+			tail[w][i] = __atomic_load_n(&sbx_shm_mb_ring(p->shm, w, i)->head, __ATOMIC_ACQUIRE);
 }
 
 void sbx_microburst_poll(struct sbx_primary *p)
@@ -81,7 +81,7 @@ void sbx_microburst_poll(struct sbx_primary *p)
 		struct add_ctx c = {&agg[i], &p->shm->microburst[i]};
 
 		for (unsigned int w = 0; w < cfg->nb_workers; w++)
-			sbx_mb_ring_read(&p->shm->mb_rings[w][i], &tail[w][i], &c.out->lost_windows, add_entry, &c);
+			sbx_mb_ring_read(sbx_shm_mb_ring(p->shm, w, i), &tail[w][i], &c.out->lost_windows, add_entry, &c);
 	}
 	now_idx = rte_rdtsc() / agg[0].win_cycles;
 	if (now_idx <= lag + agg[0].done)

@@ -196,7 +196,7 @@ static uint64_t capture_drops(const struct rec_slot *sl)
 		if (t->cfg.mirrors[i].id != sl->mc.id)
 			continue;
 		for (w = 0; w < t->cfg.nb_workers && w < SBX_MAX_WORKERS; w++) {
-			const struct sbx_mirror_counters *c = &rec.p->shm->workers[w].stats.mirror[t->cset[i]];
+			const struct sbx_mirror_counters *c = &sbx_shm_worker(rec.p->shm, w)->stats.mirror[t->cset[i]];
 
 			d += c->drop_txfull + c->drop_nombuf;
 		}

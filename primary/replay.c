@@ -20,7 +20,7 @@ static bool workers_drained(struct sbx_primary *p)
 	unsigned int w, i;
 
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		const struct sbx_worker_stats *st = &p->shm->workers[w].stats;
+		const struct sbx_worker_stats *st = &sbx_shm_worker(p->shm, w)->stats;
 		uint64_t rx = 0, out = 0;
 
 		for (i = 0; i < p->cfg->nb_ports; i++) {
@@ -72,10 +72,10 @@ static void print_tunnels(struct sbx_primary *p)
 	unsigned int w, i;
 
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		const struct sbx_ingress_stats *is = &p->shm->workers[w].stats.ingress;
+		const struct sbx_tunnel_source *src = sbx_shm_senders(p->shm, w);
 
-		for (i = 0; i < SBX_MAX_TUNNEL_SOURCES; i++) {
-			const struct sbx_tunnel_source *e = &is->src[i];
+		for (i = 0; i < p->shm->senders_per_worker; i++) {
+			const struct sbx_tunnel_source *e = &src[i];
 			char addr[INET6_ADDRSTRLEN];
 
 			if (!e->used)
@@ -118,7 +118,7 @@ static void print_groups(struct sbx_primary *p)
 	for (i = 0; i < t->cfg.nb_tool_groups && i < SBX_MAX_TOOL_GROUPS; i++) {
 		const struct sbx_tool_group_cfg *g = &t->cfg.tool_groups[i];
 		unsigned int slot = t->gslot[i] % SBX_GROUP_SLOTS;
-		const struct sbx_group_shm *gs = &p->shm->groups[slot];
+		const struct sbx_group_shm *gs = sbx_shm_group(p->shm, slot);
 		uint64_t none = 0;
 		char name[2 * SBX_NAME_LEN + 2];
 
@@ -126,14 +126,14 @@ static void print_groups(struct sbx_primary *p)
 			struct sbx_group_member_counters sum = { 0 };
 
 			for (w = 0; w < p->cfg->nb_workers; w++)
-				sbx_group_member_counters_add(&sum, &p->shm->workers[w].stats.group_member[slot][k]);
+				sbx_group_member_counters_add(&sum, sbx_shm_group_member(p->shm, w, slot, k));
 			snprintf(name, sizeof(name), "%s/%s", g->name, p->cfg->ports[g->members[k]].name);
 			printf("%-24s %8u %8s", name, gs->m[k].buckets, sbx_member_state_name(gs->m[k].state));
 			SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_VAL)
 			printf(" %12s\n", "-");
 		}
 		for (w = 0; w < p->cfg->nb_workers; w++)
-			none += p->shm->workers[w].stats.group[slot].no_member;
+			none += sbx_shm_group_ctr(p->shm, w, slot)->no_member;
 		snprintf(name, sizeof(name), "%s/-", g->name);
 		printf("%-24s %8s %8s", name, "-", "-");
 		SBX_FOREACH_GROUP_MEMBER_COUNTER(GROUP_HEAD_DASH)
@@ -152,7 +152,7 @@ static void print_maps(struct sbx_primary *p)
 	if (p->cfg->nb_maps == 0)
 		return;
 	for (w = 0; w < p->cfg->nb_workers; w++)
-		classified += p->shm->workers[w].stats.maps_classified;
+		classified += sbx_shm_worker(p->shm, w)->stats.maps_classified;
 	printf("maps: %" PRIu64 " frames classified\n", classified);
 	printf("%-16s %6s", "session", "worker");
 	SBX_FOREACH_MIRROR_COUNTER(MIRROR_HEAD)
@@ -160,11 +160,11 @@ static void print_maps(struct sbx_primary *p)
 	for (i = 0; i < p->cfg->nb_maps; i++)
 		for (w = 0; w < p->cfg->nb_workers; w++) {
 			const uint8_t cs = sbx_shm_tables(p->shm)->mcset[i] % SBX_MAP_COUNTER_SETS; /* its counter set */
-			const struct sbx_mirror_counters *m = &p->shm->workers[w].stats.map_mirror[cs];
+			const struct sbx_mirror_counters *m = &sbx_shm_worker(p->shm, w)->stats.map_mirror[cs];
 
 			printf("%-16s %6u", p->cfg->maps[i].s.name, w);
 			SBX_FOREACH_MIRROR_COUNTER(MIRROR_VAL)
-			printf(" %12" PRIu64 "\n", p->shm->workers[w].stats.map[cs].passed);
+			printf(" %12" PRIu64 "\n", sbx_shm_worker(p->shm, w)->stats.map[cs].passed);
 		}
 }
 
@@ -183,7 +183,7 @@ void sbx_print_counters(struct sbx_primary *p)
 		struct sbx_port_counters sum = { 0 };
 
 		for (w = 0; w < p->cfg->nb_workers; w++)
-			sbx_port_counters_add(&sum, &p->shm->workers[w].stats.port[i]);
+			sbx_port_counters_add(&sum, &sbx_shm_worker(p->shm, w)->stats.port[i]);
 		printf("%-10s", p->cfg->ports[i].name);
 		SBX_FOREACH_PORT_COUNTER(PORT_VAL)
 		printf(" %12" PRIu64 "\n", p->shm->ports[i].opackets);
@@ -199,7 +199,7 @@ void sbx_print_counters(struct sbx_primary *p)
 	for (i = 0; i < p->cfg->nb_mirrors; i++) {
 		for (w = 0; w < p->cfg->nb_workers; w++) {
 			const struct sbx_mirror_counters *m =
-				&p->shm->workers[w].stats.mirror[sbx_shm_tables(p->shm)->cset[i] % SBX_MIRROR_COUNTER_SETS];
+				&sbx_shm_worker(p->shm, w)->stats.mirror[sbx_shm_tables(p->shm)->cset[i] % SBX_MIRROR_COUNTER_SETS];
 
 			printf("%-16s %6u", p->cfg->mirrors[i].name, w);
 			SBX_FOREACH_MIRROR_COUNTER(MIRROR_VAL)

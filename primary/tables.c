@@ -69,8 +69,8 @@ static int late_worker(void)
 	unsigned int w;
 
 	for (w = 0; w < tp->cfg->nb_workers; w++)
-		if (tp->shm->workers[w].pid > 0 &&
-		    __atomic_load_n(&tp->shm->workers[w].stats.tables_gen, __ATOMIC_ACQUIRE) !=
+		if (sbx_shm_worker(tp->shm, w)->pid > 0 &&
+		    __atomic_load_n(&sbx_shm_worker(tp->shm, w)->stats.tables_gen, __ATOMIC_ACQUIRE) !=
 			    __atomic_load_n(&tp->shm->tables_gen, __ATOMIC_ACQUIRE))
 			return (int)w;
 	return -1;
@@ -114,8 +114,8 @@ static int assign_counter_sets(const struct sbx_tables *old, const struct sbx_co
 		used[j] = true;
 		/* no worker writes counter set j: the last grace period ended and old uses no session
 		 * in it */
-		for (w = 0; w < SBX_MAX_WORKERS; w++)
-			memset(&tp->shm->workers[w].stats.mirror[j], 0, sizeof(tp->shm->workers[w].stats.mirror[j]));
+		for (w = 0; w < tp->shm->nb_worker_slots; w++)
+			memset(&sbx_shm_worker(tp->shm, w)->stats.mirror[j], 0, sizeof(sbx_shm_worker(tp->shm, w)->stats.mirror[j]));
 		__atomic_store_n(&tp->shm->mirrors[j].seq_next, 0, __ATOMIC_RELAXED);
 	}
 	return 0;
@@ -273,8 +273,9 @@ static int apply_staged(void)
 		goto out;
 	}
 	if (sbx_groups_assign(tp, cur, n, next->gslot) != 0) {
-		rc = refuse("tool_groups", "tool_groups: no free tool group slot (at most %d groups, %d slots)",
-			    SBX_MAX_TOOL_GROUPS, SBX_GROUP_SLOTS);
+		rc = refuse("tool_groups", "tool_groups: no free tool group slot (capacity %u groups of %u members, "
+			    "%u slots: workers.tool_group_capacity)", (unsigned int)tp->shm->cfg.tg_cap_groups,
+			    (unsigned int)tp->shm->cfg.tg_cap_members, tp->shm->nb_group_slots);
 		goto out;
 	}
 	if (sbx_recorder_add(&next->cfg, err, sizeof(err)) != 0) { /* the rings of new captures */

@@ -44,7 +44,7 @@ static void port_sum(uint16_t i, struct sbx_port_counters *sum)
 
 	memset(sum, 0, sizeof(*sum));
 	for (w = 0; w < tp->cfg->nb_workers; w++)
-		sbx_port_counters_add(sum, &tp->shm->workers[w].stats.port[i]);
+		sbx_port_counters_add(sum, &sbx_shm_worker(tp->shm, w)->stats.port[i]);
 }
 
 /* One port's sums of librte_pdump's statistics memzone (spanbox/pdump_stats.h). */
@@ -145,7 +145,7 @@ static int cmd_workers(const char *cmd, const char *params, struct rte_tel_data 
 	(void)params;
 	rte_tel_data_start_dict(d);
 	for (w = 0; w < tp->cfg->nb_workers; w++) {
-		const struct sbx_worker_shm *ws = &tp->shm->workers[w];
+		const struct sbx_worker_shm *ws = sbx_shm_worker(tp->shm, w);
 		struct rte_tel_data *c = dict();
 		struct sbx_port_counters sum;
 		char key[16];
@@ -196,7 +196,7 @@ static int cmd_mirrors(const char *cmd, const char *params, struct rte_tel_data 
 			return -1;
 		memset(&sum, 0, sizeof(sum));
 		for (w = 0; w < tp->cfg->nb_workers; w++)
-			sbx_mirror_counters_add(&sum, &tp->shm->workers[w].stats.mirror[t->cset[i]]);
+			sbx_mirror_counters_add(&sum, &sbx_shm_worker(tp->shm, w)->stats.mirror[t->cset[i]]);
 		rte_tel_data_add_dict_string(c, "name", m->name);
 		if (m->dst_kind == SBX_DST_GROUP && m->dst_group < t->cfg.nb_tool_groups)
 			rte_tel_data_add_dict_string(c, "destination_group", t->cfg.tool_groups[m->dst_group].name);

@@ -94,22 +94,22 @@ static void rebalance(struct sbx_group_shm *gs, uint32_t n)
  * worker uses the slot (the caller's invariant: see sbx_groups_assign). */
 static void slot_init(struct sbx_primary *p, unsigned int slot, const struct sbx_tool_group_cfg *g)
 {
-	struct sbx_group_shm *gs = &p->shm->groups[slot];
+	struct sbx_group_shm *gs = sbx_shm_group(p->shm, slot);
 	uint64_t now = sbx_now_ns();
 	unsigned int w, k;
 
-	memset(gs, 0, sizeof(*gs));
+	memset(gs, 0, p->shm->group_stride);
 	gs->nb_members = g->nb_members;
 	for (k = 0; k < g->nb_members; k++) {
 		gs->m[k].state = SBX_MEMBER_UP;
 		gs->m[k].since_ns = now;
 		gs->m[k].win_start_ns = now;
 	}
-	for (w = 0; w < SBX_MAX_WORKERS; w++) {
-		memset(p->shm->workers[w].stats.group_member[slot], 0, sizeof(p->shm->workers[w].stats.group_member[slot]));
-		memset(&p->shm->workers[w].stats.group[slot], 0, sizeof(p->shm->workers[w].stats.group[slot]));
-		memset(p->shm->workers[w].stats.group_demand[slot], 0,
-		       sizeof(p->shm->workers[w].stats.group_demand[slot]));
+	for (w = 0; w < p->shm->nb_worker_slots; w++) {
+		memset(sbx_shm_group_member(p->shm, w, slot, 0), 0,
+		       p->shm->group_members * sizeof(struct sbx_group_member_counters));
+		memset(sbx_shm_group_ctr(p->shm, w, slot), 0, sizeof(struct sbx_group_counters));
+		memset(sbx_shm_group_demand(p->shm, w, slot, 0), 0, p->shm->group_members * sizeof(struct sbx_group_demand));
 	}
 	memset(seen[slot], 0, sizeof(seen[slot]));
 	memset(rate_ew[slot], 0, sizeof(rate_ew[slot]));
@@ -130,10 +130,15 @@ int sbx_groups_assign(struct sbx_primary *p, const struct sbx_tables *old, const
 	bool used[SBX_GROUP_SLOTS] = { false };
 	uint16_t i, j;
 
+	unsigned int slots = RTE_MIN(p->shm->nb_group_slots, (uint32_t)SBX_GROUP_SLOTS);
+
 	if (n->nb_tool_groups > SBX_MAX_TOOL_GROUPS || (old && old->cfg.nb_tool_groups > SBX_MAX_TOOL_GROUPS))
 		return -1;
+	for (i = 0; i < n->nb_tool_groups; i++) /* the config's parse checked them: the slots' capacity */
+		if (n->tool_groups[i].nb_members > p->shm->group_members)
+			return -1;
 	for (j = 0; old != NULL && j < old->cfg.nb_tool_groups; j++) {
-		if (old->gslot[j] >= SBX_GROUP_SLOTS)
+		if (old->gslot[j] >= slots)
 			return -1;
 		used[old->gslot[j]] = true; /* kept, or dropped: free only at the next change */
 	}
@@ -146,9 +151,9 @@ int sbx_groups_assign(struct sbx_primary *p, const struct sbx_tables *old, const
 	for (i = 0; i < n->nb_tool_groups; i++) {
 		if (gslot[i] != UINT8_MAX)
 			continue;
-		for (j = 0; j < SBX_GROUP_SLOTS && used[j]; j++)
+		for (j = 0; j < slots && used[j]; j++)
 			;
-		if (j >= SBX_GROUP_SLOTS)
+		if (j >= slots)
 			return -1;
 		used[j] = true;
 		gslot[i] = (uint8_t)j;
@@ -165,7 +170,7 @@ static void member_sums(const struct sbx_primary *p, unsigned int slot, unsigned
 
 	*sent = *refused = 0;
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		const struct sbx_group_member_counters *c = &p->shm->workers[w].stats.group_member[slot][k];
+		const struct sbx_group_member_counters *c = sbx_shm_group_member(p->shm, w, slot, k);
 
 		*sent += __atomic_load_n(&c->packets, __ATOMIC_RELAXED);
 		*refused += __atomic_load_n(&c->drop_txfull, __ATOMIC_RELAXED);
@@ -208,7 +213,7 @@ static void member_set(struct sbx_primary *p, const struct sbx_tool_group_cfg *g
 static void member_check(struct sbx_primary *p, const struct sbx_tool_group_cfg *g, unsigned int slot,
 			 unsigned int k, uint64_t now)
 {
-	struct sbx_group_shm *gs = &p->shm->groups[slot];
+	struct sbx_group_shm *gs = sbx_shm_group(p->shm, slot);
 	struct sbx_group_member_shm *m = &gs->m[k];
 	uint16_t port = g->members[k];
 	bool link = p->cfg->ports[port].kind == SBX_PORT_PCAP_FILE || p->shm->ports[port].link_up;
@@ -288,10 +293,10 @@ static void shares_update(struct sbx_primary *p, const struct sbx_tool_group_cfg
 
 	shares_ns[slot] = now;
 	for (k = 0; k < g->nb_members; k++) {
-		struct sbx_group_member_shm *ms = &p->shm->groups[slot].m[k];
+		struct sbx_group_member_shm *ms = &sbx_shm_group(p->shm, slot)->m[k];
 
 		for (w = 0; w < nw; w++) {
-			const struct sbx_group_demand *d = &p->shm->workers[w].stats.group_demand[slot][k];
+			const struct sbx_group_demand *d = sbx_shm_group_demand(p->shm, w, slot, k);
 			struct sbx_group_demand cur = { __atomic_load_n(&d->pkts, __ATOMIC_RELAXED),
 							__atomic_load_n(&d->bytes, __ATOMIC_RELAXED) };
 			struct sbx_group_demand *old = &seen[slot][k][w];
@@ -330,7 +335,7 @@ void sbx_groups_tick(struct sbx_primary *p, uint64_t now)
 	for (i = 0; i < t->cfg.nb_tool_groups && i < SBX_MAX_TOOL_GROUPS; i++) {
 		const struct sbx_tool_group_cfg *g = &t->cfg.tool_groups[i];
 
-		if (t->gslot[i] >= SBX_GROUP_SLOTS || p->shm->groups[t->gslot[i]].nb_members != g->nb_members)
+		if (t->gslot[i] >= p->shm->nb_group_slots || sbx_shm_group(p->shm, t->gslot[i])->nb_members != g->nb_members)
 			continue;
 		for (k = 0; k < g->nb_members; k++) {
 			uint16_t port = g->members[k];

@@ -93,7 +93,7 @@ static pid_t spawn_secondary(struct sbx_primary *p, const char *bin, unsigned in
 
 int sbx_worker_spawn(struct sbx_primary *p, unsigned int w)
 {
-	struct sbx_worker_shm *ws = &p->shm->workers[w];
+	struct sbx_worker_shm *ws = sbx_shm_worker(p->shm, w);
 	pid_t pid;
 
 	/* a new nonce per start (docs: a worker started by hand for a slot is refused before it
@@ -189,7 +189,7 @@ static int pick_standby(struct sbx_primary *p, uint64_t now)
  */
 static void handover(struct sbx_primary *p, unsigned int w, unsigned int s, uint64_t death_rt, int old_pid)
 {
-	struct sbx_worker_shm *ws = &p->shm->workers[w];
+	struct sbx_worker_shm *ws = sbx_shm_worker(p->shm, w);
 	struct sbx_standby_shm *sb = &p->shm->standbys[s];
 
 	ws->nonce = sb->nonce;
@@ -231,7 +231,7 @@ static int slot_of(struct sbx_primary *p, pid_t pid)
 	unsigned int w;
 
 	for (w = 0; w < p->cfg->nb_workers; w++)
-		if (p->shm->workers[w].pid == pid)
+		if (sbx_shm_worker(p->shm, w)->pid == pid)
 			return (int)w;
 	return -1;
 }
@@ -279,7 +279,7 @@ static int free_lcore(struct sbx_primary *p)
 		bool taken = false;
 
 		for (j = 0; j < p->cfg->nb_workers && !taken; j++)
-			taken = p->shm->workers[j].lcore_id == id || (p->retired_pid[j] && p->retired_lcore[j] == id) ||
+			taken = sbx_shm_worker(p->shm, j)->lcore_id == id || (p->retired_pid[j] && p->retired_lcore[j] == id) ||
 				(p->dying_pid[j] && p->dying_lcore[j] == id);
 		for (j = 0; j < p->cfg->nb_standby && !taken; j++)
 			taken = p->shm->standbys[j].state != SBX_SB_NONE && p->shm->standbys[j].state != SBX_SB_FAILED &&
@@ -337,7 +337,7 @@ static void crash_event(struct sbx_primary *p, unsigned int s, pid_t pid, int st
  */
 static void worker_ended(struct sbx_primary *p, unsigned int s, pid_t pid, int status, bool restart)
 {
-	struct sbx_worker_shm *ws = &p->shm->workers[s];
+	struct sbx_worker_shm *ws = sbx_shm_worker(p->shm, s);
 	uint64_t now = sbx_now_ns();
 	bool dying = status == SBX_STATUS_DYING;
 	bool clean = !dying && WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -495,7 +495,7 @@ static void upgrade_step(struct sbx_primary *p, uint64_t now)
 	if (u->state != SBX_UPG_RUNNING)
 		return;
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		struct sbx_worker_shm *ws = &p->shm->workers[w];
+		struct sbx_worker_shm *ws = sbx_shm_worker(p->shm, w);
 
 		busy += p->handover_wait[w] || ws->state == SBX_W_STARTING || ws->state == SBX_W_RESTARTING;
 		if (strcmp(ws->binary, u->binary) == 0 || ws->state == SBX_W_FAILED)
@@ -517,8 +517,8 @@ static void upgrade_step(struct sbx_primary *p, uint64_t now)
 	}
 	if (next != UINT32_MAX && (sb = pick_standby_of(p, now, u->binary)) >= 0) {
 		p->handover_wait[next] = true;
-		p->shm->workers[next].stop = 1;
-		sbx_event(p, "worker_restart", (int)next, p->shm->workers[next].pid, "upgrade: hand-over to standby %d",
+		sbx_shm_worker(p->shm, next)->stop = 1;
+		sbx_event(p, "worker_restart", (int)next, sbx_shm_worker(p->shm, next)->pid, "upgrade: hand-over to standby %d",
 			  sb);
 		return;
 	}
@@ -585,7 +585,7 @@ static int dying_of(struct sbx_primary *p, pid_t pid)
  * is known), its lcore id free again. */
 static void dying_ended(struct sbx_primary *p, unsigned int w, pid_t pid, int status)
 {
-	p->shm->workers[w].exit_status = (uint32_t)status;
+	sbx_shm_worker(p->shm, w)->exit_status = (uint32_t)status;
 	p->dying_pid[w] = 0; /* its caches went back when it died (worker_ended) */
 	crash_event(p, w, pid, status, p->dying_held[w]);
 }
@@ -599,7 +599,7 @@ static void dying_ended(struct sbx_primary *p, unsigned int w, pid_t pid, int st
  */
 static void worker_died(struct sbx_primary *p, unsigned int w, pid_t pid, bool restart, uint64_t now)
 {
-	struct sbx_worker_shm *ws = &p->shm->workers[w];
+	struct sbx_worker_shm *ws = sbx_shm_worker(p->shm, w);
 
 	if (!restart || pid <= 0 || ws->pid != pid || p->dying_pid[w] != 0 ||
 	    __atomic_load_n(&ws->released, __ATOMIC_ACQUIRE) || pick_standby(p, now) < 0)
@@ -651,7 +651,7 @@ static int thread_cpu_ns(pid_t pid, pid_t tid, uint64_t *ns, char *state)
 /* A starvation of worker @p w ended (its heartbeat is fresh again, or the process is gone). */
 static void starve_end(struct sbx_primary *p, unsigned int w, uint64_t hb)
 {
-	struct sbx_worker_shm *ws = &p->shm->workers[w];
+	struct sbx_worker_shm *ws = sbx_shm_worker(p->shm, w);
 
 	p->cpu_pid[w] = 0;
 	if (!ws->starved)
@@ -673,7 +673,7 @@ static void starve_end(struct sbx_primary *p, unsigned int w, uint64_t hb)
  */
 static void check_stale(struct sbx_primary *p, unsigned int w, uint64_t now, uint64_t timeout)
 {
-	struct sbx_worker_shm *ws = &p->shm->workers[w];
+	struct sbx_worker_shm *ws = sbx_shm_worker(p->shm, w);
 	uint64_t hb = __atomic_load_n(&ws->stats.heartbeat_ns, __ATOMIC_ACQUIRE), age, cpu, ran, window;
 	pid_t pid = ws->pid;
 	char st;
@@ -729,7 +729,7 @@ static void check_hangs(struct sbx_primary *p, uint64_t now)
 	unsigned int w;
 
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		struct sbx_worker_shm *ws = &p->shm->workers[w];
+		struct sbx_worker_shm *ws = sbx_shm_worker(p->shm, w);
 
 		if (ws->pid <= 0 || p->kill_sent[w])
 			continue;
@@ -813,7 +813,7 @@ void sbx_workers_supervise(struct sbx_primary *p, bool restart)
 			p->standby_next_start_ns[s] = now;
 		}
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		struct sbx_worker_shm *ws = &p->shm->workers[w];
+		struct sbx_worker_shm *ws = sbx_shm_worker(p->shm, w);
 
 		/* a requested restart: hand the running worker over to a standby, or drain it and
 		 * start it again, or revive a failed one */
@@ -893,7 +893,7 @@ unsigned int sbx_workers_count(struct sbx_primary *p, enum sbx_worker_state stat
 	unsigned int w, n = 0;
 
 	for (w = 0; w < p->cfg->nb_workers; w++)
-		n += p->shm->workers[w].state == state;
+		n += sbx_shm_worker(p->shm, w)->state == state;
 	return n;
 }
 
@@ -910,9 +910,9 @@ void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms)
 	unsigned int w, s, alive;
 
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		p->shm->workers[w].stop = 1;
-		if (p->shm->workers[w].pid > 0)
-			kill(p->shm->workers[w].pid, SIGTERM);
+		sbx_shm_worker(p->shm, w)->stop = 1;
+		if (sbx_shm_worker(p->shm, w)->pid > 0)
+			kill(sbx_shm_worker(p->shm, w)->pid, SIGTERM);
 		if (p->retired_pid[w] > 0)
 			kill(p->retired_pid[w], SIGTERM);
 	}
@@ -923,21 +923,21 @@ void sbx_workers_stop(struct sbx_primary *p, unsigned int timeout_ms)
 		sbx_workers_supervise(p, false);
 		alive = 0;
 		for (w = 0; w < p->cfg->nb_workers; w++)
-			alive += (p->shm->workers[w].pid > 0) + (p->retired_pid[w] > 0) + (p->dying_pid[w] > 0);
+			alive += (sbx_shm_worker(p->shm, w)->pid > 0) + (p->retired_pid[w] > 0) + (p->dying_pid[w] > 0);
 		for (s = 0; s < p->cfg->nb_standby; s++)
 			alive += p->shm->standbys[s].pid > 0;
 		if (alive)
 			usleep(10000);
 	} while (alive && sbx_now_ns() < deadline);
 	for (w = 0; w < p->cfg->nb_workers; w++) {
-		if (p->shm->workers[w].pid > 0) {
+		if (sbx_shm_worker(p->shm, w)->pid > 0) {
 			fprintf(stderr, "spanbox-primary: worker %u did not stop in %u ms: SIGKILL\n", w, timeout_ms);
-			kill(p->shm->workers[w].pid, SIGKILL);
-			waitpid(p->shm->workers[w].pid, NULL, 0);
-			p->shm->workers[w].pid = 0;
-			p->shm->workers[w].nonce = 0;
+			kill(sbx_shm_worker(p->shm, w)->pid, SIGKILL);
+			waitpid(sbx_shm_worker(p->shm, w)->pid, NULL, 0);
+			sbx_shm_worker(p->shm, w)->pid = 0;
+			sbx_shm_worker(p->shm, w)->nonce = 0;
 			sbx_tables_worker_gone(w);
-			p->shm->workers[w].state = SBX_W_DEAD;
+			sbx_shm_worker(p->shm, w)->state = SBX_W_DEAD;
 		}
 		if (p->retired_pid[w] > 0) {
 			kill(p->retired_pid[w], SIGKILL);

@@ -54,7 +54,7 @@ static inline unsigned int expire_budget(const struct sbx_flows_worker *f, unsig
 int sbx_flows_setup(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned int id, char *err, size_t errlen)
 {
 	const struct sbx_flows_cfg *c = &sbx_shm_cfg(shm)->flows; /* the active tables': flows is live */
-	struct sbx_worker_stats *st = &shm->workers[id].stats;
+	struct sbx_worker_stats *st = &sbx_shm_worker(shm, id)->stats;
 	struct sbx_flowtable *old = st->flows_table;
 	struct sbx_flowtable_params p = {0};
 	char ring[RTE_RING_NAMESIZE], name[RTE_HASH_NAMESIZE];

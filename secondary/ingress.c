@@ -135,8 +135,8 @@ int sbx_ingress_setup(struct sbx_ingress_engine *ig, const struct sbx_tables *t,
 
 	ig->st = st;
 	if (!ig->rules_known) { /* static (workers section): taken once; a restart keeps the slot's senders */
-		sbx_senders_init(&ig->senders, st->ingress.src,
-				 cfg->tunnel_senders ? cfg->tunnel_senders : SBX_TUNNEL_SENDERS_DEFAULT);
+		sbx_senders_init(&ig->senders, ig->src,
+				 cfg->tunnel_senders ? cfg->tunnel_senders : SBX_TUNNEL_SENDERS_DEFAULT, ig->nb_src);
 		ig->idle_ns = (uint64_t)(cfg->tunnel_idle_s ? cfg->tunnel_idle_s : SBX_TUNNEL_IDLE_S_DEFAULT) * 1000000000ull;
 	}
 	for (i = 0; i < SBX_MAX_PORTS; i++) {

@@ -35,7 +35,10 @@ struct sbx_ingress_engine {
 	struct sbx_decap_rule rules[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES];
 	uint8_t nb_rules[SBX_MAX_PORTS]; /**< entries used in rules[port] */
 	bool rules_known;                /**< rules[] hold the last tables' (false before the first setup) */
-	struct sbx_sender_table senders; /**< the tunnel senders this worker follows (slots: st->ingress.src) */
+	struct sbx_sender_table senders; /**< the tunnel senders this worker follows (slots: src) */
+	struct sbx_tunnel_source *src;   /**< this worker's sender slots in the memzone (sbx_shm_senders()),
+					      set before the first sbx_ingress_setup() */
+	uint32_t nb_src;                 /**< slots at src (shm->senders_per_worker) */
 	uint64_t idle_ns;                /**< workers.tunnel_senders.idle_s, ns */
 	uint64_t next_age_ns;            /**< CLOCK_REALTIME ns of the next look for idle senders */
 	/** per input port with decap rules: the reassembly table of its outer fragments (rte_ip_frag,

@@ -173,7 +173,7 @@ static void app_args(int argc, char **argv, long *id, long *standby, const char 
  */
 static int check_slot(const struct sbx_shm *shm, long id, const char *nonce_arg, char *err, size_t errlen)
 {
-	const struct sbx_worker_shm *ws = &shm->workers[id];
+	const struct sbx_worker_shm *ws = sbx_shm_worker(shm, id);
 	uint64_t nonce, deadline = sbx_now_ns() + 2000000000ULL;
 	char *end = NULL;
 	int32_t pid;
@@ -303,7 +303,7 @@ static long standby_park(struct sbx_shm *shm, long s, char *err, size_t errlen)
 	while (!quit) {
 		role = __atomic_load_n(&sb->role, __ATOMIC_ACQUIRE);
 		if (role >= 0) {
-			const struct sbx_worker_shm *ws = &shm->workers[role];
+			const struct sbx_worker_shm *ws = sbx_shm_worker(shm, role);
 
 			if (role >= shm->cfg.nb_workers || __atomic_load_n(&ws->pid, __ATOMIC_ACQUIRE) != getpid() ||
 			    ws->nonce != sb->nonce || ws->lcore_id != rte_lcore_id()) {
@@ -340,7 +340,7 @@ static long standby_park(struct sbx_shm *shm, long s, char *err, size_t errlen)
  */
 static int hold_life(struct sbx_shm *shm, long id, char *err, size_t errlen)
 {
-	struct sbx_worker_shm *ws = &shm->workers[id];
+	struct sbx_worker_shm *ws = sbx_shm_worker(shm, id);
 	int rc = sbx_life_hold(&ws->life, &ws->life_pid, 2000);
 
 	if (rc != 0)
@@ -378,7 +378,7 @@ static void test_leak(const struct sbx_shm *shm, long id, struct rte_mbuf ***out
 	}
 	if (end == s || *end != '\0' || errno != 0 || *s == '-' || want > UINT_MAX)
 		goto bad;
-	if ((long)w != id || shm->workers[id].restarts != 0)
+	if ((long)w != id || sbx_shm_worker(shm, id)->restarts != 0)
 		return;
 	mp = rte_mempool_lookup(name);
 	*out = mp && want ? calloc(want, sizeof(**out)) : NULL;

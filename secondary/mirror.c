@@ -220,9 +220,9 @@ static int maps_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const st
 			snprintf(err, errlen, "maps[%u]: counter set %u out of range", j, cs);
 			return -1;
 		}
-		e->map_st[j] = &shm->workers[worker].stats.map[cs];
+		e->map_st[j] = &sbx_shm_worker(shm, worker)->stats.map[cs];
 		if (session_setup(e, shm, t, worker, (uint16_t)(e->map_first + j), mc,
-				  &shm->workers[worker].stats.map_mirror[cs], &shm->maps.seq[cs].seq_next, "maps", j, err,
+				  &sbx_shm_worker(shm, worker)->stats.map_mirror[cs], &shm->maps.seq[cs].seq_next, "maps", j, err,
 				  errlen) != 0)
 			return -1;
 		session_watch(e, mc, (uint8_t)j, e->nb_map_rx, &e->map_rx[0][0], e->nb_map_tx, &e->map_tx[0][0], SBX_MAX_MAPS);
@@ -268,7 +268,7 @@ int sbx_mirror_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const str
 			snprintf(err, errlen, "mirrors[%u]: counter set %u out of range", i, t->cset[i]);
 			return -1;
 		}
-		if (session_setup(e, shm, t, worker, i, mc, &shm->workers[worker].stats.mirror[t->cset[i]],
+		if (session_setup(e, shm, t, worker, i, mc, &sbx_shm_worker(shm, worker)->stats.mirror[t->cset[i]],
 				  &shm->mirrors[t->cset[i]].seq_next, "mirrors", i, err, errlen) != 0)
 			return -1;
 		session_watch(e, mc, (uint8_t)i, e->nb_rx, &e->rx[0][0], e->nb_tx, &e->tx[0][0], SBX_MAX_MIRRORS);

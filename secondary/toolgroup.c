@@ -103,15 +103,16 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
 	uint8_t k;
 
 	memset(g, 0, sizeof(*g));
-	if (group >= cfg->nb_tool_groups || t->gslot[group] >= SBX_GROUP_SLOTS) {
+	if (group >= cfg->nb_tool_groups || t->gslot[group] >= shm->nb_group_slots ||
+	    cfg->tool_groups[group].nb_members > shm->group_members) {
 		snprintf(err, errlen, "tool_groups[%u]: no such group or slot", group);
 		return -1;
 	}
 	gc = &cfg->tool_groups[group];
 	slot = t->gslot[group];
 	share = senders(shm, cfg, group);
-	g->buckets = shm->groups[slot].buckets;
-	g->gc = &shm->workers[worker].stats.group[slot];
+	g->buckets = sbx_shm_group(shm, slot)->buckets;
+	g->gc = sbx_shm_group_ctr(shm, worker, slot);
 	g->nb = gc->nb_members;
 	g->fields = gc->hash == SBX_GROUP_HASH_2TUPLE ? SBX_FLOW_HASH_2TUPLE : SBX_FLOW_HASH_5TUPLE;
 	g->limited = gc->rate_pps != 0 || gc->rate_bps != 0;
@@ -135,10 +136,10 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
 				return -1;
 			}
 		}
-		m->c = &shm->workers[worker].stats.group_member[slot][k];
-		m->dem = &shm->workers[worker].stats.group_demand[slot][k];
-		m->share_pps = &shm->groups[slot].m[k].share_pps_ppm[worker];
-		m->share_bps = &shm->groups[slot].m[k].share_bps_ppm[worker];
+		m->c = sbx_shm_group_member(shm, worker, slot, k);
+		m->dem = sbx_shm_group_demand(shm, worker, slot, k);
+		m->share_pps = &sbx_shm_group(shm, slot)->m[k].share_pps_ppm[worker];
+		m->share_bps = &sbx_shm_group(shm, slot)->m[k].share_bps_ppm[worker];
 		bucket_init(&m->pps, gc->rate_pps, share, PPS_MIN_CAP);
 		bucket_init(&m->bps, gc->rate_bps, share, BPS_MIN_CAP);
 	}

@@ -37,6 +37,8 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 		sbx_mirror_teardown(&wk->mirror); /* forward on, mirror nothing */
 	wk->mirror.mb = &wk->mb; /* copies sent count in the microburst windows */
 	/* ingress stages: a dedup table it cannot allocate turns dedup off, the rest runs */
+	wk->ingress.src = sbx_shm_senders(wk->shm, wk->id);
+	wk->ingress.nb_src = wk->shm->senders_per_worker;
 	if (sbx_ingress_setup(&wk->ingress, t, &wk->slot->stats, ierr, sizeof(ierr)) != 0 && rc == 0) {
 		snprintf(err, errlen, "%s", ierr);
 		rc = -1;
@@ -75,7 +77,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 	}
 	wk->id = id;
 	wk->shm = shm;
-	wk->slot = &shm->workers[id];
+	wk->slot = sbx_shm_worker(shm, id);
 	wk->nb_rxq = shm->placement[id].nb_rxq;
 	wk->file_wait_cycles = rte_get_tsc_hz(); /* 1 s: the primary is writing, or it is gone */
 	for (i = 0; i < cfg->nb_ports; i++) {
@@ -108,7 +110,7 @@ int sbx_worker_setup(struct sbx_worker *wk, struct sbx_shm *shm, unsigned int id
 		return -1;
 	wk->pdump.gen = UINT64_MAX; /* the first loop takes the captures in progress */
 	/* microbursts: windows of the shared TSC, as the primary counts them (microburst.h) */
-	sbx_mb_worker_init(&wk->mb, cfg->mb_enabled ? shm->mb_rings[id] : NULL, cfg->nb_ports,
+	sbx_mb_worker_init(&wk->mb, cfg->mb_enabled ? sbx_shm_mb_ring(shm, id, 0) : NULL, cfg->nb_ports,
 			   sbx_mb_window_cycles(shm->tsc_hz, cfg->mb_window_us), rte_rdtsc());
 	if (tables_take(wk, err, errlen) != 0)
 		return -1;

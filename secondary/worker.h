@@ -20,7 +20,7 @@
 struct sbx_worker {
 	unsigned int id;
 	struct sbx_shm *shm;
-	struct sbx_worker_shm *slot; /**< this worker's slot in the memzone: &shm->workers[id] */
+	struct sbx_worker_shm *slot; /**< this worker's slot in the memzone: sbx_shm_worker(shm, id) */
 	uint16_t nb_rxq;
 	struct sbx_queue rxq[SBX_MAX_RXQ_PER_WORKER];
 	struct sbx_queue txq[SBX_MAX_PORTS]; /**< this worker's own TX queue on each port */
@@ -35,7 +35,7 @@ struct sbx_worker {
 	struct sbx_flows_worker flows;       /**< flow metering (flows.c): zeroed when flows are off */
 	struct sbx_pdump_worker pdump;       /**< captures of DPDK's tools registered in this process */
 	struct sbx_mb_worker mb;             /**< microburst windows: bytes per port and direction of the
-						  current window, published into shm->mb_rings[id] */
+						  current window, published into sbx_shm_mb_ring(shm, id, p) */
 	struct rte_rcu_qsbr *rcu;            /**< the tables' QSBR variable (memzone SBX_RCU_MEMZONE_NAME) */
 	uint64_t gen;                        /**< generation of the runtime tables in use */
 	uint64_t file_wait_cycles;           /**< longest wait for a full pcap-port TX ring, TSC cycles */

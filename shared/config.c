@@ -46,8 +46,9 @@ static const char *const tag_keys[] = {"vlan", NULL};
 static const char *const dedup_keys[] = {"window_us", "ignore", "entries", "action", NULL};
 static const char *const worker_keys[] = {
 	"count", "lcores", "burst", "idle_sleep_us", "idle_polls", "busy_poll", "queues",
-	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", "tunnel_senders", "cpus", NULL};
+	"hang_timeout_ms", "crash_limit", "crash_window_s", "standby", "standby_lcores", "tunnel_senders", "cpus", "tool_group_capacity", NULL};
 static const char *const tunnel_senders_keys[] = {"entries", "idle_s", NULL};
+static const char *const tg_capacity_keys[] = {"groups", "members", NULL};
 static const char *const rxq_keys[] = {"port", "queue", NULL};
 static const char *const fwd_keys[] = {"xconnects", NULL};
 static const char *const mgmt_keys[] = {"listen", "port", "database", "token", "token_file",
@@ -1121,6 +1122,12 @@ static int parse_workers(struct ctx *c, const cJSON *root, struct sbx_config *cf
 		    &cfg->tunnel_senders) ||
 	    get_u32(c, ts, "workers.tunnel_senders", "idle_s", 1, 86400, SBX_TUNNEL_IDLE_S_DEFAULT, &cfg->tunnel_idle_s))
 		return -1;
+	if (get_object(c, o, "workers", "tool_group_capacity", "workers.tool_group_capacity", tg_capacity_keys, &ts) ||
+	    get_u16(c, ts, "workers.tool_group_capacity", "groups", 1, SBX_MAX_TOOL_GROUPS,
+		    SBX_TOOL_GROUP_CAPACITY_DEFAULT, &cfg->tg_cap_groups) ||
+	    get_u16(c, ts, "workers.tool_group_capacity", "members", 1, SBX_MAX_GROUP_MEMBERS,
+		    SBX_TOOL_GROUP_CAPACITY_DEFAULT, &cfg->tg_cap_members))
+		return -1;
 	return (parse_lcores(c, o, cfg) || parse_standby(c, o, cfg) || parse_worker_cpus(c, o, cfg) ||
 		parse_queues(c, o, cfg)) ? -1 : 0;
 }
@@ -1600,8 +1607,11 @@ static int parse_tool_group(struct ctx *c, const cJSON *obj, int i, struct sbx_c
 			return fail(c, path, "name", "duplicate tool group name \"%s\" (see tool_groups[%d])", g->name,
 				    j);
 	if (need(c, obj, path, "members") ||
-	    get_array(c, obj, path, "members", SBX_MAX_GROUP_MEMBERS, &arr))
+	    get_array(c, obj, path, "members", INT_MAX, &arr)) /* bounded by the capacity, below */
 		return -1;
+	if (cJSON_GetArraySize(arr) > cfg->tg_cap_members || cJSON_GetArraySize(arr) > SBX_MAX_GROUP_MEMBERS)
+		return fail(c, path, "members", "%d members, over the capacity of %u (workers.tool_group_capacity.members, "
+			    "static: at most %d)", cJSON_GetArraySize(arr), cfg->tg_cap_members, SBX_MAX_GROUP_MEMBERS);
 	if (cJSON_GetArraySize(arr) == 0)
 		return fail(c, path, "members", "at least one member port is required");
 	cJSON_ArrayForEach(it, arr) {
@@ -1646,8 +1656,12 @@ static int parse_tool_groups(struct ctx *c, const cJSON *root, struct sbx_config
 	const cJSON *arr, *it;
 	int i = 0;
 
-	if (get_array(c, root, "", "tool_groups", SBX_MAX_TOOL_GROUPS, &arr))
+	if (get_array(c, root, "", "tool_groups", INT_MAX, &arr)) /* bounded by the capacity, below */
 		return -1;
+	if (cJSON_GetArraySize(arr) > cfg->tg_cap_groups || cJSON_GetArraySize(arr) > SBX_MAX_TOOL_GROUPS)
+		return fail(c, "tool_groups", NULL, "%d tool groups, over the capacity of %u "
+			    "(workers.tool_group_capacity.groups, static: at most %d)", cJSON_GetArraySize(arr),
+			    cfg->tg_cap_groups, SBX_MAX_TOOL_GROUPS);
 	cJSON_ArrayForEach(it, arr) {
 		if (parse_tool_group(c, it, i, cfg))
 			return -1;
@@ -1940,7 +1954,7 @@ static int parse_flows(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 	    parse_flow_sessions(c, o, f))
 		return -1;
 	if (arr == NULL && f->enabled && f->nb_sessions == 0) /* neither ports nor sessions: every port's RX */
-		f->port_mask = cfg->nb_ports ? (uint32_t)((1ull << cfg->nb_ports) - 1) : 0;
+		f->port_mask = cfg->nb_ports >= 64 ? UINT64_MAX : (1ull << cfg->nb_ports) - 1;
 	cJSON_ArrayForEach(it, arr) {
 		snprintf(path, sizeof(path), "flows.ports[%d]", i);
 		if (!cJSON_IsObject(it))
@@ -1948,11 +1962,11 @@ static int parse_flows(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		if (check_keys(c, it, path, flow_port_keys) || get_port(c, cfg, it, path, &p) ||
 		    get_choice(c, it, path, "direction", direction_choices, SBX_DIR_RX, &dir))
 			return -1;
-		if ((f->port_mask & (1u << p)) || (f->tx_mask & (1ull << p)))
+		if ((f->port_mask & (1ull << p)) || (f->tx_mask & (1ull << p)))
 			return fail(c, path, "port", "%s is listed twice (one entry per port: direction \"both\")",
 				    cfg->ports[p].name);
 		if (dir & SBX_DIR_RX)
-			f->port_mask |= 1u << p;
+			f->port_mask |= 1ull << p;
 		if (dir & SBX_DIR_TX)
 			f->tx_mask |= 1ull << p;
 		i++;
@@ -2270,6 +2284,8 @@ const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_
 		{ "eal", offsetof(struct sbx_config, file_prefix), offsetof(struct sbx_config, pool_mbufs) },
 		{ "pool", offsetof(struct sbx_config, pool_mbufs), offsetof(struct sbx_config, nb_ports) },
 		{ "ports", 0, 0 },
+		{ "workers.tool_group_capacity", offsetof(struct sbx_config, tg_cap_groups),
+		  offsetof(struct sbx_config, tg_cap_members) + sizeof(uint16_t) },
 		{ "workers", offsetof(struct sbx_config, nb_workers), offsetof(struct sbx_config, nb_xconnects) },
 		{ "microburst", offsetof(struct sbx_config, mb_enabled), offsetof(struct sbx_config, mgmt_listen) },
 		{ "mgmt", offsetof(struct sbx_config, mgmt_listen), offsetof(struct sbx_config, flows) },

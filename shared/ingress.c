@@ -256,14 +256,16 @@ static void slot_free(struct sbx_tunnel_source *e)
 	__atomic_store_n(&e->gen, (e->gen | 1) + 1, __ATOMIC_RELEASE);
 }
 
-void sbx_senders_init(struct sbx_sender_table *t, struct sbx_tunnel_source *src, uint32_t nb)
+void sbx_senders_init(struct sbx_sender_table *t, struct sbx_tunnel_source *src, uint32_t nb, uint32_t cap)
 {
 	uint32_t k;
 
+	if (cap > SBX_MAX_TUNNEL_SOURCES)
+		cap = SBX_MAX_TUNNEL_SOURCES;
 	t->src = src;
-	t->nb = nb > SBX_MAX_TUNNEL_SOURCES ? SBX_MAX_TUNNEL_SOURCES : nb;
+	t->nb = nb > cap ? cap : nb;
 	t->free_hint = 0;
-	for (k = t->nb; k < SBX_MAX_TUNNEL_SOURCES; k++)
+	for (k = t->nb; k < cap; k++)
 		if (src[k].used)
 			slot_free(&src[k]);
 	/* a slot left half written (gen odd: the worker died in the middle) is freed */

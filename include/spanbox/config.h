@@ -20,11 +20,11 @@
 
 struct cJSON;
 
-#define SBX_MAX_PORTS 16           /**< ports in one config */
-#define SBX_MAX_WORKERS 8          /**< worker processes */
+#define SBX_MAX_PORTS 64           /**< ports in one config */
+#define SBX_MAX_WORKERS 32         /**< worker processes */
 #define SBX_MAX_STANDBYS 4         /**< hot-standby worker processes (workers.standby) */
 #define SBX_MAX_RXQ_PER_WORKER 16  /**< (port, queue) pairs one worker polls */
-#define SBX_MAX_XCONNECTS 16       /**< cross-connect pairs */
+#define SBX_MAX_XCONNECTS 32       /**< cross-connect pairs */
 #define SBX_NAME_LEN 32            /**< port, prefix and netns names, NUL included */
 #define SBX_MAX_BURST 256          /**< largest workers.burst, mbufs (the worker's burst array) */
 #define SBX_DEVARGS_LEN 256        /**< DPDK devargs string, NUL included */
@@ -58,7 +58,7 @@ static inline bool sbx_decap_type_udp(uint8_t type)
 	return type == SBX_DECAP_VXLAN || type == SBX_DECAP_GENEVE || type == SBX_DECAP_GTPU;
 }
 
-#define SBX_MAX_DECAP_RULES 4 /**< decap rules of one port */
+#define SBX_MAX_DECAP_RULES 16 /**< decap rules of one port */
 #define SBX_MAX_DECAP_IDS 8   /**< ERSPAN session ids or VXLAN VNIs one rule lists */
 #define SBX_VXLAN_PORT 4789   /**< IANA VXLAN UDP port (RFC 7348 section 5), the rule's default */
 #define SBX_GENEVE_PORT 6081  /**< IANA GENEVE UDP port (RFC 8926 section 3.3), the rule's default */
@@ -175,7 +175,7 @@ struct sbx_xconnect_cfg {
 };
 
 #define SBX_MAX_MIRRORS 16          /**< mirror sessions */
-#define SBX_MAX_MIRROR_SOURCES 8    /**< sources of one session */
+#define SBX_MAX_MIRROR_SOURCES 64   /**< sources of one session */
 #define SBX_FILTER_LEN 256          /**< tcpdump filter text, NUL included */
 
 /** Which traffic of a source port a session mirrors. */
@@ -291,8 +291,9 @@ struct sbx_mirror_cfg {
 	uint16_t ts_device;           /**< metamako: source device id field (default 0) */
 };
 
-#define SBX_MAX_TOOL_GROUPS 8       /**< tool groups in one config */
-#define SBX_MAX_GROUP_MEMBERS 8     /**< member ports of one tool group */
+#define SBX_MAX_TOOL_GROUPS 64      /**< tool groups in one config (workers.tool_group_capacity.groups at most) */
+#define SBX_MAX_GROUP_MEMBERS 64    /**< member ports of one tool group (workers.tool_group_capacity.members at most) */
+#define SBX_TOOL_GROUP_CAPACITY_DEFAULT 8 /**< workers.tool_group_capacity.groups and .members by default */
 
 /** Which header fields the flow hash of a tool group takes (include/spanbox/flowhash.h). */
 enum sbx_group_hash {
@@ -357,7 +358,7 @@ struct sbx_flow_collector_cfg {
  *  tables) but for capacity (flows_per_worker, static: the size of the workers' tables). */
 struct sbx_flows_cfg {
 	bool enabled;              /**< flows.enabled (default true once the section is given) */
-	uint32_t port_mask;        /**< bit p: frames received on port p are metered (flows.ports;
+	uint64_t port_mask;        /**< bit p: frames received on port p are metered (flows.ports;
 				        default: every port) */
 	uint32_t active_s;         /**< flows.active_timeout_s (1..86400, default 60) */
 	uint32_t idle_s;           /**< flows.idle_timeout_s (1..3600, default 15) */
@@ -426,6 +427,10 @@ struct sbx_config {
 					     follows, 1..SBX_MAX_TUNNEL_SOURCES (default 256) */
 	uint32_t tunnel_idle_s;         /**< workers.tunnel_senders.idle_s: a sender with no frame for this
 					     many seconds leaves the table (1..86400, default 300) */
+	uint16_t tg_cap_groups;         /**< workers.tool_group_capacity.groups: tool groups the memzone
+					     holds slots for, 1..SBX_MAX_TOOL_GROUPS (default 8); static */
+	uint16_t tg_cap_members;        /**< workers.tool_group_capacity.members: members of each,
+					     1..SBX_MAX_GROUP_MEMBERS (default 8); static */
 	/* forwarding */
 	uint16_t nb_xconnects;
 	struct sbx_xconnect_cfg xconnects[SBX_MAX_XCONNECTS];

@@ -207,10 +207,11 @@ struct sbx_sender_table {
 };
 
 /**
- * Take @p nb slots at @p src (@p nb <= SBX_MAX_TUNNEL_SOURCES) as table @p t: the senders the slots
- * hold (a worker restarted into its slot keeps them) are indexed; slots from @p nb on are freed.
+ * Take @p nb slots at @p src (@p nb <= @p cap <= SBX_MAX_TUNNEL_SOURCES; @p cap: the slots the
+ * memory at @p src holds) as table @p t: the senders the slots hold (a worker restarted into its
+ * slot keeps them) are indexed; slots from @p nb to @p cap are freed.
  */
-void sbx_senders_init(struct sbx_sender_table *t, struct sbx_tunnel_source *src, uint32_t nb);
+void sbx_senders_init(struct sbx_sender_table *t, struct sbx_tunnel_source *src, uint32_t nb, uint32_t cap);
 
 /**
  * The slot of sender (@p port, @p kind, @p af, @p id, @p addr: 4 or 16 bytes by af): found, or taken

@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 28
+#define SBX_SHM_VERSION 30
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -77,7 +77,9 @@
  * stats.group[] and groups[] (the bucket table and the members' health). A group keeps its slot
  * while its name, members and hash stay the same (its limits and failover may change); a slot
  * of a group a change removed or changed is reused only by a later change. Twice the groups a
- * config holds always suffice (struct sbx_tables.gslot).
+ * config holds always suffice (struct sbx_tables.gslot). SBX_GROUP_SLOTS is the most at the limits;
+ * a memzone holds 2 x workers.tool_group_capacity.groups slots of tool_group_capacity.members
+ * members each (sbx_shm_group(), sbx_shm_group_member(): regions sized at start, issue #25).
  */
 #define SBX_GROUP_SLOTS (2 * SBX_MAX_TOOL_GROUPS)
 #define SBX_GROUP_BUCKETS 4096   /**< buckets of a tool group: a flow's hash picks one, the bucket a member */
@@ -131,7 +133,9 @@ struct sbx_group_shm {
 	uint8_t buckets[SBX_GROUP_BUCKETS]; /**< member index, or SBX_GROUP_NO_MEMBER */
 	uint32_t nb_members;                /**< members of the group the slot was set up for */
 	uint32_t members_up;                /**< members in state up */
-	struct sbx_group_member_shm m[SBX_MAX_GROUP_MEMBERS];
+	/** the members: shm->group_members of them (workers.tool_group_capacity.members), the
+	 *  slot's stride is shm->group_stride (sbx_shm_group()) */
+	struct sbx_group_member_shm m[];
 } __rte_cache_aligned;
 
 /**
@@ -207,9 +211,7 @@ const char *sbx_standby_state_name(uint32_t s);
 struct sbx_ingress_stats {
 	uint64_t rule_pkts[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES];  /**< frames decapsulated by rule r of port p */
 	uint64_t rule_bytes[SBX_MAX_PORTS][SBX_MAX_DECAP_RULES]; /**< their inner bytes */
-	/** the worker's tunnel sender table: workers.tunnel_senders.entries slots used (frames of a sender
-	 *  that finds it full: port counter tunnels_untracked; the index is the worker's, ingress.c) */
-	struct sbx_tunnel_source src[SBX_MAX_TUNNEL_SOURCES];
+	/* the worker's tunnel sender table is a region of the memzone: sbx_shm_senders() */
 	/** timestamps in (ingress.timestamp): the clock offset of each input port's sender (ts_in.h) */
 	struct sbx_ts_in_offset ts[SBX_MAX_PORTS];
 };
@@ -240,12 +242,9 @@ struct sbx_worker_stats {
 	/** indexed by the session's counter set (struct sbx_tables.cset) */
 	struct sbx_mirror_counters mirror[SBX_MIRROR_COUNTER_SETS];
 	struct sbx_ingress_stats ingress; /**< decap rules and tunnel senders (secondary/ingress.c) */
-	/** indexed by tool group slot (struct sbx_tables.gslot) and member index */
-	struct sbx_group_member_counters group_member[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS];
-	struct sbx_group_counters group[SBX_GROUP_SLOTS]; /**< indexed by tool group slot */
-	/** indexed by tool group slot and member: this worker's demand, read by the others every
-	 *  SBX_GROUP_REBALANCE_MS to share out member_rate_limit (secondary/toolgroup.c) */
-	struct sbx_group_demand group_demand[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS];
+	/* the worker's tool group counters (per slot and member: member counters, demand; per slot:
+	 * group counters) are a region of the memzone sized by workers.tool_group_capacity:
+	 * sbx_shm_group_member(), sbx_shm_group_demand(), sbx_shm_group_ctr() */
 	/* flow metering (secondary/flows.c, docs/FLOWS.md): counters of every process of the slot
 	 * (a successor continues from its predecessor's values), published every heartbeat (10 ms)
 	 * and at a stop; the flows_* lines of SBX_FOREACH_WORKER_COUNTER */
@@ -286,7 +285,7 @@ struct sbx_mirror_shm {
 } __rte_cache_aligned;
 
 /**
- * One worker slot: a worker's entry in the memzone (shm->workers[w]), the one sense of "slot" in
+ * One worker slot: a worker's entry in the memzone (sbx_shm_worker(shm, w)), the one sense of "slot" in
  * spanbox (as in DPDK's client_server_mp). It outlives the worker process: the primary starts a
  * new process into the same slot.
  */
@@ -790,7 +789,8 @@ struct sbx_shm {
 	struct sbx_worker_rxqs placement[SBX_MAX_WORKERS]; /**< what the primary derived: the RX
 							       queues each worker polls */
 	struct sbx_port_shm ports[SBX_MAX_PORTS];
-	struct sbx_worker_shm workers[SBX_MAX_WORKERS];
+	/* the worker slots are a region after this struct, one per configured worker (issue #25:
+	 * a config with few workers does not reserve the limit's): sbx_shm_worker() */
 	uint32_t nb_standbys;    /**< standby slots in use (cfg.nb_standby) */
 	struct sbx_standby_shm standbys[SBX_MAX_STANDBYS];
 	struct sbx_upgrade_shm upgrade;
@@ -798,7 +798,7 @@ struct sbx_shm {
 					      request at a time: its control lane); read by the primary's IPC
 					      thread while it handles that request */
 	struct sbx_mirror_shm mirrors[SBX_MIRROR_COUNTER_SETS]; /**< indexed by counter set */
-	struct sbx_group_shm groups[SBX_GROUP_SLOTS]; /**< indexed by tool group slot (primary/toolgroups.c) */
+	/* the tool group slots are a region after this struct (sbx_shm_group()) */
 	uint64_t event_seq;      /**< events written so far */
 	struct sbx_event events[SBX_EVENTS];
 	/* read by every worker every loop, written by the primary at a change or at start/stop:
@@ -826,10 +826,215 @@ struct sbx_shm {
 	/* microbursts (microburst.h): what the primary sums per port, and each worker's ring per port
 	 * (written by the worker of the slot, read by the primary) */
 	struct sbx_mb_port_shm microburst[SBX_MAX_PORTS];
-	struct sbx_mb_ring mb_rings[SBX_MAX_WORKERS][SBX_MAX_PORTS];
+	/* (the rings per worker and port are a region after this struct: sbx_shm_mb_ring()) */
 	struct sbx_flows_shm flows; /**< the flow exporter (primary/flowexport.c) */
 	struct sbx_maps_shm maps;   /**< the maps' classifiers (primary/maps.c), static */
+	/* The regions after this struct, sized by the config at start (issue #25 "Limits"), laid out
+	 * by sbx_shm_layout() and written by the primary before magic: a reader indexes them with
+	 * these strides and offsets alone (sbx_shm_worker(), sbx_shm_mb_ring()), without the config */
+	uint64_t total_size;       /**< bytes of the memzone: this struct and its regions */
+	uint64_t workers_off;      /**< offset of worker slot 0 from the memzone's start, cache aligned */
+	uint32_t worker_stride;    /**< bytes from one worker slot to the next (sizeof(struct sbx_worker_shm)) */
+	uint32_t nb_worker_slots;  /**< worker slots (cfg.nb_workers); slot nb_worker_slots is the spare */
+	uint64_t mb_rings_off;     /**< offset of the microburst ring of worker 0, port 0 */
+	uint32_t mb_ring_stride;   /**< bytes of one ring (sizeof(struct sbx_mb_ring)) */
+	uint32_t mb_nb_ports;      /**< rings per worker (cfg.nb_ports); worker w's row starts at
+				        ring w * mb_nb_ports */
+	uint64_t senders_off;      /**< offset of worker 0's tunnel sender table */
+	uint32_t senders_per_worker; /**< slots of each worker's table (workers.tunnel_senders.entries) */
+	uint32_t sender_stride;    /**< bytes of one slot (sizeof(struct sbx_tunnel_source)) */
+	uint64_t groups_off;       /**< offset of tool group slot 0 (struct sbx_group_shm) */
+	uint32_t group_stride;     /**< bytes of one tool group slot (its group_members members) */
+	uint32_t nb_group_slots;   /**< tool group slots: 2 x workers.tool_group_capacity.groups */
+	uint32_t group_members;    /**< members of each slot: workers.tool_group_capacity.members */
+	uint32_t gstats_stride;    /**< bytes of one worker's tool group counters (cache aligned) */
+	uint64_t gstats_off;       /**< offset of worker 0's tool group counters: nb_group_slots x
+				        group_members member counters, then as many demands, then
+				        nb_group_slots group counters; nb_worker_slots + 1 rows (a spare) */
 };
+
+/** Sizes and offsets of the memzone's regions for one config (sbx_shm_layout()). */
+struct sbx_shm_layout {
+	uint64_t workers_off;     /**< offset of worker slot 0 */
+	uint64_t mb_rings_off;    /**< offset of the first microburst ring */
+	uint64_t senders_off;     /**< offset of the first tunnel sender table */
+	uint64_t groups_off;      /**< offset of the first tool group slot */
+	uint64_t gstats_off;      /**< offset of worker 0's tool group counters */
+	uint32_t group_stride;    /**< bytes of one tool group slot */
+	uint32_t gstats_stride;   /**< bytes of one worker's tool group counters */
+	uint32_t nb_group_slots;  /**< tool group slots (2 x capacity groups) */
+	uint32_t group_members;   /**< members of each slot (capacity members) */
+	uint64_t total_size;      /**< bytes the memzone needs */
+	uint32_t nb_worker_slots; /**< worker slots (the spare not counted) */
+	uint32_t mb_nb_ports;     /**< rings per worker */
+	uint32_t senders_per_worker; /**< tunnel sender slots of each worker */
+};
+
+/**
+ * The layout of the memzone for @p nb_workers worker slots, @p nb_ports ports, @p nb_senders
+ * tunnel senders a worker follows (workers.tunnel_senders.entries) and a tool group capacity of
+ * @p tg_groups groups of @p tg_members members (workers.tool_group_capacity): struct sbx_shm, then
+ * nb_workers + 1 worker slots (the last one is the spare: sbx_shm_worker() of an index past the
+ * slots), then nb_workers rows of nb_ports microburst rings, then nb_workers tables of nb_senders
+ * tunnel sender slots (struct sbx_tunnel_source), then 2 x tg_groups tool group slots of
+ * tg_members members, then nb_workers + 1 rows of tool group counters (slots x members member
+ * counters and demands, slots group counters; the last row is the spare), each region and row
+ * cache aligned.
+ * Pure arithmetic (no DPDK call; inline, so that tools/shm_sizes.c needs no library). Bytes.
+ */
+static inline void sbx_shm_layout(uint32_t nb_workers, uint32_t nb_ports, uint32_t nb_senders, uint32_t tg_groups,
+				  uint32_t tg_members, struct sbx_shm_layout *l)
+{
+	uint64_t off = RTE_ALIGN_CEIL((uint64_t)sizeof(struct sbx_shm), RTE_CACHE_LINE_SIZE);
+	uint64_t cells;
+
+	l->nb_worker_slots = nb_workers;
+	l->mb_nb_ports = nb_ports ? nb_ports : 1;
+	l->workers_off = off;
+	off += (uint64_t)(nb_workers + 1) * sizeof(struct sbx_worker_shm); /* + the spare */
+	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
+	l->mb_rings_off = off;
+	off += (uint64_t)(nb_workers ? nb_workers : 1) * l->mb_nb_ports * sizeof(struct sbx_mb_ring);
+	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
+	l->senders_per_worker = nb_senders ? nb_senders : 1;
+	l->senders_off = off;
+	off += (uint64_t)(nb_workers ? nb_workers : 1) * l->senders_per_worker * sizeof(struct sbx_tunnel_source);
+	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
+	l->nb_group_slots = 2 * (tg_groups ? tg_groups : 1);
+	l->group_members = tg_members ? tg_members : 1;
+	l->group_stride = (uint32_t)RTE_ALIGN_CEIL(sizeof(struct sbx_group_shm) +
+							   l->group_members * sizeof(struct sbx_group_member_shm),
+						   RTE_CACHE_LINE_SIZE);
+	l->groups_off = off;
+	off += (uint64_t)l->nb_group_slots * l->group_stride;
+	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
+	cells = (uint64_t)l->nb_group_slots * l->group_members;
+	l->gstats_stride = (uint32_t)RTE_ALIGN_CEIL(cells * (sizeof(struct sbx_group_member_counters) +
+							     sizeof(struct sbx_group_demand)) +
+							    l->nb_group_slots * sizeof(struct sbx_group_counters),
+						    RTE_CACHE_LINE_SIZE);
+	l->gstats_off = off;
+	off += (uint64_t)(nb_workers + 1) * l->gstats_stride; /* + the spare */
+	l->total_size = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
+}
+
+/**
+ * Write the region fields of the header of @p shm (total_size, offsets, strides, counts) from
+ * @p l; the regions themselves are left as they are (the primary zeroes the whole memzone).
+ */
+void sbx_shm_set_layout(struct sbx_shm *shm, const struct sbx_shm_layout *l);
+
+/** Worker slot @p w of @p shm (mutable); an index >= nb_worker_slots gives the spare slot. */
+static inline struct sbx_worker_shm *sbx_shm_worker_mut(const struct sbx_shm *shm, uint32_t w)
+{
+	if (w > shm->nb_worker_slots)
+		w = shm->nb_worker_slots;
+	return (struct sbx_worker_shm *)(uintptr_t)((const char *)shm + shm->workers_off +
+						    (uint64_t)w * shm->worker_stride);
+}
+
+/**
+ * Worker slot @p w (0 .. nb_worker_slots - 1) of the memzone @p shm, const when @p shm is. An
+ * index past the configured workers gives the spare slot, zeroed at start and never run: a reader
+ * that loops up to a limit reads zeros there, never past the memzone.
+ */
+#define sbx_shm_worker(shm, w)                                                                     \
+	_Generic((shm), const struct sbx_shm *: (const struct sbx_worker_shm *)sbx_shm_worker_mut(   \
+				(shm), (uint32_t)(w)),                                              \
+		 default: sbx_shm_worker_mut((shm), (uint32_t)(w)))
+
+/** The microburst ring worker @p w (< nb_worker_slots) writes for port @p p (< mb_nb_ports)
+ *  (struct sbx_mb_ring, microburst.h); an index out of range is clamped to the last row or ring
+ *  (never past the memzone; every caller loops over the config's workers and ports). */
+static inline struct sbx_mb_ring *sbx_shm_mb_ring(const struct sbx_shm *shm, uint32_t w, uint32_t p)
+{
+	if (w >= shm->nb_worker_slots)
+		w = shm->nb_worker_slots ? shm->nb_worker_slots - 1 : 0;
+	if (p >= shm->mb_nb_ports)
+		p = shm->mb_nb_ports - 1;
+	return (struct sbx_mb_ring *)(uintptr_t)((const char *)shm + shm->mb_rings_off +
+						 ((uint64_t)w * shm->mb_nb_ports + p) * shm->mb_ring_stride);
+}
+
+/**
+ * The tunnel sender table of worker @p w (< nb_worker_slots): senders_per_worker slots
+ * (workers.tunnel_senders.entries), written by that worker only (secondary/ingress.c, the slot
+ * protocol of struct sbx_tunnel_source), read by mgmt and the replay report. A successor in the
+ * slot keeps its predecessor's senders. An index out of range is clamped to the last table.
+ */
+static inline struct sbx_tunnel_source *sbx_shm_senders(const struct sbx_shm *shm, uint32_t w)
+{
+	if (w >= shm->nb_worker_slots)
+		w = shm->nb_worker_slots ? shm->nb_worker_slots - 1 : 0;
+	return (struct sbx_tunnel_source *)(uintptr_t)((const char *)shm + shm->senders_off +
+						       (uint64_t)w * shm->senders_per_worker * shm->sender_stride);
+}
+
+/**
+ * Tool group slot @p slot (< nb_group_slots) of @p shm: its bucket table and its group_members
+ * members' health (written by the primary, primary/toolgroups.c). An index out of range is
+ * clamped to the last slot (never past the memzone).
+ */
+static inline struct sbx_group_shm *sbx_shm_group(const struct sbx_shm *shm, uint32_t slot)
+{
+	if (slot >= shm->nb_group_slots)
+		slot = shm->nb_group_slots ? shm->nb_group_slots - 1 : 0;
+	return (struct sbx_group_shm *)(uintptr_t)((const char *)shm + shm->groups_off +
+						   (uint64_t)slot * shm->group_stride);
+}
+
+/* the row of worker @p w's tool group counters; past the workers: the spare row (zeroes) */
+static inline char *sbx_shm_gstats_row_(const struct sbx_shm *shm, uint32_t w)
+{
+	if (w > shm->nb_worker_slots)
+		w = shm->nb_worker_slots;
+	return (char *)(uintptr_t)((const char *)shm + shm->gstats_off + (uint64_t)w * shm->gstats_stride);
+}
+
+/* the cell of (@p slot, @p k), each index clamped to the capacity */
+static inline uint64_t sbx_shm_gcell_(const struct sbx_shm *shm, uint32_t slot, uint32_t k)
+{
+	if (slot >= shm->nb_group_slots)
+		slot = shm->nb_group_slots ? shm->nb_group_slots - 1 : 0;
+	if (k >= shm->group_members)
+		k = shm->group_members ? shm->group_members - 1 : 0;
+	return (uint64_t)slot * shm->group_members + k;
+}
+
+/**
+ * Worker @p w's counters of member @p k of tool group slot @p slot (written by that worker only,
+ * secondary/toolgroup.c; summed by mgmt). A worker index past the workers gives the spare row
+ * (zeroes); slot and member are clamped to the capacity.
+ */
+static inline struct sbx_group_member_counters *sbx_shm_group_member(const struct sbx_shm *shm, uint32_t w,
+								     uint32_t slot, uint32_t k)
+{
+	return (struct sbx_group_member_counters *)(void *)sbx_shm_gstats_row_(shm, w) + sbx_shm_gcell_(shm, slot, k);
+}
+
+/** Worker @p w's demand of member @p k of slot @p slot (struct sbx_group_demand; as sbx_shm_group_member()). */
+static inline struct sbx_group_demand *sbx_shm_group_demand(const struct sbx_shm *shm, uint32_t w, uint32_t slot,
+							    uint32_t k)
+{
+	uint64_t cells = (uint64_t)shm->nb_group_slots * shm->group_members;
+
+	return (struct sbx_group_demand *)(void *)(sbx_shm_gstats_row_(shm, w) +
+						   cells * sizeof(struct sbx_group_member_counters)) +
+	       sbx_shm_gcell_(shm, slot, k);
+}
+
+/** Worker @p w's group counters of slot @p slot (struct sbx_group_counters; as sbx_shm_group_member()). */
+static inline struct sbx_group_counters *sbx_shm_group_ctr(const struct sbx_shm *shm, uint32_t w, uint32_t slot)
+{
+	uint64_t cells = (uint64_t)shm->nb_group_slots * shm->group_members;
+
+	if (slot >= shm->nb_group_slots)
+		slot = shm->nb_group_slots ? shm->nb_group_slots - 1 : 0;
+	return (struct sbx_group_counters *)(void *)(sbx_shm_gstats_row_(shm, w) +
+						     cells * (sizeof(struct sbx_group_member_counters) +
+							      sizeof(struct sbx_group_demand))) +
+	       slot;
+}
 
 /* The layout the comments above promise. */
 _Static_assert(offsetof(struct sbx_shm, tables_gen) % RTE_CACHE_LINE_SIZE == 0, "tables_gen starts a cache line");
@@ -838,9 +1043,8 @@ _Static_assert(offsetof(struct sbx_shm, tables_applied_ns) - offsetof(struct sbx
 _Static_assert(offsetof(struct sbx_worker_stats, busy_cycles) % RTE_CACHE_LINE_SIZE == 0 &&
 		       offsetof(struct sbx_worker_stats, busy_cycles) >= RTE_CACHE_LINE_SIZE,
 	       "the heartbeat line holds no per-burst counter");
-_Static_assert(sizeof(struct sbx_worker_shm) % RTE_CACHE_LINE_SIZE == 0 &&
-		       offsetof(struct sbx_shm, workers) % RTE_CACHE_LINE_SIZE == 0,
-	       "each worker's slot on cache lines of its own");
+_Static_assert(sizeof(struct sbx_worker_shm) % RTE_CACHE_LINE_SIZE == 0,
+	       "each worker's slot on cache lines of its own (sbx_shm_layout() aligns the region)");
 _Static_assert(sizeof(struct sbx_mirror_shm) == RTE_CACHE_LINE_SIZE, "one sequence counter a line");
 _Static_assert(sizeof(((struct sbx_worker_stats *)0)->burst) / sizeof(struct rte_mbuf *) == SBX_MAX_BURST,
 	       "the burst array holds the largest workers.burst");

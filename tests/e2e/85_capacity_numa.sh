@@ -153,6 +153,18 @@ check "/system hugepages: mount /dev/hugepages and the $files files of prefix $P
 		.hugepages.spanbox.file_prefix == "sbxt85" and .hugepages.spanbox.files == $f and $f > 0' "$TMP/system.json"
 check "/system lcores: primary 0, mgmt 100, workers 1 and 2 on CPUs 0-1, socket 0" \
 	jqt '[.lcores[] | "\(.role):\(.id):\(.cpus):\(.socket)"] == ["primary:0:0-1:0", "mgmt:100:0-1:0", "worker:1:0-1:0", "worker:2:0-1:0"]' "$TMP/system.json"
+# the memzone's size (issue #25): what the primary logged and mgmt reports equal what
+# spanbox-shm-sizes computes from the headers alone, for this config (2 workers, 3 ports) and at
+# the limits; sized by the config, it is smaller than at the limits
+MZ=$("$BUILD/tools/spanbox-shm-sizes" | awk '/^memzone 2 workers 3 ports /{print $NF}')
+MZMAX=$("$BUILD/tools/spanbox-shm-sizes" | awk '/^memzone \(at the limits\) /{print $NF}')
+SLOT=$("$BUILD/tools/spanbox-shm-sizes" | awk '/^worker slot /{print $NF}')
+check "/system memzone: bytes $MZ, bytes_at_maximum $MZMAX (spanbox-shm-sizes), worker slot $SLOT B" \
+	jqt --argjson mz "${MZ:-0}" --argjson max "${MZMAX:-0}" --argjson slot "${SLOT:-0}" \
+	'$mz > 0 and $mz < $max and .memzone.bytes == $mz and .memzone.bytes_at_maximum == $max and
+	 .memzone.worker_slot_bytes == $slot' "$TMP/system.json"
+check "primary log: the memzone's size, at the maximum and the worker slot's" \
+	grep -q "^spanbox-primary: memzone spanbox_shm: $MZ B (.* MiB; at the maximum $MZMAX B), worker slot $SLOT B\$" "$TMP/base.log"
 
 # PCIe: one of this machine's devices, a bad BDF, a missing one
 bdf=$(ls /sys/bus/pci/devices | head -1)

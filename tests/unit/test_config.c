@@ -353,7 +353,7 @@ static const struct {
 	{"extra_args_file_prefix.json", "eal.extra_args[1]", "\"--file-prefix=other\": spanbox sets --file-prefix itself"},
 	{"ingress_sessions_on_vxlan.json", "ports[0].ingress.decap[0].sessions", "only for erspan"},
 	{"ingress_vnis_on_erspan.json", "ports[0].ingress.decap[1].vnis", "only for vxlan"},
-	{"ingress_too_many_rules.json", "ports[0].ingress.decap", "5 entries, at most 4"},
+	{"ingress_too_many_rules.json", "ports[0].ingress.decap", "17 entries, at most 16"},
 	{"ingress_session_range.json", "ports[0].ingress.decap[0].sessions[1]", "1024 out of range 0..1023"},
 	{"ingress_dup_vni.json", "ports[0].ingress.decap[0].vnis[2]", "7 given twice (see vnis[0])"},
 	{"ingress_shadowed_rule.json", "ports[0].ingress.decap[1]", "never matches: ingress.decap[0] takes every frame"},
@@ -514,12 +514,17 @@ static void test_mirrors_inline(void)
 			    &cfg, err, sizeof(err)) == -1 &&
 		      !strcmp(err, "mirrors[0].sources[0]: expected an object"),
 	      "mirrors: source not an object (%s)", err);
-	check(parse_mirrors("[{\"id\":1,\"sources\":[{\"port\":\"a\"},{\"port\":\"b\"},{\"port\":\"c\"},"
-			    "{\"port\":\"a\"},{\"port\":\"b\"},{\"port\":\"c\"},{\"port\":\"a\"},"
-			    "{\"port\":\"b\"},{\"port\":\"c\"}],\"destination\":{\"port\":\"d\"}}]",
-			    &cfg, err, sizeof(err)) == -1 &&
-		      !strcmp(err, "mirrors[0].sources: 9 entries, at most 8"),
-	      "mirrors: 9 sources (%s)", err);
+	{
+		static char many[64 * 20 + 128];
+		size_t n = (size_t)snprintf(many, sizeof(many), "[{\"id\":1,\"sources\":[");
+
+		for (int k = 0; k < 65; k++)
+			n += (size_t)snprintf(many + n, sizeof(many) - n, "%s{\"port\":\"%c\"}", k ? "," : "", "abc"[k % 3]);
+		snprintf(many + n, sizeof(many) - n, "],\"destination\":{\"port\":\"d\"}}]");
+		check(parse_mirrors(many, &cfg, err, sizeof(err)) == -1 &&
+			      !strcmp(err, "mirrors[0].sources: 65 entries, at most 64"),
+		      "mirrors: 65 sources (%s)", err);
+	}
 	check(parse_mirrors("[{\"id\":1," SESSION ",\"destination\":{\"port\":\"d\"}}]", &cfg, err,
 			    sizeof(err)) == -1 &&
 		      !strcmp(err, "mirrors[0].destination: duplicate key"),
@@ -729,6 +734,182 @@ static void test_inline(void)
 		      strlen(small) == sizeof(small) - 1,
 	      "error message truncated to errlen (%s)", small);
 	check(sbx_config_parse("{}", &cfg, NULL, 0) == -1, "NULL error buffer is allowed");
+}
+
+/* A config of @p np ports (net_null, "p0".."p<np-1>"), @p nw workers each polling queue 0 of its
+ * own ports (round robin), @p nx cross-connects [p2k, p2k+1], one session with @p ns sources (ports
+ * p0..) to the last port and @p nd decap rules on port 0, into @p buf. */
+static const char *limits_doc(char *buf, size_t len, int np, int nw, int nx, int ns, int nd)
+{
+	size_t n = 0;
+	int i, w;
+
+#define PUT(...) (n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
+	PUT("{\"eal\":{\"primary_lcore\":0,\"mgmt_lcore\":1},\"ports\":[");
+	for (i = 0; i < np; i++) {
+		PUT("%s{\"name\":\"p%d\",\"devargs\":\"net_null%d\"", i ? "," : "", i, i);
+		if (i == 0 && nd > 0) {
+			PUT(",\"ingress\":{\"decap\":[");
+			for (int r = 0; r < nd; r++)
+				PUT("%s{\"type\":\"vxlan\",\"udp_port\":%d}", r ? "," : "", 5000 + r);
+			PUT("]}");
+		}
+		PUT("}");
+	}
+	PUT("],\"workers\":{\"count\":%d,\"lcores\":[", nw);
+	for (w = 0; w < nw; w++)
+		PUT("%s%d", w ? "," : "", 2 + w);
+	PUT("],\"queues\":[");
+	for (w = 0; w < nw; w++) {
+		PUT("%s[", w ? "," : "");
+		for (i = w; i < np; i += nw)
+			PUT("%s{\"port\":\"p%d\",\"queue\":0}", i == w ? "" : ",", i);
+		PUT("]");
+	}
+	PUT("]},\"forwarding\":{\"xconnects\":[");
+	for (i = 0; i < nx; i++)
+		PUT("%s[\"p%d\",\"p%d\"]", i ? "," : "", 2 * i, 2 * i + 1);
+	PUT("]}");
+	if (ns > 0) {
+		PUT(",\"mirrors\":[{\"id\":1,\"sources\":[");
+		for (i = 0; i < ns; i++)
+			PUT("%s{\"port\":\"p%d\"}", i ? "," : "", i);
+		PUT("],\"destination\":{\"port\":\"p%d\",\"allow_forwarding\":true}}]", np - 1);
+	}
+	PUT("}");
+#undef PUT
+	return n < len ? buf : "";
+}
+
+/* The limits of issue #25: 64 ports, 32 workers, 32 cross-connects, 64 sources of a session, 16
+ * decap rules of a port; one more of each is refused, naming the field. */
+static void test_limits(void)
+{
+	static char doc[64 * 1024];
+	static struct sbx_config cfg;
+	char err[256];
+
+	check(sbx_config_parse(limits_doc(doc, sizeof(doc), 64, 32, 32, 63, 16), &cfg, err, sizeof(err)) == 0 &&
+		      cfg.nb_ports == 64 && cfg.nb_workers == 32 && cfg.nb_xconnects == 32 &&
+		      cfg.mirrors[0].nb_sources == 63 && cfg.ports[0].ingress.nb_decap == 16 &&
+		      cfg.workers[31].lcore_id == 33 && cfg.flows.port_mask == 0,
+	      "limits: 64 ports, 32 workers, 32 cross-connects, 63 sources, 16 decap rules accepted (%s)", err);
+	check(sbx_config_parse(limits_doc(doc, sizeof(doc), 65, 32, 0, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "ports: 65 entries, at most 64"),
+	      "limits: a 65th port refused (%s)", err);
+	check(sbx_config_parse(limits_doc(doc, sizeof(doc), 64, 33, 0, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "workers.count: 33 out of range 1..32"),
+	      "limits: a 33rd worker refused (%s)", err);
+	check(sbx_config_parse(limits_doc(doc, sizeof(doc), 64, 32, 33, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "forwarding.xconnects: 33 entries, at most 32"),
+	      "limits: a 33rd cross-connect refused (%s)", err);
+	check(sbx_config_parse(limits_doc(doc, sizeof(doc), 64, 4, 0, 65, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "mirrors[0].sources: 65 entries, at most 64"),
+	      "limits: a 65th source refused (%s)", err);
+	check(sbx_config_parse(limits_doc(doc, sizeof(doc), 2, 1, 0, 0, 17), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "ports[0].ingress.decap: 17 entries, at most 16"),
+	      "limits: a 17th decap rule refused (%s)", err);
+	/* flows over 64 ports: every bit of the 64-bit mask, none past it */
+	check(sbx_config_parse(limits_doc(doc, sizeof(doc), 64, 4, 0, 0, 0), &cfg, err, sizeof(err)) == 0,
+	      "limits: 64 ports, 4 workers (%s)", err);
+	{
+		size_t n = strlen(doc);
+		snprintf(doc + n - 1, sizeof(doc) - n + 1, ",\"flows\":{\"enabled\":true,\"collectors\":[{\"address\":\"127.0.0.1\",\"port\":4739}]}}");
+		check(sbx_config_parse(doc, &cfg, err, sizeof(err)) == 0 && cfg.flows.port_mask == UINT64_MAX,
+		      "limits: flows on 64 ports meter all 64 (%s)", err);
+		snprintf(doc + n - 1, sizeof(doc) - n + 1,
+			 ",\"flows\":{\"enabled\":true,\"collectors\":[{\"address\":\"127.0.0.1\",\"port\":4739}],\"ports\":[{\"port\":\"p63\"},{\"port\":\"p40\"}]}}");
+		check(sbx_config_parse(doc, &cfg, err, sizeof(err)) == 0 &&
+			      cfg.flows.port_mask == ((1ull << 63) | (1ull << 40)),
+		      "limits: flows.ports p63 and p40: bits 63 and 40 (%s)", err);
+		snprintf(doc + n - 1, sizeof(doc) - n + 1,
+			 ",\"flows\":{\"enabled\":true,\"collectors\":[{\"address\":\"127.0.0.1\",\"port\":4739}],\"ports\":[{\"port\":\"p63\"},{\"port\":\"p63\"}]}}");
+		check(sbx_config_parse(doc, &cfg, err, sizeof(err)) == -1 &&
+			      !strcmp(err, "flows.ports[1].port: p63 is listed twice"),
+		      "limits: p63 listed twice in flows.ports (%s)", err);
+	}
+}
+
+/* A config of 64 net_null ports, one worker, workers.tool_group_capacity {cg, cm} (absent when cg
+ * is 0) and @p ng tool groups of @p nm members (group g: ports p(g+k)%64). */
+static const char *tg_doc(char *buf, size_t len, int cg, int cm, int ng, int nm)
+{
+	size_t n = 0;
+	int i, g, k;
+
+#define PUT(...) (n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
+	PUT("{\"eal\":{\"primary_lcore\":0,\"mgmt_lcore\":1},\"ports\":[");
+	for (i = 0; i < 64; i++)
+		PUT("%s{\"name\":\"p%d\",\"devargs\":\"net_null%d\"}", i ? "," : "", i, i);
+	PUT("],\"workers\":{\"count\":1,\"lcores\":[2]");
+	if (cg != 0)
+		PUT(",\"tool_group_capacity\":{\"groups\":%d,\"members\":%d}", cg, cm);
+	PUT("},\"tool_groups\":[");
+	for (g = 0; g < ng; g++) {
+		PUT("%s{\"name\":\"g%d\",\"members\":[", g ? "," : "", g);
+		for (k = 0; k < nm; k++)
+			PUT("%s\"p%d\"", k ? "," : "", (g + k) % 64);
+		PUT("]}");
+	}
+	PUT("]}");
+#undef PUT
+	return n < len ? buf : "";
+}
+
+/* workers.tool_group_capacity (issue #25): 8 x 8 by default, up to 64 x 64; a config past the
+ * capacity is refused naming the field and the capacity; the capacity is static. */
+static void test_tool_group_capacity(void)
+{
+	static char doc[128 * 1024];
+	static struct sbx_config cfg, cfg2;
+	char err[256];
+	const char *d;
+
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 0, 0, 8, 8), &cfg, err, sizeof(err)) == 0 &&
+		      cfg.tg_cap_groups == 8 && cfg.tg_cap_members == 8 && cfg.nb_tool_groups == 8 &&
+		      cfg.tool_groups[7].nb_members == 8,
+	      "tool_group_capacity: 8 x 8 by default, 8 groups of 8 members accepted (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 0, 0, 9, 1), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "tool_groups: 9 tool groups, over the capacity of 8 (workers.tool_group_capacity.groups, "
+				   "static: at most 64)"),
+	      "tool_group_capacity: a 9th group past the default capacity refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 0, 0, 1, 9), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "tool_groups[0].members: 9 members, over the capacity of 8 "
+				   "(workers.tool_group_capacity.members, static: at most 64)"),
+	      "tool_group_capacity: a 9th member past the default capacity refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 64, 64, 64, 64), &cfg, err, sizeof(err)) == 0 &&
+		      cfg.tg_cap_groups == 64 && cfg.tg_cap_members == 64 && cfg.nb_tool_groups == 64 &&
+		      cfg.tool_groups[63].nb_members == 64 && cfg.tool_groups[63].members[63] == 62,
+	      "tool_group_capacity: 64 groups of 64 members at capacity 64 x 64 (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 64, 64, 65, 1), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "tool_groups: 65 tool groups, over the capacity of 64 (workers.tool_group_capacity.groups, "
+				   "static: at most 64)"),
+	      "tool_group_capacity: a 65th group refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 16, 4, 16, 5), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "tool_groups[0].members: 5 members, over the capacity of 4 "
+				   "(workers.tool_group_capacity.members, static: at most 64)"),
+	      "tool_group_capacity: 5 members past a capacity of 4 refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 65, 8, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "workers.tool_group_capacity.groups: 65 out of range 1..64"),
+	      "tool_group_capacity: groups 65 refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 8, 65, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "workers.tool_group_capacity.members: 65 out of range 1..64"),
+	      "tool_group_capacity: members 65 refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 0x7fff, 8, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      strstr(err, "workers.tool_group_capacity.groups: ") == err,
+	      "tool_group_capacity: groups 32767 refused (%s)", err);
+	check(sbx_config_parse(tg_doc(doc, sizeof(doc), 8, 0, 0, 0), &cfg, err, sizeof(err)) == -1 &&
+		      !strcmp(err, "workers.tool_group_capacity.members: 0 out of range 1..64"),
+	      "tool_group_capacity: members 0 refused (%s)", err);
+	/* static: a change of the capacity names it, a change of the groups is live */
+	sbx_config_parse(tg_doc(doc, sizeof(doc), 8, 8, 2, 2), &cfg, err, sizeof(err));
+	sbx_config_parse(tg_doc(doc, sizeof(doc), 16, 8, 2, 2), &cfg2, err, sizeof(err));
+	d = sbx_config_static_diff(&cfg, &cfg2);
+	check(d != NULL && !strcmp(d, "workers.tool_group_capacity"),
+	      "tool_group_capacity: a change of the capacity is static, named (%s)", d ? d : "none");
+	sbx_config_parse(tg_doc(doc, sizeof(doc), 8, 8, 3, 4), &cfg2, err, sizeof(err));
+	d = sbx_config_static_diff(&cfg, &cfg2);
+	check(d == NULL, "tool_group_capacity: other groups at one capacity are a live change (%s)", d ? d : "none");
 }
 
 /* mgmt.tokens, mgmt.tls, mgmt.insecure (issue 17: HTTPS and roles). */
@@ -1408,6 +1589,8 @@ int main(int argc, char **argv)
 	test_bad();
 	test_bad_filter_text();
 	test_inline();
+	test_limits();
+	test_tool_group_capacity();
 	test_mirrors_inline();
 	test_mirror_timestamp();
 	test_ingress_inline();

@@ -143,7 +143,8 @@ static void check_unique(const char *what, const struct ctr *c, size_t n)
 
 int main(void)
 {
-	struct sbx_shm *shm = calloc(1, sizeof(*shm));
+	struct sbx_shm_layout lay;
+	struct sbx_shm *shm;
 	struct mgmt_db db = { .path = "/nonexistent/test_counters.db", .schema_version = 1 };
 	struct sbx_config *tc;
 	const cJSON *port, *worker, *mirror, *x;
@@ -151,6 +152,11 @@ int main(void)
 	char *text;
 	size_t k;
 
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS,
+		       SBX_MAX_GROUP_MEMBERS, &lay); /* the memzone with its regions */
+	shm = calloc(1, lay.total_size);
+	if (shm != NULL)
+		sbx_shm_set_layout(shm, &lay);
 	if (shm == NULL)
 		return 1;
 	/* one port p0, one worker, one mirror session 9 ("m9") in counter set CSET */
@@ -170,19 +176,19 @@ int main(void)
 	tc->tool_groups[0].nb_members = 1;
 	tc->tool_groups[0].members[0] = 0;
 	shm->tables[0].gslot[0] = GSLOT;
-	shm->workers[0].stats.group[GSLOT].no_member = 77;
+	sbx_shm_group_ctr(shm, 0, GSLOT)->no_member = 77;
 	/* every counter a value of its own, by walking the lists */
 	k = 0;
-#define SET_PORT(field, ...) shm->workers[0].stats.port[0].field = PORT_BASE + k++;
+#define SET_PORT(field, ...) sbx_shm_worker(shm, 0)->stats.port[0].field = PORT_BASE + k++;
 	SBX_FOREACH_PORT_COUNTER(SET_PORT)
 	k = 0;
-#define SET_MIRROR(field, ...) shm->workers[0].stats.mirror[CSET].field = MIRROR_BASE + k++;
+#define SET_MIRROR(field, ...) sbx_shm_worker(shm, 0)->stats.mirror[CSET].field = MIRROR_BASE + k++;
 	SBX_FOREACH_MIRROR_COUNTER(SET_MIRROR)
 	k = 0;
-#define SET_GROUP(field, ...) shm->workers[0].stats.group_member[GSLOT][0].field = GROUP_BASE + k++;
+#define SET_GROUP(field, ...) sbx_shm_group_member(shm, 0, GSLOT, 0)->field = GROUP_BASE + k++;
 	SBX_FOREACH_GROUP_MEMBER_COUNTER(SET_GROUP)
 	k = 0;
-#define SET_WORKER(field, ...) shm->workers[0].stats.field = WORKER_BASE + k++;
+#define SET_WORKER(field, ...) sbx_shm_worker(shm, 0)->stats.field = WORKER_BASE + k++;
 	SBX_FOREACH_WORKER_COUNTER(SET_WORKER)
 	k = 0;
 #define SET_ETHDEV(field, ...) shm->ports[0].field = ETHDEV_BASE + k++;

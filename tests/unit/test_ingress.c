@@ -634,7 +634,7 @@ static void test_senders(void)
 	unsigned int i, used;
 	int ok = 1;
 
-	sbx_senders_init(&t, src, 8);
+	sbx_senders_init(&t, src, 8, SBX_MAX_TUNNEL_SOURCES);
 	for (i = 0; i < 8; i++) {
 		a[3] = (uint8_t)(i + 1);
 		e[i] = sbx_senders_get(&t, (uint8_t)(i % 2), 2, 4, 100 + i, a);
@@ -683,21 +683,21 @@ static void test_senders(void)
 	/* a worker restarted into its slots finds the senders again */
 	for (i = 0, used = 0; i < SBX_MAX_TUNNEL_SOURCES; i++)
 		used += src[i].used;
-	sbx_senders_init(&t2, src, 8);
+	sbx_senders_init(&t2, src, 8, SBX_MAX_TUNNEL_SOURCES);
 	a[3] = 20;
 	check(t2.nb_used == used && used == 7 && sbx_senders_get(&t2, 2, 5, 4, 0, a) != NULL && t2.nb_used == 7 &&
 		      sbx_senders_get(&t2, 2, 5, 6, 0, a6) == x,
 	      "senders: a new table on the same slots (a restarted worker) has the 7 senders (%u)", t2.nb_used);
 	/* a slot left half written (gen odd) is freed at init; a smaller table frees the slots beyond it */
 	x->gen |= 1;
-	sbx_senders_init(&t2, src, 4);
+	sbx_senders_init(&t2, src, 4, SBX_MAX_TUNNEL_SOURCES);
 	for (i = 0, used = 0; i < SBX_MAX_TUNNEL_SOURCES; i++)
 		used += src[i].used;
 	check(t2.nb_used == used && used <= 4 && !x->used && !(x->gen & 1),
 	      "senders: a half-written slot and the slots beyond the table's size are freed (%u left)", used);
 	/* a full table of the most slots: every sender found again, lookups stay bounded */
 	memset(src, 0, sizeof(src));
-	sbx_senders_init(&t, src, SBX_MAX_TUNNEL_SOURCES);
+	sbx_senders_init(&t, src, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TUNNEL_SOURCES);
 	for (i = 0, ok = 1; i < SBX_MAX_TUNNEL_SOURCES; i++) {
 		a[2] = (uint8_t)(i >> 8);
 		a[3] = (uint8_t)i;

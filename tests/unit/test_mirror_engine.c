@@ -48,6 +48,7 @@ static struct rte_mempool *mp, *mp_ind;
 static bool no_ind; /* world(): no indirect-mbuf pool in shm (the engine falls back to mp) */
 static struct rte_ring *ring_w0, *ring_w1, *ring_small;
 static struct sbx_shm *shm;
+static struct sbx_shm_layout shm_lay; /* the memzone's regions (workers, microburst rings) */
 static struct sbx_tables *tab;
 
 /* The world of one test: port 0 the source (@p src_kind), port 1 a pcap file port (its mirror TX
@@ -57,7 +58,8 @@ static void world(uint8_t src_kind, struct rte_ring *r0)
 	static const uint8_t mac[6] = DST_MAC_PORT;
 	struct sbx_config *c = &tab->cfg;
 
-	memset(shm, 0, sizeof(*shm));
+	memset(shm, 0, shm_lay.total_size);
+	sbx_shm_set_layout(shm, &shm_lay);
 	memset(tab, 0, sizeof(*tab));
 	shm->nb_pools = 1;
 	snprintf(shm->pools[0].name, sizeof(shm->pools[0].name), "%s", mp->name);
@@ -105,7 +107,7 @@ static struct sbx_mirror_cfg *session(uint8_t encap, uint8_t strategy, uint32_t 
 
 static struct sbx_mirror_counters *ctr(unsigned int w)
 {
-	return &shm->workers[w].stats.mirror[CSET];
+	return &sbx_shm_worker(shm, w)->stats.mirror[CSET];
 }
 
 static bool setup(struct sbx_mirror_engine *e, unsigned int w)
@@ -1476,7 +1478,9 @@ int main(int argc, char **argv)
 	ring_w0 = rte_ring_create("sbxut_me_w0", 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	ring_w1 = rte_ring_create("sbxut_me_w1", 256, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	ring_small = rte_ring_create("sbxut_me_small", 16, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-	shm = calloc(1, sizeof(*shm));
+	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS,
+		       SBX_MAX_GROUP_MEMBERS, &shm_lay);
+	shm = calloc(1, shm_lay.total_size);
 	tab = calloc(1, sizeof(*tab));
 	e0 = calloc(1, sizeof(*e0));
 	e1 = calloc(1, sizeof(*e1));
