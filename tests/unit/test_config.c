@@ -825,7 +825,7 @@ static void test_limits(void)
 		snprintf(doc + n - 1, sizeof(doc) - n + 1,
 			 ",\"flows\":{\"enabled\":true,\"collectors\":[{\"address\":\"127.0.0.1\",\"port\":4739}],\"ports\":[{\"port\":\"p63\"},{\"port\":\"p63\"}]}}");
 		check(sbx_config_parse(doc, &cfg, err, sizeof(err)) == -1 &&
-			      !strcmp(err, "flows.ports[1].port: p63 is listed twice"),
+			      !strcmp(err, "flows.ports[1].port: p63 is listed twice (one entry per port: direction \"both\")"),
 		      "limits: p63 listed twice in flows.ports (%s)", err);
 	}
 }
