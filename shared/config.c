@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <rte_config.h> /* RTE_MAX_ETHPORTS */
 #include <pcap/pcap.h>
 
 #include "spanbox/config.h"
@@ -811,7 +812,7 @@ static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 {
 	char path[64], rx[SBX_DEVARGS_LEN], tx[SBX_DEVARGS_LEN];
 	const cJSON *arr, *it;
-	int i = 0, j;
+	int i = 0, j, nb_ethdev = 0;
 
 	if (need(c, root, "", "ports") || get_array(c, root, "", "ports", SBX_MAX_PORTS, &arr))
 		return -1;
@@ -849,6 +850,14 @@ static int parse_ports(struct ctx *c, const cJSON *root, struct sbx_config *cfg)
 		    parse_rss(c, it, path, p))
 			return -1;
 		i++;
+#ifdef RTE_MAX_ETHPORTS
+		/* every port but the pcap file ports is a DPDK ethdev: DPDK's build caps their number
+		 * (Debian's 22.11: RTE_MAX_ETHPORTS 32), below spanbox's SBX_MAX_PORTS */
+		if (p->kind == SBX_PORT_ETHDEV && ++nb_ethdev > RTE_MAX_ETHPORTS)
+			return fail(c, path, "devargs", "more than %d DPDK ports: this DPDK was built with "
+				    "RTE_MAX_ETHPORTS %d (pcap file ports do not count: docs/CONFIG.md \"ports\")",
+				    RTE_MAX_ETHPORTS, RTE_MAX_ETHPORTS);
+#endif
 	}
 	cfg->nb_ports = (uint16_t)i;
 	return 0;

@@ -10,7 +10,9 @@
 
 #include "config.h"
 
-#define SBX_EAL_MAX_ARGS 64
+/** Room for one --vdev per port (SBX_MAX_PORTS) besides spanbox's own and eal.extra_args: 64 arguments
+ * refused a config of 64 vdev ports with "EAL arguments too long" (25d found it). */
+#define SBX_EAL_MAX_ARGS (SBX_MAX_PORTS + 64)
 
 /** Which process the arguments are for. */
 enum sbx_role { SBX_ROLE_PRIMARY, SBX_ROLE_WORKER, SBX_ROLE_MGMT };
@@ -19,7 +21,7 @@ enum sbx_role { SBX_ROLE_PRIMARY, SBX_ROLE_WORKER, SBX_ROLE_MGMT };
 struct sbx_eal_args {
 	int argc;
 	char *argv[SBX_EAL_MAX_ARGS + 1]; /**< NULL-terminated */
-	char buf[8192];
+	char buf[SBX_MAX_PORTS * SBX_DEVARGS_LEN + 8192]; /**< every port's devargs at their longest, and the rest */
 	size_t used;
 };
 

@@ -4,14 +4,14 @@
 # and a change past the capacity refused.
 #  1. config (--check): 9 groups at the default capacity (8 x 8) exit 2 naming tool_groups; a
 #     capacity of 65 groups exits 2 naming workers.tool_group_capacity.groups.
-#  2. 64 net_null ports, capacity 64 x 64: PUT /api/v1/tool_groups with 64 groups of 64 members
+#  2. 64 ports (32 net_null, 32 pcap file ports: RTE_MAX_ETHPORTS is 32), capacity 64 x 64: PUT /api/v1/tool_groups with 64 groups of 64 members
 #     (group g: ports p(g+k)%64) is 200; /status lists 64 groups, each member up with 64 buckets;
 #     /metrics has 4096 spanbox_tool_group_member_up samples, all 1; a 65th group is a 422 naming
 #     tool_groups and the capacity, nothing changed; the memzone is spanbox-shm-sizes' size.
 #  3. 16 ports, the default capacity 8 x 8: a 9th group (PUT /tool_groups/{name}) and a group of 9
 #     members are 422 naming the field and the capacity; PUT /api/v1/config with another capacity is
 #     422 naming workers.tool_group_capacity; nothing changed.
-# Own file prefix sbxlm2-<pid>, lcores 20-23, API port 19140; net_null ports only (no traffic).
+# Own file prefix sbxlm2-<pid>, lcores 20-23, API port 19140; net_null and pcap ports (no traffic).
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
 PRIMARY="$BUILD/primary/spanbox-primary"
@@ -33,7 +33,9 @@ if cg:
     workers["tool_group_capacity"] = {"groups": cg, "members": cm}
 cfg = {"eal": {"file_prefix": prefix, "socket_mem_mb": 256, "primary_lcore": 20, "mgmt_lcore": 21},
        "pool": {"mbufs": 16383, "force": True, "cache": 32},
-       "ports": [{"name": f"p{i}", "devargs": f"net_null{i},no-rx=1", "rx_desc": 64, "tx_desc": 64} for i in range(np)],
+       # at most 32 DPDK ports (Debian's DPDK: RTE_MAX_ETHPORTS 32): the others are pcap file ports
+       "ports": [{"name": f"p{i}", "devargs": f"net_null{i},no-rx=1" if i < 32 else f"net_pcap{i},tx_pcap={tmp}/p{i}-{np}.pcap",
+                  "rx_desc": 64, "tx_desc": 64} for i in range(np)],
        "workers": workers,
        "tool_groups": [{"name": f"g{g}", "members": [f"p{(g + k) % np}" for k in range(nm)]} for g in range(ng)],
        "mgmt": {"port": int(port), "database": f"{tmp}/db-{np}.sqlite", "token": token}}

@@ -12,6 +12,8 @@
 
 #include <pcap/pcap.h>
 
+#include <rte_config.h>
+
 #include "spanbox/config.h"
 #include "tap.h"
 
@@ -747,7 +749,10 @@ static const char *limits_doc(char *buf, size_t len, int np, int nw, int nx, int
 #define PUT(...) (n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
 	PUT("{\"eal\":{\"primary_lcore\":0,\"mgmt_lcore\":1},\"ports\":[");
 	for (i = 0; i < np; i++) {
-		PUT("%s{\"name\":\"p%d\",\"devargs\":\"net_null%d\"", i ? "," : "", i, i);
+		if (i < 32) /* Debian's DPDK has RTE_MAX_ETHPORTS 32: the others are pcap file ports */
+			PUT("%s{\"name\":\"p%d\",\"devargs\":\"net_null%d\"", i ? "," : "", i, i);
+		else
+			PUT(",{\"name\":\"p%d\",\"devargs\":\"net_pcap%d,tx_pcap=/tmp/sbx-limits-p%d.pcap\"", i, i, i);
 		if (i == 0 && nd > 0) {
 			PUT(",\"ingress\":{\"decap\":[");
 			for (int r = 0; r < nd; r++)
@@ -797,6 +802,18 @@ static void test_limits(void)
 	check(sbx_config_parse(limits_doc(doc, sizeof(doc), 65, 32, 0, 0, 0), &cfg, err, sizeof(err)) == -1 &&
 		      !strcmp(err, "ports: 65 entries, at most 64"),
 	      "limits: a 65th port refused (%s)", err);
+	{ /* 33 DPDK ports: past this DPDK build's RTE_MAX_ETHPORTS (32 in Debian's 22.11), named */
+		size_t n = (size_t)snprintf(doc, sizeof(doc), "{\"ports\":[");
+
+		for (int i = 0; i < RTE_MAX_ETHPORTS + 1; i++)
+			n += (size_t)snprintf(doc + n, sizeof(doc) - n, "%s{\"name\":\"p%d\",\"devargs\":\"net_null%d\"}",
+					      i ? "," : "", i, i);
+		snprintf(doc + n, sizeof(doc) - n, "],\"workers\":{\"count\":1}}");
+		check(sbx_config_parse(doc, &cfg, err, sizeof(err)) == -1 &&
+			      strstr(err, "devargs: more than") != NULL && strstr(err, "RTE_MAX_ETHPORTS") != NULL &&
+			      strncmp(err, "ports[32].", 10) == 0,
+		      "limits: a DPDK port past RTE_MAX_ETHPORTS refused, naming it (%s)", err);
+	}
 	check(sbx_config_parse(limits_doc(doc, sizeof(doc), 64, 33, 0, 0, 0), &cfg, err, sizeof(err)) == -1 &&
 		      !strcmp(err, "workers.count: 33 out of range 1..32"),
 	      "limits: a 33rd worker refused (%s)", err);
@@ -839,8 +856,11 @@ static const char *tg_doc(char *buf, size_t len, int cg, int cm, int ng, int nm)
 
 #define PUT(...) (n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
 	PUT("{\"eal\":{\"primary_lcore\":0,\"mgmt_lcore\":1},\"ports\":[");
-	for (i = 0; i < 64; i++)
-		PUT("%s{\"name\":\"p%d\",\"devargs\":\"net_null%d\"}", i ? "," : "", i, i);
+	for (i = 0; i < 64; i++) /* 32 DPDK ports (RTE_MAX_ETHPORTS), 32 pcap file ports */
+		if (i < 32)
+			PUT("%s{\"name\":\"p%d\",\"devargs\":\"net_null%d\"}", i ? "," : "", i, i);
+		else
+			PUT(",{\"name\":\"p%d\",\"devargs\":\"net_pcap%d,tx_pcap=/tmp/sbx-limits-p%d.pcap\"}", i, i, i);
 	PUT("],\"workers\":{\"count\":1,\"lcores\":[2]");
 	if (cg != 0)
 		PUT(",\"tool_group_capacity\":{\"groups\":%d,\"members\":%d}", cg, cm);
