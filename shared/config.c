@@ -976,6 +976,7 @@ static int parse_standby(struct ctx *c, const cJSON *o, struct sbx_config *cfg)
 }
 
 /* Default polling: worker w polls queue w of every ETHDEV port; worker 0 polls BRIDGED ports. */
+_Static_assert(SBX_MAX_RXQ_PER_WORKER >= SBX_MAX_PORTS, "a worker's default queues: one of every port");
 static void default_queues(struct sbx_config *cfg)
 {
 	uint16_t w, p;

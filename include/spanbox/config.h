@@ -23,7 +23,9 @@ struct cJSON;
 #define SBX_MAX_PORTS 64           /**< ports in one config */
 #define SBX_MAX_WORKERS 32         /**< worker processes */
 #define SBX_MAX_STANDBYS 4         /**< hot-standby worker processes (workers.standby) */
-#define SBX_MAX_RXQ_PER_WORKER 16  /**< (port, queue) pairs one worker polls */
+#define SBX_MAX_RXQ_PER_WORKER 64  /**< (port, queue) pairs one worker polls: SBX_MAX_PORTS, so that the
+					 default queues (a queue of every port, 98_sanitizers found 64 ports
+					 overflow 16) always fit */
 #define SBX_MAX_XCONNECTS 32       /**< cross-connect pairs */
 #define SBX_NAME_LEN 32            /**< port, prefix and netns names, NUL included */
 #define SBX_MAX_BURST 256          /**< largest workers.burst, mbufs (the worker's burst array) */
