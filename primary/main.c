@@ -324,6 +324,10 @@ static int load_config(struct primary_run *r, struct sbx_primary *p)
 		fprintf(stderr, "spanbox-primary: %s\n", err); /* CPUs this machine does not have */
 		return 2;
 	}
+	if (sbx_config_queue_check(&r->cfg, err, sizeof(err)) != 0) {
+		fprintf(stderr, "spanbox-primary: %s\n", err); /* more queues than a vdev driver takes */
+		return 2;
+	}
 	if (r->check) {
 		printf("%s: valid\n", r->config_path);
 		return 0;

@@ -626,6 +626,15 @@ bool sbx_config_mgmt_local(const char *listen);
 int sbx_config_placement_check(const struct sbx_config *cfg, char *err, size_t errlen);
 
 /**
+ * The queues spanbox sets up on each vdev port (2 TX queues per worker on every port, the RX
+ * queues workers.queues polls) against what its driver takes (net_tap and net_ring 16, net_memif
+ * 255; shared/port_queues.c), so that --check refuses what rte_eth_dev_configure would refuse at
+ * start. PCI NICs and pcap file ports are not checked here (the start checks a NIC's own limits).
+ * @return 0, or -1 with "ports[i].devargs: why" in @p err.
+ */
+int sbx_config_queue_check(const struct sbx_config *cfg, char *err, size_t errlen);
+
+/**
  * What spanbox-mgmt will refuse at start about HTTPS (docs/MGMT.md "HTTPS"), so that the
  * primary's --check says it too: on any address but 127.0.0.1, `mgmt.tls` unless `mgmt.insecure`;
  * with @p files, each of `mgmt.tls.cert` / `mgmt.tls.key` must be readable and hold a PEM block

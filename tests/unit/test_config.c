@@ -1595,6 +1595,53 @@ static void test_extra_args(void)
 	}
 }
 
+/* A vdev port whose driver takes fewer queues than spanbox sets up on it (2 TX queues per worker
+ * on every port) is refused by --check as at start, naming the port's devargs (issue #25: 9 or
+ * more workers with a net_tap port passed --check and failed at start). */
+static void test_vdev_queue_limits(void)
+{
+	static struct sbx_config cfg;
+	char doc[2048], err[512], lc[256];
+	static const struct {
+		const char *devargs;
+		int workers;
+		bool ok;
+		const char *want;
+	} cases[] = {
+		{ "net_tap0,iface=sbxq0", 8, true, NULL },
+		{ "net_tap0,iface=sbxq0", 9, false, "ports[1].devargs: net_tap takes at most 16 TX queues" },
+		{ "net_ring0", 8, true, NULL },
+		{ "net_ring0", 9, false, "ports[1].devargs: net_ring takes at most 16 TX queues" },
+		{ "net_memif0,role=server", 32, true, NULL },
+		{ "net_null5", 32, true, NULL },
+		{ "net_pcap0,tx_pcap=/tmp/sbxq.pcap", 32, true, NULL }, /* a pcap file port: rings, no limit */
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		size_t n = 0;
+
+		for (int w = 0; w < cases[k].workers; w++)
+			n += (size_t)snprintf(lc + n, sizeof(lc) - n, "%s%d", w ? "," : "", 2 + w);
+		snprintf(doc, sizeof(doc),
+			 "{\"eal\":{\"primary_lcore\":0,\"mgmt_lcore\":1},\"ports\":[{\"name\":\"a\",\"devargs\":"
+			 "\"net_null0\"},{\"name\":\"b\",\"devargs\":\"%s\"}],\"workers\":{\"count\":%d,\"lcores\":[%s]}}",
+			 cases[k].devargs, cases[k].workers, lc);
+		err[0] = '\0';
+		if (sbx_config_parse(doc, &cfg, err, sizeof(err)) != 0) {
+			check(false, "queue limits: %s with %d workers parses: %s", cases[k].devargs, cases[k].workers, err);
+			continue;
+		}
+		err[0] = '\0';
+		if (cases[k].ok)
+			check(sbx_config_queue_check(&cfg, err, sizeof(err)) == 0,
+			      "queue limits: %s with %d workers accepted (%s)", cases[k].devargs, cases[k].workers, err);
+		else
+			check(sbx_config_queue_check(&cfg, err, sizeof(err)) != 0 && strstr(err, cases[k].want) == err,
+			      "queue limits: %s with %d workers refused: '%s' (want '%s...')", cases[k].devargs,
+			      cases[k].workers, err, cases[k].want);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -1623,6 +1670,7 @@ int main(int argc, char **argv)
 	test_rss_static();
 	test_devargs_keys();
 	test_extra_args();
+	test_vdev_queue_limits();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }
