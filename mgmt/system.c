@@ -27,6 +27,7 @@
 #include "spanbox/pcie.h"
 #include "spanbox/pcie_json.h"
 #include "system.h"
+#include "timefmt.h"
 #include "validate.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -442,6 +443,54 @@ static void memzone_json(cJSON *o, const struct sbx_shm *shm)
 	num(x, "worker_slot_bytes", (double)sizeof(struct sbx_worker_shm));
 }
 
+/*
+ * "maps": what the maps' rule tables take (issue #27): the rte_acl contexts of each port's
+ * classifier at the last build (memory, build time, maps and rules), their sum, when the last
+ * build ran and how many ran. Memory is rte_malloc memory from the EAL's hugepages; null when
+ * the appliance is down.
+ */
+static void maps_json(cJSON *o, const struct sbx_shm *shm)
+{
+	const struct sbx_maps_shm *ms;
+	char when[40];
+	cJSON *x, *a;
+
+	if (shm == NULL) {
+		cJSON_AddNullToObject(o, "maps");
+		return;
+	}
+	ms = &shm->maps;
+	x = cJSON_AddObjectToObject(o, "maps");
+	if (x == NULL)
+		return;
+	num(x, "memory_bytes", (double)ms->memory);
+	num(x, "build_ms", (double)(ms->build_ns / 1000) / 1000.0);
+	num(x, "contexts", ms->contexts);
+	num(x, "builds", ms->builds);
+	if (ms->built_at_ns > 0) {
+		mgmt_rfc3339((uint64_t)ms->built_at_ns, when, sizeof(when));
+		cJSON_AddStringToObject(x, "built_at", when);
+	} else {
+		cJSON_AddNullToObject(x, "built_at");
+	}
+	a = cJSON_AddArrayToObject(x, "classifiers");
+	for (uint16_t p = 0; p < MIN(shm->cfg.nb_ports, SBX_MAX_PORTS); p++) {
+		const struct sbx_maps_port_build *b = &ms->port[p];
+		cJSON *c;
+
+		if (b->maps == 0)
+			continue;
+		c = cJSON_CreateObject();
+		FIXED_STR(c, "port", shm->cfg.ports[p].name);
+		num(c, "maps", b->maps);
+		num(c, "rules", b->rules);
+		num(c, "contexts", b->contexts);
+		num(c, "memory_bytes", (double)b->memory);
+		num(c, "build_ms", (double)(b->build_ns / 1000) / 1000.0);
+		cJSON_AddItemToArray(a, c);
+	}
+}
+
 cJSON *mgmt_system_json(const struct sbx_shm *shm)
 {
 	cJSON *o = cJSON_CreateObject(), *a, *x;
@@ -498,6 +547,7 @@ cJSON *mgmt_system_json(const struct sbx_shm *shm)
 		cJSON_AddItemToArray(a, x);
 	}
 	memzone_json(o, shm);
+	maps_json(o, shm);
 	cJSON_AddItemToObject(o, "warnings", mgmt_warnings_json(shm));
 	num(o, "warnings_dropped", shm ? shm->warnings_dropped : 0);
 	return o;

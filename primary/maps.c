@@ -144,9 +144,11 @@ static bool map_on(const struct sbx_map_cfg *m, uint16_t port)
 /* Build the classifiers of set @p s for the maps of @p cfg into s->acl; stats into @p ms. */
 static int set_build(struct mapset *s, const struct sbx_config *cfg, struct sbx_maps_shm *ms, char *err, size_t errlen)
 {
+	struct sbx_maps_port_build pb[SBX_MAX_PORTS];
 	uint64_t build_ns = 0, memory = 0;
 	uint32_t contexts = 0;
 
+	memset(pb, 0, sizeof(pb));
 	memset(&s->acl, 0, sizeof(s->acl));
 	s->acl_live = true;
 	for (uint16_t port = 0; port < cfg->nb_ports; port++) {
@@ -175,6 +177,10 @@ static int set_build(struct mapset *s, const struct sbx_config *cfg, struct sbx_
 		build_ns += st.build_ns;
 		memory += st.memory;
 		contexts += st.contexts;
+		pb[port] = (struct sbx_maps_port_build){ .build_ns = st.build_ns, .memory = st.memory,
+							 .contexts = st.contexts, .maps = n };
+		for (uint8_t k = 0; k < n; k++)
+			pb[port].rules += sel[k].n;
 	}
 	if (ms != NULL) {
 		ms->build_ns = build_ns;
@@ -183,6 +189,9 @@ static int set_build(struct mapset *s, const struct sbx_config *cfg, struct sbx_
 		memset(ms->nb_rules, 0, sizeof(ms->nb_rules));
 		for (uint16_t j = 0; j < s->nb; j++)
 			ms->nb_rules[j] = s->tables[j].n;
+		memcpy(ms->port, pb, sizeof(ms->port));
+		ms->built_at_ns = sbx_realtime_ns();
+		ms->builds++;
 	}
 	return 0;
 }

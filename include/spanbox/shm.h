@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 31
+#define SBX_SHM_VERSION 32
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -757,6 +757,16 @@ struct sbx_pdump_stats {
  * rte_acl contexts are in DPDK's RTE_ACL tailq, found by name with rte_acl_find_existing) whose
  * categories are the maps with a source on port p, in the order of cols[p]; NULL: no map on p.
  */
+/** One port's classifier at the last build of the maps (struct sbx_maps_shm.port). */
+struct sbx_maps_port_build {
+	uint64_t build_ns; /**< wall time of its contexts' create + add + build (ns) */
+	uint64_t memory;   /**< rte_malloc bytes its contexts hold (rules and run-time tries) */
+	uint32_t contexts; /**< rte_acl contexts of it (sets x families; empty ones are not built) */
+	uint32_t maps;     /**< maps with rules and a source on the port: its categories */
+	uint32_t rules;    /**< rules of those maps */
+	uint32_t pad;
+};
+
 struct sbx_maps_shm {
 	void *acl[SBX_MAX_PORTS];
 	uint8_t nb_cols[SBX_MAX_PORTS];              /**< maps with a source on port p */
@@ -766,6 +776,10 @@ struct sbx_maps_shm {
 	uint64_t memory;                             /**< rte_malloc bytes the contexts hold */
 	uint32_t contexts;                           /**< rte_acl contexts built */
 	struct sbx_mirror_shm seq[SBX_MAP_COUNTER_SETS]; /**< each map's GRE sequence, by counter set */
+	struct sbx_maps_port_build port[SBX_MAX_PORTS]; /**< each port's classifier at the last build
+							    (GET /api/v1/system "maps") */
+	int64_t built_at_ns;                         /**< CLOCK_REALTIME of the last build (ns), 0 none */
+	uint32_t builds;                             /**< builds since start, the one at start included */
 };
 
 struct sbx_shm {

@@ -151,6 +151,7 @@ check "DELETE /maps/41: 200; GET /maps/41 404; its rules no longer stored ($code
 # 65,536 rules (the most an appliance holds) in one PUT: 2xx and live within 10 s end to end,
 # stored in one row; then map 40's 16,384 again
 "$PY" "$GEN" rules none 65536 "$TMP/r65536.json"; mapjson 40 "$TMP/r65536.json" "$TMP/m40c.json"
+builds0=$(curl -fsS "$API/system" | jq '.maps.builds // -1')
 t0=$(date +%s%N); code=$(req PUT /maps/40 "$TMP/m40c.json"); ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 echo "# 65,536 rules ($(stat -c %s "$TMP/m40c.json") bytes): PUT answered $code in $ms ms; $(curl -fsS "$API/maps" | jq -c '{build_ms, contexts, memory_bytes}')"
 [ "$code" = 200 ] || jq -c . "$TMP/out" | sed 's/^/# /'
@@ -158,6 +159,13 @@ check "PUT of 65,536 rules: 200 within 10 s ($ms ms), live (rule count of the ru
 	cond '[ "$code" = 200 ] && [ "$ms" -lt 10000 ] && [ "$(rules_total 40)" = 65536 ] &&
 	      [ "$(curl -fsS "$API/maps/40" | jq .rule_count)" = 65536 ] &&
 	      [ "$(sqlite3 "$TMP/live.db" "SELECT count(*) FROM map_rules WHERE count = 65536")" = 1 ]'
+# what the rule tables take (GET /api/v1/system "maps"): port a's classifier holds map 40's 65,536
+# rules; its memory and build time are those of the build the PUT made (one more build)
+curl -fsS "$API/system" | jq -c .maps | sed 's/^/# system maps: /'
+check "GET /system maps: one more build (after $builds0), port a's classifier with 65,536 rules or more, its memory and build time, built_at RFC 3339" \
+	cond '[ "$builds0" -ge 1 ] && curl -fsS "$API/system" | jq -e --argjson b "$builds0" ".maps.builds == \$b + 1 and
+		(.maps.classifiers | map(select(.port == \"a\" and .rules >= 65536 and .memory_bytes > 0 and .build_ms > 0)) | length == 1)
+		and .maps.memory_bytes >= ([.maps.classifiers[].memory_bytes] | add) and (.maps.built_at | test(\"^20[0-9-]{8}T\"))" >/dev/null'
 code=$(req PUT /maps/40 "$TMP/m40.json")
 check "map 40 back to its 16,384 rules (all): 200; the 65,536-rule table no longer stored ($code)" \
 	cond '[ "$code" = 200 ] && [ "$(stored_rules)" = "1/16384" ]'
