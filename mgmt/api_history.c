@@ -27,6 +27,8 @@ struct metric {
 #define WORKER_METRIC(field, json, prom, unit, hist, help) SBX_IF_SERIES(hist, { "worker", json, unit "/s", true },)
 #define MIRROR_METRIC(field, json, replay, prom, reason, unit, hist, help)                             \
 	SBX_IF_SERIES(hist, { "mirror", json, unit "/s", true },)
+#define MAP_METRIC(field, json, replay, prom, reason, unit, hist, help)                                \
+	SBX_IF_SERIES(hist, { "map", json, unit "/s", true },)
 
 static const struct metric metrics[] = {
 	SBX_FOREACH_ETHDEV_COUNTER(PORT_METRIC)
@@ -35,11 +37,14 @@ static const struct metric metrics[] = {
 	{ "worker", "restarts", "restarts", false },
 	SBX_FOREACH_MIRROR_COUNTER(MIRROR_METRIC)
 	{ "mirror", "drops", "packets/s", true },
+	{ "map", "passed", "packets/s", true },
+	SBX_FOREACH_MIRROR_COUNTER(MAP_METRIC)
+	{ "map", "drops", "packets/s", true },
 	{ "pool", "in_use", "mbufs", false },
 };
 
-static const char *const params[] = { "metric", "port", "worker", "mirror", "pool", "from", "to", "step" };
-static const char *const kinds[] = { "port", "worker", "mirror", "pool" };
+static const char *const params[] = { "metric", "port", "worker", "mirror", "map", "pool", "from", "to", "step" };
+static const char *const kinds[] = { "port", "worker", "mirror", "map", "pool" };
 
 /* default steps: the first one giving at most ~1000 points (and a multiple of the resolution) */
 static const int64_t nice_steps[] = { 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600,
@@ -165,6 +170,12 @@ static bool configured(const struct sbx_shm *shm, const char *kind, const char *
 	if (strcmp(kind, "worker") == 0)
 		return v < shm->cfg.nb_workers && v < SBX_MAX_WORKERS;
 	cfg = sbx_shm_cfg(shm); /* mgmt attaches only once the tables are published */
+	if (strcmp(kind, "map") == 0) {
+		for (i = 0; i < cfg->nb_maps && i < SBX_MAX_MAPS; i++)
+			if (cfg->maps[i].s.id == v)
+				return true;
+		return false;
+	}
 	for (i = 0; i < cfg->nb_mirrors && i < SBX_MAX_MIRRORS; i++)
 		if (cfg->mirrors[i].id == v)
 			return true;
@@ -196,21 +207,21 @@ static unsigned int get_history(struct req *r, cJSON **body)
 	if (bad != NULL && scan.twice)
 		BAD(bad, "parameter '%s' given more than once", bad);
 	if (bad != NULL)
-		BAD(bad, "unknown parameter '%s' (known: metric, port, worker, mirror, pool, from, to, step)", bad);
+		BAD(bad, "unknown parameter '%s' (known: metric, port, worker, mirror, map, pool, from, to, step)", bad);
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, kinds[i]);
 
 		if (v == NULL)
 			continue;
 		if (kind != NULL)
-			BAD(kinds[i], "exactly one of port, worker, mirror, pool is required: got %s and %s", kind, kinds[i]);
+			BAD(kinds[i], "exactly one of port, worker, mirror, map, pool is required: got %s and %s", kind, kinds[i]);
 		if (*v == '\0' || strlen(v) >= SBX_NAME_LEN)
 			BAD(kinds[i], "%s: expected a name of 1..%d characters", kinds[i], SBX_NAME_LEN - 1);
 		kind = kinds[i];
 		name = v;
 	}
 	if (kind == NULL)
-		BAD("port", "exactly one of port, worker, mirror, pool is required");
+		BAD("port", "exactly one of port, worker, mirror, map, pool is required");
 	ms = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "metric");
 	if (ms == NULL || *ms == '\0')
 		BAD("metric", "metric is required");
@@ -218,7 +229,7 @@ static unsigned int get_history(struct req *r, cJSON **body)
 		if (strcmp(metrics[i].kind, kind) == 0 && strcmp(metrics[i].name, ms) == 0)
 			m = &metrics[i];
 	if (m == NULL) {
-		char list[160] = "";
+		char list[512] = "";
 
 		for (i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++)
 			if (strcmp(metrics[i].kind, kind) == 0)

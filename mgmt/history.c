@@ -26,23 +26,25 @@
 
 /** One value read from the memzone. */
 struct val {
-	const char *kind;        /* "port", "worker", "mirror", "pool" */
+	const char *kind;        /* "port", "worker", "mirror", "map", "pool" */
 	char name[SBX_NAME_LEN];
 	const char *metric;
 	uint64_t v;
 };
 
 /* Series per object: the hand-written ones (port: drops; worker: packets and restarts; mirror:
- * drops) plus every counter of counters.h marked SERIES. */
+ * drops; map: passed and drops) plus every counter of counters.h marked SERIES (a map's session
+ * counters are a mirror's). */
 #define ONE_IF_SERIES(field, json, prom, unit, hist, help) SBX_IF_SERIES(hist, +1)
 #define MIRROR_ONE_IF_SERIES(field, json, replay, prom, reason, unit, hist, help) SBX_IF_SERIES(hist, +1)
 #define PORT_SERIES (1 SBX_FOREACH_ETHDEV_COUNTER(ONE_IF_SERIES))
 #define WORKER_SERIES (2 SBX_FOREACH_WORKER_COUNTER(ONE_IF_SERIES))
 #define MIRROR_SERIES (1 SBX_FOREACH_MIRROR_COUNTER(MIRROR_ONE_IF_SERIES))
+#define MAP_SERIES (MIRROR_SERIES + 1)
 
 /* filled by collect(), main thread only */
 static struct val g_vals[SBX_MAX_PORTS * PORT_SERIES + SBX_MAX_WORKERS * WORKER_SERIES + SBX_MAX_MIRRORS * MIRROR_SERIES +
-			 SBX_MAX_POOLS];
+			 SBX_MAX_MAPS * MAP_SERIES + SBX_MAX_POOLS];
 
 static int64_t now_s(void)
 {
@@ -108,6 +110,24 @@ static unsigned int collect(const struct sbx_shm *shm)
 		SBX_FOREACH_MIRROR_COUNTER(MIRROR_ADD)
 #undef MIRROR_ADD
 		add(&n, "mirror", name, "drops", drops);
+	}
+	for (i = 0; i < MIN(mcfg->nb_maps, SBX_MAX_MAPS); i++) { /* by the map's counter set, as GET /maps */
+		const uint8_t cs = sbx_shm_tables(shm)->mcset[i] % SBX_MAP_COUNTER_SETS;
+		struct sbx_mirror_counters c;
+		uint64_t drops = 0, passed = 0;
+
+		memset(&c, 0, sizeof(c));
+		for (w = 0; w < nb_w; w++) {
+			sbx_mirror_counters_add(&c, &sbx_shm_worker(shm, w)->stats.map_mirror[cs]);
+			passed += sbx_shm_worker(shm, w)->stats.map[cs].passed;
+		}
+		snprintf(name, sizeof(name), "%u", (unsigned int)mcfg->maps[i].s.id);
+		add(&n, "map", name, "passed", passed);
+#define MAP_ADD(field, json, replay, prom, reason, unit, hist, help)                                 \
+	SBX_IF_SERIES(hist, add(&n, "map", name, json, c.field);) SBX_IF_DROPS(hist, drops += c.field;)
+		SBX_FOREACH_MIRROR_COUNTER(MAP_ADD)
+#undef MAP_ADD
+		add(&n, "map", name, "drops", drops);
 	}
 	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
 		snprintf(name, sizeof(name), "%.*s", SBX_NAME_LEN - 1, shm->pools[i].name);
