@@ -189,7 +189,7 @@ static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 	const struct rte_memzone *mz;
 	struct sbx_shm *shm;
 
-	sbx_shm_layout(cfg->nb_workers, cfg->nb_ports,
+	sbx_shm_layout(cfg->nb_workers, cfg->mb_enabled ? cfg->nb_ports : 0, /* no rings without microburst */
 		       cfg->tunnel_senders ? cfg->tunnel_senders : SBX_TUNNEL_SENDERS_DEFAULT,
 		       cfg->tg_cap_groups ? cfg->tg_cap_groups : SBX_TOOL_GROUP_CAPACITY_DEFAULT,
 		       cfg->tg_cap_members ? cfg->tg_cap_members : SBX_TOOL_GROUP_CAPACITY_DEFAULT, &lay);

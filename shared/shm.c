@@ -90,6 +90,7 @@ void sbx_shm_set_layout(struct sbx_shm *shm, const struct sbx_shm_layout *l)
 	shm->mb_rings_off = l->mb_rings_off;
 	shm->mb_ring_stride = sizeof(struct sbx_mb_ring);
 	shm->mb_nb_ports = l->mb_nb_ports;
+	shm->mb_nb_rows = l->mb_nb_rows;
 	shm->senders_off = l->senders_off;
 	shm->senders_per_worker = l->senders_per_worker;
 	shm->sender_stride = sizeof(struct sbx_tunnel_source);

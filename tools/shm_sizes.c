@@ -47,6 +47,9 @@ int main(void)
 		sbx_shm_layout(cfgs[i][0], cfgs[i][1], SBX_TUNNEL_SENDERS_DEFAULT, SBX_TOOL_GROUP_CAPACITY_DEFAULT, SBX_TOOL_GROUP_CAPACITY_DEFAULT, &l);
 		snprintf(name, sizeof(name), "memzone %u workers %u ports", cfgs[i][0], cfgs[i][1]);
 		ROW(name, l.total_size);
+		sbx_shm_layout(cfgs[i][0], 0, SBX_TUNNEL_SENDERS_DEFAULT, SBX_TOOL_GROUP_CAPACITY_DEFAULT, SBX_TOOL_GROUP_CAPACITY_DEFAULT, &l);
+		snprintf(name, sizeof(name), "memzone %u workers %u ports, microburst off", cfgs[i][0], cfgs[i][1]);
+		ROW(name, l.total_size);
 		sbx_shm_layout(cfgs[i][0], cfgs[i][1], SBX_TUNNEL_SENDERS_DEFAULT, SBX_MAX_TOOL_GROUPS, SBX_MAX_GROUP_MEMBERS, &l);
 		snprintf(name, sizeof(name), "memzone %u workers %u ports, groups %dx%d", cfgs[i][0], cfgs[i][1],
 			 SBX_MAX_TOOL_GROUPS, SBX_MAX_GROUP_MEMBERS);

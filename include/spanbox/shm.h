@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 32
+#define SBX_SHM_VERSION 33
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -854,6 +854,8 @@ struct sbx_shm {
 	uint32_t mb_ring_stride;   /**< bytes of one ring (sizeof(struct sbx_mb_ring)) */
 	uint32_t mb_nb_ports;      /**< rings per worker (cfg.nb_ports); worker w's row starts at
 				        ring w * mb_nb_ports */
+	uint32_t mb_nb_rows;       /**< rows of rings: nb_worker_slots, or 1 (a spare row, never
+				        written) when microburst is off */
 	uint64_t senders_off;      /**< offset of worker 0's tunnel sender table */
 	uint32_t senders_per_worker; /**< slots of each worker's table (workers.tunnel_senders.entries) */
 	uint32_t sender_stride;    /**< bytes of one slot (sizeof(struct sbx_tunnel_source)) */
@@ -881,34 +883,37 @@ struct sbx_shm_layout {
 	uint64_t total_size;      /**< bytes the memzone needs */
 	uint32_t nb_worker_slots; /**< worker slots (the spare not counted) */
 	uint32_t mb_nb_ports;     /**< rings per worker */
+	uint32_t mb_nb_rows;      /**< rows of rings (workers; 1 without microburst) */
 	uint32_t senders_per_worker; /**< tunnel sender slots of each worker */
 };
 
 /**
- * The layout of the memzone for @p nb_workers worker slots, @p nb_ports ports, @p nb_senders
+ * The layout of the memzone for @p nb_workers worker slots, @p mb_ports ports with microburst rings
+ * (the config's ports; 0 when microburst is off: one spare ring then, never written), @p nb_senders
  * tunnel senders a worker follows (workers.tunnel_senders.entries) and a tool group capacity of
  * @p tg_groups groups of @p tg_members members (workers.tool_group_capacity): struct sbx_shm, then
  * nb_workers + 1 worker slots (the last one is the spare: sbx_shm_worker() of an index past the
- * slots), then nb_workers rows of nb_ports microburst rings, then nb_workers tables of nb_senders
+ * slots), then nb_workers rows of mb_ports microburst rings (one ring without microburst), then nb_workers tables of nb_senders
  * tunnel sender slots (struct sbx_tunnel_source), then 2 x tg_groups tool group slots of
  * tg_members members, then nb_workers + 1 rows of tool group counters (slots x members member
  * counters and demands, slots group counters; the last row is the spare), each region and row
  * cache aligned.
  * Pure arithmetic (no DPDK call; inline, so that tools/shm_sizes.c needs no library). Bytes.
  */
-static inline void sbx_shm_layout(uint32_t nb_workers, uint32_t nb_ports, uint32_t nb_senders, uint32_t tg_groups,
+static inline void sbx_shm_layout(uint32_t nb_workers, uint32_t mb_ports, uint32_t nb_senders, uint32_t tg_groups,
 				  uint32_t tg_members, struct sbx_shm_layout *l)
 {
 	uint64_t off = RTE_ALIGN_CEIL((uint64_t)sizeof(struct sbx_shm), RTE_CACHE_LINE_SIZE);
 	uint64_t cells;
 
 	l->nb_worker_slots = nb_workers;
-	l->mb_nb_ports = nb_ports ? nb_ports : 1;
+	l->mb_nb_ports = mb_ports ? mb_ports : 1;
 	l->workers_off = off;
 	off += (uint64_t)(nb_workers + 1) * sizeof(struct sbx_worker_shm); /* + the spare */
 	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
 	l->mb_rings_off = off;
-	off += (uint64_t)(nb_workers ? nb_workers : 1) * l->mb_nb_ports * sizeof(struct sbx_mb_ring);
+	l->mb_nb_rows = nb_workers && mb_ports ? nb_workers : 1;
+	off += (uint64_t)l->mb_nb_rows * l->mb_nb_ports * sizeof(struct sbx_mb_ring);
 	off = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
 	l->senders_per_worker = nb_senders ? nb_senders : 1;
 	l->senders_off = off;
@@ -957,13 +962,13 @@ static inline struct sbx_worker_shm *sbx_shm_worker_mut(const struct sbx_shm *sh
 				(shm), (uint32_t)(w)),                                              \
 		 default: sbx_shm_worker_mut((shm), (uint32_t)(w)))
 
-/** The microburst ring worker @p w (< nb_worker_slots) writes for port @p p (< mb_nb_ports)
+/** The microburst ring worker @p w (< mb_nb_rows) writes for port @p p (< mb_nb_ports)
  *  (struct sbx_mb_ring, microburst.h); an index out of range is clamped to the last row or ring
  *  (never past the memzone; every caller loops over the config's workers and ports). */
 static inline struct sbx_mb_ring *sbx_shm_mb_ring(const struct sbx_shm *shm, uint32_t w, uint32_t p)
 {
-	if (w >= shm->nb_worker_slots)
-		w = shm->nb_worker_slots ? shm->nb_worker_slots - 1 : 0;
+	if (w >= shm->mb_nb_rows)
+		w = shm->mb_nb_rows ? shm->mb_nb_rows - 1 : 0;
 	if (p >= shm->mb_nb_ports)
 		p = shm->mb_nb_ports - 1;
 	return (struct sbx_mb_ring *)(uintptr_t)((const char *)shm + shm->mb_rings_off +

@@ -141,8 +141,35 @@ static void check_unique(const char *what, const struct ctr *c, size_t n)
 	check(ok, "%s: every JSON key and Prometheus family once", what);
 }
 
+/* The microburst rings: a row per worker when microburst is on, one spare ring when it is off
+ * (issue #25: 12.7 MB of rings at 32 workers x 64 ports were reserved with microburst off), and
+ * sbx_shm_mb_ring() of any index stays inside the ring region either way. */
+static void check_mb_rings(void)
+{
+	struct sbx_shm_layout on, off;
+	struct sbx_shm hdr;
+
+	sbx_shm_layout(32, 64, SBX_TUNNEL_SENDERS_DEFAULT, 8, 8, &on);
+	sbx_shm_layout(32, 0, SBX_TUNNEL_SENDERS_DEFAULT, 8, 8, &off);
+	check(on.mb_nb_rows == 32 && on.mb_nb_ports == 64 && off.mb_nb_rows == 1 && off.mb_nb_ports == 1 &&
+		      on.total_size - off.total_size >= (32ULL * 64 - 1) * sizeof(struct sbx_mb_ring) &&
+		      on.total_size - off.total_size < (32ULL * 64 - 1) * sizeof(struct sbx_mb_ring) + 2 * RTE_CACHE_LINE_SIZE,
+	      "microburst rings: 32 x 64 with microburst on, 1 without (%llu B less: %.1f MB)",
+	      (unsigned long long)(on.total_size - off.total_size), (on.total_size - off.total_size) / 1e6);
+	memset(&hdr, 0, sizeof(hdr));
+	sbx_shm_set_layout(&hdr, &off);
+	check((const char *)sbx_shm_mb_ring(&hdr, 31, 63) == (const char *)&hdr + off.mb_rings_off &&
+		      (const char *)sbx_shm_mb_ring(&hdr, 0, 0) == (const char *)&hdr + off.mb_rings_off,
+	      "microburst off: every (worker, port) index reaches the one spare ring");
+	sbx_shm_set_layout(&hdr, &on);
+	check((const char *)sbx_shm_mb_ring(&hdr, 99, 99) ==
+		      (const char *)&hdr + on.mb_rings_off + (32ULL * 64 - 1) * sizeof(struct sbx_mb_ring),
+	      "microburst on: an index past the workers and ports is clamped to the last ring");
+}
+
 int main(void)
 {
+	check_mb_rings();
 	struct sbx_shm_layout lay;
 	struct sbx_shm *shm;
 	struct mgmt_db db = { .path = "/nonexistent/test_counters.db", .schema_version = 1 };
