@@ -522,6 +522,15 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	arr = cJSON_AddArrayToObject(o, "tool_groups");
 	for (i = 0; i < mgmt_nb_tool_groups(shm); i++)
 		cJSON_AddItemToArray(arr, mgmt_tool_group_json(shm, (uint16_t)i, false));
+	{ /* what the primary's health check of the members costs (primary/toolgroups.c) */
+		cJSON *gc = cJSON_AddObjectToObject(o, "tool_group_check");
+		const uint64_t ticks = shm->group_check.ticks;
+
+		cJSON_AddNumberToObject(gc, "ticks", (double)ticks);
+		cJSON_AddNumberToObject(gc, "mean_us", ticks ? (double)(shm->group_check.ns_total / ticks) / 1e3 : 0);
+		cJSON_AddNumberToObject(gc, "max_us", (double)shm->group_check.ns_max / 1e3);
+		cJSON_AddNumberToObject(gc, "last_us", (double)shm->group_check.ns_last / 1e3);
+	}
 
 	arr = cJSON_AddArrayToObject(o, "pools");
 	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++)

@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 33
+#define SBX_SHM_VERSION 34
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -813,6 +813,13 @@ struct sbx_shm {
 					      thread while it handles that request */
 	struct sbx_mirror_shm mirrors[SBX_MIRROR_COUNTER_SETS]; /**< indexed by counter set */
 	/* the tool group slots are a region after this struct (sbx_shm_group()) */
+	struct {
+		uint64_t ticks;    /**< health checks run (sbx_groups_tick, every 5 ms while groups exist) */
+		uint64_t ns_total; /**< their summed wall time (ns, CLOCK_MONOTONIC) */
+		uint64_t ns_max;   /**< the longest one (ns) */
+		uint64_t ns_last;  /**< the last one (ns) */
+	} group_check;           /**< what the primary's tool group health check costs (issue #25: it
+				      reads every member's counters of every worker); /status */
 	uint64_t event_seq;      /**< events written so far */
 	struct sbx_event events[SBX_EVENTS];
 	/* read by every worker every loop, written by the primary at a change or at start/stop:
