@@ -230,9 +230,9 @@ export async function loadRules() {
 	}
 	if (seq !== mp.seq || id !== mp.open || !d)
 		return;
-	const searched = searching();
-	if (searched && d.matched === undefined)
+	if (searching() && d.matched === undefined)
 		mp.noSearch = 'the rules route ignored the search (no "matched" in its answer)';
+	const searched = searching(); // false now when the route ignored it: the answer is all rules
 	const n = searched && Number.isFinite(d.matched) ? d.matched : d.total;
 	// past the end (rules deleted, a narrower search): the last page
 	if (n > 0 && mp.offset >= n) {
