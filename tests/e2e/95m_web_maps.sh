@@ -8,6 +8,8 @@
 # 1,000 rules, the search (where the route searches), adding and deleting a rule, uploading a JSON
 # file of 300 rules, a bad upload (the API's error text shown, nothing changed), and a node per map
 # in the topology, every change checked through GET. Screenshot out/tests/web/maps.png.
+# The page is this tree's web/ (mgmt.web_root), also with another build (SBX_BUILD: e.g. one whose
+# rules route counts, sorts and searches, where the checks marked # SKIP here run).
 # Private resources: file prefix sbxwm, lcores 73 (primary) 74 (mgmt) 79 (worker), API port 19160.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
@@ -22,7 +24,7 @@ web_deps || exit 0
 # map 41's 1,000 rules: TCP to destination port 1..1000, every tenth a drop (no rule covers another)
 jq -n '[range(0; 1000) | {action: (if . % 10 == 9 then "drop" else "pass" end), ip_proto: 6, dst_port: ((. + 1) | tostring)}]' \
 	>"$TMP/r1000.json"
-jq --arg tmp "$TMP" --argjson port "$PORT" --arg token "$TOKEN" --slurpfile r "$TMP/r1000.json" -n '{
+jq --arg tmp "$TMP" --arg web "$ROOT/web" --argjson port "$PORT" --arg token "$TOKEN" --slurpfile r "$TMP/r1000.json" -n '{
   eal: {file_prefix: "sbxwm", socket_mem_mb: 256, primary_lcore: 73, mgmt_lcore: 74},
   ports: [
     {name: "p0", devargs: "net_null0,no-rx=1"}, {name: "p1", devargs: "net_null1,no-rx=1"},
@@ -37,7 +39,7 @@ jq --arg tmp "$TMP" --argjson port "$PORT" --arg token "$TOKEN" --slurpfile r "$
              {action: "pass", src: "10.20.0.0/16", dst_port: "1-1023"}]},
     {id: 41, name: "big", sources: [{port: "p0", direction: "rx"}], destination: {port: "t"}, rules: $r[0]},
     {id: 42, name: "recorder", sources: [{port: "p0"}], destination: {port: "rec"}, collector: true}],
-  mgmt: {port: $port, database: ($tmp + "/wm.db"), token: $token}
+  mgmt: {port: $port, database: ($tmp + "/wm.db"), token: $token, web_root: $web}
 }' >"$CFG" || { not_ok "config written"; exit 1; }
 inst_start_both wm "$CFG" "$API" || exit 0
 check "GET /maps: the 3 maps of the config, map 41 with 1,000 rules" \
