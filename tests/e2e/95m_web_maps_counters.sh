@@ -6,7 +6,8 @@
 # route does none of it, which 95m_web_maps.sh checks against the real appliance (the page's
 # fallback). Checks the hits cells, the order by hits over two pages, a delete from the sorted view
 # (the rule's own index), a search by field and by text with the "N matching" range, and an mgmt
-# without maps routes (section hidden). Private resources: none of the appliance's; the server
+# without maps routes (section hidden); 32 maps: one GET /api/v1/maps a refresh, none per map.
+# Private resources: none of the appliance's; the server
 # listens on an ephemeral port of 127.0.0.1. Screenshot: out/tests/web/maps-hits.png.
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/web.sh"

@@ -26,7 +26,7 @@ const fmt = (n) => n.toLocaleString('en-US');
 
 const RULES = Array.from({ length: 120 }, (_, i) => ({ action: i % 7 === 6 ? 'drop' : 'pass', ip_proto: 6, dst_port: String(i + 1) }));
 const HITS = RULES.map((_, i) => ((i * 37) % 101) * 10); // packets of rule i: ties (0) broken by index
-const canned = { maps: true, requests: [], deleted: [] };
+const canned = { maps: true, many: false, requests: [], deleted: [], paths: [] };
 
 function keep(r, search, field, value) {
 	const has = (v, t) => v !== undefined && String(v).toLowerCase().includes(t.toLowerCase());
@@ -53,14 +53,18 @@ function status() {
 		workers: [], pools: [], warnings: [], mirrors: [], database: { path: '/tmp/wmc.db', writable: true } };
 }
 
-const mapList = () => ({ classified_frames: 5, contexts: 1, build_ms: 1.5, memory_bytes: 65536, maps: [
-	{ id: 41, name: 'big', collector: false, rule_count: RULES.length, sources: [{ port: 'p0', direction: 'rx' }],
-		destination: { port: 't' }, filter: '', counters: { passed: 1234, mirrored_packets: 1200, mirrored_bytes: 120000 } }] });
+const map = (id, n) => ({ id, name: id === 41 ? 'big' : `m${id}`, collector: false, rule_count: n,
+	sources: [{ port: 'p0', direction: 'rx' }], destination: { port: 't' }, filter: '',
+	counters: { passed: 1234, mirrored_packets: 1200, mirrored_bytes: 120000 } });
+/** GET /api/v1/maps: map 41, or 32 maps (41..72, the most an appliance has) in mode many. */
+const mapList = () => ({ classified_frames: 5, contexts: 1, build_ms: 1.5, memory_bytes: 65536,
+	maps: canned.many ? Array.from({ length: 32 }, (_, i) => map(41 + i, i ? 2048 : RULES.length)) : [map(41, RULES.length)] });
 
 function answer(req, res) {
 	const url = new URL(req.url, 'http://x');
 	const json = (code, body) => res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' })
 		.end(JSON.stringify(body));
+	canned.paths.push(url.pathname);
 	if (url.pathname.startsWith('/api/v1/maps') && !canned.maps)
 		return json(404, { error: { code: 404, message: 'no route' } });
 	if (url.pathname === '/api/v1/maps/41/rules') {
@@ -175,6 +179,27 @@ try {
 	const topo = await readTopology(page);
 	check('topology: node map:41, p0 -> map 41 -> t', !!topo.nodes['map:41'] && topo.edges['mapsrc:41:p0'] &&
 		topo.edges['mapdst:41'] && topo.edges['mapdst:41'].to === 'port:t', JSON.stringify(topo.edges));
+
+	// 32 maps (the most there are): one GET /api/v1/maps a refresh, nothing per map
+	await page.click('#map-close');
+	canned.many = true;
+	const n32 = await until(async () => (await page.locator('#maps tbody tr').count()) === 32, 5000);
+	canned.paths = [];
+	const t0 = Date.now();
+	await sleep(3000);
+	const s = (Date.now() - t0) / 1000;
+	const mapsReq = canned.paths.filter((x) => x === '/api/v1/maps').length;
+	const perMap = canned.paths.filter((x) => x.startsWith('/api/v1/maps/')).length;
+	const nodes32 = Object.keys((await readTopology(page)).nodes).filter((k) => k.startsWith('map:')).length;
+	check(`32 maps: 32 rows, 32 map nodes; ${mapsReq} GET /api/v1/maps in ${s.toFixed(1)} s (one a refresh), ${perMap} per-map requests`,
+		n32 && nodes32 === 32 && mapsReq >= 2 && mapsReq <= Math.ceil(s) + 1 && perMap === 0, canned.paths.join(' '));
+	const frame = await page.evaluate(async () => { // the page's main thread stays free: a frame comes within 100 ms
+		const t = performance.now();
+		await new Promise((r) => requestAnimationFrame(() => r()));
+		return performance.now() - t;
+	});
+	check(`... the page answers (a frame after ${frame.toFixed(0)} ms)`, frame < 100);
+	await page.locator('figure.topology').screenshot({ path: `${OUT}/topology-32-maps.png` });
 
 	// an mgmt without the maps routes: the section hidden, the page otherwise fine
 	canned.maps = false;
