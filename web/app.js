@@ -1,5 +1,5 @@
 // spanbox status page: polls the REST API every second, renders health, ports, the topology,
-// workers, mirrors, tool groups, top talkers, pools, warnings, events and the last hour of throughput, and sends the few actions
+// workers, mirrors, maps, tool groups, top talkers, pools, warnings, events and the last hour of throughput, and sends the few actions
 // (restart a worker, add / delete a mirror session) with the tab's bearer token.
 import { api, ApiError, getToken, setToken } from './api.js';
 import { lineChart } from './chart.js';
@@ -7,6 +7,8 @@ import { buildTopology, drawTopology, mirrorGroup } from './topology.js';
 import { count, si, bps, pps, duration, ms, DASH } from './format.js';
 import { initCaptures, refreshCaptures } from './captures.js';
 import { initFlows, refreshFlows } from './flows.js';
+import { syncTable } from './table.js';
+import { initMaps, refreshMaps } from './maps.js';
 
 const PERIOD_MS = 1000;        // status refresh
 const SYSTEM_EVERY_MS = 10000; // /system (warnings): heavier, changes rarely
@@ -53,80 +55,6 @@ function setConn(state, text) {
 	c.textContent = text;
 	c.className = `conn conn-${state}`;
 	$('main').classList.toggle('stale', !['up', 'degraded', 'failed'].includes(state));
-}
-
-// ------------------------------------------------------------------------------------------
-// tables: rows keyed by id, updated in place (buttons survive the refresh)
-
-/**
- * Make @p tbody show one row per item, in order. @p cells(item) returns the row's cells: a
- * string, or {text, cls, title}, or {button: {label, aria, disabled, onClick}}. The first cell is a
- * row header.
- */
-function syncTable(tbody, items, keyOf, cells) {
-	const keep = new Set();
-	items.forEach((item, i) => {
-		const key = String(keyOf(item));
-		keep.add(key);
-		let tr = tbody.querySelector(`tr[data-key="${CSS.escape(key)}"]`);
-		if (!tr) {
-			tr = document.createElement('tr');
-			tr.dataset.key = key;
-		}
-		setCells(tr, cells(item));
-		if (tbody.children[i] !== tr)
-			tbody.insertBefore(tr, tbody.children[i] || null);
-	});
-	for (const tr of [...tbody.children])
-		if (!keep.has(tr.dataset.key))
-			tr.remove();
-	const table = tbody.closest('table');
-	let empty = table.nextElementSibling;
-	if (!empty || !empty.classList.contains('empty')) {
-		empty = document.createElement('p');
-		empty.className = 'empty';
-		empty.textContent = 'none';
-		table.after(empty);
-	}
-	empty.hidden = items.length > 0;
-}
-
-function setCells(tr, specs) {
-	if (tr.children.length !== specs.length) {
-		tr.replaceChildren();
-		specs.forEach((_, i) => {
-			const c = document.createElement(i === 0 ? 'th' : 'td');
-			if (i === 0)
-				c.scope = 'row';
-			tr.append(c);
-		});
-	}
-	specs.forEach((spec, i) => {
-		const c = tr.children[i];
-		const s = typeof spec === 'object' && spec !== null ? spec : { text: spec };
-		c.className = s.cls || '';
-		if (s.title)
-			c.title = s.title;
-		else
-			c.removeAttribute('title');
-		if (s.button) {
-			let b = c.querySelector('button');
-			if (!b) {
-				c.replaceChildren();
-				b = document.createElement('button');
-				b.type = 'button';
-				c.append(b);
-			}
-			b.textContent = s.button.label;
-			b.setAttribute('aria-label', s.button.aria);
-			b.disabled = !!s.button.disabled;
-			b.onclick = s.button.onClick;
-			return;
-		}
-		const text = s.text === undefined || s.text === null ? DASH : String(s.text);
-		if (c.textContent !== text || c.children.length)
-			c.textContent = text;
-	});
 }
 
 // ------------------------------------------------------------------------------------------
@@ -424,8 +352,8 @@ function renderGroups(groups, prev, dt) {
 }
 
 /** The topology drawing, with each edge's rate from the previous read; returns its counters for the next. */
-function renderTopology(status, mirrors, prev, dt) {
-	const topo = buildTopology(status, mirrors);
+function renderTopology(status, mirrors, maps, prev, dt) {
+	const topo = buildTopology(status, mirrors, maps);
 	const rates = {};
 	for (const e of topo.edges) {
 		const q = prev && prev.edges[e.key];
@@ -677,7 +605,8 @@ async function refresh() {
 	renderWorkers(status.workers || [], status.standbys || [], prev, dt, nowMs);
 	renderMirrors(mirrors, prev, dt);
 	renderGroups(status.tool_groups, prev, dt);
-	const edges = renderTopology(status, mirrors, prev, dt);
+	const maps = await refreshMaps();
+	const edges = renderTopology(status, mirrors, maps, prev, dt);
 	renderPools(status.pools || []);
 	const names = (status.ports || []).map((p) => p.name);
 	updatePortChoices(names);
@@ -824,6 +753,7 @@ function init() {
 	$('mirror-form').addEventListener('submit', addMirror);
 	initCaptures({ refreshSoon, notice: (t) => { clearError(); showNotice(t); }, error: (e) => showError(errorText(e)) });
 	initFlows({ refreshSoon });
+	initMaps({ refreshSoon, notice: (t) => { clearError(); showNotice(t); }, error: (e) => showError(errorText(e)) });
 	showTokenState();
 	encapFields();
 	dstFields();

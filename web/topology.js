@@ -1,6 +1,6 @@
 // The topology view of the status page: an SVG drawing of the appliance from one /status read and
-// the mirror list. Columns, left to right: ingress tunnel senders, decap rules, the ports the
-// network feeds (cross-connected pairs next to each other), mirror sessions, their destinations
+// the mirror and map lists. Columns, left to right: ingress tunnel senders, decap rules, the ports the
+// network feeds (cross-connected pairs next to each other), mirror sessions and maps, their destinations
 // (ports and tool groups) and the groups' members. Every edge carries a counter (packets, bytes)
 // whose rate between two reads is written on it; down ports and members are drawn as such.
 //
@@ -43,14 +43,14 @@ function shortEncap(e) {
 const sum = (...xs) => (xs.some((x) => Number.isFinite(x)) ? xs.reduce((a, x) => a + (Number.isFinite(x) ? x : 0), 0) : NaN);
 
 /**
- * The drawing's model, from a /status answer and the mirror sessions (GET /api/v1/mirrors, or
- * /status mirrors). Pure: no DOM.
+ * The drawing's model, from a /status answer, the mirror sessions (GET /api/v1/mirrors, or
+ * /status mirrors) and the maps (GET /api/v1/maps maps[]; [] without). Pure: no DOM.
  * @returns {{nodes: Array<{id, kind, col, lines: string[], cls: string, title: string}>,
  *            edges: Array<{key, kind, from, to, packets, bytes, cls, title, label?}>}}
  *          edges' packets / bytes are the cumulative counters whose deltas are the edge's rate
  *          (NaN when not known); a node's col is its column, 0 (tunnel senders) to 5 (members).
  */
-export function buildTopology(status, mirrors) {
+export function buildTopology(status, mirrors, maps = []) {
 	const ports = status.ports || [];
 	const groups = Array.isArray(status.tool_groups) ? status.tool_groups : [];
 	const byName = new Map(ports.map((p) => [p.name, p]));
@@ -64,10 +64,11 @@ export function buildTopology(status, mirrors) {
 			if (!memberOf.has(m.port))
 				memberOf.set(m.port, `member:${g.name}:${m.port}`);
 	const destPorts = new Set();
-	for (const m of mirrors)
+	for (const m of [...mirrors, ...maps])
 		if (!mirrorGroup(m) && m.destination && m.destination.port && !memberOf.has(m.destination.port))
 			destPorts.add(m.destination.port);
-	const networkPort = (p) => p.peer || p.ingress || mirrors.some((m) => (m.sources || []).some((s) => s.port === p.name));
+	const networkPort = (p) => p.peer || p.ingress ||
+		[...mirrors, ...maps].some((m) => (m.sources || []).some((s) => s.port === p.name));
 	const portNode = (name) => memberOf.get(name) || `port:${name}`;
 
 	// ports: the network's (col 2, cross-connected pairs adjacent), the destinations' (col 4)
@@ -163,6 +164,35 @@ export function buildTopology(status, mirrors) {
 				title: `session ${m.id} to ${g ? `tool group ${g}` : `port ${m.destination.port}`}: frames mirrored` });
 	}
 
+	// maps (col 3, below the sessions): an edge from each source (the port's frames the rules see),
+	// one to the destination (the copies sent)
+	for (const m of maps) {
+		const id = `map:${m.id}`;
+		const c = m.counters || {};
+		const g = mirrorGroup(m);
+		nodes.push({ id, kind: 'map', col: 3, cls: m.collector ? 'collector' : '',
+			lines: [`map ${m.id}${m.name ? ` ${m.name}` : ''}`,
+				m.collector ? 'collector' : `${count(m.rule_count)} rule${m.rule_count === 1 ? '' : 's'}${m.filter ? ` · ${m.filter}` : ''}`],
+			title: `map ${m.id}${m.name ? ` (${m.name})` : ''}: ${m.collector ? 'collector (what no other map passed)' :
+				`${count(m.rule_count)} rules`}, ${count(c.passed)} passed, ${count(c.mirrored_packets)} mirrored` });
+		for (const s of m.sources || []) {
+			const p = byName.get(s.port) || {};
+			const st = p.stats || {};
+			const dir = s.direction || 'both';
+			edges.push({ key: `mapsrc:${m.id}:${s.port}`, kind: 'source', from: portNode(s.port), to: id,
+				packets: dir === 'rx' ? st.ipackets : dir === 'tx' ? st.opackets : sum(st.ipackets, st.opackets),
+				bytes: dir === 'rx' ? st.ibytes : dir === 'tx' ? st.obytes : sum(st.ibytes, st.obytes),
+				cls: portDown(p) ? 'down' : '', prefix: `${dir} `,
+				title: `source ${s.port} (${dir}) of map ${m.id}: the port's ${dir} frames, before the rules` });
+		}
+		const to = g ? `group:${g}` : m.destination && m.destination.port ? portNode(m.destination.port) : null;
+		if (to)
+			edges.push({ key: `mapdst:${m.id}`, kind: 'destination', from: id, to,
+				packets: c.mirrored_packets, bytes: c.mirrored_bytes,
+				cls: !g && portDown(byName.get(m.destination.port)) ? 'down' : '',
+				title: `map ${m.id} to ${g ? `tool group ${g}` : `port ${m.destination.port}`}: frames its rules passed, mirrored` });
+	}
+
 	// tool groups (col 4) and their members (col 5)
 	for (const g of groups) {
 		const members = g.members || [];
@@ -226,7 +256,7 @@ export function drawTopology(svg, topo, rates) {
 
 	svg.replaceChildren();
 	svg.setAttribute('role', 'img');
-	svg.setAttribute('aria-label', 'Topology of the appliance: ports, cross-connects, mirror sessions, tool groups and ingress tunnels, with the rates between two reads');
+	svg.setAttribute('aria-label', 'Topology of the appliance: ports, cross-connects, mirror sessions, maps, tool groups and ingress tunnels, with the rates between two reads');
 	svg.append(el('title', {}, svg.getAttribute('aria-label')));
 	const defs = el('defs');
 	const marker = el('marker', { id: 'topo-arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7,
