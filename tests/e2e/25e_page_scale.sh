@@ -32,6 +32,7 @@ PAGE_MAX_B=$((256 * 1024)) # ?view=page at 64 ports / 32 workers: 175 KB with sm
 cleanup() { inst_cleanup; rm -rf "$TMP"; }
 trap cleanup EXIT
 get() { curl -fsS --max-time 10 "$1"; }
+jqf() { jq -e "$@" >/dev/null; } # jqf FILTER FILE...: a check on JSON files, quiet
 
 web_deps || exit 1
 
@@ -56,7 +57,7 @@ cfg = {"eal": {"file_prefix": "sbxps", "socket_mem_mb": 512, "primary_lcore": 8,
        "mgmt": {"port": port, "database": f"{tmp}/db-{nw}.sqlite"}}
 if nw == 2:  # the small config also has what view=page trims besides workers[].ports
     ports[3]["rss"] = {"fields": ["ipv4", "udp"], "key": "symmetric"}
-    cfg["mirrors"] = [{"id": 1, "sources": [{"port": "in0", "direction": "rx"}], "destination": {"port": "out1"}}]
+    cfg["mirrors"] = [{"id": 1, "sources": [{"port": "in0", "direction": "rx"}], "destination": {"port": "out1", "allow_forwarding": True}}]
 if web:
     cfg["mgmt"]["web_root"] = web
 json.dump(cfg, open(path, "w"), indent=1)
@@ -115,12 +116,12 @@ get "$API/status?view=page" >"$TMP/page.json"
 check "big: /status?view=page is $B_big_page B <= $PAGE_MAX_B B (the default answer: $B_big_full B)" \
 	cond "[ '$B_big_page' -le '$PAGE_MAX_B' ] && [ '$B_big_page' -lt '$B_big_full' ]"
 check "big: the default /status still carries every worker's counters of all 64 ports, no ports_total" \
-	jq -e '(.workers | length) == 32 and all(.workers[]; (.ports | length) == 64 and (has("ports_total") | not))' "$TMP/full.json"
+	jqf '(.workers | length) == 32 and all(.workers[]; (.ports | length) == 64 and (has("ports_total") | not))' "$TMP/full.json"
 check "big: ?view=page: workers carry ports_total = the sum of their ports' counters (rx_packets, tx_packets)" \
-	jq -e --slurpfile f "$TMP/full.json" '[.workers[] | {id, rx: .ports_total.rx_packets, tx: .ports_total.tx_packets, p: has("ports")}]
+	jqf --slurpfile f "$TMP/full.json" '[.workers[] | {id, rx: .ports_total.rx_packets, tx: .ports_total.tx_packets, p: has("ports")}]
 		== [$f[0].workers[] | {id, rx: ([.ports[].rx_packets] | add), tx: ([.ports[].tx_packets] | add), p: false}]' "$TMP/page.json"
 check "big: ?view=page keeps every other section: the same keys, ports, their stats and worker sums" \
-	jq -e --slurpfile f "$TMP/full.json" '(keys == ($f[0] | keys)) and ([.ports[] | {name, stats: .stats.ipackets, w: .workers.rx_packets}]
+	jqf --slurpfile f "$TMP/full.json" '(keys == ($f[0] | keys)) and ([.ports[] | {name, stats: .stats.ipackets, w: .workers.rx_packets}]
 		== [$f[0].ports[] | {name, stats: .stats.ipackets, w: .workers.rx_packets}])' "$TMP/page.json"
 check "big: ?view=full is the default answer (same keys, per-port worker counters)" \
 	bash -c "curl -fsS --max-time 10 '$API/status?view=full' | jq -e '(.workers[0].ports | length) == 64' >/dev/null"
