@@ -7,7 +7,8 @@
 # with 32 workers (64 ports), idle back-off on. For each: GET /api/v1/status (the default answer)
 # and ?view=page, their size and median time, and tests/web/scale.test.mjs in headless Chromium
 # (load to first full render, main-thread time per refresh). The big config's page must render
-# every section, its workers and ports tables must reach all rows through "Show all", its topology
+# every section, its workers and ports tables must reach all rows through "Show all" (and show a
+# failed worker first: worker 20 killed twice with workers.crash_limit 2, then revived), its topology
 # wrap and stay legible, and its times stay within the small config's x 2 + 0.7 s (first render) and x 3 + 10 ms (per refresh)
 # (scale.test.mjs); /status?view=page must be at most 256 KB at 64 ports / 32 workers (the full
 # answer is 2.2 MB) and unknown views are refused naming "view". Screenshots in out/tests/web/
@@ -52,9 +53,9 @@ cfg = {"eal": {"file_prefix": "sbxps", "socket_mem_mb": 512, "primary_lcore": 8,
        "pool": {"mbufs": 32767, "force": True, "cache": 32},
        "ports": ports,
        "workers": {"count": nw, "lcores": lcores, "queues": queues,
-                   "idle_sleep_us": 1000, "hang_timeout_ms": 5000},
+                   "idle_sleep_us": 1000, "hang_timeout_ms": 5000, "crash_limit": 2},
        "forwarding": {"xconnects": xc},
-       "mgmt": {"port": port, "database": f"{tmp}/db-{nw}.sqlite"}}
+       "mgmt": {"port": port, "database": f"{tmp}/db-{nw}.sqlite", "token": "sbxps-token-0123456789abcdef"}}
 if nw == 2:  # the small config also has what view=page trims besides workers[].ports
     ports[3]["rss"] = {"fields": ["ipv4", "udp"], "key": "symmetric"}
     cfg["mirrors"] = [{"id": 1, "sources": [{"port": "in0", "direction": "rx"}], "destination": {"port": "out1", "allow_forwarding": True}}]
@@ -82,7 +83,7 @@ running() { get "$API/status?view=page" | jq -e --argjson n "$1" '[.workers[] | 
 # page NAME WORKERS: the browser test; its "# perf {json}" line into PERF_<NAME>
 page() {
 	local log="$TMP/page-$1.log"
-	SBX_MGMT_URL=$MGMT SBX_PHASE=$1 SBX_MEASURE_ONLY=${SBX_MEASURE_ONLY:-} SBX_WORKERS=$2 SBX_PORTS=$(($2 * 2)) SBX_SMALL_PERF=${PERF_small:-} \
+	SBX_MGMT_URL=$MGMT SBX_PHASE=$1 SBX_MEASURE_ONLY=${SBX_MEASURE_ONLY:-} SBX_WORKERS=$2 SBX_PORTS=$(($2 * 2)) SBX_SMALL_PERF=${PERF_small:-} SBX_TOKEN=sbxps-token-0123456789abcdef \
 		SBX_OUT="$ROOT/out/tests/web" timeout 90 node "$ROOT/tests/web/scale.test.mjs" >"$log" 2>&1
 	local rc=$?
 	cat "$log"

@@ -31,6 +31,7 @@ const PHASE = process.env.SBX_PHASE || 'big';
 const NW = Number(process.env.SBX_WORKERS || 32), NP = Number(process.env.SBX_PORTS || 64);
 const OUT = process.env.SBX_OUT || path.join(ROOT, 'out/tests/web');
 const MEASURE_ONLY = process.env.SBX_MEASURE_ONLY === '1';
+const TOKEN = process.env.SBX_TOKEN || ''; // big: revives worker 20 (POST /workers/{id}/restart)
 const SMALL = process.env.SBX_SMALL_PERF ? JSON.parse(process.env.SBX_SMALL_PERF) : null;
 // the bounds against the small config (2 workers, 4 ports) measured in the same run, so that a
 // loaded machine slows both; the margins leave room for its noise. Measured (docs/BENCHMARKS.md
@@ -163,7 +164,46 @@ try {
 			geo.figH <= 0.85 * 900 + 14);
 		await page.locator('figure.topology').screenshot({ path: path.join(OUT, 'scale-topology.png') });
 
-		// 6. "Show all": the workers table reaches every worker, in a box that scrolls
+		// 6. problems first: worker 20 killed twice (workers.crash_limit 2 in the big config: the second
+		// kill leaves it failed) comes first of the 8 rows, counted in red, named in the warnings
+		const V = 20;
+		const worker = async () => (await fetch(`${MGMT}/api/v1/workers/${V}`)).json();
+		const waitFor = async (fn, ms) => {
+			for (const end = Date.now() + ms; Date.now() < end; await sleep(100))
+				if (await fn().catch(() => false))
+					return true;
+			return false;
+		};
+		const pid1 = (await worker()).pid;
+		process.kill(pid1, 'SIGKILL');
+		const again = await waitFor(async () => { const w = await worker(); return w.state === 'running' && w.pid > 0 && w.pid !== pid1; }, 30000);
+		const pid2 = (await worker()).pid;
+		if (again)
+			process.kill(pid2, 'SIGKILL');
+		const dead = again && await waitFor(async () => (await worker()).state === 'failed', 15000);
+		check(`big: worker ${V} killed (pid ${pid1}), replaced (pid ${pid2}), killed again: failed (crash_limit 2)`, dead);
+		const shown = dead && await page.waitForFunction((v) => (document.querySelector('#workers tbody tr') || {}).dataset?.key === String(v),
+			V, { timeout: 5000 }).then(() => true, () => false);
+		const w = await page.evaluate(() => ({ text: document.getElementById('workers-more-text').textContent,
+			red: [...document.querySelectorAll('#workers-more-text .bad')].map((x) => x.textContent),
+			rows: [...document.querySelectorAll('#workers tbody tr:not([data-key^="standby-"])')].map((r) => r.dataset.key),
+			conn: document.getElementById('conn').className,
+			warnings: document.getElementById('warnings').textContent,
+			warningsTop: document.getElementById('warnings-section').getBoundingClientRect().top + window.scrollY }));
+		check(`big: failed worker ${V} is the first of the 8 rows (${w.rows.join(' ')}), the summary counts it in red ("${w.text}")`,
+			shown && w.rows.length === 8 && new RegExp(`^${NW} workers: ${NW - 1} running, 1 failed`).test(w.text) &&
+			w.red.join() === '1 failed', JSON.stringify(w));
+		check(`big: the banner is red and the warnings, the page's first section (${w.warningsTop.toFixed(0)} px from the top), name worker ${V}`,
+			/\bconn-failed\b/.test(w.conn) && new RegExp(`worker ${V}\\b`).test(w.warnings) && w.warningsTop < 200,
+			JSON.stringify({ conn: w.conn, warnings: w.warnings }));
+		const revive = await fetch(`${MGMT}/api/v1/workers/${V}/restart`, { method: 'POST',
+			headers: { Authorization: `Bearer ${TOKEN}` } });
+		const back = await page.waitForFunction((n) => new RegExp(`^${n} workers: ${n} running`).test(
+			document.getElementById('workers-more-text').textContent), NW, { timeout: 15000 }).then(() => true, () => false);
+		check(`big: worker ${V} revived (POST restart ${revive.status}): ${NW} running again, worker 0 first`, back &&
+			(await page.evaluate(() => document.querySelector('#workers tbody tr').dataset.key)) === '0');
+
+		// 7. "Show all": the workers table reaches every worker, in a box that scrolls
 		await page.click('#workers-all');
 		await page.waitForFunction((n) => document.querySelectorAll('#workers tbody tr:not([data-key^="standby-"])').length === n,
 			NW, { timeout: 5000 });
