@@ -56,13 +56,23 @@ static unsigned int get_health(struct req *r, cJSON **body)
 	return MHD_HTTP_OK;
 }
 
+/* GET /status[?view=full|page]: the page's view leaves out what web/ does not show (status.h). */
 static unsigned int get_status(struct req *r, cJSON **body)
 {
+	const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "view");
+	enum mgmt_status_view view = MGMT_STATUS_VIEW_FULL;
 	unsigned int code = MHD_HTTP_OK;
-	const struct sbx_shm *shm = mgmt_need_shm(r, body, &code);
+	const struct sbx_shm *shm;
 
+	if (v != NULL && strcmp(v, "page") == 0) {
+		view = MGMT_STATUS_VIEW_PAGE;
+	} else if (v != NULL && strcmp(v, "full") != 0) {
+		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, "view", "view: '%.32s' is not a view of /status (full, page)", v);
+		return MHD_HTTP_BAD_REQUEST;
+	}
+	shm = mgmt_need_shm(r, body, &code);
 	if (shm != NULL)
-		*body = mgmt_status_json(shm, r->ctx->db);
+		*body = mgmt_status_view_json(shm, r->ctx->db, view);
 	if (shm != NULL && r->ctx->insecure) { /* mgmt's own: plain HTTP where TLS is due (auth.h) */
 		cJSON *w = cJSON_CreateObject();
 

@@ -146,7 +146,8 @@ static void time_or_null(cJSON *o, const char *key, uint64_t ns)
 	}
 }
 
-cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
+/* A worker's JSON; @p per_port: its counters per port ("ports"), else their sum ("ports_total"). */
+static cJSON *worker_json(const struct sbx_shm *shm, uint16_t w, bool per_port)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
 	const struct sbx_worker_shm *ws = sbx_shm_worker(shm, w);
@@ -218,6 +219,14 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 	else
 		cJSON_AddNullToObject(o, "cycles_per_packet_total");
 	mgmt_worker_counters_json(o, &ws->stats); /* loops, idle_sleeps, bad_packets... (counters.h) */
+	if (!per_port) { /* /status?view=page: one object instead of one per port */
+		struct sbx_port_counters tot = { 0 };
+
+		for (i = 0; i < nb_ports; i++)
+			sbx_port_counters_add(&tot, &ws->stats.port[i]);
+		mgmt_port_counters_json(cJSON_AddObjectToObject(o, "ports_total"), &tot);
+		return o;
+	}
 	ports = cJSON_AddObjectToObject(o, "ports");
 	for (i = 0; i < nb_ports; i++) {
 		char name[SBX_NAME_LEN];
@@ -226,6 +235,11 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 		mgmt_port_counters_json(cJSON_AddObjectToObject(ports, name), &ws->stats.port[i]);
 	}
 	return o;
+}
+
+cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
+{
+	return worker_json(shm, w, true);
 }
 
 /* One mirror session: its config and its counters, summed and per worker. */
@@ -490,7 +504,8 @@ cJSON *mgmt_standbys_json(const struct sbx_shm *shm)
 	return arr;
 }
 
-cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
+/* /status; @p page: the page's view (mgmt_status_view_json()). */
+static cJSON *status_json(const struct sbx_shm *shm, const struct mgmt_db *db, bool page)
 {
 	uint16_t nb_ports = MIN(shm->cfg.nb_ports, SBX_MAX_PORTS);
 	uint16_t nb_w = MIN(shm->cfg.nb_workers, SBX_MAX_WORKERS);
@@ -506,18 +521,28 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	num(a, "tsc_hz", (double)shm->tsc_hz);
 
 	arr = cJSON_AddArrayToObject(o, "ports");
-	for (i = 0; i < nb_ports; i++)
-		cJSON_AddItemToArray(arr, port_json(shm, (uint16_t)i, nb_ports, nb_w));
+	for (i = 0; i < nb_ports; i++) {
+		cJSON *p = port_json(shm, (uint16_t)i, nb_ports, nb_w);
+
+		if (page) /* the page does not show the redirection table (up to 512 entries) */
+			cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "rss"), "reta");
+		cJSON_AddItemToArray(arr, p);
+	}
 
 	arr = cJSON_AddArrayToObject(o, "workers");
 	for (i = 0; i < nb_w; i++)
-		cJSON_AddItemToArray(arr, mgmt_worker_json(shm, (uint16_t)i));
+		cJSON_AddItemToArray(arr, worker_json(shm, (uint16_t)i, !page));
 
 	cJSON_AddItemToObject(o, "standbys", mgmt_standbys_json(shm));
 
 	arr = cJSON_AddArrayToObject(o, "mirrors");
-	for (i = 0; i < mgmt_nb_mirrors(shm); i++)
-		cJSON_AddItemToArray(arr, mirror_json(shm, (uint16_t)i, nb_w));
+	for (i = 0; i < mgmt_nb_mirrors(shm); i++) {
+		cJSON *m = mirror_json(shm, (uint16_t)i, nb_w);
+
+		if (page) /* the sum ("counters") stays; the per-worker split goes */
+			cJSON_DeleteItemFromObjectCaseSensitive(m, "workers");
+		cJSON_AddItemToArray(arr, m);
+	}
 
 	arr = cJSON_AddArrayToObject(o, "tool_groups");
 	for (i = 0; i < mgmt_nb_tool_groups(shm); i++)
@@ -554,4 +579,14 @@ cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
 	if (db->history != NULL) /* samples, oldest, newest, writable (history.c) */
 		mgmt_history_status_json(db->history, d);
 	return o;
+}
+
+cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db)
+{
+	return status_json(shm, db, false);
+}
+
+cJSON *mgmt_status_view_json(const struct sbx_shm *shm, const struct mgmt_db *db, enum mgmt_status_view view)
+{
+	return status_json(shm, db, view == MGMT_STATUS_VIEW_PAGE);
 }

@@ -41,6 +41,22 @@ cJSON *mgmt_health_json(const struct sbx_shm *shm);
  */
 cJSON *mgmt_status_json(const struct sbx_shm *shm, const struct mgmt_db *db);
 
+/** The views of GET /api/v1/status (?view=, docs/MGMT.md "Views of /status"). */
+enum mgmt_status_view {
+	MGMT_STATUS_VIEW_FULL, /**< the default answer, every field */
+	MGMT_STATUS_VIEW_PAGE, /**< what the status page shows: workers[] carry "ports_total" (their
+				    counters summed over ports) instead of "ports" (one object per port),
+				    ports[].rss without "reta", mirrors[] without "workers" */
+};
+
+/**
+ * The body of GET /api/v1/status?view=@p view; MGMT_STATUS_VIEW_FULL is mgmt_status_json().
+ * The page's view is what web/app.js reads every second: at 64 ports and 32 workers the full
+ * answer is 2.2 MB, almost all of it workers[].ports (docs/BENCHMARKS.md "The page at scale").
+ * @return a new object the caller frees with cJSON_Delete(), NULL when out of memory.
+ */
+cJSON *mgmt_status_view_json(const struct sbx_shm *shm, const struct mgmt_db *db, enum mgmt_status_view view);
+
 /** One port's JSON as in /status (config, socket, link, queues, peer, stats, worker counters). */
 cJSON *mgmt_port_json(const struct sbx_shm *shm, uint16_t i);
 

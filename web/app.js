@@ -15,6 +15,11 @@ const SYSTEM_EVERY_MS = 10000; // /system (warnings): heavier, changes rarely
 const EVENTS_EVERY_MS = 5000;
 const HISTORY_EVERY_MS = 10000;
 const REPROBE_MS = 30000;      // ask again for a route that answered 404
+// a table of more rows than COMPACT_AT shows COMPACT_ROWS (problems first, then the busiest) and a
+// summary line with a "Show all" button; all rows then scroll in a box (style.css .table-box.scroll)
+const COMPACT_AT = 12;
+const COMPACT_ROWS = 8;
+const CHART_PORTS = 4;         // with more than COMPACT_AT ports: charts of the busiest CHART_PORTS
 
 const $ = (id) => document.getElementById(id);
 
@@ -27,6 +32,10 @@ const st = {
 	portNames: [],
 	groupNames: [],
 	timer: null, running: false, again: false,
+	statusView: 'page',        // GET /status?view=page; '' once an appliance refused the parameter
+	showAll: { ports: false, workers: false },
+	busiest: [],               // port names by bit rate, busiest first (the charts' choice)
+	ticks: 0,                  // refreshes that rendered /status (performance marks sbx-render-<n>)
 };
 
 // ------------------------------------------------------------------------------------------
@@ -68,7 +77,43 @@ function rate(cur, prev, dt) {
 }
 
 function workerRx(w) {
+	if (w.ports_total) // /status?view=page: the worker's counters summed over its ports
+		return w.ports_total.rx_packets || 0;
 	return Object.values(w.ports || {}).reduce((a, p) => a + (p.rx_packets || 0), 0);
+}
+
+/**
+ * The rows a long table shows: all of @p items while there are at most COMPACT_AT or the user
+ * asked for all (config order, in a scrolling box), else COMPACT_ROWS of them: those @p problem()
+ * flags first, then the busiest by @p busy() (NaN: idle), ties in config order. Sets the table's
+ * summary line (#NAME-more: @p head, the [text, bad] @p parts, how many are shown) and its "Show all" button.
+ */
+function compactRows(name, items, busy, problem, head, parts, noun) {
+	const bar = $(`${name}-more`), box = $(`${name}-box`), btn = $(`${name}-all`);
+	const all = items.length <= COMPACT_AT || st.showAll[name];
+	box.classList.toggle('scroll', items.length > COMPACT_AT && all);
+	bar.hidden = items.length <= COMPACT_AT;
+	if (items.length <= COMPACT_AT)
+		return items;
+	btn.onclick = () => {
+		st.showAll[name] = !st.showAll[name];
+		refreshSoon();
+	};
+	btn.textContent = all ? `Show the ${COMPACT_ROWS} first only` : `Show all ${items.length} ${noun}`;
+	btn.setAttribute('aria-expanded', String(all));
+	let shown = items;
+	if (!all) {
+		const score = (x) => (Number.isFinite(busy(x)) ? busy(x) : -1);
+		shown = items.map((x, i) => ({ x, i, p: problem(x) ? 1 : 0, b: score(x) }))
+			.sort((a, b) => b.p - a.p || b.b - a.b || a.i - b.i)
+			.slice(0, COMPACT_ROWS).map((r) => r.x);
+	}
+	const how = all ? `all ${items.length} ${noun}, in configured order` :
+		`${shown.length} of ${items.length} ${noun}: problems first, then the busiest`;
+	const text = $(`${name}-more-text`);
+	text.replaceChildren(`${head} `, ...parts.map(([t, bad]) => (bad ? Object.assign(document.createElement('span'),
+		{ className: 'bad', textContent: t }) : t)).flatMap((n, i) => (i ? [', ', n] : [n])), ` · showing ${how}.`);
+	return shown;
 }
 
 /** A worker's RX queues as "p0/1, p1/1" (DASH: none). */
@@ -97,8 +142,21 @@ function renderHealth(health, status) {
 		` · updated ${new Date().toLocaleTimeString()}`;
 }
 
+/** A port's rate from the previous read: packets or bits per second, RX + TX (NaN without one). */
+function portRate(p, prev, dt, bits) {
+	const s = p.stats || {}, q = prev && prev.ports[p.name];
+	return bits ? (rate(s.ibytes, q && q.ibytes, dt) + rate(s.obytes, q && q.obytes, dt)) * 8
+		: rate(s.ipackets, q && q.ipackets, dt) + rate(s.opackets, q && q.opackets, dt);
+}
+
+const portDrops = (p) => ((p.workers || {}).drop_packets || 0) + ((p.stats || {}).imissed || 0) + ((p.stats || {}).rx_nombuf || 0);
+const portDown = (p) => !!(p.link && !p.link.up);
+
 function renderPorts(ports, prev, dt) {
-	syncTable($('ports').tBodies[0], ports, (p) => p.name, (p) => {
+	const down = ports.filter(portDown).length;
+	const shown = compactRows('ports', ports, (p) => portRate(p, prev, dt, false), portDown,
+		`${ports.length} ports:`, [[`${ports.length - down} up`], [`${down} down`, down > 0]], 'ports');
+	syncTable($('ports').tBodies[0], shown, (p) => p.name, (p) => {
 		const s = p.stats || {}, w = p.workers || {};
 		const q = prev && prev.ports[p.name];
 		const link = p.link ? (p.link.up ? `up ${p.link.speed_mbps ? si(p.link.speed_mbps * 1e6, 'bit/s') : ''}` : 'down') : DASH;
@@ -112,7 +170,7 @@ function renderPorts(ports, prev, dt) {
 			{ text: bps(rate(s.obytes, q && q.obytes, dt) * 8), cls: 'num tx-bps' },
 			{ text: count(s.ipackets), cls: 'num rx-packets' },
 			{ text: count(s.opackets), cls: 'num tx-packets' },
-			{ text: count((w.drop_packets || 0) + (s.imissed || 0) + (s.rx_nombuf || 0)), cls: 'num drops',
+			{ text: count(portDrops(p)), cls: 'num drops',
 				title: `workers dropped ${count(w.drop_packets)}, imissed ${count(s.imissed)}, rx_nombuf ${count(s.rx_nombuf)}` },
 			{ text: count((s.ierrors || 0) + (s.oerrors || 0)), cls: 'num errors',
 				title: `ierrors ${count(s.ierrors)}, oerrors ${count(s.oerrors)}` },
@@ -221,8 +279,19 @@ function standbyCells(sb, nowMs) {
 	];
 }
 
+/** A worker that needs a look: not running, or running without CPU time. */
+const workerProblem = (w) => w.state !== 'running' || !!w.starved;
+
 function renderWorkers(workers, standbys, prev, dt, nowMs) {
-	const rows = [...workers.map((w) => ({ w })), ...standbys.map((sb) => ({ sb }))];
+	const by = {};
+	for (const w of workers)
+		by[w.starved ? 'not scheduled' : w.state] = (by[w.starved ? 'not scheduled' : w.state] || 0) + 1;
+	const parts = Object.entries(by).sort((a, b) => b[1] - a[1]).map(([k, n]) => [`${n} ${k}`, k !== 'running']);
+	if (standbys.length)
+		parts.push([`${standbys.length} standby${standbys.length > 1 ? 's' : ''}`]);
+	const shown = compactRows('workers', workers, (w) => rate(workerRx(w), prev && prev.workers[w.id], dt),
+		workerProblem, `${workers.length} workers:`, parts, 'workers');
+	const rows = [...shown.map((w) => ({ w })), ...standbys.map((sb) => ({ sb }))];
 	syncTable($('workers').tBodies[0], rows, (r) => (r.sb ? `standby-${r.sb.slot}` : r.w.id), (r) => {
 		if (r.sb)
 			return standbyCells(r.sb, nowMs);
@@ -476,7 +545,7 @@ function dstFields() {
 
 const HISTORY_METRICS = [['rx_bytes', 'rx', 'rx'], ['tx_bytes', 'tx', 'tx']];
 
-async function refreshHistory(names, nowMs) {
+async function refreshHistory(names, nowMs, nbPorts = names.length) {
 	const to = Math.floor(nowMs / 1000), from = to - 3600, step = 10;
 	const note = $('chart-note');
 	const box = $('charts');
@@ -515,6 +584,8 @@ async function refreshHistory(names, nowMs) {
 		/* no marks: the charts stay */
 	}
 	note.textContent = `Bits per second received (rx) and sent (tx) per port, ${step} s steps, from the stats history.` +
+		(nbPorts > names.length ? ` The ${names.length} busiest of ${nbPorts} ports (bit/s of the last read);` +
+			' any other: GET /api/v1/stats/history?port=NAME.' : '') +
 		(starts.length ? ' Dashed lines: appliance starts (the traffic before one is an earlier instance\'s).' : '');
 	const keep = new Set(names);
 	for (const f of [...box.children])
@@ -586,7 +657,15 @@ async function refresh() {
 	let status, mirrors;
 	const t = performance.now();
 	try {
-		const r = await api('GET', '/api/v1/status');
+		let r;
+		try {
+			r = await api('GET', st.statusView ? `/api/v1/status?view=${st.statusView}` : '/api/v1/status');
+		} catch (e) {
+			if (!(e instanceof ApiError && e.status === 400 && e.field === 'view'))
+				throw e;
+			st.statusView = ''; // an appliance without views: the full answer
+			r = await api('GET', '/api/v1/status');
+		}
 		status = r.data;
 		if (r.serverTime !== null)
 			st.offsetMs = r.serverTime - Date.now();
@@ -598,6 +677,10 @@ async function refresh() {
 	const nowMs = Date.now() + st.offsetMs;
 	const prev = st.prev;
 	const dt = prev ? (t - prev.t) / 1000 : 0;
+	const tick = ++st.ticks;
+	// the page's own cost per refresh (tests/web/scale.test.mjs reads these measures): sbx-render-N
+	// the synchronous rendering of /status, sbx-first-render from navigation to the first one done
+	performance.mark(`sbx-render-${tick}-start`);
 
 	renderHealth(health, status);
 	renderPorts(status.ports || [], prev, dt);
@@ -611,6 +694,12 @@ async function refresh() {
 	const names = (status.ports || []).map((p) => p.name);
 	updatePortChoices(names);
 	updateGroupChoices((status.tool_groups || []).map((g) => g.name));
+	renderWarnings(status);
+	st.busiest = (status.ports || []).map((p, i) => ({ n: p.name, i, b: portRate(p, prev, dt, true) }))
+		.sort((a, b) => (Number.isFinite(b.b) ? b.b : -1) - (Number.isFinite(a.b) ? a.b : -1) || a.i - b.i).map((x) => x.n);
+	performance.measure(`sbx-render-${tick}`, `sbx-render-${tick}-start`);
+	performance.clearMarks(`sbx-render-${tick}-start`);
+	performance.clearMeasures(`sbx-render-${tick - 60}`); // the last minute's stay
 	await refreshCaptures(names);
 	await refreshFlows();
 
@@ -646,8 +735,10 @@ async function refresh() {
 	}
 	if (now - st.historyAt >= HISTORY_EVERY_MS) {
 		st.historyAt = now;
-		await refreshHistory(names, nowMs);
+		await refreshHistory(names.length > COMPACT_AT ? st.busiest.slice(0, CHART_PORTS) : names, nowMs, names.length);
 	}
+	if (tick === 1)
+		performance.measure('sbx-first-render', { start: 0, end: performance.now() });
 }
 
 /** Run refresh() now unless one is running (then once more right after it). */
