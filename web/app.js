@@ -674,6 +674,10 @@ async function refresh() {
 		wentAway(e);
 		return;
 	}
+	// the maps (their own GET and section) before the rendering below, which runs with no await in
+	// between: every section of one refresh shows one moment (an await there let the workers table
+	// show a failed worker while the warnings still showed the refresh before: 25e, 1 run in 5)
+	const maps = await refreshMaps();
 	const nowMs = Date.now() + st.offsetMs;
 	const prev = st.prev;
 	const dt = prev ? (t - prev.t) / 1000 : 0;
@@ -688,7 +692,6 @@ async function refresh() {
 	renderWorkers(status.workers || [], status.standbys || [], prev, dt, nowMs);
 	renderMirrors(mirrors, prev, dt);
 	renderGroups(status.tool_groups, prev, dt);
-	const maps = await refreshMaps();
 	const edges = renderTopology(status, mirrors, maps, prev, dt);
 	renderPools(status.pools || []);
 	const names = (status.ports || []).map((p) => p.name);
