@@ -78,37 +78,48 @@ struct sbx_rule_ctr sbx_rule_ctrs_total(const struct sbx_rule_ctrs *c, uint32_t 
  */
 uint32_t sbx_map_rules_kept(const struct sbx_map_rules *old, const struct sbx_map_rules *nw, uint32_t *from);
 
+/** Entries sbx_rule_ctrs_count prefetches before it writes them. */
+#define SBX_RULE_CTRS_CHUNK 64u
+
 /**
- * Count one burst's decisions: for each frame i (< @p n) and each category c (< @p nc) of
+ * Count one burst's decisions: for each frame i (< @p n) and each category c (< @p nc, <= 64) of
  * @p colmask whose result matched (pass or drop), one packet and @p len[i] bytes into entry
- * col[c][SBX_MAPACL_RULE(result)]. The entries are prefetched first, then written (two stores to
- * one cache line per matched map per frame).
- * @param col      per category: the row's entry of its map's rule 0 (NULL: not counted)
+ * col[c][SBX_MAPACL_RULE(result)]. One pass over the results finds the entries (a bit mask of the
+ * matched categories per frame) and prefetches them; they are written by chunks of
+ * SBX_RULE_CTRS_CHUNK (two stores to one cache line per matched map per frame).
+ * @param col      per category: the row's entry of its map's rule 0 (NULL: leave its bit out of colmask)
  * @param results  sbx_mapacl_classify's output, @p stride results per frame
  */
 static inline void sbx_rule_ctrs_count(struct sbx_rule_ctr *const *col, uint32_t nc, uint64_t colmask,
 				       const uint32_t *results, uint32_t stride, const uint32_t *len, uint32_t n)
 {
-	uint32_t i, c;
+	struct sbx_rule_ctr *e[SBX_RULE_CTRS_CHUNK];
+	uint32_t l[SBX_RULE_CTRS_CHUNK], k = 0, i, c, x;
 
-	for (i = 0; i < n; i++)
-		for (c = 0; c < nc; c++) {
-			const uint32_t r = results[i * stride + c];
+	for (i = 0; i < n; i++) {
+		const uint32_t *r = &results[i * stride];
+		uint64_t m = 0;
 
-			if (SBX_MAPACL_MATCHED(r) && ((colmask >> c) & 1))
-				rte_prefetch0(&col[c][SBX_MAPACL_RULE(r)]);
-		}
-	for (i = 0; i < n; i++)
-		for (c = 0; c < nc; c++) {
-			const uint32_t r = results[i * stride + c];
-
-			if (SBX_MAPACL_MATCHED(r) && ((colmask >> c) & 1)) {
-				struct sbx_rule_ctr *e = &col[c][SBX_MAPACL_RULE(r)];
-
-				e->packets++;
-				e->bytes += len[i];
+		for (c = 0; c < nc; c++)
+			m |= (uint64_t)(r[c] != 0) << c;
+		for (m &= colmask; m != 0; m &= m - 1) {
+			c = (uint32_t)__builtin_ctzll(m);
+			e[k] = &col[c][SBX_MAPACL_RULE(r[c])];
+			rte_prefetch0(e[k]);
+			l[k++] = len[i];
+			if (k == SBX_RULE_CTRS_CHUNK) {
+				for (x = 0; x < k; x++) {
+					e[x]->packets++;
+					e[x]->bytes += l[x];
+				}
+				k = 0;
 			}
 		}
+	}
+	for (x = 0; x < k; x++) {
+		e[x]->packets++;
+		e[x]->bytes += l[x];
+	}
 }
 
 #endif
