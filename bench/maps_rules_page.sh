@@ -29,7 +29,9 @@ code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer
 echo "# spanbox $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), build ${SBX_BUILD:-$ROOT/build}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for ((i = 0; i < ROUNDS; i++)); do
 	curl -fsS -o /dev/null -w '%{time_total}\n' "$API/maps/40/rules?offset=30000&limit=50"
-done | awk '{t[NR] = $1 * 1000} END {
+done >"$TMP/t.txt"
+med=$(sort -g "$TMP/t.txt" | awk '{t[NR] = $1} END {printf "%.1f", t[int((NR + 1) / 2)] * 1000}')
+awk -v med="$med" '{t[NR] = $1 * 1000} END {
 	printf "a page of 50 of 65,536 rules: first %.1f ms; the next %d:", t[1], NR - 1
 	for (i = 2; i <= NR; i++) printf " %.1f", t[i]
-	n = asort(t, s); printf "; median of all %.1f ms\n", s[int((n + 1) / 2)] }'
+	printf "; median of all %s ms\n", med }' "$TMP/t.txt"
