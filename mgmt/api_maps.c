@@ -32,16 +32,12 @@
 #include "spanbox/config_maps.h"
 #include "spanbox/maprulectr.h"
 #include "api.h"
+#include "status.h"
 #include "shmview.h"
 #include "validate.h"
 #include "spanbox/shm.h"
 
 #define NUM(o, k, v) cJSON_AddNumberToObject((o), (k), (double)(v))
-
-static const char *dir_name(uint8_t d)
-{
-	return d == SBX_DIR_RX ? "rx" : d == SBX_DIR_TX ? "tx" : "both";
-}
 
 /* Map @p j of the running config, its counters summed over @p nw workers. */
 static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
@@ -50,26 +46,11 @@ static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
 	const struct sbx_map_cfg *m = &t->cfg.maps[j];
 	struct sbx_mirror_counters sum = { 0 };
 	uint64_t passed = 0;
-	cJSON *o = cJSON_CreateObject(), *a, *d, *c;
+	cJSON *o = cJSON_CreateObject(), *c;
 
-	NUM(o, "id", m->s.id);
-	cJSON_AddStringToObject(o, "name", m->s.name);
+	mgmt_session_json(o, shm, &m->s); /* id, name, sources, destination, filter: as a mirror's */
 	cJSON_AddBoolToObject(o, "collector", m->collector);
 	NUM(o, "rule_count", m->nb_rules);
-	a = cJSON_AddArrayToObject(o, "sources");
-	for (uint16_t k = 0; k < m->s.nb_sources && k < SBX_MAX_MIRROR_SOURCES; k++) {
-		cJSON *s = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(s, "port", shm->cfg.ports[m->s.sources[k].port % SBX_MAX_PORTS].name);
-		cJSON_AddStringToObject(s, "direction", dir_name(m->s.sources[k].direction));
-		cJSON_AddItemToArray(a, s);
-	}
-	d = cJSON_AddObjectToObject(o, "destination");
-	if (m->s.dst_kind == SBX_DST_GROUP)
-		cJSON_AddStringToObject(d, "group", shm->cfg.tool_groups[m->s.dst_group % SBX_MAX_TOOL_GROUPS].name);
-	else
-		cJSON_AddStringToObject(d, "port", shm->cfg.ports[m->s.dst_port % SBX_MAX_PORTS].name);
-	cJSON_AddStringToObject(o, "filter", m->s.filter);
 	const uint8_t cs = t->mcset[j] % SBX_MAP_COUNTER_SETS; /* the map's counter set */
 
 	for (uint16_t w = 0; w < nw; w++) {
