@@ -8,7 +8,9 @@
 # per context set). Prints one TSV row per size: parse ms (with making the JSON), shadow-check ms,
 # build ms, context MiB (rte_malloc), extract and classify cycles per frame (the quickest of 64
 # rounds: preemption on a shared machine only adds), frames of VERIFY whose results differ from the
-# reference match, shadowed rules, context sets, contexts; then the issue's targets.
+# reference match, shadowed rules, context sets, contexts, the cycles per frame the per-rule counters
+# add (count_cyc: sbx_rule_ctrs_count after each burst's lookup, as the maps stage does); then the
+# issue's targets.
 #   bench/maps_micro.sh                      sizes 0 100 1024 16384 65536, 16 maps, max_size 0
 #   PROFILE=acl1 bench/maps_micro.sh         rules drawn as ClassBench's acl1 seed draws them
 #                                            (an ACL: /31-/32 sources, a few servers, exact ports)
@@ -31,8 +33,8 @@ if [ -n "${RULES_FILE:-}" ]; then
 fi
 echo "# spanbox $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# maps $MAPS, max_size $MAX_SIZE, single ${SINGLE:-0}, seed $SEED, profile $PROFILE${RULES_FILE:+, rules of $RULES_FILE}"
-printf 'rules\tmaps\tparse_ms\tshadow_ms\tbuild_ms\tMiB\textract_cyc\tclassify_cyc\tdiffer\tshadowed\tsets\tcontexts\tpeak_RSS_MiB\n'
-declare -A cyc build mib
+printf 'rules\tmaps\tparse_ms\tshadow_ms\tbuild_ms\tMiB\textract_cyc\tclassify_cyc\tdiffer\tshadowed\tsets\tcontexts\tcount_cyc\tpeak_RSS_MiB\n'
+declare -A cyc build mib cnt
 for n in $SIZES; do
 	out=$(timeout "$TIMEOUT" /usr/bin/time -f 'RSS %M' "$TOOL" "${args[@]}" --rules "${n/file/0}" 2>&1); rc=$?
 	row=$(grep -P '^\d+\t' <<<"$out" | tail -n 1)
@@ -42,8 +44,8 @@ for n in $SIZES; do
 		continue
 	fi
 	echo -e "$row\t$((rss / 1024))"
-	IFS=$'\t' read -r _ _ _ _ b m _ c _ <<<"$row"
-	cyc[$n]=$c build[$n]=$b mib[$n]=$m
+	IFS=$'\t' read -r _ _ _ _ b m _ c _ _ _ _ k _ <<<"$row"
+	cyc[$n]=$c build[$n]=$b mib[$n]=$m cnt[$n]=$k
 done
 if [ -n "${cyc[65536]:-}" ] && [ -n "${cyc[1024]:-}" ] && [ -n "${cyc[0]:-}" ]; then
 	awk -v c0="${cyc[0]}" -v c1k="${cyc[1024]}" -v c64k="${cyc[65536]}" -v b="${build[65536]}" -v m="${mib[65536]}" 'BEGIN {
@@ -52,3 +54,9 @@ if [ -n "${cyc[65536]:-}" ] && [ -n "${cyc[1024]:-}" ] && [ -n "${cyc[0]:-}" ]; 
 		printf "# 65,536 rules: built in %.1f s (target <= 5), %.0f MiB (target <= 512): %s\n", b / 1000, m,
 		       b <= 5000 && m <= 512 ? "met" : "MISSED" }'
 fi
+for n in $SIZES; do
+	[ -n "${cnt[$n]:-}" ] && awk -v n="$n" -v k="${cnt[$n]}" 'BEGIN {
+		printf "# %s rules: the per-rule counters add %.1f cycles/frame (target <= 60 at 65,536): %s\n", n, k,
+		       k <= 60 ? "met" : "MISSED" }'
+done
+exit 0

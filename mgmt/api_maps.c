@@ -6,7 +6,8 @@
  *   GET    /api/v1/maps/{id}                one map
  *   PUT    /api/v1/maps/{id}                replace a whole map, rules included
  *   DELETE /api/v1/maps/{id}
- *   GET    /api/v1/maps/{id}/rules?offset=&limit=   its rules, paged
+ *   GET    /api/v1/maps/{id}/rules?offset=&limit=&sort=&search=&field=&value=
+ *                                            its rules with their counters, searched, sorted, paged
  *   POST   /api/v1/maps/{id}/rules          append one rule
  *   DELETE /api/v1/maps/{id}/rules/{n}      delete rule n (the later ones move up)
  * A change builds the new whole config document (the running one: each map's rules a summary
@@ -14,27 +15,29 @@
  * change (mgmt_tables_change, api_tables.c): the rules parsed (a 422 naming the rule's field),
  * stored in SQLite (map_rules) with the document, sent to the primary, which builds the new
  * classifiers off the data path and publishes them with the generation. The running rules are
- * read from the primary's SBX_MAPS_RUNNING_FILE (config_maps.h). These routes take bodies up to
- * 32 MiB (http.c MAPS_MAX_BODY).
+ * read from the primary's SBX_MAPS_RUNNING_FILE (config_maps.h), parsed once per version of the
+ * file (its inode, size and mtime: the primary renames a new one in at each change) and kept. The
+ * per-rule counters are the active tables' block (maps.ctr, maprulectr.h), summed over the rows.
+ * These routes take bodies up to 32 MiB (http.c MAPS_MAX_BODY).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include <rte_eal.h>
 
 #include "spanbox/config_maps.h"
+#include "spanbox/maprulectr.h"
 #include "api.h"
+#include "status.h"
 #include "shmview.h"
 #include "validate.h"
 #include "spanbox/shm.h"
 
 #define NUM(o, k, v) cJSON_AddNumberToObject((o), (k), (double)(v))
-
-static const char *dir_name(uint8_t d)
-{
-	return d == SBX_DIR_RX ? "rx" : d == SBX_DIR_TX ? "tx" : "both";
-}
 
 /* Map @p j of the running config, its counters summed over @p nw workers. */
 static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
@@ -43,26 +46,11 @@ static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
 	const struct sbx_map_cfg *m = &t->cfg.maps[j];
 	struct sbx_mirror_counters sum = { 0 };
 	uint64_t passed = 0;
-	cJSON *o = cJSON_CreateObject(), *a, *d, *c;
+	cJSON *o = cJSON_CreateObject(), *c;
 
-	NUM(o, "id", m->s.id);
-	cJSON_AddStringToObject(o, "name", m->s.name);
+	mgmt_session_json(o, shm, &m->s); /* id, name, sources, destination, filter: as a mirror's */
 	cJSON_AddBoolToObject(o, "collector", m->collector);
 	NUM(o, "rule_count", m->nb_rules);
-	a = cJSON_AddArrayToObject(o, "sources");
-	for (uint16_t k = 0; k < m->s.nb_sources && k < SBX_MAX_MIRROR_SOURCES; k++) {
-		cJSON *s = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(s, "port", shm->cfg.ports[m->s.sources[k].port % SBX_MAX_PORTS].name);
-		cJSON_AddStringToObject(s, "direction", dir_name(m->s.sources[k].direction));
-		cJSON_AddItemToArray(a, s);
-	}
-	d = cJSON_AddObjectToObject(o, "destination");
-	if (m->s.dst_kind == SBX_DST_GROUP)
-		cJSON_AddStringToObject(d, "group", shm->cfg.tool_groups[m->s.dst_group % SBX_MAX_TOOL_GROUPS].name);
-	else
-		cJSON_AddStringToObject(d, "port", shm->cfg.ports[m->s.dst_port % SBX_MAX_PORTS].name);
-	cJSON_AddStringToObject(o, "filter", m->s.filter);
 	const uint8_t cs = t->mcset[j] % SBX_MAP_COUNTER_SETS; /* the map's counter set */
 
 	for (uint16_t w = 0; w < nw; w++) {
@@ -123,34 +111,80 @@ static cJSON *find_map(cJSON *doc, long id, int *idx)
 	return NULL;
 }
 
-/* The running rules of map @p id (SBX_MAPS_RUNNING_FILE, as the primary keeps them), or NULL. */
-static cJSON *running_rules(long id)
+/* The primary's running rule tables (SBX_MAPS_RUNNING_FILE), parsed once per version of the file:
+ * a GET of a page of 50 rules no longer parses the ~7 MB of 65,536 rules. Under running_lock. */
+static pthread_mutex_t running_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	cJSON *doc;
+} running;
+
+/* The parsed running file, current (read again when it changed), or NULL; running_lock held. */
+static const cJSON *running_doc_locked(void)
 {
 	char path[512], *text = NULL;
+	struct stat sb;
 	FILE *f;
-	long n;
-	cJSON *doc = NULL, *m, *out = NULL;
+	cJSON *doc = NULL;
 
 	snprintf(path, sizeof(path), "%s/%s", rte_eal_get_runtime_dir(), SBX_MAPS_RUNNING_FILE);
 	f = fopen(path, "r");
-	if (f == NULL)
+	if (f == NULL || fstat(fileno(f), &sb) != 0) {
+		if (f != NULL)
+			fclose(f);
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-	    (text = malloc((size_t)n + 1)) != NULL && fread(text, 1, (size_t)n, f) == (size_t)n) {
-		text[n] = '\0';
+	}
+	if (running.doc != NULL && sb.st_dev == running.dev && sb.st_ino == running.ino && sb.st_size == running.size &&
+	    sb.st_mtim.tv_sec == running.mtime.tv_sec && sb.st_mtim.tv_nsec == running.mtime.tv_nsec) {
+		fclose(f);
+		return running.doc;
+	}
+	if (sb.st_size > 0 && (text = malloc((size_t)sb.st_size + 1)) != NULL &&
+	    fread(text, 1, (size_t)sb.st_size, f) == (size_t)sb.st_size) {
+		text[sb.st_size] = '\0';
 		doc = cJSON_Parse(text);
 	}
 	free(text);
 	fclose(f);
+	if (doc == NULL)
+		return NULL;
+	cJSON_Delete(running.doc);
+	running.doc = doc;
+	running.dev = sb.st_dev;
+	running.ino = sb.st_ino;
+	running.size = sb.st_size;
+	running.mtime = sb.st_mtim;
+	return doc;
+}
+
+/* The rules array of map @p id in the parsed running file @p doc, or NULL. */
+static const cJSON *doc_rules(const cJSON *doc, long id)
+{
+	const cJSON *m;
+
 	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "maps")) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
 
-		if (cJSON_IsNumber(v) && (long)v->valuedouble == id) {
-			out = cJSON_DetachItemFromObjectCaseSensitive(m, "rules");
-			break;
-		}
+		if (cJSON_IsNumber(v) && (long)v->valuedouble == id)
+			return cJSON_GetObjectItemCaseSensitive(m, "rules");
 	}
-	cJSON_Delete(doc);
+	return NULL;
+}
+
+/* The running rules of map @p id (SBX_MAPS_RUNNING_FILE, as the primary keeps them): a copy, or NULL. */
+static cJSON *running_rules(long id)
+{
+	cJSON *out = NULL;
+	const cJSON *a;
+
+	pthread_mutex_lock(&running_lock);
+	a = doc_rules(running_doc_locked(), id);
+	if (cJSON_IsArray(a))
+		out = cJSON_Duplicate(a, true);
+	pthread_mutex_unlock(&running_lock);
 	return out;
 }
 
@@ -357,49 +391,162 @@ static long page_param(struct req *r, const char *name, long dflt, long max)
 	return n >= 0 && n <= max ? n : -1;
 }
 
+/* The keys of a rule (docs/MAPS.md "Rule fields"): what field= may name. */
+static const char *const rule_keys[] = { "action", "vlan", "inner_vlan", "ethertype", "src_mac", "dst_mac", "src",
+					 "dst", "ip_proto", "dscp", "src_port", "dst_port", "tcp_flags", "fragment" };
+
+/* Whether value @p v (as given: a string or a number) contains @p text, case-insensitive. */
+static bool value_has(const cJSON *v, const char *text)
+{
+	char num[32];
+
+	if (cJSON_IsString(v))
+		return strcasestr(v->valuestring, text) != NULL;
+	if (!cJSON_IsNumber(v))
+		return false;
+	if (v->valuedouble == (double)(long long)v->valuedouble)
+		snprintf(num, sizeof(num), "%lld", (long long)v->valuedouble);
+	else
+		snprintf(num, sizeof(num), "%g", v->valuedouble);
+	return strcasestr(num, text) != NULL;
+}
+
+/* Whether rule @p x is kept by search=@p search (any field's value) and field=@p field&value=@p value. */
+static bool rule_kept(const cJSON *x, const char *search, const char *field, const char *value)
+{
+	if (field != NULL && !value_has(cJSON_GetObjectItemCaseSensitive(x, field), value))
+		return false;
+	if (search != NULL) {
+		const cJSON *f;
+
+		cJSON_ArrayForEach(f, x)
+			if (value_has(f, search))
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/* One rule of the answer: its index, packets and bytes. */
+struct rule_hit {
+	const cJSON *rule;
+	uint32_t index;
+	struct sbx_rule_ctr c;
+};
+
+/* sort=hits: packets descending, then index */
+static int by_hits(const void *a, const void *b)
+{
+	const struct rule_hit *x = a, *y = b;
+
+	if (x->c.packets != y->c.packets)
+		return x->c.packets < y->c.packets ? 1 : -1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
 static unsigned int get_rules(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
 	long off = page_param(r, "offset", 0, SBX_MAP_MAX_RULES), lim = page_param(r, "limit", RULES_PAGE_DEFAULT, RULES_PAGE_MAX);
 	const char *sort = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "sort");
-	cJSON *doc, *rules, *o, *a;
-	long id, total;
-	int idx = -1;
+	const char *search = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "search");
+	const char *field = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "field");
+	const char *value = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "value");
+	const struct sbx_shm *shm;
+	const struct sbx_rule_ctrs *ctr = NULL;
+	struct rule_hit *hits;
+	const cJSON *rules;
+	cJSON *doc, *o, *a;
+	long id, total, matched = 0;
+	int idx = -1, j = -1;
+	bool known = field == NULL;
 
-	if (off < 0 || lim < 0 || sort != NULL) {
-		const char *f = off < 0 ? "offset" : lim < 0 ? "limit" : "sort";
+	for (size_t k = 0; field != NULL && k < sizeof(rule_keys) / sizeof(rule_keys[0]); k++)
+		known |= strcmp(field, rule_keys[k]) == 0;
+	if (off < 0 || lim < 0 || (sort != NULL && strcmp(sort, "hits") != 0 && strcmp(sort, "index") != 0) || !known ||
+	    (field != NULL) != (value != NULL)) {
+		const char *f = off < 0 ? "offset" : lim < 0 ? "limit" : sort != NULL && strcmp(sort, "hits") != 0 &&
+						strcmp(sort, "index") != 0 ? "sort" : !known || field == NULL ? "field" : "value";
 
-		*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "%s: %s", f,
-				   sort != NULL && off >= 0 && lim >= 0 ? "not supported yet (rules are in their order)"
-				   : off < 0 ? "a rule index 0..65536" : "a number of rules 0..10000");
+		if (strcmp(f, "sort") == 0)
+			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "sort: \"%.64s\" is not a sort (\"hits\": packets "
+					   "descending, or \"index\": the rules' order)", sort);
+		else if (strcmp(f, "field") == 0 && field != NULL)
+			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "field: \"%.64s\" is not a rule field (action, vlan, "
+					   "inner_vlan, ethertype, src_mac, dst_mac, src, dst, ip_proto, dscp, src_port, "
+					   "dst_port, tcp_flags, fragment)", field);
+		else if (strcmp(f, "field") == 0 || strcmp(f, "value") == 0)
+			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "%s: missing (field and value go together)", f);
+		else
+			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "%s: %s", f,
+					   off < 0 ? "a rule index 0..65536" : "a number of rules 0..10000");
 		return MHD_HTTP_BAD_REQUEST;
 	}
-	doc = mgmt_running_doc(r, body, &code);
+	shm = mgmt_need_shm(r, body, &code);
+	doc = shm != NULL ? mgmt_running_doc(r, body, &code) : NULL;
 	if (doc == NULL || need_map(r, doc, &idx, &id, body, &code) == NULL) {
 		cJSON_Delete(doc);
 		return code;
 	}
 	cJSON_Delete(doc);
-	rules = running_rules(id);
-	if (rules == NULL) {
+	{
+		const struct sbx_tables *t = sbx_shm_tables(shm); /* the active tables: their counters */
+
+		for (uint16_t k = 0; k < t->cfg.nb_maps && k < SBX_MAX_MAPS; k++)
+			if (t->cfg.maps[k].s.id == id) {
+				j = k;
+				ctr = t->maps.ctr;
+			}
+	}
+	pthread_mutex_lock(&running_lock);
+	rules = doc_rules(running_doc_locked(), id);
+	if (!cJSON_IsArray(rules)) {
+		pthread_mutex_unlock(&running_lock);
 		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "the primary's rule tables (%s) cannot be read",
 				   SBX_MAPS_RUNNING_FILE);
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	}
 	total = cJSON_GetArraySize(rules);
+	hits = malloc(sizeof(*hits) * (size_t)(total ? total : 1));
+	if (hits == NULL) {
+		pthread_mutex_unlock(&running_lock);
+		*body = mgmt_error(MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "out of memory");
+		return MHD_HTTP_SERVICE_UNAVAILABLE;
+	}
+	{
+		const cJSON *x;
+		uint32_t i = 0;
+
+		cJSON_ArrayForEach(x, rules) {
+			if (rule_kept(x, search, field, value)) {
+				hits[matched].rule = x;
+				hits[matched].index = i;
+				/* the active tables' counts (0 for a rule past them: the file of a newer generation) */
+				hits[matched++].c = j >= 0 ? sbx_rule_ctrs_total(ctr, (uint32_t)j, i) : (struct sbx_rule_ctr){ 0, 0 };
+			}
+			i++;
+		}
+	}
+	if (sort != NULL && strcmp(sort, "hits") == 0)
+		qsort(hits, (size_t)matched, sizeof(*hits), by_hits);
 	*body = o = cJSON_CreateObject();
 	NUM(o, "id", id);
 	NUM(o, "total", total);
+	NUM(o, "matched", matched);
 	NUM(o, "offset", off);
 	NUM(o, "limit", lim);
+	cJSON_AddStringToObject(o, "sort", sort != NULL ? sort : "index");
 	a = cJSON_AddArrayToObject(o, "rules");
-	for (long i = off; i < total && i < off + lim; i++) {
-		cJSON *x = cJSON_Duplicate(cJSON_GetArrayItem(rules, (int)i), true);
+	for (long i = off; i < matched && i < off + lim; i++) {
+		cJSON *x = cJSON_Duplicate(hits[i].rule, true);
 
-		cJSON_AddNumberToObject(x, "index", (double)i);
+		NUM(x, "index", hits[i].index);
+		NUM(x, "packets", hits[i].c.packets);
+		NUM(x, "bytes", hits[i].c.bytes);
 		cJSON_AddItemToArray(a, x);
 	}
-	cJSON_Delete(rules);
+	pthread_mutex_unlock(&running_lock);
+	free(hits);
 	return code;
 }
 

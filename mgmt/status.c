@@ -243,14 +243,10 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 }
 
 /* One mirror session: its config and its counters, summed and per worker. */
-static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
+void mgmt_session_json(cJSON *o, const struct sbx_shm *shm, const struct sbx_mirror_cfg *m)
 {
-	static const char *const encaps[] = { "span", "rspan", "erspan2", "erspan3", "vxlan" };
-	static const char *const strategies[] = { "adaptive", "copy", "share" };
 	static const char *const dirs[] = { "", "rx", "tx", "both" };
-	const struct sbx_mirror_cfg *m = &sbx_shm_cfg(shm)->mirrors[i];
-	struct sbx_mirror_counters sum;
-	cJSON *o = cJSON_CreateObject(), *a, *e, *per;
+	cJSON *a;
 	uint16_t k;
 
 	num(o, "id", m->id);
@@ -265,9 +261,10 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 	}
 	if (m->dst_kind == SBX_DST_GROUP && m->dst_group < sbx_shm_cfg(shm)->nb_tool_groups) {
 		const char *g = sbx_shm_cfg(shm)->tool_groups[m->dst_group % SBX_MAX_TOOL_GROUPS].name;
+		const size_t gl = sizeof(sbx_shm_cfg(shm)->tool_groups[0].name); /* (FIXED_STR of a pointer: 8 bytes) */
 
-		FIXED_STR(cJSON_AddObjectToObject(o, "destination"), "group", g);
-		FIXED_STR(o, "destination_group", g);
+		fixed_str(cJSON_AddObjectToObject(o, "destination"), "group", g, gl);
+		fixed_str(o, "destination_group", g, gl);
 	} else if (m->dst_kind == SBX_DST_RECORDER) { /* a capture: GET /api/v1/captures/{id} */
 		cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "destination"), "recorder");
 		cJSON_AddNullToObject(o, "destination_group");
@@ -277,6 +274,18 @@ static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
 		cJSON_AddNullToObject(o, "destination_group");
 	}
 	FIXED_STR(o, "filter", m->filter);
+}
+
+static cJSON *mirror_json(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w)
+{
+	static const char *const encaps[] = { "span", "rspan", "erspan2", "erspan3", "vxlan" };
+	static const char *const strategies[] = { "adaptive", "copy", "share" };
+	const struct sbx_mirror_cfg *m = &sbx_shm_cfg(shm)->mirrors[i];
+	struct sbx_mirror_counters sum;
+	cJSON *o = cJSON_CreateObject(), *e, *per;
+	uint16_t k;
+
+	mgmt_session_json(o, shm, m);
 	num(o, "snaplen", m->snaplen);
 	num(o, "sample", m->sample);
 	cJSON_AddStringToObject(o, "oversize", m->oversize == SBX_OVERSIZE_DROP ? "drop" : "truncate");

@@ -95,6 +95,13 @@ cJSON *mgmt_pool_audit_json(const struct sbx_shm *shm, uint32_t i);
  */
 cJSON *mgmt_tool_group_json(const struct sbx_shm *shm, uint16_t i, bool with_config);
 
+/**
+ * The part of a session's JSON that mirrors and maps share (/status mirrors[], GET /api/v1/maps):
+ * id, name, sources[] (port, direction), destination ({"port"}, {"group"} or {"recorder"}),
+ * destination_group (the group's name or null) and filter of @p m, added to @p o.
+ */
+void mgmt_session_json(cJSON *o, const struct sbx_shm *shm, const struct sbx_mirror_cfg *m);
+
 /** Session @p i of the active runtime tables: its config and counters (summed and per worker). */
 cJSON *mgmt_mirror_json(const struct sbx_shm *shm, uint16_t i);
 

@@ -32,6 +32,7 @@
 
 #include "spanbox/config_maps.h"
 #include "spanbox/mapacl.h"
+#include "spanbox/maprulectr.h"
 #include "primary.h"
 
 /* One set of rule tables (cfg.maps[j] -> tables[j]) and the classifiers built from it. */
@@ -43,6 +44,13 @@ struct mapset {
 	char *rules_json[SBX_MAX_MAPS]; /* the rule array as given (printed), for the running file */
 	struct sbx_maps_acl acl;
 	bool acl_live;                  /* acl holds contexts this set owns */
+	/* per-rule counters (maprulectr.h): freed with the set, one generation after its contexts
+	 * (mgmt reads the active tables' block without taking part in the grace period) */
+	struct sbx_rule_ctrs *ctr;
+	/* until the set it replaced is retired (sbx_rule_ctrs_fold): per entry of ctr, the entry of
+	 * the same rule in that set's block (SBX_RULE_NEW: none) and its total when this set was built */
+	uint32_t *from;
+	struct sbx_rule_ctr *snap;
 };
 
 static struct mapset *taken;   /* the file's (or store's) tables, between sbx_maps_take and build */
@@ -66,6 +74,9 @@ static void set_free(struct mapset *s)
 	if (s == NULL)
 		return;
 	set_free_acl(s);
+	sbx_rule_ctrs_free(s->ctr);
+	free(s->from);
+	free(s->snap);
 	for (uint16_t j = 0; j < s->nb; j++) {
 		sbx_map_rules_free(&s->tables[j]);
 		free(s->rules_json[j]);
@@ -182,6 +193,20 @@ static int set_build(struct mapset *s, const struct sbx_config *cfg, struct sbx_
 		for (uint8_t k = 0; k < n; k++)
 			pb[port].rules += sel[k].n;
 	}
+	{
+		uint32_t n[SBX_MAX_MAPS] = { 0 };
+
+		for (uint16_t j = 0; j < cfg->nb_maps && j < s->nb; j++)
+			n[j] = s->tables[j].n;
+		sbx_rule_ctrs_free(s->ctr);
+		s->ctr = sbx_rule_ctrs_alloc(n, cfg->nb_maps, cfg->nb_workers, (int)rte_socket_id());
+		if (s->ctr == NULL) {
+			snprintf(err, errlen, "maps: out of memory for the per-rule counters (%u workers)", cfg->nb_workers);
+			set_free_acl(s);
+			return -1;
+		}
+		s->acl.ctr = s->ctr;
+	}
 	if (ms != NULL) {
 		ms->build_ns = build_ns;
 		ms->memory = memory;
@@ -194,6 +219,91 @@ static int set_build(struct mapset *s, const struct sbx_config *cfg, struct sbx_
 		ms->builds++;
 	}
 	return 0;
+}
+
+/* Entry @p e of @p c summed over every row (the carried one included). */
+static struct sbx_rule_ctr entry_total(const struct sbx_rule_ctrs *c, uint32_t e)
+{
+	struct sbx_rule_ctr t = { 0, 0 };
+
+	for (uint32_t w = 0; w <= c->nb_rows; w++) {
+		const volatile struct sbx_rule_ctr *x = &c->rows[w * c->row_stride + e];
+
+		t.packets += x->packets;
+		t.bytes += x->bytes;
+	}
+	return t;
+}
+
+/*
+ * The rules set @p s keeps from @p old (the active set it will replace): each map of the same id
+ * keeps the counters of its unchanged rules (sbx_map_rules_kept). What they counted in @p old so
+ * far goes into s's carried row now (before s is published: the totals never go back); what
+ * they count there until the workers leave @p old is added by ctr_fold after the grace period.
+ */
+static int ctr_carry(struct mapset *s, const struct mapset *old)
+{
+	struct sbx_rule_ctrs *c = s->ctr;
+	uint64_t entries = 0;
+	uint32_t *from1;
+
+	if (old == NULL || old->ctr == NULL || c == NULL)
+		return 0;
+	for (uint32_t j = 0; j < c->nb_maps; j++)
+		entries += c->n[j];
+	s->from = malloc(sizeof(*s->from) * (entries ? entries : 1));
+	s->snap = calloc(entries ? entries : 1, sizeof(*s->snap));
+	from1 = malloc(sizeof(*from1) * SBX_MAP_MAX_RULES);
+	if (s->from == NULL || s->snap == NULL || from1 == NULL) {
+		free(from1);
+		return -1;
+	}
+	for (uint64_t e = 0; e < entries; e++)
+		s->from[e] = SBX_RULE_NEW;
+	for (uint32_t j = 0; j < c->nb_maps && j < s->nb; j++)
+		for (uint16_t jo = 0; jo < old->nb && jo < old->ctr->nb_maps; jo++) {
+			if (old->id[jo] != s->id[j])
+				continue;
+			sbx_map_rules_kept(&old->tables[jo], &s->tables[j], from1);
+			for (uint32_t i = 0; i < s->tables[j].n; i++) {
+				const uint32_t e = c->first[j] + i;
+
+				if (from1[i] == SBX_RULE_NEW)
+					continue;
+				s->from[e] = old->ctr->first[jo] + from1[i];
+				s->snap[e] = entry_total(old->ctr, s->from[e]);
+				c->rows[c->nb_rows * c->row_stride + e] = s->snap[e];
+			}
+			break;
+		}
+	free(from1);
+	return 0;
+}
+
+/* @p old's workers are gone (its grace period ended): what the rules @p s kept from it counted
+ * there since ctr_carry goes into s's carried row; then s no longer needs old's block. */
+static void ctr_fold(struct mapset *s, const struct mapset *old)
+{
+	struct sbx_rule_ctrs *c = s->ctr;
+	uint64_t entries = 0;
+
+	if (c == NULL || s->from == NULL || old == NULL || old->ctr == NULL)
+		return;
+	for (uint32_t j = 0; j < c->nb_maps; j++)
+		entries += c->n[j];
+	for (uint64_t e = 0; e < entries; e++) {
+		if (s->from[e] == SBX_RULE_NEW)
+			continue;
+		struct sbx_rule_ctr t = entry_total(old->ctr, s->from[e]);
+		volatile struct sbx_rule_ctr *x = &c->rows[c->nb_rows * c->row_stride + e];
+
+		x->packets += t.packets - s->snap[e].packets;
+		x->bytes += t.bytes - s->snap[e].bytes;
+	}
+	free(s->from);
+	free(s->snap);
+	s->from = NULL;
+	s->snap = NULL;
 }
 
 int sbx_maps_build(struct sbx_primary *p)
@@ -338,6 +448,10 @@ int sbx_maps_prepare(struct sbx_primary *p, const struct sbx_config *n, const st
 	snprintf(field, flen, "maps");
 	if (set_build(s, n, &p->shm->maps, err, errlen) != 0)
 		goto out;
+	if (ctr_carry(s, cur) != 0) {
+		snprintf(err, errlen, "maps: out of memory for the per-rule counters");
+		goto out;
+	}
 	field[0] = '\0';
 	*out = s->acl;
 	set_free(pending);
@@ -399,6 +513,7 @@ void sbx_maps_published(uint64_t gen)
 	if (pending == NULL) /* the maps did not change */
 		return;
 	if (retired != NULL) { /* never: the grace period of its generation ended before this change */
+		ctr_fold(cur, retired);
 		set_free_acl(retired);
 		set_free(last);
 		last = retired;
@@ -413,6 +528,7 @@ void sbx_maps_retire_done(void)
 {
 	if (retired == NULL)
 		return;
+	ctr_fold(cur, retired); /* no worker counts there any more */
 	set_free_acl(retired); /* no worker reads these contexts any more */
 	set_free(last);
 	last = retired;

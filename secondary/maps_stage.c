@@ -5,14 +5,17 @@
 
 #include "maps_stage.h"
 
-int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_tables *t, struct sbx_worker_stats *st, char *err,
-			 size_t errlen)
+int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_tables *t, struct sbx_worker_stats *st,
+			 unsigned int worker, char *err, size_t errlen)
 {
 	const struct sbx_config *cfg = &t->cfg;
+	const struct sbx_rule_ctrs *ctr = t->maps.ctr;
 
 	memset(ms->acl, 0, sizeof(ms->acl));
 	memset(ms->watch, 0, sizeof(ms->watch));
 	memset(ms->collect, 0, sizeof(ms->collect));
+	memset(ms->col, 0, sizeof(ms->col));
+	memset(ms->colmask, 0, sizeof(ms->colmask));
 	ms->classified = &st->maps_classified;
 	for (uint16_t j = 0; j < cfg->nb_maps; j++) {
 		const struct sbx_map_cfg *m = &cfg->maps[j];
@@ -29,6 +32,17 @@ int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_tables *t, 
 		ms->acl[p] = t->maps.acl[p];
 		ms->nb_cols[p] = t->maps.nb_cols[p];
 		memcpy(ms->cols[p], t->maps.cols[p], sizeof(ms->cols[p]));
+		/* this worker's row: the spare index (>= nb_rows) counts nowhere */
+		for (uint8_t c = 0; ctr != NULL && worker < ctr->nb_rows && c < ms->nb_cols[p]; c++) {
+			const uint8_t j = ms->cols[p][c];
+
+			ms->col[p][c] = sbx_rule_ctrs_map(ctr, worker, j);
+			if (ms->col[p][c] == NULL)
+				continue;
+			for (int d = 0; d < 2; d++)
+				if (ms->watch[p][d] & (1ULL << j))
+					ms->colmask[p][d] |= 1ULL << c;
+		}
 		if ((ms->acl[p] != NULL && sbx_mapacl_check_shared(ms->acl[p], err, errlen) != 0) ||
 		    (ms->acl[p] == NULL && ms->nb_cols[p] != 0 &&
 		     snprintf(err, errlen, "maps: port %s has maps but no classifier", cfg->ports[p].name) > 0)) {
@@ -36,6 +50,7 @@ int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_tables *t, 
 			memset(ms->acl, 0, sizeof(ms->acl));
 			memset(ms->watch, 0, sizeof(ms->watch));
 			memset(ms->collect, 0, sizeof(ms->collect));
+			memset(ms->colmask, 0, sizeof(ms->colmask));
 			return -1;
 		}
 	}
@@ -61,12 +76,16 @@ void sbx_maps_stage_burst(struct sbx_maps_stage *ms, uint16_t port, uint8_t dir,
 		const uint8_t *f = rte_pktmbuf_read(pkts[i], 0, len, buf);
 
 		sbx_map_key_extract(f, f != NULL ? len : 0, &ms->keys[i]);
+		ms->len[i] = pkts[i]->pkt_len;
 	}
 	sbx_mapacl_classify(a, ms->keys, n, ms->results);
 	*ms->classified += n;
 	{
 		const uint32_t stride = sbx_mapacl_stride(a), nc = ms->nb_cols[port];
 		const uint8_t *cols = ms->cols[port];
+
+		if (ms->colmask[port][d] != 0)
+			sbx_rule_ctrs_count(ms->col[port], nc, ms->colmask[port][d], ms->results, stride, ms->len, n);
 
 		for (i = 0; i < n; i++) {
 			const uint32_t *r = &ms->results[i * stride];

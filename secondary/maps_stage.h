@@ -18,6 +18,7 @@
 #include <rte_mbuf.h>
 
 #include "spanbox/mapacl.h"
+#include "spanbox/maprulectr.h"
 #include "spanbox/shm.h"
 
 /** Results of one classification: frames x categories (a set of up to 16 maps takes 16 columns). */
@@ -33,17 +34,22 @@ struct sbx_maps_stage {
 	uint64_t *classified;                        /**< the worker's maps_classified counter (shm) */
 	struct sbx_map_key keys[SBX_MAX_BURST];
 	uint32_t results[SBX_MAPS_STAGE_RESULTS];
+	/* per-rule counters (maprulectr.h): this worker's row of the tables' block */
+	struct sbx_rule_ctr *col[SBX_MAX_PORTS][SBX_MAX_MAPS]; /**< category c of acl[p]: its map's rule 0 */
+	uint64_t colmask[SBX_MAX_PORTS][2];          /**< categories of acl[p] whose map watches RX [0] / TX [1] */
+	uint32_t len[SBX_MAX_BURST];                 /**< the burst's frame lengths (bytes counted) */
 };
 
 /**
- * Set up @p ms from the maps of the runtime tables @p t (cfg.maps, maps), counting into @p st; called
+ * Set up @p ms from the maps of the runtime tables @p t (cfg.maps, maps), counting into @p st and
+ * into row @p worker (the worker's slot) of the tables' per-rule counters (maps.ctr); called
  * at start and at every change of the tables, between two bursts (docs/RUNTIME_TABLES.md "Maps"). Checks
  * that each port's classifier is the primary's (sbx_mapacl_check_shared: its contexts found by
  * name in DPDK's RTE_ACL tailq from this process).
  * @return 0, or -1 with "maps: why" in @p err
  */
-int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_tables *t, struct sbx_worker_stats *st, char *err,
-			 size_t errlen);
+int sbx_maps_stage_setup(struct sbx_maps_stage *ms, const struct sbx_tables *t, struct sbx_worker_stats *st,
+			 unsigned int worker, char *err, size_t errlen);
 
 /** @return true when a map watches @p dir (SBX_DIR_RX / SBX_DIR_TX) of @p port. */
 static inline bool sbx_maps_stage_watches(const struct sbx_maps_stage *ms, uint16_t port, uint8_t dir)
@@ -54,7 +60,8 @@ static inline bool sbx_maps_stage_watches(const struct sbx_maps_stage *ms, uint1
 /**
  * The maps of each of the @p n frames @p pkts (n <= SBX_MAX_BURST; only read) seen on @p dir of
  * @p port: @p sets[i] bit j set when map j watches that port and direction and its rules pass
- * frame i, or when map j is a collector there and no other map passed it.
+ * frame i, or when map j is a collector there and no other map passed it. The rule that decided
+ * (pass or drop) for each map watching there counts the frame (packets, bytes of pkt_len).
  */
 void sbx_maps_stage_burst(struct sbx_maps_stage *ms, uint16_t port, uint8_t dir, struct rte_mbuf **pkts, uint16_t n,
 			  uint64_t *sets);

@@ -45,7 +45,7 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 	}
 	sbx_flows_live(&wk->flows, wk->shm, wk->id, &t->cfg.flows); /* flows is live: ports, timeouts */
 	/* maps are live (issue #27): this generation's classifiers, found by name in this process */
-	if (sbx_maps_stage_setup(&wk->maps, t, &wk->slot->stats, ierr, sizeof(ierr)) != 0 && rc == 0) {
+	if (sbx_maps_stage_setup(&wk->maps, t, &wk->slot->stats, wk->id, ierr, sizeof(ierr)) != 0 && rc == 0) {
 		snprintf(err, errlen, "%s", ierr);
 		rc = -1;
 	}

@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 34
+#define SBX_SHM_VERSION 35
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -563,6 +563,9 @@ struct sbx_maps_acl {
 	void *acl[SBX_MAX_PORTS];
 	uint8_t nb_cols[SBX_MAX_PORTS];              /**< maps with a source on port p */
 	uint8_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];   /**< category c of acl[p]: index into cfg.maps */
+	/** the per-rule counters of these tables: a struct sbx_rule_ctrs * in rte_malloc memory
+	 *  (maprulectr.h), row w written by worker slot w; NULL: none (no maps, or no memory) */
+	void *ctr;
 };
 
 /**

@@ -15,7 +15,9 @@
  *       spread over M maps (16), frames built to hit random rules; one TSV line: rules, maps,
  *       parse ms, shadow-check ms, build ms, context MiB, extract cycles/frame, classify
  *       cycles/frame (bursts of 32), and with --verify F the number of F frames whose results
- *       differ from the reference match (sbx_map_rule_match, first match per map).
+ *       differ from the reference match (sbx_map_rule_match, first match per map), shadowed
+ *       rules, context sets, contexts, and the cycles/frame the per-rule counters add
+ *       (sbx_rule_ctrs_count of one worker's row after each burst's lookup, every map counted).
  *   OPTS: --single (one context for both families), --max-size BYTES (rte_acl max_size),
  *         --alg N (enum rte_acl_classify_alg: 1 scalar, 2 SSE, 3 AVX2, 6 AVX512X16, 7 AVX512X32),
  *         --dump (rte_acl_dump of every context to stdout), --eal ARG (one more EAL argument)
@@ -34,6 +36,9 @@
 #include <rte_eal.h>
 
 #include "spanbox/mapacl.h"
+#include <rte_memory.h>
+
+#include "spanbox/maprulectr.h"
 #include "spanbox/maprules.h"
 
 #define BURST 32
@@ -422,7 +427,11 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 	struct sbx_mapacl_stats st;
 	struct sbx_mapacl *acl;
 	struct timespec t0;
-	uint64_t c0, c_extract, c_classify;
+	uint64_t c0, c_extract, c_classify, c_count;
+	struct sbx_rule_ctrs *ctr;
+	struct sbx_rule_ctr *col[256] = { NULL };
+	uint32_t nrules[SBX_MAX_MAPS] = { 0 };
+	uint64_t colmask = 0;
 	char err[256];
 	size_t shadowed;
 
@@ -474,9 +483,18 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 			r = &maps[m].rule[rndn(maps[m].n)];
 		lens[i] = gen_frame(frames[i], r);
 	}
+	/* the per-rule counters of one worker, every map counted (maprulectr.h), as the maps stage does */
+	for (m = 0; m < nb_maps && m < SBX_MAX_MAPS; m++)
+		nrules[m] = maps[m].n;
+	ctr = sbx_rule_ctrs_alloc(nrules, nb_maps < SBX_MAX_MAPS ? nb_maps : SBX_MAX_MAPS, 1, SOCKET_ID_ANY);
+	for (m = 0; ctr != NULL && m < nb_maps && m < 64; m++) {
+		col[m] = sbx_rule_ctrs_map(ctr, 0, m);
+		colmask |= col[m] != NULL ? 1ULL << m : 0;
+	}
 	/* per burst of 32, as a worker would: extraction into one burst of keys, then the same with
-	 * the classification into one burst of results; classify = the difference */
-	c_extract = c_classify = UINT64_MAX; /* the quickest round of each: preemption on a shared machine only adds */
+	 * the classification into one burst of results; classify = the difference; then the same with
+	 * the per-rule counters: count = that minus classify and extract */
+	c_extract = c_classify = c_count = UINT64_MAX; /* the quickest round of each: preemption on a shared machine only adds */
 	for (int k = 0; k < ROUNDS; k++) {
 		c0 = rte_rdtsc_precise();
 		for (i = 0; i < FRAMES; i += BURST)
@@ -492,7 +510,17 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 		}
 		c0 = rte_rdtsc_precise() - c0;
 		c_classify = c0 < c_classify ? c0 : c_classify;
+		c0 = rte_rdtsc_precise();
+		for (i = 0; i < FRAMES; i += BURST) {
+			for (uint32_t j = 0; j < BURST; j++)
+				sbx_map_key_extract(frames[i + j], lens[i + j], &bkeys[j]);
+			sbx_mapacl_classify(acl, bkeys, BURST, bres);
+			sbx_rule_ctrs_count(col, nb_maps < 64 ? nb_maps : 64, colmask, bres, stride, &lens[i], BURST);
+		}
+		c0 = rte_rdtsc_precise() - c0;
+		c_count = c0 < c_count ? c0 : c_count;
 	}
+	c_count = c_count > c_classify ? c_count - c_classify : 0;
 	c_classify = c_classify > c_extract ? c_classify - c_extract : 0;
 	for (i = 0; i < FRAMES; i++)
 		sbx_map_key_extract(frames[i], lens[i], &keys[i]);
@@ -509,9 +537,11 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 				}
 			differ += want != res[(size_t)i * stride + m];
 		}
-	printf("%u\t%u\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s%u\t%zu\t%u\t%u\n", nb_rules, nb_maps, parse_ms, shadow_ms,
-	       (double)st.build_ns / 1e6, (double)st.memory / 1048576.0, (double)c_extract / FRAMES,
-	       (double)c_classify / FRAMES, verify ? "" : "-", verify ? differ : 0, shadowed, st.sets, st.contexts);
+	printf("%u\t%u\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s%u\t%zu\t%u\t%u\t%.1f\n", nb_rules, nb_maps, parse_ms,
+	       shadow_ms, (double)st.build_ns / 1e6, (double)st.memory / 1048576.0, (double)c_extract / FRAMES,
+	       (double)c_classify / FRAMES, verify ? "" : "-", verify ? differ : 0, shadowed, st.sets, st.contexts,
+	       ctr != NULL ? (double)c_count / FRAMES : -1.0);
+	sbx_rule_ctrs_free(ctr);
 	sbx_mapacl_free(acl);
 	for (m = 0; m < nb_maps; m++)
 		sbx_map_rules_free(&maps[m]);
