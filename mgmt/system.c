@@ -464,6 +464,7 @@ static void maps_json(cJSON *o, const struct sbx_shm *shm)
 	if (x == NULL)
 		return;
 	num(x, "memory_bytes", (double)ms->memory);
+	num(x, "rule_counters_bytes", (double)ms->counters_bytes);
 	num(x, "build_ms", (double)(ms->build_ns / 1000) / 1000.0);
 	num(x, "contexts", ms->contexts);
 	num(x, "builds", ms->builds);

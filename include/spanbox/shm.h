@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 35
+#define SBX_SHM_VERSION 36
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -783,6 +783,8 @@ struct sbx_maps_shm {
 							    (GET /api/v1/system "maps") */
 	int64_t built_at_ns;                         /**< CLOCK_REALTIME of the last build (ns), 0 none */
 	uint32_t builds;                             /**< builds since start, the one at start included */
+	uint64_t counters_bytes;                     /**< rte_malloc bytes of the per-rule counters
+							  (maprulectr.h: workers + 1 rows of every rule) */
 };
 
 struct sbx_shm {

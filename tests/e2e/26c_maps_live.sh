@@ -166,7 +166,7 @@ curl -fsS "$API/system" | jq -c .maps | sed 's/^/# system maps: /'
 check "GET /system maps: one more build (after $builds0), port a's classifier with 65,536 rules or more, its memory and build time, built_at RFC 3339" \
 	cond '[ "$builds0" -ge 1 ] && curl -fsS "$API/system" | jq -e --argjson b "$builds0" ".maps.builds == \$b + 1 and
 		(.maps.classifiers | map(select(.port == \"a\" and .rules >= 65536 and .memory_bytes > 0 and .build_ms > 0)) | length == 1)
-		and .maps.memory_bytes >= ([.maps.classifiers[].memory_bytes] | add) and (.maps.built_at | test(\"^20[0-9-]{8}T\"))" >/dev/null'
+		and .maps.memory_bytes >= ([.maps.classifiers[].memory_bytes] | add) and .maps.rule_counters_bytes >= 65536 * 16 * 2 and (.maps.built_at | test(\"^20[0-9-]{8}T\"))" >/dev/null'
 code=$(req PUT /maps/40 "$TMP/m40.json")
 check "map 40 back to its 16,384 rules (all): 200; the 65,536-rule table no longer stored ($code)" \
 	cond '[ "$code" = 200 ] && [ "$(stored_rules)" = "1/16384" ]'
