@@ -132,6 +132,18 @@ int mgmt_tables_evict_ended_captures(const struct sbx_shm *shm, cJSON *doc, char
 cJSON *mgmt_running_doc(struct req *r, cJSON **body, unsigned int *code);
 
 /**
+ * The preamble of a route that changes the running document (api_tables.c): the request moved to
+ * the changes lane (mgmt_run_on: one change at a time), then, when @p in is not NULL, its body
+ * parsed by @p parse (NULL: mgmt_parse_body) into *@p in, then the running document
+ * (mgmt_running_doc) into *@p doc; on an error what was taken is freed.
+ * @return true when the route goes on with *@p in and *@p doc (the caller owns and frees both);
+ * false when it returns *@p code at once: 0 when the request was moved to the lane (it runs again
+ * there), else the HTTP status with the error in *@p body. *@p code is written only then.
+ */
+bool mgmt_change_begin(struct req *r, cJSON **body, unsigned int *code,
+		       cJSON *(*parse)(struct req *r, cJSON **body, unsigned int *code), cJSON **in, cJSON **doc);
+
+/**
  * Validate, store and apply the whole config document @p doc (consumed) as every runtime-table
  * change is (api_tables.c, docs/RUNTIME_TABLES.md), on the changes lane: audit event @p kind with
  * @p detail; on success *body = @p ok_body (consumed) and the answer is @p ok_code, on failure the

@@ -79,16 +79,8 @@ static unsigned int put_flows_config(struct req *r, cJSON **body)
 	struct mgmt_verdict v;
 	cJSON *in, *doc;
 
-	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
-		return 0;
-	in = mgmt_parse_body(r, body, &code);
-	if (in == NULL)
+	if (!mgmt_change_begin(r, body, &code, NULL, &in, &doc))
 		return code;
-	doc = mgmt_running_doc(r, body, &code);
-	if (doc == NULL) {
-		cJSON_Delete(in);
-		return code;
-	}
 	code = mgmt_merge_put_flows(in, doc, &v);
 	cJSON_Delete(in);
 	if (code != 0) {

@@ -249,16 +249,8 @@ static unsigned int post_map(struct req *r, cJSON **body)
 	char detail[160];
 	long id;
 
-	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
-		return 0;
-	in = map_body(r, body, &code);
-	if (in == NULL)
+	if (!mgmt_change_begin(r, body, &code, map_body, &in, &doc))
 		return code;
-	doc = mgmt_running_doc(r, body, &code);
-	if (doc == NULL) {
-		cJSON_Delete(in);
-		return code;
-	}
 	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
 	if (idv == NULL) {
 		id = free_id(doc);
@@ -325,13 +317,9 @@ static unsigned int put_map(struct req *r, cJSON **body)
 	long id;
 	int idx = -1;
 
-	if (mgmt_run_on(r, MGMT_LANE_CHANGES))
-		return 0;
-	in = map_body(r, body, &code);
-	if (in == NULL)
+	if (!mgmt_change_begin(r, body, &code, map_body, &in, &doc))
 		return code;
-	doc = mgmt_running_doc(r, body, &code);
-	m = doc != NULL ? need_map(r, doc, &idx, &id, body, &code) : NULL;
+	m = need_map(r, doc, &idx, &id, body, &code);
 	if (m == NULL) {
 		cJSON_Delete(in);
 		cJSON_Delete(doc);
@@ -559,12 +547,9 @@ static unsigned int change_rule(struct req *r, cJSON **body, bool add)
 	long id, n = -1;
 	int idx = -1;
 
-	if (mgmt_run_on(r, MGMT_LANE_CHANGES))
-		return 0;
-	if (add && (in = mgmt_parse_body(r, body, &code)) == NULL)
+	if (!mgmt_change_begin(r, body, &code, NULL, add ? &in : NULL, &doc))
 		return code;
-	doc = mgmt_running_doc(r, body, &code);
-	m = doc != NULL ? need_map(r, doc, &idx, &id, body, &code) : NULL;
+	m = need_map(r, doc, &idx, &id, body, &code);
 	rules = m != NULL ? running_rules(id) : NULL;
 	if (m != NULL && rules == NULL) {
 		code = MHD_HTTP_SERVICE_UNAVAILABLE;

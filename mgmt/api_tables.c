@@ -967,23 +967,6 @@ static unsigned int get_group(struct req *r, cJSON **body)
 	return MHD_HTTP_NOT_FOUND;
 }
 
-/* The request body and the running document of a tool group PUT: 0, or the HTTP status with
- * *body set (nothing to free). */
-static unsigned int group_inputs(struct req *r, cJSON **body, cJSON **in, cJSON **doc)
-{
-	unsigned int code = MHD_HTTP_OK;
-
-	*in = mgmt_parse_body(r, body, &code);
-	if (*in == NULL)
-		return code;
-	*doc = running_doc(r, body, &code);
-	if (*doc == NULL) {
-		cJSON_Delete(*in);
-		return code;
-	}
-	return 0;
-}
-
 /* A refusal of validate.c of a tool group PUT: its error body; @p in and @p doc freed. */
 static unsigned int group_refused(cJSON **body, const struct mgmt_verdict *v, cJSON *in, cJSON *doc)
 {
@@ -1000,9 +983,7 @@ static unsigned int put_groups(struct req *r, cJSON **body)
 	struct mgmt_verdict v;
 	cJSON *in, *doc, *ok;
 
-	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
-		return 0;
-	if ((code = group_inputs(r, body, &in, &doc)) != 0)
+	if (!mgmt_change_begin(r, body, &code, NULL, &in, &doc))
 		return code;
 	if (mgmt_merge_put_groups(in, doc, &v) != 0)
 		return group_refused(body, &v, in, doc);
@@ -1022,9 +1003,7 @@ static unsigned int put_group(struct req *r, cJSON **body)
 	bool created = false;
 	cJSON *in, *doc;
 
-	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) /* one change at a time; it waits for the primary */
-		return 0;
-	if ((code = group_inputs(r, body, &in, &doc)) != 0)
+	if (!mgmt_change_begin(r, body, &code, NULL, &in, &doc))
 		return code;
 	if (mgmt_merge_put_group(in, doc, r->params[0], &created, prefix, sizeof(prefix), &v) != 0)
 		return group_refused(body, &v, in, doc);
@@ -1106,6 +1085,29 @@ const struct mgmt_route mgmt_routes_tables[] = {
 cJSON *mgmt_running_doc(struct req *r, cJSON **body, unsigned int *code)
 {
 	return running_doc(r, body, code);
+}
+
+bool mgmt_change_begin(struct req *r, cJSON **body, unsigned int *code,
+		       cJSON *(*parse)(struct req *r, cJSON **body, unsigned int *code), cJSON **in, cJSON **doc)
+{
+	if (mgmt_run_on(r, MGMT_LANE_CHANGES)) { /* one change at a time; it waits for the primary */
+		*code = 0;
+		return false;
+	}
+	if (in != NULL) {
+		*in = (parse != NULL ? parse : mgmt_parse_body)(r, body, code);
+		if (*in == NULL)
+			return false;
+	}
+	*doc = running_doc(r, body, code);
+	if (*doc == NULL) {
+		if (in != NULL) {
+			cJSON_Delete(*in);
+			*in = NULL;
+		}
+		return false;
+	}
+	return true;
 }
 
 unsigned int mgmt_tables_change(struct req *r, cJSON **body, cJSON *doc, const char *kind, const char *detail,
