@@ -194,7 +194,6 @@ static cJSON *files_json(const struct sbx_shm *shm, long id)
  * counters and files. */
 static cJSON *capture_json(const struct sbx_shm *shm, long id, const struct sbx_mirror_cfg *m, uint16_t idx)
 {
-	static const char *const dirs[] = { "", "rx", "tx", "both" };
 	const struct sbx_capture_shm *cs = m != NULL ? mgmt_capture_slot(shm, id) : NULL;
 	cJSON *o = cJSON_CreateObject(), *c;
 	char state[160], when[32];
@@ -219,7 +218,7 @@ static cJSON *capture_json(const struct sbx_shm *shm, long id, const struct sbx_
 			cJSON *src = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(src, "port", shm->cfg.ports[m->sources[k].port % SBX_MAX_PORTS].name);
-			cJSON_AddStringToObject(src, "direction", dirs[m->sources[k].direction & 3]);
+			cJSON_AddStringToObject(src, "direction", sbx_direction_name(m->sources[k].direction));
 			cJSON_AddItemToArray(a, src);
 		}
 		cJSON_AddStringToObject(o, "filter", m->filter);

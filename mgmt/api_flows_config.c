@@ -34,7 +34,8 @@ static cJSON *flows_config_json(const struct sbx_config *cfg)
 			cJSON *p = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(p, "port", cfg->ports[i].name);
-			cJSON_AddStringToObject(p, "direction", rx && tx ? "both" : tx ? "tx" : "rx");
+			cJSON_AddStringToObject(p, "direction",
+						sbx_direction_name((rx ? SBX_DIR_RX : 0) | (tx ? SBX_DIR_TX : 0)));
 			cJSON_AddItemToArray(a, p);
 		}
 	}

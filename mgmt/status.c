@@ -245,7 +245,6 @@ cJSON *mgmt_worker_json(const struct sbx_shm *shm, uint16_t w)
 /* One mirror session: its config and its counters, summed and per worker. */
 void mgmt_session_json(cJSON *o, const struct sbx_shm *shm, const struct sbx_mirror_cfg *m)
 {
-	static const char *const dirs[] = { "", "rx", "tx", "both" };
 	cJSON *a;
 	uint16_t k;
 
@@ -256,7 +255,7 @@ void mgmt_session_json(cJSON *o, const struct sbx_shm *shm, const struct sbx_mir
 		cJSON *src = cJSON_CreateObject();
 
 		FIXED_STR(src, "port", shm->cfg.ports[m->sources[k].port % SBX_MAX_PORTS].name);
-		cJSON_AddStringToObject(src, "direction", dirs[m->sources[k].direction & 3]);
+		cJSON_AddStringToObject(src, "direction", sbx_direction_name(m->sources[k].direction));
 		cJSON_AddItemToArray(a, src);
 	}
 	if (m->dst_kind == SBX_DST_GROUP && m->dst_group < sbx_shm_cfg(shm)->nb_tool_groups) {

@@ -85,8 +85,24 @@ struct choice {
 	uint8_t value;
 };
 
+/* The name of @p value among @p choices, "unknown" when none has it. */
+static const char *choice_name(const struct choice *choices, uint8_t value)
+{
+	const struct choice *c;
+
+	for (c = choices; c->name != NULL; c++)
+		if (c->value == value)
+			return c->name;
+	return "unknown";
+}
+
 static const struct choice direction_choices[] = {
 	{"rx", SBX_DIR_RX}, {"tx", SBX_DIR_TX}, {"both", SBX_DIR_BOTH}, {NULL, 0}};
+const char *sbx_direction_name(uint8_t d)
+{
+	return choice_name(direction_choices, d);
+}
+
 static const struct choice encap_choices[] = {
 	{"span", SBX_ENCAP_SPAN}, {"rspan", SBX_ENCAP_RSPAN}, {"erspan2", SBX_ENCAP_ERSPAN2},
 	{"erspan3", SBX_ENCAP_ERSPAN3}, {"vxlan", SBX_ENCAP_VXLAN}, {NULL, 0}};
@@ -98,12 +114,7 @@ static const struct choice decap_choices[] = {
 	{"gtpu", SBX_DECAP_GTPU}, {NULL, 0}};
 const char *sbx_decap_type_name(uint8_t type)
 {
-	const struct choice *c;
-
-	for (c = decap_choices; c->name != NULL; c++)
-		if (c->value == type)
-			return c->name;
-	return "unknown";
+	return choice_name(decap_choices, type);
 }
 
 static const struct choice non_tunnel_choices[] = {

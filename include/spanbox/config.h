@@ -183,6 +183,10 @@ struct sbx_xconnect_cfg {
 /** Which traffic of a source port a session mirrors. */
 enum sbx_direction { SBX_DIR_RX = 1, SBX_DIR_TX = 2, SBX_DIR_BOTH = 3 };
 
+/** The config name of direction @p d (enum sbx_direction: "rx", "tx", "both"), "unknown" out of
+ *  range; the names the config's "direction" keys take (shared/config.c), every answer uses them. */
+const char *sbx_direction_name(uint8_t d);
+
 /** How the mirrored frame is carried to the destination. */
 enum sbx_encap {
 	SBX_ENCAP_SPAN = 0,    /**< the original frame, unchanged */

@@ -438,6 +438,28 @@ static int parse_mirrors(const char *mirrors, struct sbx_config *cfg, char *err,
 
 #define SESSION "\"sources\":[{\"port\":\"a\"}],\"destination\":{\"port\":\"d\"}"
 
+/* sbx_direction_name(): the name of each direction the parser stores is the one it was given
+ * (the answers of GET /mirrors, /captures, /maps and /flows/config spell directions with it). */
+static void test_direction_names(void)
+{
+	static const char *const names[] = { "rx", "tx", "both" };
+	static struct sbx_config cfg;
+	char err[512] = "", text[512];
+
+	for (unsigned int i = 0; i < 3; i++) {
+		snprintf(text, sizeof(text),
+			 "[{\"id\":1,\"sources\":[{\"port\":\"a\",\"direction\":\"%s\"}],\"destination\":{\"port\":\"d\"}}]",
+			 names[i]);
+		int rc = parse_mirrors(text, &cfg, err, sizeof(err));
+		const char *name = rc == 0 ? sbx_direction_name(cfg.mirrors[0].sources[0].direction) : "(refused)";
+
+		check(rc == 0 && strcmp(name, names[i]) == 0, "direction %s: parsed and named %s (%s)", names[i], name,
+		      err);
+	}
+	check(strcmp(sbx_direction_name(0), "unknown") == 0 && strcmp(sbx_direction_name(4), "unknown") == 0,
+	      "direction name of a value out of range: unknown");
+}
+
 /* mirrors[].timestamp (issue #26): formats, metamako's device_id and port, refusals naming the key. */
 static void test_mirror_timestamp(void)
 {
@@ -1660,6 +1682,7 @@ int main(int argc, char **argv)
 	test_tool_group_capacity();
 	test_mirrors_inline();
 	test_mirror_timestamp();
+	test_direction_names();
 	test_ingress_inline();
 	test_ts_in_config();
 	test_tunnel_senders();
