@@ -611,7 +611,7 @@ static void group_metrics(struct pbuf *b, const struct sbx_shm *shm)
 
 		gl[g][0] = '\0';
 		label(gl[g], LBL, "group", gc->name, sizeof(gc->name));
-		nbm[g] = (uint8_t)RTE_MIN(gc->nb_members, shm->group_members); /* the slot's capacity */
+		nbm[g] = (uint8_t)RTE_MIN(gc->nb_members, shm->layout.group_members); /* the slot's capacity */
 		for (k = 0; k < nbm[g]; k++) {
 			labels_join(ml[g][k], sizeof(ml[g][k]), gl[g], "");
 			label(ml[g][k], sizeof(ml[g][k]), "port", shm->cfg.ports[gc->members[k] % SBX_MAX_PORTS].name,

@@ -55,7 +55,7 @@ unsigned int mgmt_ingress_senders(const struct sbx_shm *shm, uint16_t port, uint
 		const struct sbx_tunnel_source *src = sbx_shm_senders(shm, w);
 
 		*untracked += sbx_shm_worker(shm, w)->stats.port[port].tunnels_untracked;
-		for (i = 0; i < shm->senders_per_worker && i < SBX_MAX_TUNNEL_SOURCES; i++) {
+		for (i = 0; i < shm->layout.senders_per_worker && i < SBX_MAX_TUNNEL_SOURCES; i++) {
 			if (!sender_copy(&src[i], port, &e))
 				continue;
 			for (k = 0; k < n; k++)

@@ -78,7 +78,7 @@ uint16_t mgmt_nb_tool_groups(const struct sbx_shm *shm)
 
 uint8_t mgmt_group_slot(const struct sbx_shm *shm, uint16_t i)
 {
-	uint32_t n = shm->nb_group_slots ? shm->nb_group_slots : 1;
+	uint32_t n = shm->layout.nb_group_slots ? shm->layout.nb_group_slots : 1;
 
 	return (uint8_t)(sbx_shm_tables(shm)->gslot[i % SBX_MAX_TOOL_GROUPS] % n);
 }

@@ -41,7 +41,7 @@ void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struc
 /** Tool groups of the running config (active tables), bounded by SBX_MAX_TOOL_GROUPS. */
 uint16_t mgmt_nb_tool_groups(const struct sbx_shm *shm);
 
-/** Slot of tool group @p i of the active tables (shm->groups[slot]), always < shm->nb_group_slots. */
+/** Slot of tool group @p i of the active tables (shm->groups[slot]), always < shm->layout.nb_group_slots. */
 uint8_t mgmt_group_slot(const struct sbx_shm *shm, uint16_t i);
 
 /** Sum the counters of member @p k of group slot @p slot over workers 0..@p nb_w-1 (overwrites @p sum). */

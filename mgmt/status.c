@@ -351,7 +351,7 @@ cJSON *mgmt_tool_group_json(const struct sbx_shm *shm, uint16_t i, bool with_con
 	num(o, "buckets", SBX_GROUP_BUCKETS);
 	num(o, "members_up", gs->members_up);
 	a = cJSON_CreateArray();
-	for (k = 0; k < MIN(g->nb_members, shm->group_members); k++) { /* the slot's capacity */
+	for (k = 0; k < MIN(g->nb_members, shm->layout.group_members); k++) { /* the slot's capacity */
 		const struct sbx_group_member_shm *m = &gs->m[k];
 		cJSON *mo = cJSON_CreateObject();
 

@@ -438,7 +438,7 @@ static void memzone_json(cJSON *o, const struct sbx_shm *shm)
 		return;
 	sbx_shm_layout(SBX_MAX_WORKERS, SBX_MAX_PORTS, SBX_MAX_TUNNEL_SOURCES, SBX_MAX_TOOL_GROUPS,
 		       SBX_MAX_GROUP_MEMBERS, &max);
-	num(x, "bytes", (double)shm->total_size);
+	num(x, "bytes", (double)shm->layout.total_size);
 	num(x, "bytes_at_maximum", (double)max.total_size);
 	num(x, "worker_slot_bytes", (double)sizeof(struct sbx_worker_shm));
 }

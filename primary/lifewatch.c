@@ -74,7 +74,7 @@ int sbx_lifewatch_start(struct sbx_primary *p)
 
 	lw.shm = p->shm;
 	__atomic_store_n(&lw.stop, 0, __ATOMIC_RELEASE);
-	for (w = 0; w < p->shm->nb_worker_slots; w++)
+	for (w = 0; w < p->shm->layout.nb_worker_slots; w++)
 		if ((rc = sbx_life_init(&sbx_shm_worker(p->shm, w)->life)) != 0) {
 			fprintf(stderr, "spanbox-primary: worker %u's life lock: %s\n", w, strerror(rc));
 			return -1;

@@ -203,7 +203,7 @@ static struct sbx_shm *shm_publish(const struct sbx_config *cfg)
 	}
 	shm = mz->addr;
 	memset(shm, 0, lay.total_size);
-	sbx_shm_set_layout(shm, &lay);
+	shm->layout = lay; /* where the regions are (sbx_shm_layout()) */
 	shm->cfg = *cfg;
 	for (unsigned int w = 0; w < SBX_MAX_WORKERS; w++) {
 		shm->placement[w].nb_rxq = cfg->workers[w].nb_rxq;

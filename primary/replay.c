@@ -74,7 +74,7 @@ static void print_tunnels(struct sbx_primary *p)
 	for (w = 0; w < p->cfg->nb_workers; w++) {
 		const struct sbx_tunnel_source *src = sbx_shm_senders(p->shm, w);
 
-		for (i = 0; i < p->shm->senders_per_worker; i++) {
+		for (i = 0; i < p->shm->layout.senders_per_worker; i++) {
 			const struct sbx_tunnel_source *e = &src[i];
 			char addr[INET6_ADDRSTRLEN];
 

@@ -114,7 +114,7 @@ static int assign_counter_sets(const struct sbx_tables *old, const struct sbx_co
 		used[j] = true;
 		/* no worker writes counter set j: the last grace period ended and old uses no session
 		 * in it */
-		for (w = 0; w < tp->shm->nb_worker_slots; w++)
+		for (w = 0; w < tp->shm->layout.nb_worker_slots; w++)
 			memset(&sbx_shm_worker(tp->shm, w)->stats.mirror[j], 0, sizeof(sbx_shm_worker(tp->shm, w)->stats.mirror[j]));
 		__atomic_store_n(&tp->shm->mirrors[j].seq_next, 0, __ATOMIC_RELAXED);
 	}
@@ -275,7 +275,7 @@ static int apply_staged(void)
 	if (sbx_groups_assign(tp, cur, n, next->gslot) != 0) {
 		rc = refuse("tool_groups", "tool_groups: no free tool group slot (capacity %u groups of %u members, "
 			    "%u slots: workers.tool_group_capacity)", (unsigned int)tp->shm->cfg.tg_cap_groups,
-			    (unsigned int)tp->shm->cfg.tg_cap_members, tp->shm->nb_group_slots);
+			    (unsigned int)tp->shm->cfg.tg_cap_members, tp->shm->layout.nb_group_slots);
 		goto out;
 	}
 	if (sbx_recorder_add(&next->cfg, err, sizeof(err)) != 0) { /* the rings of new captures */

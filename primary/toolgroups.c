@@ -98,18 +98,18 @@ static void slot_init(struct sbx_primary *p, unsigned int slot, const struct sbx
 	uint64_t now = sbx_now_ns();
 	unsigned int w, k;
 
-	memset(gs, 0, p->shm->group_stride);
+	memset(gs, 0, p->shm->layout.group_stride);
 	gs->nb_members = g->nb_members;
 	for (k = 0; k < g->nb_members; k++) {
 		gs->m[k].state = SBX_MEMBER_UP;
 		gs->m[k].since_ns = now;
 		gs->m[k].win_start_ns = now;
 	}
-	for (w = 0; w < p->shm->nb_worker_slots; w++) {
+	for (w = 0; w < p->shm->layout.nb_worker_slots; w++) {
 		memset(sbx_shm_group_member(p->shm, w, slot, 0), 0,
-		       p->shm->group_members * sizeof(struct sbx_group_member_counters));
+		       p->shm->layout.group_members * sizeof(struct sbx_group_member_counters));
 		memset(sbx_shm_group_ctr(p->shm, w, slot), 0, sizeof(struct sbx_group_counters));
-		memset(sbx_shm_group_demand(p->shm, w, slot, 0), 0, p->shm->group_members * sizeof(struct sbx_group_demand));
+		memset(sbx_shm_group_demand(p->shm, w, slot, 0), 0, p->shm->layout.group_members * sizeof(struct sbx_group_demand));
 	}
 	memset(seen[slot], 0, sizeof(seen[slot]));
 	memset(rate_ew[slot], 0, sizeof(rate_ew[slot]));
@@ -130,12 +130,12 @@ int sbx_groups_assign(struct sbx_primary *p, const struct sbx_tables *old, const
 	bool used[SBX_GROUP_SLOTS] = { false };
 	uint16_t i, j;
 
-	unsigned int slots = RTE_MIN(p->shm->nb_group_slots, (uint32_t)SBX_GROUP_SLOTS);
+	unsigned int slots = RTE_MIN(p->shm->layout.nb_group_slots, (uint32_t)SBX_GROUP_SLOTS);
 
 	if (n->nb_tool_groups > SBX_MAX_TOOL_GROUPS || (old && old->cfg.nb_tool_groups > SBX_MAX_TOOL_GROUPS))
 		return -1;
 	for (i = 0; i < n->nb_tool_groups; i++) /* the config's parse checked them: the slots' capacity */
-		if (n->tool_groups[i].nb_members > p->shm->group_members)
+		if (n->tool_groups[i].nb_members > p->shm->layout.group_members)
 			return -1;
 	for (j = 0; old != NULL && j < old->cfg.nb_tool_groups; j++) {
 		if (old->gslot[j] >= slots)
@@ -353,7 +353,7 @@ void sbx_groups_tick(struct sbx_primary *p, uint64_t now)
 	for (i = 0; i < t->cfg.nb_tool_groups && i < SBX_MAX_TOOL_GROUPS; i++) {
 		const struct sbx_tool_group_cfg *g = &t->cfg.tool_groups[i];
 
-		if (t->gslot[i] >= p->shm->nb_group_slots || sbx_shm_group(p->shm, t->gslot[i])->nb_members != g->nb_members)
+		if (t->gslot[i] >= p->shm->layout.nb_group_slots || sbx_shm_group(p->shm, t->gslot[i])->nb_members != g->nb_members)
 			continue;
 		for (k = 0; k < g->nb_members; k++) {
 			uint16_t port = g->members[k];

@@ -38,7 +38,7 @@ struct sbx_ingress_engine {
 	struct sbx_sender_table senders; /**< the tunnel senders this worker follows (slots: src) */
 	struct sbx_tunnel_source *src;   /**< this worker's sender slots in the memzone (sbx_shm_senders()),
 					      set before the first sbx_ingress_setup() */
-	uint32_t nb_src;                 /**< slots at src (shm->senders_per_worker) */
+	uint32_t nb_src;                 /**< slots at src (shm->layout.senders_per_worker) */
 	uint64_t idle_ns;                /**< workers.tunnel_senders.idle_s, ns */
 	uint64_t next_age_ns;            /**< CLOCK_REALTIME ns of the next look for idle senders */
 	/** per input port with decap rules: the reassembly table of its outer fragments (rte_ip_frag,

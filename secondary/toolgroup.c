@@ -103,8 +103,8 @@ int sbx_toolgroup_setup(struct sbx_toolgroup_rt *g, struct sbx_shm *shm, const s
 	uint8_t k;
 
 	memset(g, 0, sizeof(*g));
-	if (group >= cfg->nb_tool_groups || t->gslot[group] >= shm->nb_group_slots ||
-	    cfg->tool_groups[group].nb_members > shm->group_members) {
+	if (group >= cfg->nb_tool_groups || t->gslot[group] >= shm->layout.nb_group_slots ||
+	    cfg->tool_groups[group].nb_members > shm->layout.group_members) {
 		snprintf(err, errlen, "tool_groups[%u]: no such group or slot", group);
 		return -1;
 	}

@@ -38,7 +38,7 @@ static int tables_take(struct sbx_worker *wk, char *err, size_t errlen)
 	wk->mirror.mb = &wk->mb; /* copies sent count in the microburst windows */
 	/* ingress stages: a dedup table it cannot allocate turns dedup off, the rest runs */
 	wk->ingress.src = sbx_shm_senders(wk->shm, wk->id);
-	wk->ingress.nb_src = wk->shm->senders_per_worker;
+	wk->ingress.nb_src = wk->shm->layout.senders_per_worker;
 	if (sbx_ingress_setup(&wk->ingress, t, &wk->slot->stats, ierr, sizeof(ierr)) != 0 && rc == 0) {
 		snprintf(err, errlen, "%s", ierr);
 		rc = -1;

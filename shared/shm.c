@@ -69,37 +69,16 @@ struct sbx_shm *sbx_shm_attach(char *err, size_t errlen)
 			 SBX_SHM_VERSION, sizeof(*shm));
 		return NULL;
 	}
-	if (shm->total_size > mz->len || shm->worker_stride != sizeof(struct sbx_worker_shm) ||
-	    shm->mb_ring_stride != sizeof(struct sbx_mb_ring) ||
-	    shm->sender_stride != sizeof(struct sbx_tunnel_source)) {
+	if (shm->layout.total_size > mz->len || shm->layout.worker_stride != sizeof(struct sbx_worker_shm) ||
+	    shm->layout.mb_ring_stride != sizeof(struct sbx_mb_ring) ||
+	    shm->layout.sender_stride != sizeof(struct sbx_tunnel_source)) {
 		snprintf(err, errlen,
 			 "memzone %s: regions do not fit (total %llu B in %zu B, worker slot %u B expected %zu, ring %u B expected %zu)",
-			 SBX_MEMZONE_NAME, (unsigned long long)shm->total_size, mz->len, shm->worker_stride,
-			 sizeof(struct sbx_worker_shm), shm->mb_ring_stride, sizeof(struct sbx_mb_ring));
+			 SBX_MEMZONE_NAME, (unsigned long long)shm->layout.total_size, mz->len, shm->layout.worker_stride,
+			 sizeof(struct sbx_worker_shm), shm->layout.mb_ring_stride, sizeof(struct sbx_mb_ring));
 		return NULL;
 	}
 	return shm;
-}
-
-void sbx_shm_set_layout(struct sbx_shm *shm, const struct sbx_shm_layout *l)
-{
-	shm->total_size = l->total_size;
-	shm->workers_off = l->workers_off;
-	shm->worker_stride = sizeof(struct sbx_worker_shm);
-	shm->nb_worker_slots = l->nb_worker_slots;
-	shm->mb_rings_off = l->mb_rings_off;
-	shm->mb_ring_stride = sizeof(struct sbx_mb_ring);
-	shm->mb_nb_ports = l->mb_nb_ports;
-	shm->mb_nb_rows = l->mb_nb_rows;
-	shm->senders_off = l->senders_off;
-	shm->senders_per_worker = l->senders_per_worker;
-	shm->sender_stride = sizeof(struct sbx_tunnel_source);
-	shm->groups_off = l->groups_off;
-	shm->group_stride = l->group_stride;
-	shm->nb_group_slots = l->nb_group_slots;
-	shm->group_members = l->group_members;
-	shm->gstats_off = l->gstats_off;
-	shm->gstats_stride = l->gstats_stride;
 }
 
 uint64_t sbx_now_ns(void)

@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 36
+#define SBX_SHM_VERSION 37
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -133,8 +133,8 @@ struct sbx_group_shm {
 	uint8_t buckets[SBX_GROUP_BUCKETS]; /**< member index, or SBX_GROUP_NO_MEMBER */
 	uint32_t nb_members;                /**< members of the group the slot was set up for */
 	uint32_t members_up;                /**< members in state up */
-	/** the members: shm->group_members of them (workers.tool_group_capacity.members), the
-	 *  slot's stride is shm->group_stride (sbx_shm_group()) */
+	/** the members: shm->layout.group_members of them (workers.tool_group_capacity.members), the
+	 *  slot's stride is shm->layout.group_stride (sbx_shm_group()) */
 	struct sbx_group_member_shm m[];
 } __rte_cache_aligned;
 
@@ -787,6 +787,37 @@ struct sbx_maps_shm {
 							  (maprulectr.h: workers + 1 rows of every rule) */
 };
 
+/**
+ * Sizes and offsets of the memzone's regions for one config (sbx_shm_layout()): the regions after
+ * struct sbx_shm, sized by the config at start (issue #25 "Limits"). The primary writes it into the
+ * header (struct sbx_shm.layout) before magic: a reader indexes the regions with these strides and
+ * offsets alone (sbx_shm_worker(), sbx_shm_mb_ring()), without the config. Offsets from the
+ * memzone's start, each region cache aligned; bytes.
+ */
+struct sbx_shm_layout {
+	uint64_t workers_off;     /**< offset of worker slot 0 */
+	uint64_t mb_rings_off;    /**< offset of the microburst ring of worker 0, port 0 */
+	uint64_t senders_off;     /**< offset of worker 0's tunnel sender table */
+	uint64_t groups_off;      /**< offset of tool group slot 0 (struct sbx_group_shm) */
+	uint64_t gstats_off;      /**< offset of worker 0's tool group counters: nb_group_slots x
+				       group_members member counters, then as many demands, then
+				       nb_group_slots group counters; nb_worker_slots + 1 rows (a spare) */
+	uint32_t group_stride;    /**< bytes of one tool group slot (its group_members members) */
+	uint32_t gstats_stride;   /**< bytes of one worker's tool group counters (cache aligned) */
+	uint32_t nb_group_slots;  /**< tool group slots: 2 x workers.tool_group_capacity.groups */
+	uint32_t group_members;   /**< members of each slot: workers.tool_group_capacity.members */
+	uint64_t total_size;      /**< bytes of the memzone: struct sbx_shm and its regions */
+	uint32_t nb_worker_slots; /**< worker slots (cfg.nb_workers); slot nb_worker_slots is the spare */
+	uint32_t mb_nb_ports;     /**< rings per worker (cfg.nb_ports); worker w's row starts at
+				       ring w * mb_nb_ports */
+	uint32_t mb_nb_rows;      /**< rows of rings: nb_worker_slots, or 1 (a spare row, never
+				       written) when microburst is off */
+	uint32_t senders_per_worker; /**< slots of each worker's table (workers.tunnel_senders.entries) */
+	uint32_t worker_stride;   /**< bytes from one worker slot to the next (sizeof(struct sbx_worker_shm)) */
+	uint32_t mb_ring_stride;  /**< bytes of one ring (sizeof(struct sbx_mb_ring)) */
+	uint32_t sender_stride;   /**< bytes of one sender slot (sizeof(struct sbx_tunnel_source)) */
+};
+
 struct sbx_shm {
 	uint64_t magic;          /**< SBX_SHM_MAGIC */
 	uint32_t version;        /**< SBX_SHM_VERSION */
@@ -855,48 +886,8 @@ struct sbx_shm {
 	/* (the rings per worker and port are a region after this struct: sbx_shm_mb_ring()) */
 	struct sbx_flows_shm flows; /**< the flow exporter (primary/flowexport.c) */
 	struct sbx_maps_shm maps;   /**< the maps' classifiers (primary/maps.c), static */
-	/* The regions after this struct, sized by the config at start (issue #25 "Limits"), laid out
-	 * by sbx_shm_layout() and written by the primary before magic: a reader indexes them with
-	 * these strides and offsets alone (sbx_shm_worker(), sbx_shm_mb_ring()), without the config */
-	uint64_t total_size;       /**< bytes of the memzone: this struct and its regions */
-	uint64_t workers_off;      /**< offset of worker slot 0 from the memzone's start, cache aligned */
-	uint32_t worker_stride;    /**< bytes from one worker slot to the next (sizeof(struct sbx_worker_shm)) */
-	uint32_t nb_worker_slots;  /**< worker slots (cfg.nb_workers); slot nb_worker_slots is the spare */
-	uint64_t mb_rings_off;     /**< offset of the microburst ring of worker 0, port 0 */
-	uint32_t mb_ring_stride;   /**< bytes of one ring (sizeof(struct sbx_mb_ring)) */
-	uint32_t mb_nb_ports;      /**< rings per worker (cfg.nb_ports); worker w's row starts at
-				        ring w * mb_nb_ports */
-	uint32_t mb_nb_rows;       /**< rows of rings: nb_worker_slots, or 1 (a spare row, never
-				        written) when microburst is off */
-	uint64_t senders_off;      /**< offset of worker 0's tunnel sender table */
-	uint32_t senders_per_worker; /**< slots of each worker's table (workers.tunnel_senders.entries) */
-	uint32_t sender_stride;    /**< bytes of one slot (sizeof(struct sbx_tunnel_source)) */
-	uint64_t groups_off;       /**< offset of tool group slot 0 (struct sbx_group_shm) */
-	uint32_t group_stride;     /**< bytes of one tool group slot (its group_members members) */
-	uint32_t nb_group_slots;   /**< tool group slots: 2 x workers.tool_group_capacity.groups */
-	uint32_t group_members;    /**< members of each slot: workers.tool_group_capacity.members */
-	uint32_t gstats_stride;    /**< bytes of one worker's tool group counters (cache aligned) */
-	uint64_t gstats_off;       /**< offset of worker 0's tool group counters: nb_group_slots x
-				        group_members member counters, then as many demands, then
-				        nb_group_slots group counters; nb_worker_slots + 1 rows (a spare) */
-};
-
-/** Sizes and offsets of the memzone's regions for one config (sbx_shm_layout()). */
-struct sbx_shm_layout {
-	uint64_t workers_off;     /**< offset of worker slot 0 */
-	uint64_t mb_rings_off;    /**< offset of the first microburst ring */
-	uint64_t senders_off;     /**< offset of the first tunnel sender table */
-	uint64_t groups_off;      /**< offset of the first tool group slot */
-	uint64_t gstats_off;      /**< offset of worker 0's tool group counters */
-	uint32_t group_stride;    /**< bytes of one tool group slot */
-	uint32_t gstats_stride;   /**< bytes of one worker's tool group counters */
-	uint32_t nb_group_slots;  /**< tool group slots (2 x capacity groups) */
-	uint32_t group_members;   /**< members of each slot (capacity members) */
-	uint64_t total_size;      /**< bytes the memzone needs */
-	uint32_t nb_worker_slots; /**< worker slots (the spare not counted) */
-	uint32_t mb_nb_ports;     /**< rings per worker */
-	uint32_t mb_nb_rows;      /**< rows of rings (workers; 1 without microburst) */
-	uint32_t senders_per_worker; /**< tunnel sender slots of each worker */
+	/* the regions after this struct, sized by the config at start: where they are */
+	struct sbx_shm_layout layout; /**< written by the primary before magic (sbx_shm_layout()) */
 };
 
 /**
@@ -919,6 +910,9 @@ static inline void sbx_shm_layout(uint32_t nb_workers, uint32_t mb_ports, uint32
 	uint64_t cells;
 
 	l->nb_worker_slots = nb_workers;
+	l->worker_stride = sizeof(struct sbx_worker_shm);
+	l->mb_ring_stride = sizeof(struct sbx_mb_ring);
+	l->sender_stride = sizeof(struct sbx_tunnel_source);
 	l->mb_nb_ports = mb_ports ? mb_ports : 1;
 	l->workers_off = off;
 	off += (uint64_t)(nb_workers + 1) * sizeof(struct sbx_worker_shm); /* + the spare */
@@ -949,19 +943,14 @@ static inline void sbx_shm_layout(uint32_t nb_workers, uint32_t mb_ports, uint32
 	l->total_size = RTE_ALIGN_CEIL(off, RTE_CACHE_LINE_SIZE);
 }
 
-/**
- * Write the region fields of the header of @p shm (total_size, offsets, strides, counts) from
- * @p l; the regions themselves are left as they are (the primary zeroes the whole memzone).
- */
-void sbx_shm_set_layout(struct sbx_shm *shm, const struct sbx_shm_layout *l);
 
 /** Worker slot @p w of @p shm (mutable); an index >= nb_worker_slots gives the spare slot. */
 static inline struct sbx_worker_shm *sbx_shm_worker_mut(const struct sbx_shm *shm, uint32_t w)
 {
-	if (w > shm->nb_worker_slots)
-		w = shm->nb_worker_slots;
-	return (struct sbx_worker_shm *)(uintptr_t)((const char *)shm + shm->workers_off +
-						    (uint64_t)w * shm->worker_stride);
+	if (w > shm->layout.nb_worker_slots)
+		w = shm->layout.nb_worker_slots;
+	return (struct sbx_worker_shm *)(uintptr_t)((const char *)shm + shm->layout.workers_off +
+						    (uint64_t)w * shm->layout.worker_stride);
 }
 
 /**
@@ -979,12 +968,12 @@ static inline struct sbx_worker_shm *sbx_shm_worker_mut(const struct sbx_shm *sh
  *  (never past the memzone; every caller loops over the config's workers and ports). */
 static inline struct sbx_mb_ring *sbx_shm_mb_ring(const struct sbx_shm *shm, uint32_t w, uint32_t p)
 {
-	if (w >= shm->mb_nb_rows)
-		w = shm->mb_nb_rows ? shm->mb_nb_rows - 1 : 0;
-	if (p >= shm->mb_nb_ports)
-		p = shm->mb_nb_ports - 1;
-	return (struct sbx_mb_ring *)(uintptr_t)((const char *)shm + shm->mb_rings_off +
-						 ((uint64_t)w * shm->mb_nb_ports + p) * shm->mb_ring_stride);
+	if (w >= shm->layout.mb_nb_rows)
+		w = shm->layout.mb_nb_rows ? shm->layout.mb_nb_rows - 1 : 0;
+	if (p >= shm->layout.mb_nb_ports)
+		p = shm->layout.mb_nb_ports - 1;
+	return (struct sbx_mb_ring *)(uintptr_t)((const char *)shm + shm->layout.mb_rings_off +
+						 ((uint64_t)w * shm->layout.mb_nb_ports + p) * shm->layout.mb_ring_stride);
 }
 
 /**
@@ -995,10 +984,10 @@ static inline struct sbx_mb_ring *sbx_shm_mb_ring(const struct sbx_shm *shm, uin
  */
 static inline struct sbx_tunnel_source *sbx_shm_senders(const struct sbx_shm *shm, uint32_t w)
 {
-	if (w >= shm->nb_worker_slots)
-		w = shm->nb_worker_slots ? shm->nb_worker_slots - 1 : 0;
-	return (struct sbx_tunnel_source *)(uintptr_t)((const char *)shm + shm->senders_off +
-						       (uint64_t)w * shm->senders_per_worker * shm->sender_stride);
+	if (w >= shm->layout.nb_worker_slots)
+		w = shm->layout.nb_worker_slots ? shm->layout.nb_worker_slots - 1 : 0;
+	return (struct sbx_tunnel_source *)(uintptr_t)((const char *)shm + shm->layout.senders_off +
+						       (uint64_t)w * shm->layout.senders_per_worker * shm->layout.sender_stride);
 }
 
 /**
@@ -1008,28 +997,28 @@ static inline struct sbx_tunnel_source *sbx_shm_senders(const struct sbx_shm *sh
  */
 static inline struct sbx_group_shm *sbx_shm_group(const struct sbx_shm *shm, uint32_t slot)
 {
-	if (slot >= shm->nb_group_slots)
-		slot = shm->nb_group_slots ? shm->nb_group_slots - 1 : 0;
-	return (struct sbx_group_shm *)(uintptr_t)((const char *)shm + shm->groups_off +
-						   (uint64_t)slot * shm->group_stride);
+	if (slot >= shm->layout.nb_group_slots)
+		slot = shm->layout.nb_group_slots ? shm->layout.nb_group_slots - 1 : 0;
+	return (struct sbx_group_shm *)(uintptr_t)((const char *)shm + shm->layout.groups_off +
+						   (uint64_t)slot * shm->layout.group_stride);
 }
 
 /* the row of worker @p w's tool group counters; past the workers: the spare row (zeroes) */
 static inline char *sbx_shm_gstats_row_(const struct sbx_shm *shm, uint32_t w)
 {
-	if (w > shm->nb_worker_slots)
-		w = shm->nb_worker_slots;
-	return (char *)(uintptr_t)((const char *)shm + shm->gstats_off + (uint64_t)w * shm->gstats_stride);
+	if (w > shm->layout.nb_worker_slots)
+		w = shm->layout.nb_worker_slots;
+	return (char *)(uintptr_t)((const char *)shm + shm->layout.gstats_off + (uint64_t)w * shm->layout.gstats_stride);
 }
 
 /* the cell of (@p slot, @p k), each index clamped to the capacity */
 static inline uint64_t sbx_shm_gcell_(const struct sbx_shm *shm, uint32_t slot, uint32_t k)
 {
-	if (slot >= shm->nb_group_slots)
-		slot = shm->nb_group_slots ? shm->nb_group_slots - 1 : 0;
-	if (k >= shm->group_members)
-		k = shm->group_members ? shm->group_members - 1 : 0;
-	return (uint64_t)slot * shm->group_members + k;
+	if (slot >= shm->layout.nb_group_slots)
+		slot = shm->layout.nb_group_slots ? shm->layout.nb_group_slots - 1 : 0;
+	if (k >= shm->layout.group_members)
+		k = shm->layout.group_members ? shm->layout.group_members - 1 : 0;
+	return (uint64_t)slot * shm->layout.group_members + k;
 }
 
 /**
@@ -1047,7 +1036,7 @@ static inline struct sbx_group_member_counters *sbx_shm_group_member(const struc
 static inline struct sbx_group_demand *sbx_shm_group_demand(const struct sbx_shm *shm, uint32_t w, uint32_t slot,
 							    uint32_t k)
 {
-	uint64_t cells = (uint64_t)shm->nb_group_slots * shm->group_members;
+	uint64_t cells = (uint64_t)shm->layout.nb_group_slots * shm->layout.group_members;
 
 	return (struct sbx_group_demand *)(void *)(sbx_shm_gstats_row_(shm, w) +
 						   cells * sizeof(struct sbx_group_member_counters)) +
@@ -1057,10 +1046,10 @@ static inline struct sbx_group_demand *sbx_shm_group_demand(const struct sbx_shm
 /** Worker @p w's group counters of slot @p slot (struct sbx_group_counters; as sbx_shm_group_member()). */
 static inline struct sbx_group_counters *sbx_shm_group_ctr(const struct sbx_shm *shm, uint32_t w, uint32_t slot)
 {
-	uint64_t cells = (uint64_t)shm->nb_group_slots * shm->group_members;
+	uint64_t cells = (uint64_t)shm->layout.nb_group_slots * shm->layout.group_members;
 
-	if (slot >= shm->nb_group_slots)
-		slot = shm->nb_group_slots ? shm->nb_group_slots - 1 : 0;
+	if (slot >= shm->layout.nb_group_slots)
+		slot = shm->layout.nb_group_slots ? shm->layout.nb_group_slots - 1 : 0;
 	return (struct sbx_group_counters *)(void *)(sbx_shm_gstats_row_(shm, w) +
 						     cells * (sizeof(struct sbx_group_member_counters) +
 							      sizeof(struct sbx_group_demand))) +

@@ -157,11 +157,11 @@ static void check_mb_rings(void)
 	      "microburst rings: 32 x 64 with microburst on, 1 without (%llu B less: %.1f MB)",
 	      (unsigned long long)(on.total_size - off.total_size), (on.total_size - off.total_size) / 1e6);
 	memset(&hdr, 0, sizeof(hdr));
-	sbx_shm_set_layout(&hdr, &off);
+	hdr.layout = off;
 	check((const char *)sbx_shm_mb_ring(&hdr, 31, 63) == (const char *)&hdr + off.mb_rings_off &&
 		      (const char *)sbx_shm_mb_ring(&hdr, 0, 0) == (const char *)&hdr + off.mb_rings_off,
 	      "microburst off: every (worker, port) index reaches the one spare ring");
-	sbx_shm_set_layout(&hdr, &on);
+	hdr.layout = on;
 	check((const char *)sbx_shm_mb_ring(&hdr, 99, 99) ==
 		      (const char *)&hdr + on.mb_rings_off + (32ULL * 64 - 1) * sizeof(struct sbx_mb_ring),
 	      "microburst on: an index past the workers and ports is clamped to the last ring");
@@ -183,7 +183,7 @@ int main(void)
 		       SBX_MAX_GROUP_MEMBERS, &lay); /* the memzone with its regions */
 	shm = calloc(1, lay.total_size);
 	if (shm != NULL)
-		sbx_shm_set_layout(shm, &lay);
+		shm->layout = lay;
 	if (shm == NULL)
 		return 1;
 	/* one port p0, one worker, one mirror session 9 ("m9") in counter set CSET */

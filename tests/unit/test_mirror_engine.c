@@ -59,7 +59,7 @@ static void world(uint8_t src_kind, struct rte_ring *r0)
 	struct sbx_config *c = &tab->cfg;
 
 	memset(shm, 0, shm_lay.total_size);
-	sbx_shm_set_layout(shm, &shm_lay);
+	shm->layout = shm_lay;
 	memset(tab, 0, sizeof(*tab));
 	shm->nb_pools = 1;
 	snprintf(shm->pools[0].name, sizeof(shm->pools[0].name), "%s", mp->name);
