@@ -457,8 +457,8 @@ static int primary_init(struct primary_run *r, struct sbx_primary *p)
 	sbx_pools_refresh(p);
 	for (w = 0; w < p->shm->nb_pools; w++)
 		p->shm->pools[w].rx_held = p->shm->pools[w].in_use;
-	if (sbx_control_init(p) != 0 || sbx_tables_init(p, r->json) != 0 || sbx_pdump_init(p) != 0 ||
-	    sbx_telemetry_init(p) != 0 || sbx_flows_init(p) != 0)
+	if (sbx_groups_init(p) != 0 || sbx_control_init(p) != 0 || sbx_tables_init(p, r->json) != 0 ||
+	    sbx_pdump_init(p) != 0 || sbx_telemetry_init(p) != 0 || sbx_flows_init(p) != 0)
 		return 1;
 	if (sbx_maps_build(p) != 0) /* the maps' classifiers, before the workers */
 		return 2;
@@ -553,6 +553,7 @@ static int primary_fini(struct primary_run *r, struct sbx_primary *p, int rc)
 	sbx_pdump_fini();
 	sbx_control_fini();
 	sbx_tables_fini();
+	sbx_groups_fini(); /* after the tables thread; the main loop is done */
 	if (p->shm != NULL) {
 		sbx_event(p, "appliance_stop", -1, getpid(), "%s", quit ? "signal" : rc ? "error" : "replay done");
 		sbx_workers_stop(p, 3000);

@@ -258,6 +258,16 @@ unsigned int sbx_replay_inputs_failed(struct sbx_primary *p);
 
 /* toolgroups.c: tool group slots, bucket tables and member health */
 /**
+ * Allocate the tool groups' rate-share state once, sized by the memzone's tool group capacity
+ * (layout.nb_group_slots x layout.group_members, workers.tool_group_capacity) and the workers of
+ * the config: after the memzone is published, before the first sbx_groups_assign().
+ * @return 0, or -1 when out of memory (said on stderr).
+ */
+int sbx_groups_init(struct sbx_primary *p);
+/** Free what sbx_groups_init() allocated (at exit, once the tables thread and the main loop are
+ *  done; safe when it was never called). */
+void sbx_groups_fini(void);
+/**
  * The slot of each tool group of @p n, into @p gslot: the slot of the group of @p old (the active
  * tables, NULL at start) with the same name, members and hash, else a slot no group of @p old
  * uses, set up afresh (every member up, buckets at home, the workers' counters of the slot

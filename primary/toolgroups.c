@@ -26,6 +26,8 @@
  * lock, so the health check never looks at a slot being set up or at tables being rewritten.
  */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "primary.h"
@@ -35,11 +37,55 @@
 
 static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
 /* every worker's demand of each member at the last share computation (shares_update), its smoothed
- * rate as a part of the limit per second (pps, bps), and the time of that computation */
-static struct sbx_group_demand seen[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS][SBX_MAX_WORKERS];
-static double rate_ew[SBX_GROUP_SLOTS][SBX_MAX_GROUP_MEMBERS][2][SBX_MAX_WORKERS];
-static uint64_t shares_ns[SBX_GROUP_SLOTS];
+ * rate as a part of the limit per second (pps, bps), and the time of that computation: sized by
+ * the memzone's tool group capacity (slots x members) and the workers at start (sbx_groups_init),
+ * not by the limits (64 x 64 groups of 32 workers: 8 MB) */
+static struct {
+	uint32_t slots, members, workers; /* the dimensions, fixed at start */
+	struct sbx_group_demand *seen;    /* [slots][members][workers] */
+	double *rate_ew;                  /* [slots][members][2: pps, bps][workers] */
+	uint64_t *shares_ns;              /* [slots] */
+} sh;
 #define SHARE_EWMA 0.25 /* weight of the last 5 ms in the smoothed demand: about 20 ms of memory */
+
+/* The demand seen of worker 0 for member @p k of slot @p slot: sh.workers entries. */
+static struct sbx_group_demand *seen_of(unsigned int slot, unsigned int k)
+{
+	return &sh.seen[((size_t)slot * sh.members + k) * sh.workers];
+}
+
+/* The smoothed rate (@p d 0: pps, 1: bps) of worker 0 for member @p k of slot @p slot: sh.workers entries. */
+static double *rate_ew_of(unsigned int slot, unsigned int k, unsigned int d)
+{
+	return &sh.rate_ew[(((size_t)slot * sh.members + k) * 2 + d) * sh.workers];
+}
+
+int sbx_groups_init(struct sbx_primary *p)
+{
+	sh.slots = RTE_MAX(p->shm->layout.nb_group_slots, 1u);
+	sh.members = RTE_MAX(p->shm->layout.group_members, 1u);
+	sh.workers = RTE_MAX(RTE_MIN((uint32_t)p->cfg->nb_workers, (uint32_t)SBX_MAX_WORKERS), 1u);
+	sh.seen = calloc((size_t)sh.slots * sh.members * sh.workers, sizeof(*sh.seen));
+	sh.rate_ew = calloc((size_t)sh.slots * sh.members * 2 * sh.workers, sizeof(*sh.rate_ew));
+	sh.shares_ns = calloc(sh.slots, sizeof(*sh.shares_ns));
+	if (sh.seen == NULL || sh.rate_ew == NULL || sh.shares_ns == NULL) {
+		fprintf(stderr, "spanbox-primary: out of memory for the tool groups' rate shares "
+			"(%u slots x %u members x %u workers)\n", sh.slots, sh.members, sh.workers);
+		sbx_groups_fini();
+		return -1;
+	}
+	return 0;
+}
+
+void sbx_groups_fini(void)
+{
+	sbx_groups_lock();
+	free(sh.seen);
+	free(sh.rate_ew);
+	free(sh.shares_ns);
+	memset(&sh, 0, sizeof(sh));
+	sbx_groups_unlock();
+}
 
 void sbx_groups_lock(void)
 {
@@ -111,9 +157,9 @@ static void slot_init(struct sbx_primary *p, unsigned int slot, const struct sbx
 		memset(sbx_shm_group_ctr(p->shm, w, slot), 0, sizeof(struct sbx_group_counters));
 		memset(sbx_shm_group_demand(p->shm, w, slot, 0), 0, p->shm->layout.group_members * sizeof(struct sbx_group_demand));
 	}
-	memset(seen[slot], 0, sizeof(seen[slot]));
-	memset(rate_ew[slot], 0, sizeof(rate_ew[slot]));
-	shares_ns[slot] = 0;
+	memset(seen_of(slot, 0), 0, (size_t)sh.members * sh.workers * sizeof(*sh.seen));
+	memset(rate_ew_of(slot, 0, 0), 0, (size_t)sh.members * 2 * sh.workers * sizeof(*sh.rate_ew));
+	sh.shares_ns[slot] = 0;
 	rebalance(gs, g->nb_members);
 }
 
@@ -299,19 +345,20 @@ static void waterfill(const double *x, unsigned int nw, uint32_t *ppm)
  */
 static void shares_update(struct sbx_primary *p, const struct sbx_tool_group_cfg *g, unsigned int slot, uint64_t now)
 {
-	unsigned int nw = RTE_MIN(p->cfg->nb_workers, SBX_MAX_WORKERS), w, k;
-	double dt = (double)(now - shares_ns[slot]) / 1e9;
-	bool first = shares_ns[slot] == 0;
+	unsigned int nw = RTE_MIN(p->cfg->nb_workers, sh.workers), w, k;
+	double dt = (double)(now - sh.shares_ns[slot]) / 1e9;
+	bool first = sh.shares_ns[slot] == 0;
 
-	shares_ns[slot] = now;
+	sh.shares_ns[slot] = now;
 	for (k = 0; k < g->nb_members; k++) {
 		struct sbx_group_member_shm *ms = &sbx_shm_group(p->shm, slot)->m[k];
+		double *pps = rate_ew_of(slot, k, 0), *bps = rate_ew_of(slot, k, 1);
 
 		for (w = 0; w < nw; w++) {
 			const struct sbx_group_demand *d = sbx_shm_group_demand(p->shm, w, slot, k);
 			struct sbx_group_demand cur = { __atomic_load_n(&d->pkts, __ATOMIC_RELAXED),
 							__atomic_load_n(&d->bytes, __ATOMIC_RELAXED) };
-			struct sbx_group_demand *old = &seen[slot][k][w];
+			struct sbx_group_demand *old = &seen_of(slot, k)[w];
 			/* a sum that went back (the slot zeroed) is no demand */
 			double dp = cur.pkts >= old->pkts ? (double)(cur.pkts - old->pkts) : 0;
 			double db = cur.bytes >= old->bytes ? (double)(cur.bytes - old->bytes) : 0;
@@ -320,15 +367,14 @@ static void shares_update(struct sbx_primary *p, const struct sbx_tool_group_cfg
 			if (first || dt <= 0)
 				continue;
 			if (g->rate_pps != 0)
-				rate_ew[slot][k][0][w] += SHARE_EWMA * (dp / dt / (double)g->rate_pps - rate_ew[slot][k][0][w]);
+				pps[w] += SHARE_EWMA * (dp / dt / (double)g->rate_pps - pps[w]);
 			if (g->rate_bps != 0)
-				rate_ew[slot][k][1][w] +=
-					SHARE_EWMA * (8 * db / dt / (double)g->rate_bps - rate_ew[slot][k][1][w]);
+				bps[w] += SHARE_EWMA * (8 * db / dt / (double)g->rate_bps - bps[w]);
 		}
 		if (first)
 			continue;
-		waterfill(rate_ew[slot][k][0], nw, ms->share_pps_ppm);
-		waterfill(rate_ew[slot][k][1], nw, ms->share_bps_ppm);
+		waterfill(pps, nw, ms->share_pps_ppm);
+		waterfill(bps, nw, ms->share_bps_ppm);
 	}
 }
 
