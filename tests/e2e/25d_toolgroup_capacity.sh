@@ -16,13 +16,7 @@
 # Own file prefix sbxlm2-<pid>, lcores 20-23 and 90-119, API port 19140; net_null and pcap ports (no traffic).
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
-PRIMARY="$BUILD/primary/spanbox-primary"
-PREFIX=sbxlm2-$$
-PORT=19140 API=http://127.0.0.1:19140/api/v1
-TOKEN=sbxlm2-token-0123456789abcdef
-AUTH="Authorization: Bearer $TOKEN"
-cleanup() { inst_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$TMP"; }
-trap cleanup EXIT
+inst_test sbxlm2 19140 # PRIMARY, PREFIX, PORT, API, TOKEN, AUTH, the EXIT trap
 
 # config FILE NPORTS CAP_GROUPS CAP_MEMBERS NGROUPS NMEMBERS (CAP_GROUPS 0: no capacity key)
 config() {

@@ -48,31 +48,10 @@ $REF --active 1e9 --idle 1e9 "$TMP/in0.pcap" >"$TMP/ref.tsv"
 NREF=$(wc -l <"$TMP/ref.tsv")
 REF_FRAMES=$(awk '{s += $10} END {print s}' "$TMP/ref.tsv")
 
-# dirflows DIR: "in out dir | proto src dst sport dport vlan packets bytes" of every record, sorted
-dirflows() {
-	nfdump -R "$1" -q -N -6 -o "fmt:%in|%out|%dir|%pr|%sa|%da|%sp|%dp|%svln|%pkt|%byt" 2>/dev/null | tr -d ' ' |
-		python3 -c '
-import ipaddress, sys
-for l in sys.stdin:
-    f = l.strip().split("|")
-    if len(f) < 11:
-        continue
-    if "." in f[7]:  # ICMP: nfdump prints type.code where the key has 0
-        t, c = f[7].split(".")
-        f[7] = str(int(t) * 256 + int(c))
-    print(" ".join(f[0:3] + ["|", f[3], str(ipaddress.ip_address(f[4])), str(ipaddress.ip_address(f[5]))] + f[6:11]))' | sort
-}
+# dirflows DIR: "in out dir proto src dst sport dport vlan packets bytes" of every record, sorted
+dirflows() { nflines "$1" "%in|%out|%dir|%pr|%sa|%da|%sp|%dp|%svln|%pkt|%byt"; }
 # reflines TSV IN OUT DIR [PYTHON CONDITION on v]: the reference's flows in dirflows' form
-reflines() {
-	python3 -c '
-import ipaddress, sys
-for l in open(sys.argv[1]):
-    v = l.rstrip("\n").split("\t")
-    if not eval(sys.argv[5]):
-        continue
-    print(" ".join(sys.argv[2:5] + ["|", v[3], str(ipaddress.ip_address(v[1])), str(ipaddress.ip_address(v[2])), v[4], v[5], v[6], v[9], v[10]]))' \
-		"$1" "$2" "$3" "$4" "${5:-True}" | sort
-}
+reflines() { refcols "$1" "3 1 2 4 5 6 9 10" "${5:-True}" "$2 $3 $4"; }
 
 # --- 1. directions --------------------------------------------------------------------------------
 cat >"$TMP/dir.json" <<JSON

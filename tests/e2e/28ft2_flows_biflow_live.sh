@@ -50,27 +50,8 @@ mkcfg() {
 JSON
 }
 # biflows as comparable lines: proto src dst sport dport vlan port packets bytes rev_packets rev_bytes
-nfbiflows() {
-	nfdump -R "$1" -q -N -6 -o "fmt:%pr|%sa|%da|%sp|%dp|%svln|%in|%pkt|%byt|%opkt|%obyt" 2>/dev/null | tr -d ' ' |
-		python3 -c '
-import ipaddress, sys
-for l in sys.stdin:
-    f = l.strip().split("|")
-    if len(f) < 11:
-        continue
-    if "." in f[4]:  # ICMP: nfdump prints type.code where the key has 0
-        t, c = f[4].split(".")
-        f[4] = str(int(t) * 256 + int(c))
-    print(" ".join([f[0], str(ipaddress.ip_address(f[1])), str(ipaddress.ip_address(f[2]))] + f[3:11]))' | sort
-}
-refbiflows() {
-	python3 -c '
-import ipaddress, sys
-for l in open(sys.argv[1]):
-    v = l.rstrip("\n").split("\t")
-    print(" ".join([v[3], str(ipaddress.ip_address(v[1])), str(ipaddress.ip_address(v[2])), v[4], v[5], v[6], v[8],
-                    v[9], v[10], v[14], v[15]]))' "$1" | sort
-}
+nfbiflows() { nflines "$1" "%pr|%sa|%da|%sp|%dp|%svln|%in|%pkt|%byt|%opkt|%obyt"; }
+refbiflows() { refcols "$1" "3 1 2 4 5 6 8 9 10 14 15"; }
 refbiflows "$TMP/ref.tsv" >"$TMP/ref.flows"
 
 # --- 1. biflow on ------------------------------------------------------------------------------------

@@ -12,13 +12,7 @@
 # net_null ports only (no tap, no namespace).
 source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/instance.sh"
-PRIMARY="$BUILD/primary/spanbox-primary"
-PREFIX=tg68-$$
-PORT=18311 API=http://127.0.0.1:18311/api/v1
-TOKEN=tg68-token-0123456789abcdef
-AUTH="Authorization: Bearer $TOKEN"
-cleanup() { inst_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$TMP"; }
-trap cleanup EXIT
+inst_test tg68 18311 # PRIMARY, PREFIX, PORT, API, TOKEN, AUTH, the EXIT trap
 
 # cfg FILE GROUPS_JSON MIRRORS_JSON
 cfg() {

@@ -9,6 +9,13 @@
 #   inst_token CONFIG                              the API's bearer token (spanbox-mgmt --print-token)
 #   inst_stop_pid PID                              SIGTERM, 10 s, then SIGKILL
 #   inst_cleanup                                   stop every process started here (mgmt first)
+#   inst_test NAME PORT                            the setup of a test with an instance of its own:
+#                                                  PRIMARY (the binary), PREFIX=NAME-<pid>, PORT,
+#                                                  API=http://127.0.0.1:PORT/api/v1,
+#                                                  TOKEN=NAME-token-0123456789abcdef, AUTH (its
+#                                                  Authorization header) and the EXIT trap
+#                                                  inst_test_cleanup (inst_cleanup, then $TMP removed
+#                                                  unless KEEP=1)
 # Logs (appended): $TMP/NAME-primary.log, $TMP/NAME-mgmt.log. Pids: $INST_PRIMARY, $INST_MGMT.
 source "$ROOT/lib/instance.sh"
 INST_PIDS=()
@@ -47,6 +54,17 @@ inst_cleanup() {
 	for ((i = ${#INST_PIDS[@]} - 1; i >= 0; i--)); do inst_stop_pid "${INST_PIDS[i]}"; done
 	INST_PIDS=()
 }
+
+inst_test() {
+	PRIMARY="$BUILD/primary/spanbox-primary"
+	PREFIX=$1-$$
+	PORT=$2 API=http://127.0.0.1:$2/api/v1
+	TOKEN=$1-token-0123456789abcdef
+	AUTH="Authorization: Bearer $TOKEN"
+	trap inst_test_cleanup EXIT
+}
+
+inst_test_cleanup() { inst_cleanup; [ -n "${KEEP:-}" ] || rm -rf "$TMP"; }
 
 # The demo appliance of config/default.json under other names (tests 42, 95), driven through pid
 # files so that scripts of their own (the browser test's) can stop and start it too. Need CFG, TMP,
