@@ -44,19 +44,13 @@ static cJSON *map_json(const struct sbx_shm *shm, uint16_t j, uint16_t nw)
 {
 	const struct sbx_tables *t = sbx_shm_tables(shm); /* live: the active tables' */
 	const struct sbx_map_cfg *m = &t->cfg.maps[j];
-	struct sbx_mirror_counters sum = { 0 };
-	uint64_t passed = 0;
+	struct sbx_mirror_counters sum;
+	const uint64_t passed = mgmt_map_sum(shm, j, nw, &sum); /* by the map's counter set */
 	cJSON *o = cJSON_CreateObject(), *c;
 
 	mgmt_session_json(o, shm, &m->s); /* id, name, sources, destination, filter: as a mirror's */
 	cJSON_AddBoolToObject(o, "collector", m->collector);
 	NUM(o, "rule_count", m->nb_rules);
-	const uint8_t cs = t->mcset[j] % SBX_MAP_COUNTER_SETS; /* the map's counter set */
-
-	for (uint16_t w = 0; w < nw; w++) {
-		sbx_mirror_counters_add(&sum, &sbx_shm_worker(shm, w)->stats.map_mirror[cs]);
-		passed += sbx_shm_worker(shm, w)->stats.map[cs].passed;
-	}
 	c = cJSON_AddObjectToObject(o, "counters");
 	NUM(c, "passed", passed);
 	mgmt_mirror_counters_json(c, &sum);

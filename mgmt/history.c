@@ -62,6 +62,19 @@ static void add(unsigned int *n, const char *kind, const char *name, const char 
 	(*n)++;
 }
 
+/* The series of a session's counters @p c (a mirror's, or a map's session): every mirror counter
+ * marked SERIES, and "drops", the sum of those marked DROPS. */
+static void add_session(unsigned int *n, const char *kind, const char *name, const struct sbx_mirror_counters *c)
+{
+	uint64_t drops = 0;
+
+#define SESSION_ADD(field, json, replay, prom, reason, unit, hist, help)                             \
+	SBX_IF_SERIES(hist, add(n, kind, name, json, c->field);) SBX_IF_DROPS(hist, drops += c->field;)
+	SBX_FOREACH_MIRROR_COUNTER(SESSION_ADD)
+#undef SESSION_ADD
+	add(n, kind, name, "drops", drops);
+}
+
 /* Read every sampled value of the memzone into g_vals. @return how many. */
 static unsigned int collect(const struct sbx_shm *shm)
 {
@@ -101,33 +114,18 @@ static unsigned int collect(const struct sbx_shm *shm)
 	}
 	for (i = 0; i < mgmt_nb_mirrors(shm); i++) {
 		struct sbx_mirror_counters c;
-		uint64_t drops = 0;
 
 		mgmt_mirror_sum(shm, (uint16_t)i, nb_w, &c); /* by the session's counter set */
 		snprintf(name, sizeof(name), "%u", (unsigned int)mcfg->mirrors[i].id);
-#define MIRROR_ADD(field, json, replay, prom, reason, unit, hist, help)                              \
-	SBX_IF_SERIES(hist, add(&n, "mirror", name, json, c.field);) SBX_IF_DROPS(hist, drops += c.field;)
-		SBX_FOREACH_MIRROR_COUNTER(MIRROR_ADD)
-#undef MIRROR_ADD
-		add(&n, "mirror", name, "drops", drops);
+		add_session(&n, "mirror", name, &c);
 	}
 	for (i = 0; i < MIN(mcfg->nb_maps, SBX_MAX_MAPS); i++) { /* by the map's counter set, as GET /maps */
-		const uint8_t cs = sbx_shm_tables(shm)->mcset[i] % SBX_MAP_COUNTER_SETS;
 		struct sbx_mirror_counters c;
-		uint64_t drops = 0, passed = 0;
+		const uint64_t passed = mgmt_map_sum(shm, (uint16_t)i, nb_w, &c);
 
-		memset(&c, 0, sizeof(c));
-		for (w = 0; w < nb_w; w++) {
-			sbx_mirror_counters_add(&c, &sbx_shm_worker(shm, w)->stats.map_mirror[cs]);
-			passed += sbx_shm_worker(shm, w)->stats.map[cs].passed;
-		}
 		snprintf(name, sizeof(name), "%u", (unsigned int)mcfg->maps[i].s.id);
 		add(&n, "map", name, "passed", passed);
-#define MAP_ADD(field, json, replay, prom, reason, unit, hist, help)                                 \
-	SBX_IF_SERIES(hist, add(&n, "map", name, json, c.field);) SBX_IF_DROPS(hist, drops += c.field;)
-		SBX_FOREACH_MIRROR_COUNTER(MAP_ADD)
-#undef MAP_ADD
-		add(&n, "map", name, "drops", drops);
+		add_session(&n, "map", name, &c);
 	}
 	for (i = 0; i < MIN(shm->nb_pools, SBX_MAX_POOLS); i++) {
 		snprintf(name, sizeof(name), "%.*s", SBX_NAME_LEN - 1, shm->pools[i].name);

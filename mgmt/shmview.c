@@ -71,6 +71,19 @@ void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struc
 		sbx_mirror_counters_add(sum, &sbx_shm_worker(shm, k)->stats.mirror[mgmt_mirror_cset(shm, i)]);
 }
 
+uint64_t mgmt_map_sum(const struct sbx_shm *shm, uint16_t j, uint16_t nb_w, struct sbx_mirror_counters *sum)
+{
+	const uint8_t cs = sbx_shm_tables(shm)->mcset[j % SBX_MAX_MAPS] % SBX_MAP_COUNTER_SETS;
+	uint64_t passed = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	for (uint16_t k = 0; k < nb_w; k++) {
+		sbx_mirror_counters_add(sum, &sbx_shm_worker(shm, k)->stats.map_mirror[cs]);
+		passed += sbx_shm_worker(shm, k)->stats.map[cs].passed;
+	}
+	return passed;
+}
+
 uint16_t mgmt_nb_tool_groups(const struct sbx_shm *shm)
 {
 	return MIN(sbx_shm_cfg(shm)->nb_tool_groups, SBX_MAX_TOOL_GROUPS);

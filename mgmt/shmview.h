@@ -38,6 +38,13 @@ void mgmt_port_worker_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, 
 /** Sum the counters of mirror session @p i (index into cfg.mirrors) over workers 0..@p nb_w-1. */
 void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struct sbx_mirror_counters *sum);
 
+/**
+ * Sum the counters of map @p j (index into the active tables' cfg.maps) over workers
+ * 0..@p nb_w-1, by the map's counter set: its session's mirror counters into @p sum (overwritten).
+ * @return its passed frames (SBX_FOREACH_MAP_COUNTER).
+ */
+uint64_t mgmt_map_sum(const struct sbx_shm *shm, uint16_t j, uint16_t nb_w, struct sbx_mirror_counters *sum);
+
 /** Tool groups of the running config (active tables), bounded by SBX_MAX_TOOL_GROUPS. */
 uint16_t mgmt_nb_tool_groups(const struct sbx_shm *shm);
 
