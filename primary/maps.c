@@ -215,8 +215,7 @@ static int set_build(struct mapset *s, const struct sbx_config *cfg, struct sbx_
 		for (uint16_t j = 0; j < s->nb; j++)
 			ms->nb_rules[j] = s->tables[j].n;
 		memcpy(ms->port, pb, sizeof(ms->port));
-		ms->counters_bytes = sizeof(*s->ctr) + ((uint64_t)s->ctr->nb_rows + 1) * s->ctr->row_stride *
-								 sizeof(struct sbx_rule_ctr);
+		ms->counters_bytes = sbx_rule_ctrs_bytes(s->ctr);
 		ms->built_at_ns = sbx_realtime_ns();
 		ms->builds++;
 	}

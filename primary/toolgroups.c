@@ -280,9 +280,7 @@ static void member_check(struct sbx_primary *p, const struct sbx_tool_group_cfg 
 	member_sums(p, slot, k, &sent, &refused);
 	if (!link && m->state != SBX_MEMBER_DOWN) {
 		member_set(p, g, gs, k, SBX_MEMBER_DOWN, SBX_MEMBER_REASON_LINK, now);
-	} else if (m->state == SBX_MEMBER_UP) {
-		if (now - m->win_start_ns < (uint64_t)g->tx_refused_window_ms * 1000000ULL)
-			return;
+	} else if (m->state == SBX_MEMBER_UP) { /* its window ended (an open one returned above) */
 		ds = sent - m->win_sent;
 		dr = refused - m->win_refused;
 		if (ds + dr >= SBX_GROUP_MIN_COPIES && dr * 100 > (uint64_t)g->tx_refused_percent * (ds + dr))
@@ -297,8 +295,7 @@ static void member_check(struct sbx_primary *p, const struct sbx_tool_group_cfg 
 	} else if (m->state == SBX_MEMBER_HOLDDOWN && now - m->since_ns >= (uint64_t)g->hold_down_ms * 1000000ULL) {
 		member_set(p, g, gs, k, SBX_MEMBER_UP, SBX_MEMBER_REASON_NONE, now);
 	}
-	if (m->state != SBX_MEMBER_UP ||
-	    now - m->win_start_ns >= (uint64_t)g->tx_refused_window_ms * 1000000ULL || m->since_ns == now) {
+	if (m->state != SBX_MEMBER_UP || now - m->win_start_ns >= window || m->since_ns == now) {
 		m->win_start_ns = now; /* a new window: at each end, and from the moment it is up again */
 		m->win_sent = sent;
 		m->win_refused = refused;

@@ -81,3 +81,8 @@ uint32_t sbx_map_rules_kept(const struct sbx_map_rules *old, const struct sbx_ma
 	}
 	return p + s;
 }
+
+size_t sbx_rule_ctrs_bytes(const struct sbx_rule_ctrs *c)
+{
+	return c == NULL ? 0 : sizeof(*c) + ((size_t)c->nb_rows + 1) * c->row_stride * sizeof(struct sbx_rule_ctr);
+}

@@ -56,6 +56,9 @@ struct sbx_rule_ctrs *sbx_rule_ctrs_alloc(const uint32_t *n, uint32_t nb_maps, u
 /** Free a block (NULL is fine). Only once no process reads or writes it. */
 void sbx_rule_ctrs_free(struct sbx_rule_ctrs *c);
 
+/** Bytes of @p c: its header and its rows (workers + the carried row), as rte_malloc holds them. */
+size_t sbx_rule_ctrs_bytes(const struct sbx_rule_ctrs *c);
+
 /** Row @p w's entry of map @p j's rule 0; NULL when @p w or @p j is out of the block. */
 static inline struct sbx_rule_ctr *sbx_rule_ctrs_map(const struct sbx_rule_ctrs *c, uint32_t w, uint32_t j)
 {
