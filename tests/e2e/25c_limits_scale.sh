@@ -44,12 +44,6 @@ json.dump(cfg, open(path, "w"), indent=1)
 EOF
 }
 
-# median_time URL: the median of 5 GETs' total time, seconds (curl's time_total)
-median_time() {
-	local i
-	for i in 1 2 3 4 5; do curl -fsS --max-time 10 -o /dev/null -w '%{time_total}\n' "$1" || echo 99; done |
-		sort -g | sed -n 3p
-}
 # times NAME: median times of /status, /metrics and the page into T_<NAME>_{status,metrics,page}
 times() {
 	local s m p

@@ -65,12 +65,6 @@ json.dump(cfg, open(path, "w"), indent=1)
 EOF
 }
 
-# median_time URL: the median of 5 GETs' total time, seconds (curl's time_total)
-median_time() {
-	local i
-	for i in 1 2 3 4 5; do curl -fsS --max-time 10 -o /dev/null -w '%{time_total}\n' "$1" || echo 99; done |
-		sort -g | sed -n 3p
-}
 # measure NAME: sizes and median times of /status and /status?view=page into B_<NAME>_{full,page}
 measure() {
 	local f p bf bp
