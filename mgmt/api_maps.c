@@ -86,25 +86,6 @@ static unsigned int get_maps(struct req *r, cJSON **body)
 #define RULES_PAGE_DEFAULT 100
 #define RULES_PAGE_MAX 10000
 
-/* Map @p id of @p doc's maps (its index in *@p idx), or NULL. */
-static cJSON *find_map(cJSON *doc, long id, int *idx)
-{
-	cJSON *m;
-	int i = 0;
-
-	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "maps")) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
-
-		if (cJSON_IsNumber(v) && (long)v->valuedouble == id) {
-			if (idx != NULL)
-				*idx = i;
-			return m;
-		}
-		i++;
-	}
-	return NULL;
-}
-
 /* The primary's running rule tables (SBX_MAPS_RUNNING_FILE), parsed once per version of the file:
  * a GET of a page of 50 rules no longer parses the ~7 MB of 65,536 rules. Under running_lock. */
 static pthread_mutex_t running_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -200,7 +181,7 @@ static cJSON *need_map(struct req *r, cJSON *doc, int *idx, long *id, cJSON **bo
 	cJSON *m;
 
 	*id = mgmt_mirror_id_param(r->params[0]);
-	m = *id > 0 ? find_map(doc, *id, idx) : NULL;
+	m = *id > 0 ? mgmt_find_map(doc, *id, idx) : NULL;
 	if (m == NULL) {
 		*code = MHD_HTTP_NOT_FOUND;
 		*body = mgmt_error(*code, NULL, "no map %s", r->params[0]);
@@ -208,66 +189,42 @@ static cJSON *need_map(struct req *r, cJSON *doc, int *idx, long *id, cJSON **bo
 	return m;
 }
 
-/* The body of POST/PUT of a map: an object whose "rules", when given, is an array. */
+/* The body of POST/PUT of a map (mgmt_check_map_body). */
 static cJSON *map_body(struct req *r, cJSON **body, unsigned int *code)
 {
 	cJSON *in = mgmt_parse_body(r, body, code);
-	const cJSON *rules;
+	struct mgmt_verdict v;
 
-	if (in == NULL)
-		return NULL;
-	rules = cJSON_GetObjectItemCaseSensitive(in, "rules");
-	if (!cJSON_IsObject(in) || (rules != NULL && !cJSON_IsArray(rules))) {
-		*code = MHD_HTTP_UNPROCESSABLE_CONTENT;
-		*body = mgmt_error(*code, cJSON_IsObject(in) ? "rules" : NULL, "%s",
-				   cJSON_IsObject(in) ? "rules: not an array of rules" : "expected a map object");
+	if (in != NULL && mgmt_check_map_body(in, &v) != 0) {
+		*code = v.code;
+		*body = mgmt_error(v.code, v.field, "%s", v.msg);
 		cJSON_Delete(in);
 		return NULL;
 	}
 	return in;
 }
 
-/* The lowest session id 1..1023 no mirror or map of @p doc uses, or -1. */
-static long free_id(cJSON *doc)
-{
-	for (long id = SBX_MIRROR_ID_MIN; id <= SBX_MIRROR_ID_MAX; id++)
-		if (find_map(doc, id, NULL) == NULL && mgmt_find_mirror(doc, id, NULL) == NULL)
-			return id;
-	return -1;
-}
-
 static unsigned int post_map(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_CREATED;
-	cJSON *in, *doc, *idv;
+	struct mgmt_verdict v;
+	cJSON *in, *doc, *ok;
 	char detail[160];
 	long id;
 
 	if (!mgmt_change_begin(r, body, &code, map_body, &in, &doc))
 		return code;
-	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
-	if (idv == NULL) {
-		id = free_id(doc);
-		cJSON_AddNumberToObject(in, "id", (double)id);
-	} else {
-		id = cJSON_IsNumber(idv) ? (long)idv->valuedouble : -1;
-		if (id > 0 && (find_map(doc, id, NULL) != NULL || mgmt_find_mirror(doc, id, NULL) != NULL)) {
-			*body = mgmt_error(MHD_HTTP_CONFLICT, "id", "id: session %ld exists (PUT /api/v1/maps/%ld replaces a map)",
-					   id, id);
-			cJSON_Delete(in);
-			cJSON_Delete(doc);
-			return MHD_HTTP_CONFLICT;
-		}
+	if (mgmt_merge_post_map(in, doc, &id, &v) != 0) {
+		*body = mgmt_error(v.code, v.field, "%s", v.msg);
+		cJSON_Delete(in);
+		cJSON_Delete(doc);
+		return v.code;
 	}
-	cJSON_AddItemToArray(mgmt_doc_array(doc, "maps"), cJSON_Duplicate(in, true));
 	snprintf(detail, sizeof(detail), "POST /api/v1/maps: map %ld added (%d rules)", id,
 		 cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(in, "rules")));
-	{
-		cJSON *ok = map_answer(in);
-
-		cJSON_Delete(in);
-		return mgmt_tables_change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, ok, NULL);
-	}
+	ok = map_answer(in);
+	cJSON_Delete(in);
+	return mgmt_tables_change(r, body, doc, "config_change", detail, MHD_HTTP_CREATED, ok, NULL);
 }
 
 static unsigned int get_map(struct req *r, cJSON **body)
@@ -306,37 +263,28 @@ static unsigned int get_map(struct req *r, cJSON **body)
 static unsigned int put_map(struct req *r, cJSON **body)
 {
 	unsigned int code = MHD_HTTP_OK;
-	cJSON *in, *doc, *m, *idv;
+	struct mgmt_verdict v;
+	cJSON *in, *doc, *ok;
 	char detail[160];
 	long id;
 	int idx = -1;
 
 	if (!mgmt_change_begin(r, body, &code, map_body, &in, &doc))
 		return code;
-	m = need_map(r, doc, &idx, &id, body, &code);
-	if (m == NULL) {
+	if (need_map(r, doc, &idx, &id, body, &code) == NULL || mgmt_merge_put_map(in, doc, id, idx, &v) != 0) {
+		if (idx >= 0) {
+			code = v.code;
+			*body = mgmt_error(v.code, v.field, "%s", v.msg);
+		}
 		cJSON_Delete(in);
 		cJSON_Delete(doc);
 		return code;
 	}
-	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
-	if (idv != NULL && (!cJSON_IsNumber(idv) || (long)idv->valuedouble != id)) {
-		*body = mgmt_error(MHD_HTTP_UNPROCESSABLE_CONTENT, "id", "id: the body's id is not %ld, the map of the path", id);
-		cJSON_Delete(in);
-		cJSON_Delete(doc);
-		return MHD_HTTP_UNPROCESSABLE_CONTENT;
-	}
-	if (idv == NULL)
-		cJSON_AddNumberToObject(in, "id", (double)id);
-	cJSON_ReplaceItemInArray(mgmt_doc_array(doc, "maps"), idx, cJSON_Duplicate(in, true));
 	snprintf(detail, sizeof(detail), "PUT /api/v1/maps/%ld: map replaced (%d rules)", id,
 		 cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(in, "rules")));
-	{
-		cJSON *ok = map_answer(in);
-
-		cJSON_Delete(in);
-		return mgmt_tables_change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok, NULL);
-	}
+	ok = map_answer(in);
+	cJSON_Delete(in);
+	return mgmt_tables_change(r, body, doc, "config_change", detail, MHD_HTTP_OK, ok, NULL);
 }
 
 static unsigned int delete_map(struct req *r, cJSON **body)
@@ -374,9 +322,6 @@ static long page_param(struct req *r, const char *name, long dflt, long max)
 }
 
 /* The keys of a rule (docs/MAPS.md "Rule fields"): what field= may name. */
-static const char *const rule_keys[] = { "action", "vlan", "inner_vlan", "ethertype", "src_mac", "dst_mac", "src",
-					 "dst", "ip_proto", "dscp", "src_port", "dst_port", "tcp_flags", "fragment" };
-
 /* Whether value @p v (as given: a string or a number) contains @p text, case-insensitive. */
 static bool value_has(const cJSON *v, const char *text)
 {
@@ -443,8 +388,8 @@ static unsigned int get_rules(struct req *r, cJSON **body)
 	int idx = -1, j = -1;
 	bool known = field == NULL;
 
-	for (size_t k = 0; field != NULL && k < sizeof(rule_keys) / sizeof(rule_keys[0]); k++)
-		known |= strcmp(field, rule_keys[k]) == 0;
+	for (size_t k = 0; field != NULL && k < SBX_MAP_RULE_KEYS; k++)
+		known |= strcmp(field, sbx_map_rule_keys[k]) == 0;
 	if (off < 0 || lim < 0 || (sort != NULL && strcmp(sort, "hits") != 0 && strcmp(sort, "index") != 0) || !known ||
 	    (field != NULL) != (value != NULL)) {
 		const char *f = off < 0 ? "offset" : lim < 0 ? "limit" : sort != NULL && strcmp(sort, "hits") != 0 &&
@@ -453,10 +398,14 @@ static unsigned int get_rules(struct req *r, cJSON **body)
 		if (strcmp(f, "sort") == 0)
 			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "sort: \"%.64s\" is not a sort (\"hits\": packets "
 					   "descending, or \"index\": the rules' order)", sort);
-		else if (strcmp(f, "field") == 0 && field != NULL)
-			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "field: \"%.64s\" is not a rule field (action, vlan, "
-					   "inner_vlan, ethertype, src_mac, dst_mac, src, dst, ip_proto, dscp, src_port, "
-					   "dst_port, tcp_flags, fragment)", field);
+		else if (strcmp(f, "field") == 0 && field != NULL) {
+			char keys[200] = "";
+
+			for (size_t k = 0; k < SBX_MAP_RULE_KEYS; k++)
+				snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s%s", k ? ", " : "",
+					 sbx_map_rule_keys[k]);
+			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "field: \"%.64s\" is not a rule field (%s)", field, keys);
+		}
 		else if (strcmp(f, "field") == 0 || strcmp(f, "value") == 0)
 			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "%s: missing (field and value go together)", f);
 		else
@@ -564,17 +513,17 @@ static unsigned int change_rule(struct req *r, cJSON **body, bool add)
 		cJSON_Delete(doc);
 		return code;
 	}
-	if (add) {
-		n = cJSON_GetArraySize(rules);
-		cJSON_AddItemToArray(rules, in);
-	} else {
-		cJSON_DeleteItemFromArray(rules, (int)n);
-	}
 	ok = cJSON_CreateObject();
 	NUM(ok, "id", id);
-	NUM(ok, add ? "index" : "deleted", n);
+	if (add) {
+		n = mgmt_merge_post_rule(m, rules, in);
+		NUM(ok, "index", n);
+	} else {
+		cJSON_DeleteItemFromArray(rules, (int)n);
+		NUM(ok, "deleted", n);
+		cJSON_ReplaceItemInObjectCaseSensitive(m, "rules", rules);
+	}
 	NUM(ok, "rule_count", cJSON_GetArraySize(rules));
-	cJSON_ReplaceItemInObjectCaseSensitive(m, "rules", rules);
 	snprintf(detail, sizeof(detail), "%s /api/v1/maps/%ld/rules: rule %ld %s", add ? "POST" : "DELETE", id, n,
 		 add ? "added" : "deleted");
 	return mgmt_tables_change(r, body, doc, "config_change", detail, code, ok, NULL);

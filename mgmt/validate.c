@@ -158,6 +158,79 @@ unsigned int mgmt_merge_put_mirror(cJSON *in, cJSON *doc, long id, int idx, char
 	return 0;
 }
 
+cJSON *mgmt_find_map(cJSON *doc, long id, int *idx)
+{
+	cJSON *m;
+	int i = 0;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(doc, "maps")) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, "id");
+
+		if (cJSON_IsNumber(v) && v->valuedouble == (double)id) {
+			if (idx != NULL)
+				*idx = i;
+			return m;
+		}
+		i++;
+	}
+	return NULL;
+}
+
+unsigned int mgmt_check_map_body(const cJSON *in, struct mgmt_verdict *v)
+{
+	const cJSON *rules = cJSON_GetObjectItemCaseSensitive(in, "rules");
+
+	if (!cJSON_IsObject(in))
+		return refuse(v, 422, NULL, "expected a map object");
+	if (rules != NULL && !cJSON_IsArray(rules))
+		return refuse(v, 422, "rules", "rules: not an array of rules");
+	return 0;
+}
+
+unsigned int mgmt_merge_post_map(cJSON *in, cJSON *doc, long *id, struct mgmt_verdict *v)
+{
+	const cJSON *idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+
+	if (idv == NULL) {
+		for (*id = SBX_MIRROR_ID_MIN; *id <= SBX_MIRROR_ID_MAX &&
+		     (mgmt_find_map(doc, *id, NULL) != NULL || mgmt_find_mirror(doc, *id, NULL) != NULL); (*id)++)
+			;
+		/* none free: SBX_MIRROR_ID_MAX + 1, which sbx_config_parse() refuses naming the id */
+		cJSON_AddNumberToObject(in, "id", (double)*id);
+	} else if (cJSON_IsNumber(idv) && is_long(idv->valuedouble) &&
+		   (mgmt_find_map(doc, (long)idv->valuedouble, NULL) != NULL ||
+		    mgmt_find_mirror(doc, (long)idv->valuedouble, NULL) != NULL)) {
+		return refuse(v, 409, "id", "id: session %ld exists (PUT /api/v1/maps/%ld replaces a map)",
+			      (long)idv->valuedouble, (long)idv->valuedouble);
+	}
+	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+	*id = cJSON_IsNumber(idv) && in_long_range(idv->valuedouble) ? (long)idv->valuedouble : 0;
+	cJSON_AddItemToArray(mgmt_doc_array(doc, "maps"), cJSON_Duplicate(in, true));
+	return 0;
+}
+
+unsigned int mgmt_merge_put_map(cJSON *in, cJSON *doc, long id, int idx, struct mgmt_verdict *v)
+{
+	const cJSON *idv = cJSON_GetObjectItemCaseSensitive(in, "id");
+
+	if (idv != NULL && !(cJSON_IsNumber(idv) && idv->valuedouble == (double)id))
+		return refuse(v, 422, "id", "id: the body's id is not %ld, the map of the path", id);
+	if (idv == NULL)
+		cJSON_AddNumberToObject(in, "id", (double)id);
+	cJSON_ReplaceItemInArray(mgmt_doc_array(doc, "maps"), idx, cJSON_Duplicate(in, true));
+	return 0;
+}
+
+long mgmt_merge_post_rule(cJSON *m, cJSON *rules, cJSON *in)
+{
+	long n = cJSON_GetArraySize(rules);
+
+	cJSON_AddItemToArray(rules, in);
+	if (!cJSON_ReplaceItemInObjectCaseSensitive(m, "rules", rules))
+		cJSON_AddItemToObject(m, "rules", rules);
+	return n;
+}
+
 cJSON *mgmt_find_group(cJSON *doc, const char *name, int *idx)
 {
 	cJSON *g, *a = cJSON_GetObjectItemCaseSensitive(doc, "tool_groups");
@@ -430,6 +503,15 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 			return refuse(v, 404, NULL, "no mirror session %ld", id);
 		}
 	}
+	if (route == MGMT_W_PUT_MAP || route == MGMT_W_POST_RULE) { /* the route finds the map first */
+		doc = running ? cJSON_Parse(running) : NULL;
+		if (doc == NULL)
+			return refuse(v, 500, NULL, "running config is not JSON");
+		if (id < SBX_MIRROR_ID_MIN || id > SBX_MIRROR_ID_MAX || mgmt_find_map(doc, id, &idx) == NULL) {
+			cJSON_Delete(doc);
+			return refuse(v, 404, NULL, "no map %ld", id);
+		}
+	}
 	if (route == MGMT_W_PUT_INGRESS) { /* the route finds the port in the running document first */
 		doc = running ? cJSON_Parse(running) : NULL;
 		if (doc == NULL)
@@ -454,6 +536,10 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 		break;
 	case MGMT_W_PUT_CONFIG:
 		code = mgmt_check_put_config_body(in, v);
+		break;
+	case MGMT_W_POST_MAP:
+	case MGMT_W_PUT_MAP:
+		code = mgmt_check_map_body(in, v);
 		break;
 	default:
 		break;
@@ -498,6 +584,20 @@ unsigned int mgmt_validate_write(enum mgmt_write_route route, const char *body, 
 	case MGMT_W_PUT_FLOWS:
 		code = mgmt_merge_put_flows(in, doc, v);
 		break;
+	case MGMT_W_POST_MAP:
+		code = mgmt_merge_post_map(in, doc, &got, v);
+		break;
+	case MGMT_W_PUT_MAP:
+		code = mgmt_merge_put_map(in, doc, id, idx, v);
+		break;
+	case MGMT_W_POST_RULE: { /* the route appends to the running table: here the document's own rules */
+		cJSON *m = mgmt_find_map(doc, id, NULL);
+		const cJSON *r = cJSON_GetObjectItemCaseSensitive(m, "rules");
+
+		mgmt_merge_post_rule(m, cJSON_IsArray(r) ? cJSON_Duplicate(r, true) : cJSON_CreateArray(),
+				     cJSON_Duplicate(in, true));
+		break;
+	}
 	case MGMT_W_POST_CAPTURE: {
 		const struct mgmt_capture_room room = { .quota = 1ULL << 30, .pid = 1, .max_frame = 1522 };
 

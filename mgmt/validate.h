@@ -93,6 +93,36 @@ unsigned int mgmt_merge_post_mirror(cJSON *in, cJSON *doc, long *id, char *prefi
 unsigned int mgmt_merge_put_mirror(cJSON *in, cJSON *doc, long id, int idx, char *prefix, size_t prefix_len,
 				   struct mgmt_verdict *v);
 
+/** The map whose "id" is @p id in @p doc's maps (its index in *@p idx when not NULL), or NULL. */
+cJSON *mgmt_find_map(cJSON *doc, long id, int *idx);
+
+/**
+ * POST and PUT /maps, before the running document is read: the body must be an object whose
+ * "rules", when given, is an array (docs/MAPS.md). @return 0 or 422 with @p v set.
+ */
+unsigned int mgmt_check_map_body(const cJSON *in, struct mgmt_verdict *v);
+
+/**
+ * POST /maps: a copy of @p in appended to @p doc's maps, with the lowest session id no mirror or
+ * map of @p doc uses when @p in has none (added to @p in too). *@p id: that id (0 when the given
+ * one is not a whole number: sbx_config_parse() names it).
+ * @return 0 (doc changed), or 409 (the id is a mirror's or a map's) with @p v set.
+ */
+unsigned int mgmt_merge_post_map(cJSON *in, cJSON *doc, long *id, struct mgmt_verdict *v);
+
+/**
+ * PUT /maps/{id}: @p in's "id", when given, must be @p id (422 otherwise); it is added when
+ * absent and a copy replaces the map at index @p idx of @p doc's maps. @return 0 or 422.
+ */
+unsigned int mgmt_merge_put_map(cJSON *in, cJSON *doc, long id, int idx, struct mgmt_verdict *v);
+
+/**
+ * POST /maps/{id}/rules: rule @p in appended to @p rules (the map's whole rule array: the
+ * running table's), which then replaces map @p m's "rules". @p rules takes @p in and @p m takes
+ * @p rules (the caller frees neither). @return the new rule's index.
+ */
+long mgmt_merge_post_rule(cJSON *m, cJSON *rules, cJSON *in);
+
 /**
  * POST /forwarding/xconnects: the body must be {"ports": ["a", "b"]} and nothing else.
  * @return its "ports" array (owned by @p in), or NULL with @p v set (422).
@@ -177,6 +207,9 @@ enum mgmt_write_route {
 	MGMT_W_PUT_GROUP,     /**< PUT /api/v1/tool_groups/{name} ({name}: "ids" for an even {id}, "g<id>" else) */
 	MGMT_W_POST_CAPTURE,  /**< POST /api/v1/captures (a quota of 1 GiB, nothing kept, every id free) */
 	MGMT_W_PUT_FLOWS,     /**< PUT /api/v1/flows/config */
+	MGMT_W_POST_MAP,      /**< POST /api/v1/maps */
+	MGMT_W_PUT_MAP,       /**< PUT /api/v1/maps/{id} ({id}: a map of the running document, else 404) */
+	MGMT_W_POST_RULE,     /**< POST /api/v1/maps/{id}/rules (the map's rules: the running document's array) */
 	MGMT_W_COUNT
 };
 
@@ -186,7 +219,8 @@ enum mgmt_write_route {
  * sbx_config_parse() of the resulting document as change() does.
  * @param body     the body, NUL-terminated at @p len bytes
  * @param running  the running document (the active tables' JSON text); NULL or unparsable gives 500
- * @param id       PUT /mirrors/{id}: the path's id (1..1023; a session that does not exist gives 404)
+ * @param id       PUT /mirrors/{id}, PUT /maps/{id}, POST /maps/{id}/rules: the path's id (1..1023;
+ *                 a session or map that does not exist gives 404)
  * @param redacted the redacted-token marker of GET /config
  * @return 0 when the route would go on to store and apply, else the HTTP status with @p v set.
  */

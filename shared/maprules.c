@@ -54,6 +54,10 @@ const struct sbx_map_field_def sbx_map_field_defs[SBX_MF_COUNT] = {
 	[SBX_MF_DST3] = { SBX_MFT_MASK, 4, 60, 11, "dst" },
 };
 
+const char *const sbx_map_rule_keys[SBX_MAP_RULE_KEYS] = { "action", "vlan", "inner_vlan", "ethertype", "src_mac",
+							     "dst_mac", "src", "dst", "ip_proto", "dscp", "src_port",
+							     "dst_port", "tcp_flags", "fragment" };
+
 _Static_assert(sizeof(struct sbx_map_key) == 64, "the key is one cache line");
 
 static uint32_t field_max(enum sbx_map_field f)
@@ -341,7 +345,12 @@ static int parse_rule(const struct ctx *c, const cJSON *o, struct sbx_map_rule *
 			else
 				rc = fail(c, k, v, "is not a fragment state (\"none\", \"first\" or \"later\")");
 		} else {
-			rc = fail(c, k, NULL, "unknown key");
+			char keys[200] = "";
+
+			for (size_t j = 0; j < SBX_MAP_RULE_KEYS; j++)
+				snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s%s", j ? ", " : "",
+					 sbx_map_rule_keys[j]);
+			rc = fail(c, k, NULL, "unknown key (a rule takes %s)", keys);
 		}
 		if (rc)
 			return rc;

@@ -100,6 +100,11 @@ struct sbx_map_field_def {
 /** The field definitions, indexed by enum sbx_map_field. */
 extern const struct sbx_map_field_def sbx_map_field_defs[SBX_MF_COUNT];
 
+/** The keys of a rule object, in the order docs/MAPS.md lists them ("action" first): the parser
+ *  refuses any other key; the REST API's field= of GET /maps/{id}/rules takes these. */
+#define SBX_MAP_RULE_KEYS 14
+extern const char *const sbx_map_rule_keys[SBX_MAP_RULE_KEYS];
+
 /** A rule's action. */
 enum sbx_map_action { SBX_MAP_PASS = 0, SBX_MAP_DROP = 1 };
 

@@ -8,7 +8,8 @@ fuzz_config: every tests/configs/{good,bad}/*.json. fuzz_rest: byte 0 = route, b
 index (fuzz_rest.c), then a body: each mirror session of the good configs (POST and PUT), each
 cross-connect as {"ports": [...]}, each whole config (PUT /config), two memprobe bodies, each
 port's ingress object (PUT /ports/{name}/ingress, byte 1 = the port's index), each config's
-tool_groups (PUT /tool_groups) and each group (PUT /tool_groups/{name}).
+tool_groups (PUT /tool_groups) and each group (PUT /tool_groups/{name}), each map (POST /maps, PUT
+/maps/{id}) and each of its rules (POST /maps/{id}/rules).
 fuzz_erspan: the first 16 frames of every capture in ../shared/captures (pcap or pcapng), cut to
 128 bytes (the decoder reads at most 58). fuzz_pcie: tests/fixtures/pcie/*.bin. fuzz_ingress: byte 0 =
 strip and dedup-ignore bits, bytes 1-2 = segment cuts (fuzz_ingress.c), then the first 8 frames of
@@ -26,7 +27,7 @@ import glob, json, os, struct, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = sys.argv[1]
 ROUTES = {"post_mirror": 0, "put_mirror": 1, "post_xconnect": 2, "put_config": 3, "memprobe": 4, "put_ingress": 5,
-          "put_groups": 6, "put_group": 7, "post_capture": 8, "put_flows": 9}
+          "put_groups": 6, "put_group": 7, "post_capture": 8, "put_flows": 9, "post_map": 10, "put_map": 11, "post_rule": 12}
 
 
 def put(harness, name, data):
@@ -83,6 +84,12 @@ for p in sorted(glob.glob(os.path.join(ROOT, "tests/configs/good/*.json"))):
             bytes([ROUTES["put_groups"], 0]) + json.dumps({"tool_groups": doc["tool_groups"]}).encode())
         for i, g in enumerate(doc["tool_groups"]):
             put("fuzz_rest", "put_group_%s_%d" % (name, i), bytes([ROUTES["put_group"], i]) + json.dumps(g).encode())
+    for i, m in enumerate(doc.get("maps", [])):  # byte 1 = the map's index in maps.json (fuzz_rest.c)
+        body = json.dumps(m).encode()
+        put("fuzz_rest", "post_map_%s_%d" % (name, i), bytes([ROUTES["post_map"], 0]) + body)
+        put("fuzz_rest", "put_map_%s_%d" % (name, i), bytes([ROUTES["put_map"], i % 3]) + body)
+        for k, rule in enumerate(m.get("rules", [])):
+            put("fuzz_rest", "post_rule_%s_%d_%d" % (name, i, k), bytes([ROUTES["post_rule"], i % 3]) + json.dumps(rule).encode())
     if "flows" in doc:  # PUT /api/v1/flows/config: the whole section
         put("fuzz_rest", "put_flows_" + name, bytes([ROUTES["put_flows"], 0]) + json.dumps(doc["flows"]).encode())
 put("fuzz_rest", "put_flows_mirrors", bytes([ROUTES["put_flows"], 0]) + json.dumps(

@@ -46,7 +46,7 @@ static void parser_errors(void)
 		{ "[{\"action\":\"pass\",\"dst\":\"10.0.0/8\"}]", "rules[0].dst: \"10.0.0/8\" is not an IPv4 or IPv6 prefix (address/length)" },
 		{ "[{\"action\":\"pass\",\"dst\":\"2001:db8::/129\"}]", "rules[0].dst: \"2001:db8::/129\" has a bad prefix length (0..128)" },
 		{ "[{\"action\":\"pass\",\"src\":\"10.0.0.0/8\",\"dst\":\"2001:db8::/32\"}]", "rules[0].dst: \"2001:db8::/32\" is IPv6 in a rule with an IPv4 address" },
-		{ "[{\"action\":\"pass\",\"colour\":1}]", "rules[0].colour: unknown key" },
+		{ "[{\"action\":\"pass\",\"colour\":1}]", "rules[0].colour: unknown key (a rule takes action, vlan, inner_vlan, ethertype, src_mac, dst_mac, src, dst, ip_proto, dscp, src_port, dst_port, tcp_flags, fragment)" },
 		{ "[{\"dst_port\":80}]", "rules[0].action: missing (\"pass\" or \"drop\")" },
 		{ "[{\"action\":\"forward\"}]", "rules[0].action: \"forward\" is not an action (\"pass\" or \"drop\")" },
 		{ "[1]", "rules[0]: is not an object" },
