@@ -193,6 +193,10 @@ static void test_good(void)
 			      sbx_config_port_nb_rxq(&cfg, 0) == 2,
 		      "minimal: default queues");
 	}
+	if (load("tests/configs/good/maps.json", &cfg)) /* also the running config of fuzz_rest's map routes */
+		check(cfg.nb_maps == 3 && cfg.maps[0].s.id == 40 && cfg.maps[0].nb_rules == 7 && cfg.maps[1].nb_rules == 2 &&
+			      !strcmp(cfg.maps[1].s.filter, "tcp") && cfg.maps[2].collector && cfg.maps[2].nb_rules == 0,
+		      "maps: three maps, their rules, a filter and a collector");
 	if (load("tests/configs/good/pcap_replay.json", &cfg)) {
 		check(p[0].kind == SBX_PORT_PCAP_FILE && p[1].kind == SBX_PORT_PCAP_FILE &&
 			      p[2].kind == SBX_PORT_ETHDEV && !sbx_config_has_pci(&cfg),
