@@ -24,14 +24,24 @@ struct actx {
 	uint8_t field[SBX_MF_COUNT];
 };
 
-/* Up to 16 maps (consecutive): their categories, one context per family (single: c[1] unused). */
+/* Up to 16 maps (consecutive): their categories, one context per family (single: c[1] unused).
+ * A map whose rules do not fit one context is split into parts: sets of that one map, each with
+ * a range [rule_lo, rule_hi) of its rules, in ascending order; a later part (rule_lo > 0) only
+ * fills the frames no earlier part matched (its rules come after theirs: first match). */
 struct set {
 	uint32_t first_map, nb_maps, cats;
+	uint32_t rule_lo, rule_hi; /* the rules of the maps in this set: 0, UINT32_MAX but in parts */
 	struct actx c[2];
 };
 
+/* The end of set @p s's rules in map @p m. */
+static uint32_t rules_end(const struct sbx_map_rules *maps, const struct set *s, uint32_t m)
+{
+	return maps[m].n < s->rule_hi ? maps[m].n : s->rule_hi;
+}
+
 struct sbx_mapacl {
-	uint32_t nb_maps, stride, nb_sets;
+	uint32_t nb_maps, stride, nb_sets, cap_sets;
 	int single;
 	struct set set[];
 };
@@ -76,7 +86,7 @@ static uint32_t groups_of(const struct sbx_map_rules *maps, const struct set *s,
 	int f;
 
 	for (m = s->first_map; m < s->first_map + s->nb_maps; m++)
-		for (i = 0; i < maps[m].n; i++) {
+		for (i = s->rule_lo; i < rules_end(maps, s, m); i++) {
 			const struct sbx_map_rule *r = &maps[m].rule[i];
 
 			if (!rule_in(r, fam, single))
@@ -152,7 +162,7 @@ static int build_ctx(const struct sbx_map_rules *maps, struct set *s, int fam, i
 	memset(&cfg, 0, sizeof(cfg));
 	field_defs(c, groups_of(maps, s, fam, single), &cfg);
 	for (m = s->first_map; m < s->first_map + s->nb_maps; m++)
-		for (i = 0; i < maps[m].n; i++)
+		for (i = s->rule_lo; i < rules_end(maps, s, m); i++)
 			n += (uint32_t)rule_in(&maps[m].rule[i], fam, single);
 	if (n == 0)
 		return 0;
@@ -163,7 +173,7 @@ static int build_ctx(const struct sbx_map_rules *maps, struct set *s, int fam, i
 		return -1;
 	}
 	for (m = s->first_map; m < s->first_map + s->nb_maps; m++)
-		for (i = 0; i < maps[m].n; i++) {
+		for (i = s->rule_lo; i < rules_end(maps, s, m); i++) {
 			const struct sbx_map_rule *r = &maps[m].rule[i];
 			struct rte_acl_rule *a = (struct rte_acl_rule *)(rules + rsz * k);
 
@@ -229,17 +239,26 @@ static void free_set(struct set *x)
 	memset(x, 0, sizeof(*x));
 }
 
-/* The maps first..first+n-1 into the next set(s): one set when rte_acl builds them, else the two
- * halves apart (rte_acl gives up past 8 tries: rules of many maps with different fields). */
+/* The maps first..first+n-1 (of one map: its rules lo..hi-1) into the next set(s): one set when
+ * rte_acl builds them, else the two halves apart (rte_acl gives up past 8 tries: rules of many maps
+ * with different fields); one map's rules, in halves of its rules (parts). */
 static int build_sets(struct sbx_mapacl *a, const struct sbx_map_rules *maps, uint32_t first, uint32_t n,
-		      const struct sbx_mapacl_opts *o, struct sbx_mapacl_stats *st, char *err, size_t errlen)
+		      uint32_t lo, uint32_t hi, const struct sbx_mapacl_opts *o, struct sbx_mapacl_stats *st, char *err,
+		      size_t errlen)
 {
-	struct set *x = &a->set[a->nb_sets];
+	struct set *x;
 	struct sbx_mapacl_stats before = st ? *st : (struct sbx_mapacl_stats){0};
 
+	if (a->nb_sets >= a->cap_sets) {
+		snprintf(err, errlen, "maps[%u]: more than %u rte_acl context sets", first, a->cap_sets);
+		return -1;
+	}
+	x = &a->set[a->nb_sets];
 	x->first_map = first;
 	x->nb_maps = n;
 	x->cats = cats_for(n);
+	x->rule_lo = lo;
+	x->rule_hi = hi;
 	if (build_ctx(maps, x, FAM_V4, a->single, o, st, err, errlen) == 0 &&
 	    (a->single || build_ctx(maps, x, FAM_V6, a->single, o, st, err, errlen) == 0)) {
 		a->nb_sets++;
@@ -261,6 +280,8 @@ static int build_sets(struct sbx_mapacl *a, const struct sbx_map_rules *maps, ui
 		x->first_map = first; /* free_set() cleared the set */
 		x->nb_maps = n;
 		x->cats = cats_for(n);
+		x->rule_lo = lo;
+		x->rule_hi = hi;
 		if (build_ctx(maps, x, FAM_V4, a->single, &big, st, err, errlen) == 0 &&
 		    (a->single || build_ctx(maps, x, FAM_V6, a->single, &big, st, err, errlen) == 0)) {
 			a->nb_sets++;
@@ -278,16 +299,23 @@ static int build_sets(struct sbx_mapacl *a, const struct sbx_map_rules *maps, ui
 			*st = before;
 	}
 	if (n == 1) {
+		const uint32_t end = maps[first].n < hi ? maps[first].n : hi, mid = lo + (end - lo) / 2;
 		char why[200];
 
+		if (end - lo >= 2) { /* the map's rules in two parts, each looked up (docs/MAPS.md "Design") */
+			if (st)
+				st->parts++;
+			return build_sets(a, maps, first, 1, lo, mid, o, st, err, errlen) ||
+			       build_sets(a, maps, first, 1, mid, end, o, st, err, errlen);
+		}
 		snprintf(why, sizeof(why), "%s", err);
-		snprintf(err, errlen, "maps[%u]: %u rules do not fit one rte_acl context (%s)", first, maps[first].n, why);
+		snprintf(err, errlen, "maps[%u]: rule %u does not fit an rte_acl context (%s)", first, lo, why);
 		return -1;
 	}
 	if (st)
 		st->splits++;
-	return build_sets(a, maps, first, n / 2, o, st, err, errlen) ||
-	       build_sets(a, maps, first + n / 2, n - n / 2, o, st, err, errlen);
+	return build_sets(a, maps, first, n / 2, 0, UINT32_MAX, o, st, err, errlen) ||
+	       build_sets(a, maps, first + n / 2, n - n / 2, 0, UINT32_MAX, o, st, err, errlen);
 }
 
 struct sbx_mapacl *sbx_mapacl_build(const struct sbx_map_rules *maps, uint32_t nb_maps,
@@ -302,16 +330,18 @@ struct sbx_mapacl *sbx_mapacl_build(const struct sbx_map_rules *maps, uint32_t n
 	if (st)
 		memset(st, 0, sizeof(*st));
 	/* rte_malloc memory: a secondary process may classify with it (sbx_mapacl_check_shared) */
-	a = rte_zmalloc("sbx_mapacl", sizeof(*a) + (nb_maps ? nb_maps : 1) * sizeof(a->set[0]), 0);
+	/* a set per map at most, and the parts of maps split by their rules (SBX_MAPACL_MAX_PARTS in all) */
+	a = rte_zmalloc("sbx_mapacl", sizeof(*a) + (nb_maps + SBX_MAPACL_MAX_PARTS) * sizeof(a->set[0]), 0);
 	if (a == NULL) {
 		snprintf(err, errlen, "maps: out of memory");
 		return NULL;
 	}
+	a->cap_sets = nb_maps + SBX_MAPACL_MAX_PARTS;
 	a->nb_maps = nb_maps;
 	a->single = o && o->single;
 	for (m = 0; m < nb_maps; m += SBX_MAPACL_MAPS_PER_CTX)
 		if (build_sets(a, maps, m, nb_maps - m < SBX_MAPACL_MAPS_PER_CTX ? nb_maps - m : SBX_MAPACL_MAPS_PER_CTX,
-			       o, st, err, errlen) != 0) {
+			       0, UINT32_MAX, o, st, err, errlen) != 0) {
 			sbx_mapacl_free(a);
 			return NULL;
 		}
@@ -351,6 +381,15 @@ static void classify_some(const struct set *x, const struct actx *c, const uint8
 
 	if (n == 0)
 		return;
+	if (x->rule_lo > 0) { /* a later part of one map: only where no earlier part matched */
+		if (c->ctx == NULL)
+			return;
+		rte_acl_classify(c->ctx, p, tmp, n, x->cats);
+		for (i = 0; i < n; i++)
+			if (results[idx[i] * stride + col] == 0)
+				results[idx[i] * stride + col] = tmp[i * x->cats];
+		return;
+	}
 	if (c->ctx == NULL) {
 		for (i = 0; i < n; i++)
 			memset(&results[idx[i] * stride + col], 0, x->cats * sizeof(uint32_t));

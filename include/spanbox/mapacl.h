@@ -9,7 +9,9 @@
  *     into one context (it gives up past 8 tries: rules of many maps naming different fields), the
  *     group is split in halves, down to one map per set; one map that does not fit is built again
  *     with max_size SBX_MAPACL_RETRY_MAX_SIZE (rte_acl's largest node limit: fewer tries) when
- *     opts.max_size is 0; one that does not fit then is an error.
+ *     opts.max_size is 0; one that does not fit then is split in halves of its rules (parts: a set
+ *     of the one map each, looked up in rule order, a later part taking only the frames no earlier
+ *     part matched: first match is kept), down to one rule; SBX_MAPACL_MAX_PARTS parts in all.
  *   - First match within a map: rule i of a map has priority 65536 - i, so the earliest matching
  *     rule wins its category; its userdata says the rule index and the action.
  *   - Per set, by default two contexts: one for IPv4 and non-IP frames (address fields one 32-bit
@@ -35,6 +37,9 @@
 /** max_size of the second build of a single map that did not fit in 8 tries with max_size 0:
  *  rte_acl starts at its largest node limit (fewer tries); 64 MiB bounds the run-time tries. */
 #define SBX_MAPACL_RETRY_MAX_SIZE ((size_t)64 << 20)
+/** Parts in all of the maps split by their rules (one lookup each): a map whose rules rte_acl cannot
+ *  build into one context even with SBX_MAPACL_RETRY_MAX_SIZE is built in halves of its rules. */
+#define SBX_MAPACL_MAX_PARTS 256u
 /** Most frames one sbx_mapacl_classify call takes. */
 #define SBX_MAPACL_MAX_BURST 256u
 
@@ -61,6 +66,7 @@ struct sbx_mapacl_stats {
 	uint32_t sets;       /**< context sets: one lookup per set (and family) per frame */
 	uint32_t splits;     /**< groups of maps rte_acl could not build together, split in halves */
 	uint32_t retries;    /**< single maps built again with max_size SBX_MAPACL_RETRY_MAX_SIZE (opts.max_size 0) */
+	uint32_t parts;      /**< maps (or parts) that did not fit even then, split in halves of their rules */
 	uint32_t acl_rules;  /**< rules added over all contexts (a rule without addresses counts twice) */
 	uint32_t fields[2];  /**< rte_acl fields of the first set's contexts: [0] IPv4/non-IP, [1] IPv6 */
 };

@@ -150,8 +150,9 @@ static int classify_pcap(const char *rules_path, const char *pcap_path)
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
-	fprintf(stderr, "# maps %u contexts %u acl_rules %u fields %u/%u build_ms %.1f memory_bytes %zu\n", nb,
-		st.contexts, st.acl_rules, st.fields[0], st.fields[1], (double)st.build_ns / 1e6, st.memory);
+	fprintf(stderr, "# maps %u contexts %u acl_rules %u fields %u/%u build_ms %.1f memory_bytes %zu sets %u splits %u "
+		"retries %u parts %u\n", nb, st.contexts, st.acl_rules, st.fields[0], st.fields[1], (double)st.build_ns / 1e6,
+		st.memory, st.sets, st.splits, st.retries, st.parts);
 	if (dump)
 		sbx_mapacl_dump(acl);
 	stride = sbx_mapacl_stride(acl);
