@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The config's sections in order (sbx_config_sections_parse: each section's own file), the checks
- * across them (files, static diff, placement) and the lookups the processes use (schema: docs/CONFIG.md).
+ * The config's sections in order (sbx_config_sections_parse: each section's own file) and the checks
+ * across them: files, static diff, placement (schema: docs/CONFIG.md; lookups: config_lookup.c).
  */
 #include <limits.h>
 #include <stdio.h>
@@ -155,37 +155,6 @@ int sbx_config_files_check(const struct sbx_config *cfg, const char *config_path
 	struct cfg_ctx c = {err, errlen};
 
 	return check_files(&c, cfg, config_path);
-}
-
-int sbx_config_port_index(const struct sbx_config *cfg, const char *name)
-{
-	uint16_t i;
-
-	for (i = 0; name && i < cfg->nb_ports; i++)
-		if (!strcmp(cfg->ports[i].name, name))
-			return i;
-	return -1;
-}
-
-uint16_t sbx_config_port_nb_rxq(const struct sbx_config *cfg, uint16_t port)
-{
-	uint16_t n = 1, w, i;
-
-	for (w = 0; w < cfg->nb_workers; w++)
-		for (i = 0; i < cfg->workers[w].nb_rxq; i++)
-			if (cfg->workers[w].rxq[i].port == port && cfg->workers[w].rxq[i].queue >= n)
-				n = cfg->workers[w].rxq[i].queue + 1;
-	return n;
-}
-
-bool sbx_config_has_pci(const struct sbx_config *cfg)
-{
-	uint16_t i;
-
-	for (i = 0; i < cfg->nb_ports; i++)
-		if (cfg->ports[i].is_pci)
-			return true;
-	return false;
 }
 
 const char *sbx_config_static_diff(const struct sbx_config *a, const struct sbx_config *b)
