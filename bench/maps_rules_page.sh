@@ -27,11 +27,21 @@ code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer
 	-H 'Content-Type: application/json' --data-binary @"$TMP/m.json" "$API/maps")
 [ "$code" = 201 ] || { echo "maps_rules_page.sh: POST of the map: $code" >&2; exit 1; }
 echo "# spanbox $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null), build ${SBX_BUILD:-$ROOT/build}; load $(cut -d' ' -f1-3 /proc/loadavg)"
-for ((i = 0; i < ROUNDS; i++)); do
-	curl -fsS -o /dev/null -w '%{time_total}\n' "$API/maps/40/rules?offset=30000&limit=50"
-done >"$TMP/t.txt"
-med=$(sort -g "$TMP/t.txt" | awk '{t[NR] = $1} END {printf "%.1f", t[int((NR + 1) / 2)] * 1000}')
-awk -v med="$med" '{t[NR] = $1 * 1000} END {
-	printf "a page of 50 of 65,536 rules: first %.1f ms; the next %d:", t[1], NR - 1
-	for (i = 2; i <= NR; i++) printf " %.1f", t[i]
-	printf "; median of all %s ms\n", med }' "$TMP/t.txt"
+# page WHAT QUERY: ROUNDS GETs of /maps/40/rules?QUERY, one line
+page() {
+	local i med
+	for ((i = 0; i < ROUNDS; i++)); do
+		curl -fsS -o /dev/null -w '%{time_total}\n' "$API/maps/40/rules?$2"
+	done >"$TMP/t.txt"
+	med=$(sort -g "$TMP/t.txt" | awk '{t[NR] = $1} END {printf "%.1f", t[int((NR + 1) / 2)] * 1000}')
+	awk -v med="$med" -v what="$1" '{t[NR] = $1 * 1000} END {
+		printf "%s: first %.1f ms; the next %d:", what, t[1], NR - 1
+		for (i = 2; i <= NR; i++) printf " %.1f", t[i]
+		printf "; median of all %s ms\n", med }' "$TMP/t.txt"
+}
+page "a page of 50 of 65,536 rules" "offset=30000&limit=50"
+# the walks of all 65,536 rules: a search in every field's value, one field, and the sort by hits
+# (every rule's counters summed over the workers, then sorted)
+page "search=10.1 (every rule's every value searched), 50 of the matches" "search=10.1&limit=50"
+page "field=dst_port&value=80 (one field of every rule), 50 of the matches" "field=dst_port&value=80&limit=50"
+page "sort=hits (65,536 rules sorted by packets), the first 50" "sort=hits&limit=50"
