@@ -38,7 +38,13 @@
  *
  * Bounded: --seconds S (default 10 when neither is given) and/or --count N, whichever comes first;
  * SIGTERM / SIGINT stop it cleanly. Prints one line at the end, on stdout:
- *   sbx-ringgen: enqueued N frames in S s: M Mpps, ring_full_spins K, alloc_failures A
+ *   sbx-ringgen: enqueued N frames in S s: M Mpps, ring_full_spins K, alloc_failures A, waited W %
+ * ring_full_spins: enqueue attempts that found the ring full (each followed by one rte_pause());
+ * alloc_failures: allocations that found the pool empty; waited: the share of the S seconds this
+ * thread was runnable but waiting for its CPU (/proc/thread-self/schedstat field 2). The ring
+ * holds 1024 frames, which a worker empties in tens of microseconds: while this thread waits for
+ * its CPU (other processes on it) the worker starves, so a run where W is not near 0 did not
+ * keep the worker's input full whatever its Mpps (look at the worker's frames per loop).
  * Exit 0, 1 on a runtime error (no ring, no pool, EAL), 2 on a usage error.
  */
 #include <errno.h>
@@ -150,6 +156,20 @@ fail:
 	return -1;
 }
 
+/* ns this thread has waited for a CPU while runnable so far (schedstat field 2), 0 if unknown */
+static uint64_t run_delay_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: sbx-ringgen --prefix P --lcore ID --cpu CPU --dev net_ringN --pcap FILE "
@@ -174,7 +194,7 @@ int main(int argc, char **argv)
 			"--log-level=lib.eal:error", NULL };
 	struct rte_mbuf *held[BURST];
 	unsigned int hoff = 0, nheld = 0;
-	uint64_t sent = 0, spins = 0, nomem = 0, iter = 0, t0, t1, end_tsc = UINT64_MAX, hz;
+	uint64_t sent = 0, spins = 0, nomem = 0, iter = 0, t0, t1, end_tsc = UINT64_MAX, hz, w0, w1;
 	uint32_t fi = 0;
 	uint16_t room, port_id = RTE_MBUF_PORT_INVALID;
 	struct rte_mempool *mp;
@@ -243,6 +263,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 
 	hz = rte_get_tsc_hz();
+	w0 = run_delay_ns();
 	t0 = rte_rdtsc();
 	if (seconds > 0)
 		end_tsc = t0 + (uint64_t)(seconds * (double)hz);
@@ -287,14 +308,16 @@ tick:
 			break;
 	}
 	t1 = rte_rdtsc();
+	w1 = run_delay_ns();
 	if (nheld)
 		rte_pktmbuf_free_bulk(&held[hoff], nheld);
 	{
 		double s = (double)(t1 - t0) / (double)hz;
 
 		printf("sbx-ringgen: enqueued %" PRIu64 " frames in %.3f s: %.2f Mpps, ring_full_spins %" PRIu64
-		       ", alloc_failures %" PRIu64 "\n",
-		       sent, s, s > 0 ? (double)sent / s / 1e6 : 0.0, spins, nomem);
+		       ", alloc_failures %" PRIu64 ", waited %.0f %%\n",
+		       sent, s, s > 0 ? (double)sent / s / 1e6 : 0.0, spins, nomem,
+		       s > 0 ? (double)(w1 - w0) / 1e9 / s * 100 : 0.0);
 		fflush(stdout);
 	}
 	free(fr.data);
