@@ -38,8 +38,14 @@
  *
  * Bounded: --seconds S (default 10 when neither is given) and/or --count N, whichever comes first;
  * SIGTERM / SIGINT stop it cleanly. Prints one line at the end, on stdout:
- *   sbx-ringgen: enqueued N frames in S s: M Mpps, ring_full_spins K, alloc_failures A, waited W %
+ *   sbx-ringgen: enqueued N frames in S s: M Mpps, ring_full_spins K, alloc_failures A, waited W %,
+ *                own C cycles/frame (capacity X Mpps)
  * ring_full_spins: enqueue attempts that found the ring full (each followed by one rte_pause());
+ * own: the TSC cycles of the run less those spent waiting for room in the ring, per frame: what
+ * one frame costs this tool (allocation, copy, enqueue; time others took its CPU included), and
+ * X the rate it could feed at that cost (TSC Hz / C); ring fill: the mean number of frames in the
+ * ring (rte_ring_count every 1024 tries) and how often it held less than a burst (a worker
+ * polling then gets a short or no burst);
  * alloc_failures: allocations that found the pool empty; waited: the share of the S seconds this
  * thread was runnable but waiting for its CPU (/proc/thread-self/schedstat field 2). The ring
  * holds 1024 frames, which a worker empties in tens of microseconds: while this thread waits for
@@ -170,6 +176,29 @@ static uint64_t run_delay_ns(void)
 	return wait;
 }
 
+/* How many frames the next burst takes: BURST, or what --count @p count leaves after @p sent. */
+static unsigned int next_want(uint64_t count, uint64_t sent)
+{
+	if (count == 0)
+		return BURST;
+	return count - sent < BURST ? (unsigned int)(count - sent) : BURST;
+}
+
+/*
+ * Prefetch (for writing) the lines the fill of @p n raw mbufs will write: the two header lines
+ * rte_pktmbuf_reset() writes and the first data line (at @p data_off from the mbuf). The mbufs
+ * come back from the worker's core (its TX freed them), so each line is a transfer from the other
+ * core's cache: overlapped with the fill of the burst before, not waited for one by one.
+ */
+static void prefetch_burst(struct rte_mbuf *const *m, unsigned int n, size_t data_off)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		__builtin_prefetch(m[i], 1, 3);
+		__builtin_prefetch((char *)m[i] + RTE_CACHE_LINE_SIZE, 1, 3);
+		__builtin_prefetch((char *)m[i] + data_off, 1, 3);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: sbx-ringgen --prefix P --lcore ID --cpu CPU --dev net_ringN --pcap FILE "
@@ -192,9 +221,13 @@ int main(int argc, char **argv)
 	char pfx[300], lc[64], rname[RTE_RING_NAMESIZE], pname[RTE_MEMPOOL_NAMESIZE], err[512];
 	char *eal[] = { argv[0], "--proc-type=secondary", pfx, lc, "--no-pci", "--no-telemetry",
 			"--log-level=lib.eal:error", NULL };
-	struct rte_mbuf *held[BURST];
+	struct rte_mbuf *held[BURST], *next[BURST];
+	unsigned int nnext = 0;
+	size_t data_off;
 	unsigned int hoff = 0, nheld = 0;
 	uint64_t sent = 0, spins = 0, nomem = 0, iter = 0, t0, t1, end_tsc = UINT64_MAX, hz, w0, w1;
+	uint64_t spin_t0 = 0, spin_cyc = 0; /* the cycles spent waiting for room in the ring */
+	uint64_t fill_sum = 0, fill_n = 0, fill_low = 0; /* the ring's fill, sampled every 1024 tries */
 	uint32_t fi = 0;
 	uint16_t room, port_id = RTE_MBUF_PORT_INVALID;
 	struct rte_mempool *mp;
@@ -252,6 +285,8 @@ int main(int argc, char **argv)
 	if (rte_eth_dev_get_port_by_name(dev, &port_id) != 0)
 		port_id = RTE_MBUF_PORT_INVALID;
 	room = (uint16_t)(rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM);
+	/* where a direct mbuf's data starts (rte_pktmbuf_init(): buf_addr after the private area) */
+	data_off = sizeof(struct rte_mbuf) + rte_pktmbuf_priv_size(mp) + RTE_PKTMBUF_HEADROOM;
 	if (load_pcap(pcap_path, room, &fr) != 0) {
 		rte_eal_cleanup();
 		sbx_lcore_unlock(lock_fd, prefix, (unsigned int)lcore);
@@ -271,20 +306,32 @@ int main(int argc, char **argv)
 		unsigned int n;
 
 		if (nheld == 0) {
-			unsigned int want = BURST, i;
+			unsigned int want, i;
 
-			if (count && count - sent < want)
-				want = (unsigned int)(count - sent);
-			if (want == 0)
-				break;
-			if (rte_pktmbuf_alloc_bulk(mp, held, want) != 0) {
-				nomem++; /* the pool is empty for now: the worker's TX returns mbufs */
-				rte_pause();
-				goto tick;
+			if (nnext == 0) { /* (the first burst, or the pool was empty) */
+				want = next_want(count, sent);
+				if (want == 0)
+					break;
+				if (rte_mempool_get_bulk(mp, (void **)next, want) != 0) {
+					nomem++; /* the pool is empty for now: the worker's TX returns mbufs */
+					rte_pause();
+					goto tick;
+				}
+				nnext = want;
+			}
+			want = nnext;
+			memcpy(held, next, want * sizeof(*held));
+			nnext = 0;
+			/* the burst after this one: taken now, its lines prefetched while this one is filled */
+			i = next_want(count, sent + want);
+			if (i && rte_mempool_get_bulk(mp, (void **)next, i) == 0) {
+				nnext = i;
+				prefetch_burst(next, nnext, data_off);
 			}
 			for (i = 0; i < want; i++) {
 				struct rte_mbuf *m = held[i];
 
+				rte_pktmbuf_reset(m); /* what rte_pktmbuf_alloc_bulk() does after the get */
 				rte_memcpy(rte_pktmbuf_mtod(m, void *), fr.data + fr.off[fi], fr.len[fi]);
 				m->data_len = fr.len[fi];
 				m->pkt_len = fr.len[fi];
@@ -300,24 +347,44 @@ int main(int argc, char **argv)
 		hoff += n;
 		nheld -= n;
 		if (n == 0) {
+			if (spin_t0 == 0)
+				spin_t0 = rte_rdtsc();
 			spins++;
 			rte_pause();
+		} else if (spin_t0 != 0) {
+			spin_cyc += rte_rdtsc() - spin_t0;
+			spin_t0 = 0;
 		}
 tick:
-		if ((++iter & 1023) == 0 && rte_rdtsc() >= end_tsc)
-			break;
+		if ((++iter & 1023) == 0) {
+			unsigned int fill = rte_ring_count(ring);
+
+			fill_sum += fill;
+			fill_n++;
+			fill_low += fill < BURST;
+			if (rte_rdtsc() >= end_tsc)
+				break;
+		}
 	}
 	t1 = rte_rdtsc();
 	w1 = run_delay_ns();
+	if (spin_t0 != 0)
+		spin_cyc += t1 - spin_t0;
 	if (nheld)
 		rte_pktmbuf_free_bulk(&held[hoff], nheld);
+	if (nnext)
+		rte_mempool_put_bulk(mp, (void **)next, nnext); /* as taken: raw, never reset */
 	{
 		double s = (double)(t1 - t0) / (double)hz;
+		double own = sent ? (double)(t1 - t0 - spin_cyc) / (double)sent : 0.0;
 
 		printf("sbx-ringgen: enqueued %" PRIu64 " frames in %.3f s: %.2f Mpps, ring_full_spins %" PRIu64
-		       ", alloc_failures %" PRIu64 ", waited %.0f %%\n",
+		       ", alloc_failures %" PRIu64 ", waited %.0f %%, own %.1f cycles/frame (capacity %.1f Mpps),"
+		       " ring fill %.0f of %u (below %d in %.0f %% of samples)\n",
 		       sent, s, s > 0 ? (double)sent / s / 1e6 : 0.0, spins, nomem,
-		       s > 0 ? (double)(w1 - w0) / 1e9 / s * 100 : 0.0);
+		       s > 0 ? (double)(w1 - w0) / 1e9 / s * 100 : 0.0, own, own > 0 ? (double)hz / own / 1e6 : 0.0,
+		       fill_n ? (double)fill_sum / (double)fill_n : 0.0, rte_ring_get_capacity(ring), BURST,
+		       fill_n ? (double)fill_low / (double)fill_n * 100 : 0.0);
 		fflush(stdout);
 	}
 	free(fr.data);
