@@ -379,12 +379,13 @@ tick:
 		double own = sent ? (double)(t1 - t0 - spin_cyc) / (double)sent : 0.0;
 
 		printf("sbx-ringgen: enqueued %" PRIu64 " frames in %.3f s: %.2f Mpps, ring_full_spins %" PRIu64
-		       ", alloc_failures %" PRIu64 ", waited %.0f %%, own %.1f cycles/frame (capacity %.1f Mpps),"
-		       " ring fill %.0f of %u (below %d in %.0f %% of samples)\n",
+		       ", alloc_failures %" PRIu64 ", waited %.0f %%, own %.1f cycles/frame (capacity %.1f Mpps)",
 		       sent, s, s > 0 ? (double)sent / s / 1e6 : 0.0, spins, nomem,
-		       s > 0 ? (double)(w1 - w0) / 1e9 / s * 100 : 0.0, own, own > 0 ? (double)hz / own / 1e6 : 0.0,
-		       fill_n ? (double)fill_sum / (double)fill_n : 0.0, rte_ring_get_capacity(ring), BURST,
-		       fill_n ? (double)fill_low / (double)fill_n * 100 : 0.0);
+		       s > 0 ? (double)(w1 - w0) / 1e9 / s * 100 : 0.0, own, own > 0 ? (double)hz / own / 1e6 : 0.0);
+		if (fill_n) /* (none in a run of fewer than 1024 tries) */
+			printf(", ring fill %.0f of %u (below %d in %.0f %% of samples)", (double)fill_sum / (double)fill_n,
+			       rte_ring_get_capacity(ring), BURST, (double)fill_low / (double)fill_n * 100);
+		printf("\n");
 		fflush(stdout);
 	}
 	free(fr.data);
