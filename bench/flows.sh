@@ -6,16 +6,24 @@
 # exporter delivers to a local collector without loss.
 #
 # 1. Metering. One worker (busy poll, CPU $CPU alone; the primary, mgmt and the feeder on $HK_CPU)
-#    forwards 64-byte IPv4/UDP frames of N flows from a pcap file port to a net_null port. The
-#    frames come from bench/flows_feed.py through a FIFO (the pcap port reads it like a file,
-#    docs/PCAP_SECONDARY.md): each of the N flows once per pass, in a random order, passes without
-#    end, so the table holds N active flows. Configurations "off" (no flows section) and "on"
+#    forwards 64-byte IPv4/UDP frames of N flows from its input port to a net_null port: each of
+#    the N flows once per pass, in a random order (bench/flows_feed.py), passes without end, so the
+#    table holds N active flows. The input (INPUT):
+#      ring  (default) a net_ring port kept full by build/tests/sbx-ringgen (a DPDK secondary on
+#            $HK_CPU, lcore 115) with the frames of one pass, loaded once: faster than the worker,
+#            so the worker's bursts are full (burst about 32) and its cycles per frame are its
+#            own, not the feeder's rate (while others' work takes the generator's CPU the worker
+#            empties the ring: the worker's and the generator's waits are printed);
+#      fifo  the frames through a FIFO that a pcap file port reads like a file (docs/PCAP_SECONDARY.md,
+#            the primary reading it on $HK_CPU): 2-3.7 Mpps on the 2-CPU VM, slower than the
+#            worker, whose bursts are then small (the figures before the generator existed). Configurations "off" (no flows section) and "on"
 #    (flows on the input port, flows_per_worker 1.25 N, timeouts that do not fire during a run)
 #    alternate, RUNS times each, for every N of $FLOWS_LIST, each a fresh spanbox. A run is measured
 #    after WARM_PASSES passes (the flows exist: their frames only count): the worker's busy_cycles
 #    and busy_packets (/status, counters.h: the TSC cycles of the loops that received frames and
 #    their frames) over DURATION s, their ratio is the cycles per frame of the whole worker (ring
-#    dequeue, checks, the flow stage, TX), so on - off is what metering adds.
+#    dequeue, checks, the flow stage, TX), so on - off is what metering adds; burst =
+#    busy_packets / busy_loops over the window (the mean burst of the loops that received frames).
 #    Target (issue #28): at most 50 cycles per frame added at 100,000 active flows.
 # 2. Export (EXPORT=1): the same worker with flows on, idle_timeout_s 1, EXPORT_FLOWS flows (one
 #    pass of a pcap file): every flow expires about 1 s after its frame and goes out as IPFIX over
@@ -30,12 +38,14 @@
 #
 # Run as root from anywhere, under the machine's DPDK lock when others share it:
 #   flock /tmp/sbx-e2e.lock bench/flows.sh          (about 2 x 2 x RUNS x 25 s + 1 min: 6 min)
+#   FLOWS_LIST=100000 RUNS=3 EXPORT=0 flock /tmp/sbx-e2e.lock bench/flows.sh     (metering only)
 #
-# Environment (defaults in brackets): FLOWS_LIST [100000 1000000], RUNS [3], DURATION [5] s,
+# Environment (defaults in brackets): INPUT [ring] (or fifo), FLOWS_LIST [100000 1000000], RUNS [3], DURATION [5] s,
 # WARM_PASSES [2], CPU [1], HK_CPU [0], EXPORT [1], EXPORT_FLOWS [1000000], MEM_MB [768],
 # KEEP_TMP [0], BUILD [repo/build]. Resources: file prefix sbxfb, lcores 111 (primary) 112 (mgmt)
-# 114 (worker), API port 19040, collector UDP port 19041.
+# 114 (worker), 115 (sbx-ringgen), API port 19040, collector UDP port 19041.
 set -u
+INPUT=${INPUT:-ring}
 FLOWS_LIST=${FLOWS_LIST-100000 1000000}
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}
@@ -55,6 +65,12 @@ BUILD=${BUILD:-$ROOT/build}
 source "$ROOT/bench/lib.sh"
 spanbox_bins
 need_spanbox_bins jq curl python3
+RINGGEN="$BUILD/tests/sbx-ringgen"
+case $INPUT in
+ring) [ -x "$RINGGEN" ] || die "$RINGGEN missing: build first (ninja -C $BUILD)" ;;
+fifo) ;;
+*) die "INPUT must be ring or fifo, not '$INPUT'" ;;
+esac
 need_hugepages "$MEM_MB"
 workers_bench_init
 FEED_PID="" COLL_PID=""
@@ -62,16 +78,18 @@ FEED_PID="" COLL_PID=""
 trap '[ -n "$FEED_PID" ] && alive "$FEED_PID" && kill "$FEED_PID"; [ -n "$COLL_PID" ] && alive "$COLL_PID" && kill "$COLL_PID"; workers_bench_cleanup' EXIT
 TMP=$(mktemp -d /tmp/sbx-flows-bench.XXXXXX)
 copy_spanbox_bins
+[ "$INPUT" = ring ] && { cp "$RINGGEN" "$TMP/bin/" || die "cannot copy $RINGGEN"; RINGGEN="$TMP/bin/sbx-ringgen"; }
 
 # config FILE INPUT FLOWS_JSON: one worker on $CPU polling the input's queue only, forwarding to
-# a net_null port; FLOWS_JSON the flows section (null: none)
+# a net_null port that receives nothing (the ring input's only producer is sbx-ringgen); INPUT the
+# input's devargs; FLOWS_JSON the flows section (null: none)
 config() {
 	jq -n --arg pfx "$SBX_PREFIX" --argjson mem "$MEM_MB" --arg hk "$HK_CPU" --argjson cpu "$CPU" \
-		--arg in "net_pcap0,rx_pcap=$2" --argjson port "$MGMT_PORT" --arg db "$TMP/db" --arg token "$TOKEN" \
+		--arg in "$2" --argjson port "$MGMT_PORT" --arg db "$TMP/db" --arg token "$TOKEN" \
 		--argjson flows "$3" '
 		{ eal: {file_prefix: $pfx, socket_mem_mb: $mem, primary_lcore: 111, mgmt_lcore: 112,
 		        cpus: "0-1", housekeeping_cpus: $hk},
-		  ports: [{name: "in", devargs: $in}, {name: "out", devargs: "net_null0,size=64"}],
+		  ports: [{name: "in", devargs: $in}, {name: "out", devargs: "net_null0,size=64,no-rx=1"}],
 		  workers: {count: 1, lcores: [114], cpus: [$cpu], busy_poll: true, standby: 0,
 		            queues: [[{port: "in", queue: 0}]]},
 		  forwarding: {xconnects: [["in", "out"]]},
@@ -88,23 +106,28 @@ flows_json() {
 }
 
 st() { curl -fsS -m 5 "$API/status"; }
-# run_delay PID: ns the worker's main thread has waited for a CPU while runnable (schedstat field
-# 2): a busy-polling worker never sleeps, so over a window this is the time others took its CPU,
-# and that time lands in the loops that find frames when it gets the CPU back (busy_cycles)
-run_delay() { awk '{print $2}' "/proc/$1/task/$1/schedstat" 2>/dev/null || echo 0; }
 in_rx() { jq '[.workers[0].ports.in.rx_packets] | add // 0' <<<"$1"; }
 
-# run N MODE: one measured run; prints "N MODE cycles/frame Mpps frames active"
+# run N MODE: one measured run; prints "N MODE cycles/frame Mpps frames active waited% burst"
 run() {
 	local n=$1 mode=$2 cfg="$TMP/$2.json" log="$TMP/run" s1 s2 d1 d2 wpid i rx want flows=null
 	[ "$mode" = on ] && flows=$(flows_json "$n" 3600)
 	rm -f "$TMP/in.fifo" "$TMP/db"*
-	mkfifo "$TMP/in.fifo"
-	config "$cfg" "$TMP/in.fifo" "$flows"
-	taskset -c "$HK_CPU" python3 "$ROOT/bench/flows_feed.py" "$TMP/in.fifo" "$n" 0 1 "$TMP/blob-$n" &
-	FEED_PID=$!
+	if [ "$INPUT" = ring ]; then
+		config "$cfg" net_ring0 "$flows"
+	else
+		mkfifo "$TMP/in.fifo"
+		config "$cfg" "net_pcap0,rx_pcap=$TMP/in.fifo" "$flows"
+		taskset -c "$HK_CPU" python3 "$ROOT/bench/flows_feed.py" "$TMP/in.fifo" "$n" 0 1 "$TMP/blob-$n" &
+		FEED_PID=$!
+	fi
 	if ! start_spanbox "$cfg" "$log" '.appliance.state == "up" and ([.workers[].state] | all(. == "running"))'; then
-		kill "$FEED_PID" 2>/dev/null; return 1
+		[ -n "$FEED_PID" ] && kill "$FEED_PID" 2>/dev/null; FEED_PID=""; return 1
+	fi
+	if [ "$INPUT" = ring ]; then # bounded: the warm-up's 120 s, the window, a margin; stopped below
+		"$RINGGEN" --prefix "$SBX_PREFIX" --lcore 115 --cpu "$HK_CPU" --dev net_ring0 --pcap "$TMP/blob-$n" \
+			--seconds $((180 + DURATION)) >"$log.gen.out" 2>"$log.gen.err" &
+		FEED_PID=$!
 	fi
 	want=$(( n * WARM_PASSES ))
 	for ((i = 0; i < 600; i++)); do # at most 120 s
@@ -125,17 +148,21 @@ run() {
 		--arg wait "$(awk -v a="$d1" -v b="$d2" -v s="$s1" -v e="$s2" 'BEGIN {printf "%.0f", (b - a) / 1e9 / (e - s) * 100}')" '
 		($b[0].workers[0].busy_cycles - $a[0].workers[0].busy_cycles) as $c |
 		($b[0].workers[0].busy_packets - $a[0].workers[0].busy_packets) as $p |
+		($b[0].workers[0].busy_loops - $a[0].workers[0].busy_loops) as $l |
 		[$n, $mode, (if $p > 0 then ($c / $p * 10 | round) / 10 else "-" end),
 		 ($p / ($t | tonumber) / 1e6 * 100 | round) / 100, $p,
-		 (if $mode == "on" then ($f[0].workers[0].active // "-") else "-" end), $wait] | map(tostring) | join("\t")'
-	stop_ours
+		 (if $mode == "on" then ($f[0].workers[0].active // "-") else "-" end), $wait,
+		 (if $l > 0 then ($p / $l * 10 | round) / 10 else "-" end)] | map(tostring) | join("\t")'
 	kill "$FEED_PID" 2>/dev/null; wait "$FEED_PID" 2>/dev/null; FEED_PID=""
+	[ "$INPUT" = ring ] && sed "s/^/# $mode $n: /" "$log.gen.out" "$log.gen.err" >&2
+	stop_ours
 }
 
 log "spanbox $(spanbox_rev); $(machine_line); TSC $(( $(grep -m1 -o 'constant_tsc' /proc/cpuinfo | wc -l) )) constant"
 warn_busy
 log "metering: flows $FLOWS_LIST; $RUNS runs each of off and on, alternating; $DURATION s measured after $WARM_PASSES passes"
-printf 'flows\tmode\tcycles_per_frame\tMpps\tframes\tactive_flows\tworker_waited_pct\n'
+log "input: $INPUT"
+printf 'flows\tmode\tcycles_per_frame\tMpps\tframes\tactive_flows\tworker_waited_pct\tburst\n'
 declare -A cpp
 for n in $FLOWS_LIST; do
 	python3 "$ROOT/bench/flows_feed.py" "$TMP/blob-$n" "$n" 1 1 >/dev/null # the frames, once

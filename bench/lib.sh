@@ -38,15 +38,16 @@ stop_worker() {
 # start_spanbox CONFIG LOG READY_JQ: the primary of CONFIG (ready file $TMP/ready) and its mgmt, in
 # the background, their pids in ppid and mpid (the caller's locals) and in OURS; 0 once mgmt's
 # /status makes READY_JQ true (that answer in LOG.s0.json). Else the log's tail on stderr, both
-# stopped, 1. Logs: LOG.primary.log, LOG.mgmt.log.
+# stopped, 1. Logs: LOG.primary.log, LOG.mgmt.log. READY_S (default 30): how long the primary may
+# take to be ready (maps of 65,536 rules are built before it is).
 start_spanbox() {
 	local cfg=$1 log=$2 ready=$3
 	STARTED=1
 	sbx_start_primary "$PRIMARY" "$cfg" "$TMP/ready" "$log.primary.log"
 	ppid=$SBX_PID
 	OURS+=("$ppid")
-	if ! sbx_wait_ready "$ppid" "$TMP/ready" 300; then
-		echo "$BENCH: spanbox-primary not ready in 30 s; its log:" >&2; tail -20 "$log.primary.log" >&2
+	if ! sbx_wait_ready "$ppid" "$TMP/ready" $((${READY_S:-30} * 10)); then
+		echo "$BENCH: spanbox-primary not ready in ${READY_S:-30} s; its log:" >&2; tail -20 "$log.primary.log" >&2
 		stop_ours; return 1
 	fi
 	sbx_start_mgmt "$MGMT" "$cfg" "$log.mgmt.log"
@@ -81,6 +82,11 @@ cpu_ticks() {
 	set -- $s
 	echo $(( ${12} + ${13} ))
 }
+
+# run_delay PID: ns the main thread of PID has waited for a CPU while runnable (schedstat field 2):
+# a busy-polling worker never sleeps, so over a window this is the time others took its CPU, and
+# that time lands in the loops that find frames when it gets the CPU back (busy_cycles)
+run_delay() { awk '{print $2}' "/proc/$1/task/$1/schedstat" 2>/dev/null || echo 0; }
 
 # spanbox_rev: the commit the binaries were built from, "+ uncommitted changes" when the C sources
 # differ from it (SPANBOX_REV outside a git checkout)

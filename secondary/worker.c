@@ -335,6 +335,7 @@ int sbx_worker_run(struct sbx_worker *wk)
 		if (got) {
 			st->busy_cycles += t_now - t_prev;
 			st->busy_pkts += got;
+			st->busy_loops++; /* (same cache line) */
 		}
 		t_prev = t_now;
 		sbx_mb_tick(&wk->mb, t_now); /* a microburst window that ended is published */

@@ -257,6 +257,8 @@
 	  "TSC cycles the worker spent in loops that received frames.")                                      \
 	_(busy_pkts, "busy_packets", "spanbox_worker_busy_packets_total", "packets", NONE,                     \
 	  "Frames handled in those loops.")                                                                  \
+	_(busy_loops, "busy_loops", "spanbox_worker_busy_loops_total", "loops", NONE,                          \
+	  "Loops that received frames (busy_packets / busy_loops: the mean burst).")                         \
 	/* JSON "bad_packets" */                                                                             \
 	_(bad_pkts, "bad_packets", "spanbox_worker_bad_packets_total", "packets", NONE,                        \
 	  "Mbufs dropped because their chain was inconsistent.")                                             \

@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 37
+#define SBX_SHM_VERSION 38
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -238,6 +238,8 @@ struct sbx_worker_stats {
 	uint64_t reasm_held;     /**< mbufs the worker's reassembly tables hold now (outer fragments
 				      waiting for the rest of their datagram, secondary/ingress.c): the
 				      pool audit's held_by_reassembly */
+	uint64_t busy_loops;     /**< loops that received packets: busy_pkts / busy_loops is the mean
+				      burst (a benchmark's check that its input keeps the worker full) */
 	struct sbx_port_counters port[SBX_MAX_PORTS];
 	/** indexed by the session's counter set (struct sbx_tables.cset) */
 	struct sbx_mirror_counters mirror[SBX_MIRROR_COUNTER_SETS];

@@ -18,6 +18,15 @@
  *       differ from the reference match (sbx_map_rule_match, first match per map), shadowed
  *       rules, context sets, contexts, and the cycles/frame the per-rule counters add
  *       (sbx_rule_ctrs_count of one worker's row after each burst's lookup, every map counted).
+ *   sbx-map-classify --bench --rules N [--maps M] [--seed S] [--profile P] --write-rules FILE
+ *                    --write-pcap FILE [--pcap-frames F]
+ *       The same generated rules and frames written out instead of measured (no rte_acl build):
+ *       FILE of --write-rules the maps JSON the product's config takes in its "maps" entries
+ *       ({"maps": [{"rules": [...]}, ...]}, docs/MAPS.md); FILE of --write-pcap a pcap (Ethernet,
+ *       microseconds) of F frames (default 65536): 7 in 8 built to hit a rule (the rules taken in
+ *       a random order, each once before any twice: every rule is hit when 7/8 F >= N), the others
+ *       random; IPv4 frames 60 bytes (64 on the wire), IPv6 ones 74 (their headers need more).
+ *       One line on stdout: rules, frames, IPv4 frames. For bench/maps.sh.
  *   OPTS: --single (one context for both families), --max-size BYTES (rte_acl max_size),
  *         --alg N (enum rte_acl_classify_alg: 1 scalar, 2 SSE, 3 AVX2, 6 AVX512X16, 7 AVX512X32),
  *         --dump (rte_acl_dump of every context to stdout), --eal ARG (one more EAL argument)
@@ -367,6 +376,8 @@ static cJSON *gen_rule_acl1(uint32_t nb_rules)
 }
 
 static int profile_acl1; /* --profile acl1 */
+static const char *write_rules, *write_pcap; /* --write-rules, --write-pcap */
+static uint32_t pcap_frames = 65536;        /* --pcap-frames */
 
 /* A frame (bytes) inside rule @p r: addresses, protocol and ports drawn from its fields. */
 static uint32_t gen_frame(uint8_t *f, const struct sbx_map_rule *r)
@@ -415,6 +426,82 @@ static uint32_t gen_frame(uint8_t *f, const struct sbx_map_rule *r)
 	return l4 + 20;
 }
 
+/* --write-rules / --write-pcap: @p doc (the generated maps' JSON) to write_rules, pcap_frames frames
+ * hitting the rules of @p maps to write_pcap (see the usage at the top). 0, or 1 with a message. */
+static int write_set(const cJSON *doc, const struct sbx_map_rules *maps, uint32_t nb_maps)
+{
+	static const struct sbx_map_rule any = { .f[SBX_MF_SPORT] = { 0, 65535 }, .f[SBX_MF_DPORT] = { 0, 65535 } };
+	uint32_t total = 0, next = 0, i, m, v4 = 0, (*order)[2];
+	uint8_t f[128];
+	FILE *out;
+
+	if (write_rules != NULL) {
+		char *text = cJSON_PrintUnformatted(doc);
+
+		out = fopen(write_rules, "w");
+		if (text == NULL || out == NULL || fputs(text, out) < 0 || fputc('\n', out) < 0 || fclose(out) != 0) {
+			fprintf(stderr, "%s: cannot write\n", write_rules);
+			free(text);
+			return 1;
+		}
+		free(text);
+	}
+	if (write_pcap == NULL)
+		return 0;
+	for (m = 0; m < nb_maps; m++)
+		total += (uint32_t)maps[m].n;
+	order = calloc(total ? total : 1, sizeof(*order));
+	for (m = 0, i = 0; m < nb_maps; m++)
+		for (uint32_t j = 0; j < maps[m].n; j++, i++)
+			order[i][0] = m, order[i][1] = j;
+	for (i = total; i > 1; i--) { /* Fisher-Yates */
+		uint32_t k = rndn(i), t0 = order[i - 1][0], t1 = order[i - 1][1];
+
+		order[i - 1][0] = order[k][0], order[i - 1][1] = order[k][1];
+		order[k][0] = t0, order[k][1] = t1;
+	}
+	out = fopen(write_pcap, "wb");
+	if (out == NULL) {
+		fprintf(stderr, "%s: cannot write\n", write_pcap);
+		free(order);
+		return 1;
+	}
+	{ /* classic pcap header: microseconds, snaplen 65535, Ethernet */
+		const uint32_t h[6] = { 0xa1b2c3d4, 2 | 4u << 16, 0, 0, 65535, 1 };
+
+		fwrite(h, sizeof(h), 1, out);
+	}
+	for (i = 0; i < pcap_frames; i++) {
+		const struct sbx_map_rule *r = &any;
+		uint32_t len, l4, rec[4];
+
+		if (total && rndn(8) != 0) { /* 7 in 8 hit a rule, every rule once before any twice */
+			r = &maps[order[next][0]].rule[order[next][1]];
+			next = next + 1 == total ? 0 : next + 1;
+		}
+		len = gen_frame(f, r);
+		l4 = len - 20;
+		if (f[l4 - 20 + 3] == 46 && f[12] == 0x08) { /* IPv4 (total length 46): 64 B on the wire */
+			len = 60;
+			v4++;
+		}
+		if ((f[12] == 0x08 ? f[23] : f[20]) == 6)
+			f[l4 + 12] = 0x50; /* a TCP header of 20 bytes (tcpdump reads the frames) */
+		else if ((f[12] == 0x08 ? f[23] : f[20]) == 17)
+			f[l4 + 5] = (uint8_t)(len - l4); /* the UDP length */
+		rec[0] = i / 1000000, rec[1] = i % 1000000, rec[2] = rec[3] = len;
+		fwrite(rec, sizeof(rec), 1, out);
+		fwrite(f, len, 1, out);
+	}
+	free(order);
+	if (fclose(out) != 0) {
+		fprintf(stderr, "%s: cannot write\n", write_pcap);
+		return 1;
+	}
+	printf("%u\t%u\t%u\n", total, pcap_frames, v4);
+	return 0;
+}
+
 static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 {
 	enum { FRAMES = 2048, ROUNDS = 64 };
@@ -447,6 +534,8 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 		for (nb_rules = 0, m = 0; m < nb_maps; m++)
 			nb_rules += (uint32_t)maps[m].n;
 	}
+	cJSON *doc = cJSON_CreateObject(), *jmaps = cJSON_AddArrayToObject(doc, "maps");
+
 	for (m = 0; rules_file == NULL && m < nb_maps; m++) {
 		cJSON *a = cJSON_CreateArray();
 		char path[32];
@@ -458,8 +547,21 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 			fprintf(stderr, "generated rule refused: %s\n", err);
 			return 1;
 		}
-		cJSON_Delete(a);
+		cJSON *mo = cJSON_CreateObject();
+
+		cJSON_AddItemToArray(jmaps, mo);
+		cJSON_AddItemToObject(mo, "rules", a); /* kept for --write-rules */
 	}
+	if (write_rules != NULL || write_pcap != NULL) {
+		int rc = write_set(doc, maps, nb_maps);
+
+		cJSON_Delete(doc);
+		for (m = 0; m < nb_maps; m++)
+			sbx_map_rules_free(&maps[m]);
+		free(maps), free(keys), free(frames), free(lens);
+		return rc;
+	}
+	cJSON_Delete(doc);
 	parse_ms = ms_since(&t0); /* (includes making the JSON) */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	shadowed = 0;
@@ -558,7 +660,9 @@ int main(int argc, char **argv)
 		{ "rules", required_argument, NULL, 'r' }, { "maps", required_argument, NULL, 'm' },
 		{ "seed", required_argument, NULL, 'S' }, { "verify", required_argument, NULL, 'v' },
 		{ "eal", required_argument, NULL, 'e' }, { "alg", required_argument, NULL, 'a' },
-		{ "rules-file", required_argument, NULL, 'F' }, { "profile", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 } };
+		{ "rules-file", required_argument, NULL, 'F' }, { "profile", required_argument, NULL, 'P' },
+		{ "write-rules", required_argument, NULL, 'W' }, { "write-pcap", required_argument, NULL, 'w' },
+		{ "pcap-frames", required_argument, NULL, 'f' }, { NULL, 0, NULL, 0 } };
 	char prefix[64];
 	char *eal[16] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "2048", "--lcores", "118@(0-1)",
 			  prefix, "--no-telemetry", "--log-level=lib.eal:error" };
@@ -578,6 +682,9 @@ int main(int argc, char **argv)
 		case 'e': if (neal < 15) eal[neal++] = optarg; break;
 		case 'a': opts.alg = atoi(optarg); break;
 		case 'F': rules_file = optarg; break;
+		case 'W': write_rules = optarg; break;
+		case 'w': write_pcap = optarg; break;
+		case 'f': pcap_frames = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'P':
 			if (strcmp(optarg, "acl1") && strcmp(optarg, "mixed")) {
 				fprintf(stderr, "--profile: %s is not a profile (acl1, mixed)\n", optarg);
