@@ -429,9 +429,9 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 	struct timespec t0;
 	uint64_t c0, c_extract, c_classify, c_count;
 	struct sbx_rule_ctrs *ctr;
-	struct sbx_rule_ctr *col[256] = { NULL };
+	struct sbx_rule_ctr *col[SBX_MAX_MAPS] = { NULL };
 	uint32_t nrules[SBX_MAX_MAPS] = { 0 };
-	uint64_t colmask = 0;
+	struct sbx_mapset colmask = { { 0 } };
 	char err[256];
 	size_t shadowed;
 
@@ -487,9 +487,10 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 	for (m = 0; m < nb_maps && m < SBX_MAX_MAPS; m++)
 		nrules[m] = maps[m].n;
 	ctr = sbx_rule_ctrs_alloc(nrules, nb_maps < SBX_MAX_MAPS ? nb_maps : SBX_MAX_MAPS, 1, SOCKET_ID_ANY);
-	for (m = 0; ctr != NULL && m < nb_maps && m < 64; m++) {
+	for (m = 0; ctr != NULL && m < nb_maps && m < SBX_MAX_MAPS; m++) {
 		col[m] = sbx_rule_ctrs_map(ctr, 0, m);
-		colmask |= col[m] != NULL ? 1ULL << m : 0;
+		if (col[m] != NULL)
+			sbx_mapset_set(&colmask, m);
 	}
 	/* per burst of 32, as a worker would: extraction into one burst of keys, then the same with
 	 * the classification into one burst of results; classify = the difference; then the same with
@@ -515,7 +516,8 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 			for (uint32_t j = 0; j < BURST; j++)
 				sbx_map_key_extract(frames[i + j], lens[i + j], &bkeys[j]);
 			sbx_mapacl_classify(acl, bkeys, BURST, bres);
-			sbx_rule_ctrs_count(col, nb_maps < 64 ? nb_maps : 64, colmask, bres, stride, &lens[i], BURST);
+			sbx_rule_ctrs_count(col, nb_maps < SBX_MAX_MAPS ? nb_maps : SBX_MAX_MAPS, &colmask, bres, stride,
+					    &lens[i], BURST);
 		}
 		c0 = rte_rdtsc_precise() - c0;
 		c_count = c0 < c_count ? c0 : c_count;
