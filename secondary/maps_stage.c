@@ -100,26 +100,9 @@ void sbx_maps_stage_burst(struct sbx_maps_stage *ms, uint16_t port, uint8_t dir,
 
 		for (i = 0; i < n; i++) {
 			const uint32_t *r = &ms->results[i * stride];
-			struct sbx_mapset *s = &sets[i];
-			bool hit = false;
 
-			sbx_mapset_zero(s);
-			for (uint32_t c = 0; c < nc; c++)
-				if (SBX_MAPACL_MATCHED(r[c]) && SBX_MAPACL_ACTION(r[c]) == SBX_MAP_PASS) {
-					sbx_mapset_set(s, cols[c]);
-					hit = true;
-				}
-			/* the common case, no rule passed it: the collectors' set (often empty), no word work */
-			if (hit) {
-				sbx_mapset_and(s, watch);
-				hit = !sbx_mapset_empty(s);
-			}
-			if (!hit) {
-				if (!collects)
-					continue;
-				*s = *collect;
-			}
-			sbx_mapset_or(&u, s);
+			if (sbx_mapacl_frame_set(r, nc, cols, watch, collect, collects, &sets[i]))
+				sbx_mapset_or(&u, &sets[i]);
 		}
 	}
 	*any = u;
