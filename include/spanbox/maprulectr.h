@@ -89,8 +89,8 @@ uint32_t sbx_map_rules_kept(const struct sbx_map_rules *old, const struct sbx_ma
  * Count one burst's decisions: for each frame i (< @p n) and each category c (< @p nc,
  * <= SBX_MAPSET_BITS) in @p colmask whose result matched (pass or drop), one packet and @p len[i]
  * bytes into entry col[c][SBX_MAPACL_RULE(result)]. One pass over the results finds the entries
- * (per 64 categories, a bit mask of the matched ones per frame; a word of @p colmask that is zero
- * is not looked at) and prefetches them; they are written by chunks of SBX_RULE_CTRS_CHUNK (two
+ * (per 64 categories, a bit mask of the matched ones per frame; a word of @p colmask that is zero,
+ * or 64 results that are all 0, is not looked at further) and prefetches them; they are written by chunks of SBX_RULE_CTRS_CHUNK (two
  * stores to one cache line per matched map per frame).
  * @param col      per category: the row's entry of its map's rule 0 (NULL: leave its bit out of colmask)
  * @param colmask  the categories to count (bit c = category c, not a map index)
@@ -110,8 +110,8 @@ static inline void sbx_rule_ctrs_count(struct sbx_rule_ctr *const *col, uint32_t
 			const uint32_t base = wd * 64, lim = nc - base < 64 ? nc - base : 64;
 			uint64_t m = 0;
 
-			if (cm == 0)
-				continue;
+			if (cm == 0 || sbx_mapacl_none(r, base, base + lim))
+				continue; /* no category counted, or no rule matched: no bit to find */
 			for (c = 0; c < lim; c++)
 				m |= (uint64_t)(r[base + c] != 0) << c;
 			for (m &= cm; m != 0; m &= m - 1) {

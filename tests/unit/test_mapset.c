@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "spanbox/config.h"
+#include "spanbox/mapacl.h"
 #include "spanbox/mapset.h"
 #include "tap.h"
 
@@ -125,11 +126,52 @@ static void ops(void)
 	check(bad == 0, "1000 random pairs: or, and, count, empty, equal, next agree with a bool array (%u wrong)", bad);
 }
 
+/* sbx_mapacl_frame_set (mapacl.h, the maps stage's per-frame set): results of 256 categories,
+ * category c answering for map 255 - c, passes in blocks far apart, a drop, maps not watched. */
+static void frame_sets(void)
+{
+	uint32_t r[256] = { 0 };
+	uint16_t cols[256];
+	struct sbx_mapset watch = { { 0 } }, collect = { { 0 } }, s, none = { { 0 } };
+
+	for (uint32_t c = 0; c < 256; c++) {
+		cols[c] = (uint16_t)(255 - c);
+		if (c != 55) /* map 55 (category 200) does not watch here */
+			sbx_mapset_set(&watch, c);
+	}
+	sbx_mapset_set(&collect, 7);
+	check(!sbx_mapacl_frame_set(r, 256, cols, &watch, &none, false, &s) && sbx_mapset_empty(&s),
+	      "no result matched, no collector: the empty set");
+	check(sbx_mapacl_frame_set(r, 256, cols, &watch, &collect, true, &s) && sbx_mapset_equal(&s, &collect),
+	      "no result matched: the collectors' set");
+	r[0] = 1;                                 /* pass, map 255 */
+	r[63] = 3;                                /* pass, map 192 */
+	r[130] = 2u | (uint32_t)SBX_MAP_DROP << 31; /* drop, map 125: not taken */
+	r[200] = 1;                               /* pass, map 55: not watched */
+	r[255] = 1;                               /* pass, map 0 */
+	check(sbx_mapacl_frame_set(r, 256, cols, &watch, &collect, true, &s) && sbx_mapset_count(&s) == 3 &&
+		      sbx_mapset_test(&s, 255) && sbx_mapset_test(&s, 192) && sbx_mapset_test(&s, 0),
+	      "passes in categories 0, 63, 255 (maps 255, 192, 0): those 3; the drop and the unwatched pass left out");
+	memset(r, 0, sizeof(r));
+	r[130] = 1u | (uint32_t)SBX_MAP_DROP << 31;
+	r[200] = 1;
+	check(sbx_mapacl_frame_set(r, 256, cols, &watch, &collect, true, &s) && sbx_mapset_equal(&s, &collect),
+	      "only a drop and an unwatched pass: the collectors take it");
+	memset(r, 0, sizeof(r));
+	r[250] = 1; /* past nc: not read */
+	check(!sbx_mapacl_frame_set(r, 241, cols, &watch, &none, false, &s),
+	      "nc = 241: a result past the last category is not read");
+	r[240] = 1;
+	check(sbx_mapacl_frame_set(r, 241, cols, &watch, &none, false, &s) && sbx_mapset_count(&s) == 1 &&
+		      sbx_mapset_test(&s, 15), "nc = 241: category 240, alone in the last block, gives map 15");
+}
+
 int main(void)
 {
 	each_bit();
 	walks();
 	ops();
+	frame_sets();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }
