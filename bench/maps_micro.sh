@@ -9,7 +9,10 @@
 # build ms, context MiB (rte_malloc), extract and classify cycles per frame (the quickest of 64
 # rounds: preemption on a shared machine only adds), frames of VERIFY whose results differ from the
 # reference match, shadowed rules, context sets, contexts, the cycles per frame the per-rule counters
-# add (count_cyc: sbx_rule_ctrs_count after each burst's lookup, as the maps stage does); then the
+# add (count_cyc: sbx_rule_ctrs_count after each burst's lookup, as the maps stage does), the cycles
+# per frame of each frame's set of maps and the burst's union (sets_cyc: sbx_mapacl_frame_set, the
+# maps stage's code; a tool built before it prints no such column; sets64_cyc: the same with the
+# 64-bit set of before, up to 64 maps, -1 past them); then the
 # issue's targets.
 #   bench/maps_micro.sh                      sizes 0 100 1024 16384 65536, 16 maps, max_size 0
 #   PROFILE=acl1 bench/maps_micro.sh         rules drawn as ClassBench's acl1 seed draws them
@@ -33,7 +36,7 @@ if [ -n "${RULES_FILE:-}" ]; then
 fi
 echo "# spanbox $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# maps $MAPS, max_size $MAX_SIZE, single ${SINGLE:-0}, seed $SEED, profile $PROFILE${RULES_FILE:+, rules of $RULES_FILE}"
-printf 'rules\tmaps\tparse_ms\tshadow_ms\tbuild_ms\tMiB\textract_cyc\tclassify_cyc\tdiffer\tshadowed\tsets\tcontexts\tcount_cyc\tpeak_RSS_MiB\n'
+printf 'rules\tmaps\tparse_ms\tshadow_ms\tbuild_ms\tMiB\textract_cyc\tclassify_cyc\tdiffer\tshadowed\tsets\tcontexts\tcount_cyc\tsets_cyc\tsets64_cyc\tpeak_RSS_MiB\n'
 declare -A cyc build mib cnt
 for n in $SIZES; do
 	out=$(timeout "$TIMEOUT" /usr/bin/time -f 'RSS %M' "$TOOL" "${args[@]}" --rules "${n/file/0}" 2>&1); rc=$?

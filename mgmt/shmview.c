@@ -73,7 +73,7 @@ void mgmt_mirror_sum(const struct sbx_shm *shm, uint16_t i, uint16_t nb_w, struc
 
 uint64_t mgmt_map_sum(const struct sbx_shm *shm, uint16_t j, uint16_t nb_w, struct sbx_mirror_counters *sum)
 {
-	const uint8_t cs = sbx_shm_tables(shm)->mcset[j % SBX_MAX_MAPS] % SBX_MAP_COUNTER_SETS;
+	const uint16_t cs = sbx_shm_tables(shm)->mcset[j % SBX_MAX_MAPS] % SBX_MAP_COUNTER_SETS;
 	uint64_t passed = 0;
 
 	memset(sum, 0, sizeof(*sum));

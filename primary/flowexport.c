@@ -440,8 +440,9 @@ int sbx_flows_init(struct sbx_primary *p)
 	fs->nb_collectors = f->nb_collectors;
 	if (thread_start() != 0)
 		return -1;
-	printf("spanbox-primary: flows: metering ports rx 0x%" PRIx64 " tx 0x%" PRIx64 " maps 0x%" PRIx64
-	       " mirrors 0x%" PRIx64 ", %u flows per worker, %u collectors\n", f->port_mask, f->tx_mask, f->map_mask,
+	printf("spanbox-primary: flows: metering ports rx 0x%" PRIx64 " tx 0x%" PRIx64 " maps %u"
+	       " mirrors 0x%" PRIx64 ", %u flows per worker, %u collectors\n", f->port_mask, f->tx_mask,
+	       sbx_mapset_count(&f->map_mask),
 	       f->mirror_mask, f->capacity, f->nb_collectors);
 	return 0;
 }

@@ -166,11 +166,11 @@ static int set_build(struct mapset *s, const struct sbx_config *cfg, struct sbx_
 		struct sbx_map_rules sel[SBX_MAX_MAPS];
 		struct sbx_mapacl_opts o = { .socket_id = (int)rte_socket_id() };
 		struct sbx_mapacl_stats st;
-		uint8_t n = 0;
+		uint16_t n = 0;
 
 		for (uint16_t j = 0; j < cfg->nb_maps; j++)
 			if (!cfg->maps[j].collector && map_on(&cfg->maps[j], port)) {
-				s->acl.cols[port][n] = (uint8_t)j;
+				s->acl.cols[port][n] = j;
 				sel[n++] = s->tables[j];
 			}
 		s->acl.nb_cols[port] = n;
@@ -190,7 +190,7 @@ static int set_build(struct mapset *s, const struct sbx_config *cfg, struct sbx_
 		contexts += st.contexts;
 		pb[port] = (struct sbx_maps_port_build){ .build_ns = st.build_ns, .memory = st.memory,
 							 .contexts = st.contexts, .maps = n };
-		for (uint8_t k = 0; k < n; k++)
+		for (uint16_t k = 0; k < n; k++)
 			pb[port].rules += sel[k].n;
 	}
 	{
@@ -333,7 +333,7 @@ int sbx_maps_build(struct sbx_primary *p)
 	p->shm->tables[0].maps = s->acl; /* generation 0 (sbx_tables_init ran) */
 	p->shm->tables[1].maps = s->acl;
 	for (uint16_t j = 0; j < SBX_MAX_MAPS; j++) /* map j counts into counter set j */
-		p->shm->tables[0].mcset[j] = p->shm->tables[1].mcset[j] = (uint8_t)j;
+		p->shm->tables[0].mcset[j] = p->shm->tables[1].mcset[j] = j;
 	write_running(s, 0);
 	if (cfg->nb_maps)
 		printf("spanbox-primary: maps: %u maps, %u rules, %u rte_acl contexts built in %.1f ms (%.1f KiB)\n",
@@ -466,7 +466,7 @@ out:
 }
 
 int sbx_maps_assign_csets(struct sbx_primary *p, const struct sbx_tables *old, const struct sbx_config *n,
-			  uint8_t *mcset)
+			  uint16_t *mcset)
 {
 	bool used[SBX_MAP_COUNTER_SETS] = { false };
 	uint16_t i, j, w;
@@ -479,19 +479,19 @@ int sbx_maps_assign_csets(struct sbx_primary *p, const struct sbx_tables *old, c
 		used[old->mcset[j]] = true; /* kept, or removed: free only at the next change */
 	}
 	for (i = 0; i < n->nb_maps; i++) {
-		mcset[i] = UINT8_MAX;
+		mcset[i] = UINT16_MAX;
 		for (j = 0; j < old->cfg.nb_maps; j++)
 			if (old->cfg.maps[j].s.id == n->maps[i].s.id)
 				mcset[i] = old->mcset[j];
 	}
 	for (i = 0; i < n->nb_maps; i++) {
-		if (mcset[i] != UINT8_MAX)
+		if (mcset[i] != UINT16_MAX)
 			continue;
 		for (j = 0; j < SBX_MAP_COUNTER_SETS && used[j]; j++)
 			;
 		if (j >= SBX_MAP_COUNTER_SETS)
 			return -1;
-		mcset[i] = (uint8_t)j;
+		mcset[i] = j;
 		used[j] = true;
 		/* no worker writes counter set j: the last grace period ended and old uses no map in it */
 		for (w = 0; w < SBX_MAX_WORKERS; w++) {

@@ -450,7 +450,7 @@ int sbx_maps_prepare(struct sbx_primary *p, const struct sbx_config *n, const st
  * @return 0, or -1 when none is left (never: SBX_MAP_COUNTER_SETS is twice the maps).
  */
 int sbx_maps_assign_csets(struct sbx_primary *p, const struct sbx_tables *old, const struct sbx_config *n,
-			  uint8_t *mcset);
+			  uint16_t *mcset);
 /** The prepared set will not be published: free it. */
 void sbx_maps_abandon(void);
 /** Generation @p gen (holding the prepared set) is published: the set it replaced is retired. */

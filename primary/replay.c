@@ -159,7 +159,7 @@ static void print_maps(struct sbx_primary *p)
 	printf(" %12s\n", "passed");
 	for (i = 0; i < p->cfg->nb_maps; i++)
 		for (w = 0; w < p->cfg->nb_workers; w++) {
-			const uint8_t cs = sbx_shm_tables(p->shm)->mcset[i] % SBX_MAP_COUNTER_SETS; /* its counter set */
+			const uint16_t cs = sbx_shm_tables(p->shm)->mcset[i] % SBX_MAP_COUNTER_SETS; /* its counter set */
 			const struct sbx_mirror_counters *m = &sbx_shm_worker(p->shm, w)->stats.map_mirror[cs];
 
 			printf("%-16s %6u", p->cfg->maps[i].s.name, w);

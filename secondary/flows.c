@@ -189,7 +189,7 @@ void sbx_flows_stop(struct sbx_flows_worker *f, bool graceful)
 	f->ft = NULL;
 	f->port_mask = 0;
 	f->tx_mask = 0;
-	f->map_mask = 0;
+	sbx_mapset_zero(&f->map_mask);
 	f->mirror_mask = 0;
 }
 
@@ -210,6 +210,8 @@ void sbx_flows_live(struct sbx_flows_worker *f, struct sbx_shm *shm, unsigned in
 	sbx_flowtable_set_biflow(f->ft, tsc_ns(f, rte_rdtsc()), c->biflow);
 	f->port_mask = c->enabled ? c->port_mask : 0; /* off: the table's flows leave by their timeouts */
 	f->tx_mask = c->enabled ? c->tx_mask : 0;
-	f->map_mask = c->enabled ? c->map_mask : 0;
+	f->map_mask = c->map_mask;
+	if (!c->enabled)
+		sbx_mapset_zero(&f->map_mask);
 	f->mirror_mask = c->enabled ? c->mirror_mask : 0;
 }

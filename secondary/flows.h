@@ -32,7 +32,7 @@
 struct sbx_flows_worker {
 	uint64_t port_mask;              /**< bit p: frames received on port p are metered; 0 when flows are off */
 	uint64_t tx_mask;                /**< bit p: frames sent on port p are metered (direction "tx") */
-	uint64_t map_mask;               /**< bit j: frames cfg.maps[j] took are metered (flows.sessions) */
+	struct sbx_mapset map_mask;      /**< map j: frames cfg.maps[j] took are metered (flows.sessions) */
 	uint64_t mirror_mask;            /**< bit i: frames cfg.mirrors[i] took are metered (flows.sessions) */
 	struct sbx_flowtable *ft;        /**< the worker's table, NULL when off */
 	struct rte_ring *ring;           /**< to the exporter (SBX_FLOWS_RING_FMT), SP/SC, 128 B elements */
@@ -91,7 +91,7 @@ void sbx_flows_burst_dir(struct sbx_flows_worker *f, uint16_t port, uint8_t dir,
 /** True when flows.sessions selects a session (mirror or map): the worker marks the frames they take. */
 static inline bool sbx_flows_selects(const struct sbx_flows_worker *f)
 {
-	return (f->map_mask | f->mirror_mask) != 0;
+	return f->mirror_mask != 0 || !sbx_mapset_empty(&f->map_mask);
 }
 
 /** End of a poll loop (@p tsc: now): the expiry walk (SBX_FLOWS_EXPIRE_IDLE slots) when no metered

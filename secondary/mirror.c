@@ -214,7 +214,7 @@ static int maps_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const st
 	}
 	for (uint16_t j = 0; j < cfg->nb_maps; j++) {
 		const struct sbx_mirror_cfg *mc = &cfg->maps[j].s;
-		const uint8_t cs = t->mcset[j]; /* its counter set: it keeps it while it exists */
+		const uint16_t cs = t->mcset[j]; /* its counter set: it keeps it while it exists */
 
 		if (cs >= SBX_MAP_COUNTER_SETS) {
 			snprintf(err, errlen, "maps[%u]: counter set %u out of range", j, cs);
@@ -225,7 +225,16 @@ static int maps_setup(struct sbx_mirror_engine *e, struct sbx_shm *shm, const st
 				  &sbx_shm_worker(shm, worker)->stats.map_mirror[cs], &shm->maps.seq[cs].seq_next, "maps", j, err,
 				  errlen) != 0)
 			return -1;
-		session_watch(e, mc, (uint8_t)j, e->nb_map_rx, &e->map_rx[0][0], e->nb_map_tx, &e->map_tx[0][0], SBX_MAX_MAPS);
+		for (uint16_t k = 0; k < mc->nb_sources; k++) { /* as session_watch, lists of uint16_t */
+			const uint16_t port = mc->sources[k].port;
+
+			if (mc->sources[k].direction & SBX_DIR_RX)
+				e->map_rx[port][e->nb_map_rx[port]++] = j;
+			if (mc->sources[k].direction & SBX_DIR_TX)
+				e->map_tx[port][e->nb_map_tx[port]++] = j;
+		}
+		e->nb++;
+		e->nb_ts += mc->ts_format != SBX_TS_NONE || mc->encap == SBX_ENCAP_ERSPAN3;
 		e->nb_maps++;
 	}
 	return 0;
@@ -1294,8 +1303,8 @@ void sbx_mirror_commit_tx(struct sbx_mirror_engine *e, uint16_t port, uint16_t s
 
 	for (k = 0; k < e->nb_tx[port]; k++)
 		commit_session(&e->s[e->tx[port][k]], sent);
-	for (k = 0; k < e->nb_map_tx[port]; k++) /* maps */
-		commit_session(&e->s[e->map_first + e->map_tx[port][k]], sent);
+	for (uint16_t m = 0; m < e->nb_map_tx[port]; m++) /* maps */
+		commit_session(&e->s[e->map_first + e->map_tx[port][m]], sent);
 }
 
 /* Send the buffered copies of one session: to its capture's ring, or to its destination port. */
@@ -1319,45 +1328,53 @@ void sbx_mirror_flush(struct sbx_mirror_engine *e)
 /* ---- maps (issue #27): the copies of the frames each map's rules passed ---- */
 
 void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
-			     uint16_t n, const uint64_t *sets, uint64_t take_mask, uint8_t *taken)
+			     uint16_t n, const struct sbx_mapset *sets, const struct sbx_mapset *any,
+			     const struct sbx_mapset *take_mask, uint8_t *taken)
 {
 	struct rte_mbuf *sp[SBX_MAX_BURST];
 	uint16_t sel[SBX_MAX_BURST], i;
 	const bool rx = dir == SBX_DIR_RX;
-	const uint8_t *list = rx ? e->map_rx[port] : e->map_tx[port];
-	const uint8_t nb = rx ? e->nb_map_rx[port] : e->nb_map_tx[port];
-	const uint64_t tsc = rte_rdtsc();
 	uint64_t now_ns = 0;
 
+	if (!rx) /* every map watching TX here starts this burst (sbx_mirror_commit_tx), copies or not */
+		for (uint16_t k = 0; k < e->nb_map_tx[port]; k++) {
+			struct sbx_mirror_rt *rt = &e->s[e->map_first + e->map_tx[port][k]];
+
+			rt->burst_start = rt->ntx;
+		}
+	if (sbx_mapset_empty(any))
+		return; /* no map takes a frame of the burst */
 	e->gen++; /* the flow hashes of this pass are its own (burst_hash) */
-	if (unlikely(e->nb_ts != 0) && nb != 0) {
-		ts_burst_time(e, tsc);
+	if (unlikely(e->nb_ts != 0)) {
+		ts_burst_time(e, rte_rdtsc());
 		now_ns = e->ts_ns; /* ERSPAN III's timestamp: the same clock as AVSP / Metamako */
 	}
-	for (uint8_t k = 0; k < nb; k++) {
-		uint8_t j = list[k];
-		struct sbx_mirror_rt *rt = &e->s[e->map_first + j];
-		const uint64_t bit = 1ULL << j;
-		uint16_t ns = 0, passed = 0, *idx;
+	for (uint32_t wd = 0; wd < SBX_MAPSET_WORDS; wd++) /* the maps of the burst, word by word */
+		for (uint64_t m = any->w[wd]; m != 0; m &= m - 1) {
+			const uint32_t j = wd * 64 + (uint32_t)__builtin_ctzll(m);
+			const uint64_t bit = 1ULL << (j & 63);
+			const bool mark = unlikely(taken != NULL) && (take_mask->w[wd] & bit);
+			struct sbx_mirror_rt *rt = &e->s[e->map_first + j];
+			uint16_t ns = 0, passed = 0, *idx;
 
-		if (rt->ntx + n > SBX_MIRROR_TXBUF)
-			sbx_mirror_flush_one(e, rt);
-		rt->burst_start = rt->ntx;
-		idx = rt->src_idx + rt->ntx;
-		/* the frames its rules passed, then its filter, then sampling */
-		for (i = 0; i < n; i++) {
-			if (!(sets[i] & bit))
-				continue;
-			passed++;
-			if (frame_taken(rt, pkts[i])) {
-				sel[ns] = i;
-				sp[ns++] = pkts[i];
-				if (unlikely(taken != NULL) && (take_mask & bit))
-					taken[i] = 1;
+			if (rt->ntx + n > SBX_MIRROR_TXBUF)
+				sbx_mirror_flush_one(e, rt);
+			rt->burst_start = rt->ntx;
+			idx = rt->src_idx + rt->ntx;
+			/* the frames its rules passed, then its filter, then sampling */
+			for (i = 0; i < n; i++) {
+				if (!(sets[i].w[wd] & bit))
+					continue;
+				passed++;
+				if (frame_taken(rt, pkts[i])) {
+					sel[ns] = i;
+					sp[ns++] = pkts[i];
+					if (mark)
+						taken[i] = 1;
+				}
 			}
+			e->map_st[j]->passed += passed;
+			if (ns != 0)
+				rt->ntx += copy_selected(e, rt, sp, sel, ns, port, dir, now_ns, idx);
 		}
-		e->map_st[j]->passed += passed;
-		if (ns != 0)
-			rt->ntx += copy_selected(e, rt, sp, sel, ns, port, dir, now_ns, idx);
-	}
 }

@@ -92,9 +92,9 @@ struct sbx_mirror_engine {
 	/* maps (issue #27, docs/MAPS.md): map j of cfg.maps is session s[map_first + j] */
 	uint16_t map_first;              /**< session index of map 0 (= the number of mirrors) */
 	uint16_t nb_maps;
-	uint8_t nb_map_rx[SBX_MAX_PORTS], nb_map_tx[SBX_MAX_PORTS];
-	uint8_t map_rx[SBX_MAX_PORTS][SBX_MAX_MAPS]; /**< map indexes watching RX of a port */
-	uint8_t map_tx[SBX_MAX_PORTS][SBX_MAX_MAPS]; /**< map indexes watching TX of a port */
+	uint16_t nb_map_rx[SBX_MAX_PORTS], nb_map_tx[SBX_MAX_PORTS];
+	uint16_t map_rx[SBX_MAX_PORTS][SBX_MAX_MAPS]; /**< map indexes watching RX of a port */
+	uint16_t map_tx[SBX_MAX_PORTS][SBX_MAX_MAPS]; /**< map indexes watching TX of a port */
 	struct sbx_map_counters *map_st[SBX_MAX_MAPS]; /**< this worker's counters of map j (shm, its counter set) */
 };
 
@@ -192,15 +192,17 @@ void sbx_mirror_flush(struct sbx_mirror_engine *e);
 
 /**
  * Make the copies of the maps watching @p dir of port @p port of @p n frames (only read): frame i
- * goes to map j when bit j of @p sets[i] is set (secondary/maps_stage.c: its rules passed it, or it
- * is a collector no other map took), then through the map's filter and sampling, and is copied as
- * its session says (sbx_mirror_prepare); counts each map's passed frames. For TX, the copies are
- * kept or freed by sbx_mirror_commit_tx() as a mirror session's. With @p taken non-NULL, taken[i]
- * = 1 when a map j with bit j in @p take_mask took frame i (its rules, filter and sampling): what
- * flows.sessions meters. taken[] is only set, never cleared.
+ * goes to map j when map j is in @p sets[i] (secondary/maps_stage.c: its rules passed it, or it is
+ * a collector no other map took), then through the map's filter and sampling, and is copied as its
+ * session says (sbx_mirror_prepare); counts each map's passed frames. Only the maps of @p any (the
+ * union of the sets, sbx_maps_stage_burst) are visited, word by word: a burst no map takes costs
+ * no per-map work. For TX, the copies are kept or freed by sbx_mirror_commit_tx() as a mirror
+ * session's. With @p taken non-NULL, taken[i] = 1 when a map j in @p take_mask took frame i (its
+ * rules, filter and sampling): what flows.sessions meters. taken[] is only set, never cleared.
  */
 void sbx_mirror_prepare_maps(struct sbx_mirror_engine *e, uint16_t port, uint8_t dir, struct rte_mbuf **pkts,
-			     uint16_t n, const uint64_t *sets, uint64_t take_mask, uint8_t *taken);
+			     uint16_t n, const struct sbx_mapset *sets, const struct sbx_mapset *any,
+			     const struct sbx_mapset *take_mask, uint8_t *taken);
 
 /** @return true when any session watches @p dir of @p port. */
 static inline bool sbx_mirror_watches(const struct sbx_mirror_engine *e, uint16_t port, uint8_t dir)

@@ -219,13 +219,14 @@ static inline void forward_burst(struct sbx_worker *wk, uint16_t in, struct rte_
 	}
 	/* maps (maps_stage.c): the frames as they leave the ingress stages, classified, copied per map */
 	if (unlikely(sbx_maps_stage_watches(&wk->maps, in, SBX_DIR_RX)) && ng) {
-		sbx_maps_stage_burst(&wk->maps, in, SBX_DIR_RX, good, ng, wk->map_sets);
-		sbx_mirror_prepare_maps(&wk->mirror, in, SBX_DIR_RX, good, ng, wk->map_sets, wk->flows.map_mask, fsel[0]);
+		sbx_maps_stage_burst(&wk->maps, in, SBX_DIR_RX, good, ng, wk->map_sets, &wk->map_any);
+		sbx_mirror_prepare_maps(&wk->mirror, in, SBX_DIR_RX, good, ng, wk->map_sets, &wk->map_any,
+					&wk->flows.map_mask, fsel[0]);
 	}
 	if (unlikely(out >= 0 && sbx_maps_stage_watches(&wk->maps, (uint16_t)out, SBX_DIR_TX)) && ng) {
-		sbx_maps_stage_burst(&wk->maps, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets);
-		sbx_mirror_prepare_maps(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets,
-					wk->flows.map_mask, fsel[1]);
+		sbx_maps_stage_burst(&wk->maps, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets, &wk->map_any);
+		sbx_mirror_prepare_maps(&wk->mirror, (uint16_t)out, SBX_DIR_TX, good, ng, wk->map_sets, &wk->map_any,
+					&wk->flows.map_mask, fsel[1]);
 	}
 	if (unlikely(fsel[0] != NULL))
 		sbx_flows_burst_dir(&wk->flows, in, SBX_FLOW_DIR_RX, good, ng, fsel[0], rte_rdtsc());

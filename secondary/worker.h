@@ -30,7 +30,8 @@ struct sbx_worker {
 	struct sbx_ingress_engine ingress;   /**< this worker's view of the ingress stages (ingress.c) */
 	struct sbx_mirror_engine mirror;     /**< this worker's view of the mirror sessions */
 	struct sbx_maps_stage maps;          /**< the maps stage (maps_stage.c): each frame's maps */
-	uint64_t map_sets[SBX_MAX_BURST];    /**< its output for the burst: bit j = map j takes the frame */
+	struct sbx_mapset map_sets[SBX_MAX_BURST]; /**< its output for the burst: map j in it = map j takes the frame */
+	struct sbx_mapset map_any;           /**< the union of map_sets (the maps that take a frame of the burst) */
 	uint8_t flows_taken[2][SBX_MAX_BURST]; /**< RX [0] / TX [1]: 1 when a session of flows.sessions took the frame */
 	struct sbx_flows_worker flows;       /**< flow metering (flows.c): zeroed when flows are off */
 	struct sbx_pdump_worker pdump;       /**< captures of DPDK's tools registered in this process */

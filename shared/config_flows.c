@@ -126,14 +126,14 @@ int sbx_config_flows_resolve(struct sbx_config *cfg, char *err, size_t errlen)
 	char path[48];
 	uint16_t i, j, k;
 
-	f->map_mask = 0;
+	sbx_mapset_zero(&f->map_mask);
 	f->mirror_mask = 0;
 	for (i = 0; i < f->nb_sessions; i++) {
 		snprintf(path, sizeof(path), "flows.sessions[%u]", i);
 		for (j = 0; j < cfg->nb_maps && cfg->maps[j].s.id != f->session_ids[i]; j++)
 			;
 		if (j < cfg->nb_maps) {
-			f->map_mask |= 1ull << j;
+			sbx_mapset_set(&f->map_mask, j);
 			continue;
 		}
 		for (k = 0; k < cfg->nb_mirrors && cfg->mirrors[k].id != f->session_ids[i]; k++)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "spanbox/rss.h"
+#include "spanbox/mapset.h"
 #include "spanbox/mask.h"
 #include "spanbox/ts_in.h"
 #include "spanbox/timestamp.h"
@@ -331,7 +332,9 @@ struct sbx_tool_group_cfg {
 };
 
 /* ---- maps (issue #27, docs/MAPS.md, docs/CONFIG.md "maps"; static: a change needs a restart) ---- */
-#define SBX_MAX_MAPS 32 /**< maps in one config (their rules: SBX_MAP_MAX_RULES in all) */
+#define SBX_MAX_MAPS 256 /**< maps in one config (their rules: SBX_MAP_MAX_RULES in all; a set of
+			   maps is a struct sbx_mapset, mapset.h) */
+_Static_assert(SBX_MAX_MAPS <= SBX_MAPSET_BITS, "a struct sbx_mapset holds every map");
 
 /**
  * One map: a mirror session whose selection is a rule table (include/spanbox/maprules.h). The
@@ -378,7 +381,7 @@ struct sbx_flows_cfg {
 				        change flushes the workers' tables (reason forced) */
 	uint64_t tx_mask;          /**< bit p: frames spanbox sends on port p are metered (flows.ports[]
 				        direction "tx" or "both"; port_mask is the "rx" side) */
-	uint64_t map_mask;         /**< bit j: frames cfg.maps[j] took (its rules, filter and sampling)
+	struct sbx_mapset map_mask; /**< map j: frames cfg.maps[j] took (its rules, filter and sampling)
 				        on any of its sources are metered (flows.sessions, map ids) */
 	uint16_t nb_sessions;      /**< flows.sessions as given: ids, resolved to map_mask / mirror_mask after "maps" */
 	uint16_t session_ids[SBX_MAX_MAPS + SBX_MAX_MIRRORS];
@@ -389,7 +392,7 @@ struct sbx_flows_cfg {
 /** True when the flows section @p f meters anything (enabled, and a port, direction or map selected). */
 static inline bool sbx_flows_cfg_meters(const struct sbx_flows_cfg *f)
 {
-	return f->enabled && (f->port_mask != 0 || f->tx_mask != 0 || f->map_mask != 0 || f->mirror_mask != 0);
+	return f->enabled && (f->port_mask != 0 || f->tx_mask != 0 || !sbx_mapset_empty(&f->map_mask) || f->mirror_mask != 0);
 }
 
 struct sbx_config {

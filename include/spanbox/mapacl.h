@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spanbox/mapset.h"
 #include "spanbox/maprules.h"
 
 /** Maps one context answers (rte_acl's categories). */
@@ -47,6 +48,58 @@
 #define SBX_MAPACL_MATCHED(r) ((r) != 0)
 #define SBX_MAPACL_RULE(r) (((r) & 0x7fffffffu) - 1u)   /**< the rule's index in its map */
 #define SBX_MAPACL_ACTION(r) ((r) >> 31)                /**< enum sbx_map_action */
+
+/**
+ * True when results @p r[from..to) are all 0 (no rule of those categories matched): one OR over
+ * them, which the compiler vectorises, so that the maps of a context set no rule matched (the
+ * common case) cost a few instructions per 16 instead of a test each.
+ */
+static inline bool sbx_mapacl_none(const uint32_t *r, uint32_t from, uint32_t to)
+{
+	uint32_t o = 0;
+
+	for (uint32_t c = from; c < to; c++)
+		o |= r[c];
+	return o == 0;
+}
+
+/**
+ * One frame's set of maps from its @p nc results @p r (sbx_mapacl_classify's row of the frame):
+ * map cols[c] is in @p s when category c matched with a pass rule and the map is in @p watch; when
+ * none is, @p s is @p collect (the collectors there; @p collects: it is not empty). The results are
+ * read 16 at a time (one context set's), a block of zeroes skipped at once; the common case, no
+ * rule passed the frame, touches no word of @p watch. Used by the worker's maps stage
+ * (secondary/maps_stage.c) and timed by the micro benchmark (tests/tools/sbx-map-classify.c).
+ * @return true when @p s is not empty
+ */
+static inline bool sbx_mapacl_frame_set(const uint32_t *r, uint32_t nc, const uint16_t *cols,
+					const struct sbx_mapset *watch, const struct sbx_mapset *collect,
+					bool collects, struct sbx_mapset *s)
+{
+	bool hit = false;
+
+	sbx_mapset_zero(s);
+	for (uint32_t b = 0; b < nc; b += SBX_MAPACL_MAPS_PER_CTX) {
+		const uint32_t e = nc - b < SBX_MAPACL_MAPS_PER_CTX ? nc : b + SBX_MAPACL_MAPS_PER_CTX;
+
+		if (sbx_mapacl_none(r, b, e))
+			continue;
+		for (uint32_t c = b; c < e; c++)
+			if (SBX_MAPACL_MATCHED(r[c]) && SBX_MAPACL_ACTION(r[c]) == SBX_MAP_PASS) {
+				sbx_mapset_set(s, cols[c]);
+				hit = true;
+			}
+	}
+	if (hit) {
+		sbx_mapset_and(s, watch);
+		hit = !sbx_mapset_empty(s);
+	}
+	if (!hit && collects) {
+		*s = *collect;
+		hit = true;
+	}
+	return hit;
+}
 
 /** Build options (zeroed: the defaults). */
 struct sbx_mapacl_opts {

@@ -23,6 +23,7 @@
 #include <rte_prefetch.h>
 
 #include "spanbox/config.h"
+#include "spanbox/mapset.h"
 #include "spanbox/mapacl.h"
 #include "spanbox/maprules.h"
 
@@ -85,37 +86,46 @@ uint32_t sbx_map_rules_kept(const struct sbx_map_rules *old, const struct sbx_ma
 #define SBX_RULE_CTRS_CHUNK 64u
 
 /**
- * Count one burst's decisions: for each frame i (< @p n) and each category c (< @p nc, <= 64) of
- * @p colmask whose result matched (pass or drop), one packet and @p len[i] bytes into entry
- * col[c][SBX_MAPACL_RULE(result)]. One pass over the results finds the entries (a bit mask of the
- * matched categories per frame) and prefetches them; they are written by chunks of
- * SBX_RULE_CTRS_CHUNK (two stores to one cache line per matched map per frame).
+ * Count one burst's decisions: for each frame i (< @p n) and each category c (< @p nc,
+ * <= SBX_MAPSET_BITS) in @p colmask whose result matched (pass or drop), one packet and @p len[i]
+ * bytes into entry col[c][SBX_MAPACL_RULE(result)]. One pass over the results finds the entries
+ * (per 64 categories, a bit mask of the matched ones per frame; a word of @p colmask that is zero,
+ * or 64 results that are all 0, is not looked at further) and prefetches them; they are written by chunks of SBX_RULE_CTRS_CHUNK (two
+ * stores to one cache line per matched map per frame).
  * @param col      per category: the row's entry of its map's rule 0 (NULL: leave its bit out of colmask)
+ * @param colmask  the categories to count (bit c = category c, not a map index)
  * @param results  sbx_mapacl_classify's output, @p stride results per frame
  */
-static inline void sbx_rule_ctrs_count(struct sbx_rule_ctr *const *col, uint32_t nc, uint64_t colmask,
+static inline void sbx_rule_ctrs_count(struct sbx_rule_ctr *const *col, uint32_t nc, const struct sbx_mapset *colmask,
 				       const uint32_t *results, uint32_t stride, const uint32_t *len, uint32_t n)
 {
 	struct sbx_rule_ctr *e[SBX_RULE_CTRS_CHUNK];
-	uint32_t l[SBX_RULE_CTRS_CHUNK], k = 0, i, c, x;
+	uint32_t l[SBX_RULE_CTRS_CHUNK], k = 0, i, c, x, wd;
 
 	for (i = 0; i < n; i++) {
 		const uint32_t *r = &results[i * stride];
-		uint64_t m = 0;
 
-		for (c = 0; c < nc; c++)
-			m |= (uint64_t)(r[c] != 0) << c;
-		for (m &= colmask; m != 0; m &= m - 1) {
-			c = (uint32_t)__builtin_ctzll(m);
-			e[k] = &col[c][SBX_MAPACL_RULE(r[c])];
-			rte_prefetch0(e[k]);
-			l[k++] = len[i];
-			if (k == SBX_RULE_CTRS_CHUNK) {
-				for (x = 0; x < k; x++) {
-					e[x]->packets++;
-					e[x]->bytes += l[x];
+		for (wd = 0; wd < SBX_MAPSET_WORDS && wd * 64 < nc; wd++) {
+			const uint64_t cm = colmask->w[wd];
+			const uint32_t base = wd * 64, lim = nc - base < 64 ? nc - base : 64;
+			uint64_t m = 0;
+
+			if (cm == 0 || sbx_mapacl_none(r, base, base + lim))
+				continue; /* no category counted, or no rule matched: no bit to find */
+			for (c = 0; c < lim; c++)
+				m |= (uint64_t)(r[base + c] != 0) << c;
+			for (m &= cm; m != 0; m &= m - 1) {
+				c = base + (uint32_t)__builtin_ctzll(m);
+				e[k] = &col[c][SBX_MAPACL_RULE(r[c])];
+				rte_prefetch0(e[k]);
+				l[k++] = len[i];
+				if (k == SBX_RULE_CTRS_CHUNK) {
+					for (x = 0; x < k; x++) {
+						e[x]->packets++;
+						e[x]->bytes += l[x];
+					}
+					k = 0;
 				}
-				k = 0;
 			}
 		}
 	}

@@ -52,7 +52,7 @@
 #ifdef SBX_TEST_SHM_VERSION /* a test build of another layout (tests/e2e/92_upgrade.sh): refused */
 #define SBX_SHM_VERSION SBX_TEST_SHM_VERSION
 #else
-#define SBX_SHM_VERSION 38
+#define SBX_SHM_VERSION 39
 #endif
 #define SBX_MAX_POOLS 4 /**< one pktmbuf pool per NUMA socket in use */
 #define SBX_MAX_WARNINGS 64 /**< start-up warnings kept (NUMA placement, PCIe, pool size) */
@@ -563,8 +563,8 @@ struct sbx_warning {
  */
 struct sbx_maps_acl {
 	void *acl[SBX_MAX_PORTS];
-	uint8_t nb_cols[SBX_MAX_PORTS];              /**< maps with a source on port p */
-	uint8_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];   /**< category c of acl[p]: index into cfg.maps */
+	uint16_t nb_cols[SBX_MAX_PORTS];             /**< maps with a source on port p (<= SBX_MAX_MAPS) */
+	uint16_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];  /**< category c of acl[p]: index into cfg.maps */
 	/** the per-rule counters of these tables: a struct sbx_rule_ctrs * in rte_malloc memory
 	 *  (maprulectr.h), row w written by worker slot w; NULL: none (no maps, or no memory) */
 	void *ctr;
@@ -592,7 +592,7 @@ struct sbx_tables {
 	struct sbx_maps_acl maps;     /**< the classifiers of cfg.maps (primary/maps.c): built before
 					   this buffer is published, freed only after the grace period of
 					   the generation that replaced it */
-	uint8_t mcset[SBX_MAX_MAPS];  /**< counter set (< SBX_MAP_COUNTER_SETS) of cfg.maps[j]:
+	uint16_t mcset[SBX_MAX_MAPS]; /**< counter set (< SBX_MAP_COUNTER_SETS) of cfg.maps[j]:
 					   workers[w].stats.map[mcset], map_mirror[mcset] and
 					   maps.seq[mcset]; a map keeps it while its id exists */
 };
@@ -774,8 +774,8 @@ struct sbx_maps_port_build {
 
 struct sbx_maps_shm {
 	void *acl[SBX_MAX_PORTS];
-	uint8_t nb_cols[SBX_MAX_PORTS];              /**< maps with a source on port p */
-	uint8_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];   /**< category c of acl[p]: index into cfg.maps */
+	uint16_t nb_cols[SBX_MAX_PORTS];             /**< maps with a source on port p (<= SBX_MAX_MAPS) */
+	uint16_t cols[SBX_MAX_PORTS][SBX_MAX_MAPS];  /**< category c of acl[p]: index into cfg.maps */
 	uint32_t nb_rules[SBX_MAX_MAPS];             /**< rules the primary holds for each map */
 	uint64_t build_ns;                           /**< wall time of the last build, every port */
 	uint64_t memory;                             /**< rte_malloc bytes the contexts hold */
@@ -1071,7 +1071,8 @@ _Static_assert(sizeof(struct sbx_mirror_shm) == RTE_CACHE_LINE_SIZE, "one sequen
 _Static_assert(sizeof(((struct sbx_worker_stats *)0)->burst) / sizeof(struct rte_mbuf *) == SBX_MAX_BURST,
 	       "the burst array holds the largest workers.burst");
 _Static_assert(SBX_MIRROR_COUNTER_SETS <= UINT8_MAX, "counter sets fit struct sbx_tables.cset");
-_Static_assert(SBX_MAP_COUNTER_SETS <= UINT8_MAX, "map counter sets fit struct sbx_tables.mcset");
+_Static_assert(SBX_MAP_COUNTER_SETS < UINT16_MAX, "map counter sets fit struct sbx_tables.mcset (UINT16_MAX: none)");
+_Static_assert(SBX_MAX_MAPS <= UINT16_MAX, "maps fit struct sbx_maps_acl.cols and nb_cols");
 _Static_assert(SBX_GROUP_SLOTS < UINT8_MAX && SBX_MAX_GROUP_MEMBERS < SBX_GROUP_NO_MEMBER,
 	       "slots fit struct sbx_tables.gslot, member indexes a bucket");
 

@@ -502,11 +502,25 @@ static int write_set(const cJSON *doc, const struct sbx_map_rules *maps, uint32_
 	return 0;
 }
 
+/* The per-frame set of maps as the maps stage made it before issue #27 "Scale" (a uint64_t of at
+ * most 64 maps; main's maps_stage.c up to commit 59921f4), kept here only to time it beside
+ * sbx_mapacl_frame_set: sets64_cyc against sets_cyc is what the 256-bit set adds. */
+static inline uint64_t frame_set64(const uint32_t *r, uint32_t nc, const uint16_t *cols, uint64_t watch, uint64_t collect)
+{
+	uint64_t s = 0;
+
+	for (uint32_t c = 0; c < nc; c++)
+		if (SBX_MAPACL_MATCHED(r[c]) && SBX_MAPACL_ACTION(r[c]) == SBX_MAP_PASS)
+			s |= 1ULL << cols[c];
+	s &= watch;
+	return s != 0 ? s : collect;
+}
+
 static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 {
 	enum { FRAMES = 2048, ROUNDS = 64 };
 	struct sbx_map_key bkeys[BURST];
-	uint32_t bres[BURST * 256];
+	uint32_t bres[BURST * (SBX_MAX_MAPS + SBX_MAPACL_MAPS_PER_CTX)];
 	struct sbx_map_rules *maps = calloc(nb_maps, sizeof(*maps));
 	struct sbx_map_key *keys = calloc(FRAMES, sizeof(*keys));
 	uint8_t (*frames)[128] = calloc(FRAMES, 128);
@@ -515,11 +529,13 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 	struct sbx_mapacl_stats st;
 	struct sbx_mapacl *acl;
 	struct timespec t0;
-	uint64_t c0, c_extract, c_classify, c_count;
+	uint64_t c0, c_extract, c_classify, c_count, c_sets, c_sets64, bsets64[BURST], any64;
+	struct sbx_mapset watch = { { 0 } }, nocollect = { { 0 } }, bsets[BURST], any;
+	uint16_t cols[SBX_MAX_MAPS];
 	struct sbx_rule_ctrs *ctr;
-	struct sbx_rule_ctr *col[256] = { NULL };
+	struct sbx_rule_ctr *col[SBX_MAX_MAPS] = { NULL };
 	uint32_t nrules[SBX_MAX_MAPS] = { 0 };
-	uint64_t colmask = 0;
+	struct sbx_mapset colmask = { { 0 } };
 	char err[256];
 	size_t shadowed;
 
@@ -590,14 +606,19 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 	for (m = 0; m < nb_maps && m < SBX_MAX_MAPS; m++)
 		nrules[m] = maps[m].n;
 	ctr = sbx_rule_ctrs_alloc(nrules, nb_maps < SBX_MAX_MAPS ? nb_maps : SBX_MAX_MAPS, 1, SOCKET_ID_ANY);
-	for (m = 0; ctr != NULL && m < nb_maps && m < 64; m++) {
+	for (m = 0; ctr != NULL && m < nb_maps && m < SBX_MAX_MAPS; m++) {
 		col[m] = sbx_rule_ctrs_map(ctr, 0, m);
-		colmask |= col[m] != NULL ? 1ULL << m : 0;
+		if (col[m] != NULL)
+			sbx_mapset_set(&colmask, m);
 	}
 	/* per burst of 32, as a worker would: extraction into one burst of keys, then the same with
 	 * the classification into one burst of results; classify = the difference; then the same with
 	 * the per-rule counters: count = that minus classify and extract */
-	c_extract = c_classify = c_count = UINT64_MAX; /* the quickest round of each: preemption on a shared machine only adds */
+	for (m = 0; m < SBX_MAX_MAPS; m++) { /* category m is map m, every map watches */
+		cols[m] = (uint16_t)m;
+		sbx_mapset_set(&watch, m);
+	}
+	c_extract = c_classify = c_count = c_sets = c_sets64 = UINT64_MAX; /* the quickest round of each: preemption on a shared machine only adds */
 	for (int k = 0; k < ROUNDS; k++) {
 		c0 = rte_rdtsc_precise();
 		for (i = 0; i < FRAMES; i += BURST)
@@ -618,11 +639,43 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 			for (uint32_t j = 0; j < BURST; j++)
 				sbx_map_key_extract(frames[i + j], lens[i + j], &bkeys[j]);
 			sbx_mapacl_classify(acl, bkeys, BURST, bres);
-			sbx_rule_ctrs_count(col, nb_maps < 64 ? nb_maps : 64, colmask, bres, stride, &lens[i], BURST);
+			sbx_rule_ctrs_count(col, nb_maps < SBX_MAX_MAPS ? nb_maps : SBX_MAX_MAPS, &colmask, bres, stride,
+					    &lens[i], BURST);
 		}
 		c0 = rte_rdtsc_precise() - c0;
 		c_count = c0 < c_count ? c0 : c_count;
+		/* each frame's set of maps and the burst's union, as the maps stage makes them */
+		c0 = rte_rdtsc_precise();
+		for (i = 0; i < FRAMES; i += BURST) {
+			const uint32_t nc = nb_maps < SBX_MAX_MAPS ? nb_maps : SBX_MAX_MAPS;
+
+			for (uint32_t j = 0; j < BURST; j++)
+				sbx_map_key_extract(frames[i + j], lens[i + j], &bkeys[j]);
+			sbx_mapacl_classify(acl, bkeys, BURST, bres);
+			sbx_mapset_zero(&any);
+			for (uint32_t j = 0; j < BURST; j++)
+				if (sbx_mapacl_frame_set(&bres[j * stride], nc, cols, &watch, &nocollect, false, &bsets[j]))
+					sbx_mapset_or(&any, &bsets[j]);
+			__asm__ volatile("" : : "r"(&any), "r"(bsets) : "memory"); /* keep the sets */
+		}
+		c0 = rte_rdtsc_precise() - c0;
+		c_sets = c0 < c_sets ? c0 : c_sets;
+		/* the same with the set of 64 maps of before (up to 64 maps) */
+		c0 = rte_rdtsc_precise();
+		for (i = 0; nb_maps <= 64 && i < FRAMES; i += BURST) {
+			for (uint32_t j = 0; j < BURST; j++)
+				sbx_map_key_extract(frames[i + j], lens[i + j], &bkeys[j]);
+			sbx_mapacl_classify(acl, bkeys, BURST, bres);
+			any64 = 0;
+			for (uint32_t j = 0; j < BURST; j++)
+				any64 |= bsets64[j] = frame_set64(&bres[j * stride], nb_maps, cols, ~0ULL, 0);
+			__asm__ volatile("" : : "r"(any64), "r"(bsets64) : "memory");
+		}
+		c0 = rte_rdtsc_precise() - c0;
+		c_sets64 = c0 < c_sets64 ? c0 : c_sets64;
 	}
+	c_sets64 = nb_maps <= 64 && c_sets64 > c_classify ? c_sets64 - c_classify : 0;
+	c_sets = c_sets > c_classify ? c_sets - c_classify : 0;
 	c_count = c_count > c_classify ? c_count - c_classify : 0;
 	c_classify = c_classify > c_extract ? c_classify - c_extract : 0;
 	for (i = 0; i < FRAMES; i++)
@@ -640,10 +693,11 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 				}
 			differ += want != res[(size_t)i * stride + m];
 		}
-	printf("%u\t%u\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s%u\t%zu\t%u\t%u\t%.1f\n", nb_rules, nb_maps, parse_ms,
+	printf("%u\t%u\t%.0f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s%u\t%zu\t%u\t%u\t%.1f\t%.1f\t%.1f\n", nb_rules, nb_maps, parse_ms,
 	       shadow_ms, (double)st.build_ns / 1e6, (double)st.memory / 1048576.0, (double)c_extract / FRAMES,
 	       (double)c_classify / FRAMES, verify ? "" : "-", verify ? differ : 0, shadowed, st.sets, st.contexts,
-	       ctr != NULL ? (double)c_count / FRAMES : -1.0);
+	       ctr != NULL ? (double)c_count / FRAMES : -1.0, (double)c_sets / FRAMES,
+	       nb_maps <= 64 ? (double)c_sets64 / FRAMES : -1.0);
 	sbx_rule_ctrs_free(ctr);
 	sbx_mapacl_free(acl);
 	for (m = 0; m < nb_maps; m++)

@@ -1180,15 +1180,15 @@ static void test_flows(void)
 	"\"maps\":[{\"id\":40,\"name\":\"m40\",\"sources\":[{\"port\":\"a\"}],\"destination\":{\"port\":\"t\"}," \
 	"\"rules\":[{\"action\":\"pass\",\"dst_port\":53}]},{\"id\":41,\"name\":\"m41\",\"sources\":[{\"port\":\"b\"}]," \
 	"\"destination\":{\"port\":\"t\"}}],\"flows\":{" COL ",%s}}"
-	check(parse_fmt(MAPS_FMT, "\"sessions\":[41]", &cfg, err, sizeof(err)) == 0 && cfg.flows.map_mask == 2 &&
+	check(parse_fmt(MAPS_FMT, "\"sessions\":[41]", &cfg, err, sizeof(err)) == 0 && cfg.flows.map_mask.w[0] == 2 && sbx_mapset_count(&cfg.flows.map_mask) == __builtin_popcount(2) &&
 		      cfg.flows.port_mask == 0 && cfg.flows.tx_mask == 0 && cfg.flows.nb_sessions == 1 &&
 		      sbx_flows_cfg_meters(&cfg.flows),
 	      "flows.sessions [41]: map index 1, no port metered whole (ports left out) (%s)", err);
 	check(parse_fmt(MAPS_FMT, "\"sessions\":[41,40],\"ports\":[{\"port\":\"b\"}]", &cfg, err, sizeof(err)) == 0 &&
-		      cfg.flows.map_mask == 3 && cfg.flows.port_mask == 2,
+		      cfg.flows.map_mask.w[0] == 3 && sbx_mapset_count(&cfg.flows.map_mask) == __builtin_popcount(3) && cfg.flows.port_mask == 2,
 	      "flows.sessions [41, 40] and ports: maps 0x3, port b (%s)", err);
 	check(parse_fmt(MAPS_FMT, "\"sessions\":[7,40]", &cfg, err, sizeof(err)) == 0 && cfg.flows.mirror_mask == 1 &&
-		      cfg.flows.map_mask == 1 && sbx_flows_cfg_meters(&cfg.flows),
+		      cfg.flows.map_mask.w[0] == 1 && sbx_mapset_count(&cfg.flows.map_mask) == __builtin_popcount(1) && sbx_flows_cfg_meters(&cfg.flows),
 	      "flows.sessions [7, 40]: mirror session m7 (index 0) and map m40 (index 0) (%s)", err);
 	check(parse_fmt(MAPS_FMT, "\"sessions\":[40,99]", &cfg, err, sizeof(err)) == -1 &&
 		      !strcmp(err, "flows.sessions[1]: 99 is not the id of a map or mirror session"),

@@ -13,6 +13,7 @@
 
 #include "spanbox/config.h"
 #include "spanbox/config_maps.h"
+#include "spanbox/shm.h" /* SBX_TABLES_JSON_MAX */
 #include "tap.h"
 
 #define HEAD "{\"ports\": [{\"name\": \"a\", \"devargs\": \"net_null0\"}, {\"name\": \"b\", \"devargs\": \"net_null1\"}," \
@@ -131,11 +132,64 @@ static void sizes(void)
 	free(pad);
 }
 
+/* @p nb maps (issue #27 "Scale"), map k: 2 sources (a both ways, b rx), destination t or u, one rule
+ * passing UDP destination port 10000 + k, a name; into @p t (malloc'd). @return its length */
+static size_t many_maps(char *t, size_t cap, int nb)
+{
+	size_t n = (size_t)snprintf(t, cap, HEAD "\"maps\": [");
+
+	for (int k = 0; k < nb && n < cap; k++)
+		n += (size_t)snprintf(t + n, cap - n,
+				      "%s{\"id\": %d, \"name\": \"map-%03d\", \"sources\": [{\"port\": \"a\"}, "
+				      "{\"port\": \"b\", \"direction\": \"rx\"}], \"destination\": {\"port\": \"%s\"}, "
+				      "\"rules\": [{\"action\": \"pass\", \"ip_proto\": 17, \"dst_port\": %d}]}",
+				      k ? ", " : "", 100 + k, k, k % 2 ? "u" : "t", 10000 + k);
+	if (n < cap)
+		n += (size_t)snprintf(t + n, cap - n, "]}");
+	return n;
+}
+
+/* 256 maps are accepted, each with its sources, destination and rule; 257 are refused naming
+ * "maps"; the document the memzone keeps of 256 maps (rules summarised) fits SBX_TABLES_JSON_MAX. */
+static void scale(void)
+{
+	static struct sbx_config c;
+	static struct sbx_map_rules tables[SBX_MAX_MAPS];
+	size_t cap = 1 << 20;
+	char *t = malloc(cap), err[512] = "", *stored;
+	uint16_t nb = 0;
+	bool each = true;
+
+	check(SBX_MAX_MAPS == 256, "SBX_MAX_MAPS is 256 (%d)", SBX_MAX_MAPS);
+	many_maps(t, cap, 256);
+	check(sbx_config_parse(t, &c, err, sizeof(err)) == 0 && c.nb_maps == 256, "256 maps are accepted (%s)", err);
+	for (int k = 0; k < 256 && c.nb_maps == 256; k++)
+		each = each && c.maps[k].s.id == 100 + k && c.maps[k].nb_rules == 1 && c.maps[k].s.nb_sources == 2 &&
+		       c.maps[k].s.dst_port == (k % 2 ? 3 : 2);
+	check(c.nb_maps == 256 && each, "each of the 256 maps: its id, 2 sources, its destination, 1 rule");
+	stored = sbx_config_maps_take(t, tables, &nb, err, sizeof(err));
+	check(stored != NULL && nb == 256 && tables[255].n == 1 && tables[255].rule[0].f[SBX_MF_DPORT].value == 10255,
+	      "take: 256 rule tables, map 255's rule passes port 10255 (%s)", err);
+	check(stored != NULL && strlen(stored) + 1 <= SBX_TABLES_JSON_MAX,
+	      "the memzone's document of 256 maps (2 sources, a destination, rules summarised): %zu bytes, "
+	      "fits SBX_TABLES_JSON_MAX (%d)", stored ? strlen(stored) : 0, SBX_TABLES_JSON_MAX);
+	while (nb > 0)
+		sbx_map_rules_free(&tables[--nb]);
+	free(stored);
+	many_maps(t, cap, 257);
+	err[0] = '\0';
+	check(sbx_config_parse(t, &c, err, sizeof(err)) == -1 && strncmp(err, "maps:", 5) == 0 &&
+		      strstr(err, "257") != NULL && strstr(err, "256") != NULL,
+	      "257 maps are refused naming maps (%s)", err);
+	free(t);
+}
+
 int main(void)
 {
 	good();
 	bad();
 	sizes();
+	scale();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }
