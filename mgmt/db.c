@@ -392,7 +392,7 @@ cJSON *mgmt_db_events_json(struct mgmt_db *db, int limit, const char *kind)
 
 	if (db->h == NULL || sqlite3_prepare_v2(db->h,
 			"SELECT id, ts, kind, detail, worker, pid, client FROM events WHERE ?2 IS NULL OR kind = ?2"
-			" ORDER BY id DESC LIMIT ?1",
+			" ORDER BY ts DESC, id DESC LIMIT ?1", /* by time: the primary's events are stored when mgmt reads them */
 			-1, &st, NULL) != SQLITE_OK)
 		return NULL;
 	sqlite3_bind_int(st, 1, limit);

@@ -266,6 +266,10 @@ check "4: ... /ports/p0 and /metrics say link down" \
 	cond "port_up p0 false && get '$BASE/metrics' | grep -qx 'spanbox_port_link_up{port=\"p0\"} 0'"
 check "4: ... ping through p0 fails now" cond "! ip netns exec $NS_A ping -c 2 -i 0.2 -W 1 -q 198.18.56.2 >/dev/null 2>&1"
 get "$API/events?limit=20" >"$TMP/ev.json"
+# newest first by time: the primary's events (appliance start, links) are stored when mgmt reads
+# them, after mgmt's own; by id alone mgmt_start came before the primary's earlier ones
+check "4: ... GET /events lists newest first by time ($(jq -r 'map(.time) | .[-1] + " .. " + .[0]' "$TMP/ev.json"))" \
+	jq -e 'length >= 3 and (map(.time) == (map(.time) | sort | reverse))' "$TMP/ev.json"
 echo "# event: $(jq -c '[.[] | select(.kind == "port_link")][0]' "$TMP/ev.json")"
 check "4: ... an event port_link names the port, the change and the client address 127.0.0.1" \
 	jq -e '[.[] | select(.kind == "port_link")][0].detail | test("port p0 link set down by 127\\.0\\.0\\.1:[0-9]+: now down")' "$TMP/ev.json"
