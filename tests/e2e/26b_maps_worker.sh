@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Maps in the running product (issue #27, docs/MAPS.md): the model's random rule set
 # (tests/lib/map_model.py gen: 1,024 rules in 4 maps, overlapping prefixes, ranges, VLANs, IPv4
-# and IPv6, fragments) and its 20,000 frames replayed through the real appliance (spanbox-primary
+# and IPv6, fragments) and its 200,000 frames (the issue's model test size, through the worker itself: about 60 s) replayed through the real appliance (spanbox-primary
 # --replay: p0 reads the frames from a pcap file, the worker forwards them to p1 and classifies
 # them with the rte_acl contexts the primary built in shared memory). Each map's tool port (a
 # net_pcap tx file) must hold exactly the frames the model says its rules pass, in order and byte
@@ -21,7 +21,7 @@ source "$(dirname "$0")/../lib/common.sh"
 source "$ROOT/tests/lib/replay.sh"
 source "$ROOT/tests/lib/instance.sh"
 MODEL="$ROOT/tests/lib/map_model.py"
-SEED=${MAP_SEED:-$(date +%s)} RULES=${MAP_RULES:-1024} FRAMES=${MAP_FRAMES:-20000}
+SEED=${MAP_SEED:-$(date +%s)} RULES=${MAP_RULES:-1024} FRAMES=${MAP_FRAMES:-200000}
 trap 'inst_cleanup; rm -rf "$TMP"' EXIT
 
 echo "# seed $SEED, $RULES rules in 4 maps, $FRAMES frames"
