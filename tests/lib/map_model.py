@@ -161,14 +161,18 @@ def rule_cond(r):
 def compile_maps(maps):
     """One Python function over a parse_frame() dict: the line of results of every map, first match
     in each (generated source: the model's only speed-up)."""
-    src = ["def classify(f):", "    g = f.get"] + ["    %s = g(%r)" % (k, k) for k in FIELDS] + ["    out = []"]
-    for rules in maps:
+    # one function per map, a flat run of "if rule: return" (an if/elif chain of thousands of
+    # rules nests as deep in Python's syntax tree: RecursionError at 4,096 rules a map)
+    args = ", ".join(FIELDS)
+    src = []
+    for m, rules in enumerate(maps):
+        src.append("def map%d(%s):" % (m, args))
         for i, r in enumerate(rules):
-            src.append("    %s %s:" % ("if" if i == 0 else "elif", rule_cond(r)))
-            src.append("        out.append(%r)" % (("d" if r["action"] == "drop" else "p") + str(i)))
-        src += ["    else:", "        out.append('-')"] if rules else ["    out.append('-')"]
-    src.append("    return ' '.join(out)")
-    env = {}
+            src.append("    if %s: return %r" % (rule_cond(r), ("d" if r["action"] == "drop" else "p") + str(i)))
+        src.append("    return '-'")
+    src += ["def classify(f):", "    a = tuple(map(f.get, FIELDS))",
+            "    return ' '.join((%s))" % "".join("map%d(*a), " % m for m in range(len(maps)))]
+    env = {"FIELDS": FIELDS}
     exec("\n".join(src), env)  # noqa: S102 (our own generated source)
     return env["classify"]
 
