@@ -11,7 +11,7 @@
   frames PHASE N OUT   N UDP frames 192.0.2.1:5000 -> 192.0.2.2:1000 (pcap), payload "SBXML" + phase
                        byte + sequence number (4 bytes): even ones from 02:00:00:00:0a:01, odd ones
                        from 02:00:00:00:0a:03 (one flow: the kernel keeps them in order)
-  send PCAP IFACE [STARTED]  send the frames of PCAP on IFACE (a scapy L2 socket), RATE a second;
+  send PCAP IFACE [STARTED [FPS]]  send the frames of PCAP on IFACE (a scapy L2 socket), FPS (RATE) a second;
                        touch STARTED when the first is about to go
   seqs PHASE           read "<udp payload hex>" lines (tshark) on stdin, print the sequence numbers
                        of that phase in order
@@ -59,17 +59,18 @@ def frames(phase, n, path):
     wrpcap(path, pk)
 
 
-def send(path, iface, started=None):
+def send(path, iface, started=None, rate=None):
     import time
     from scapy.all import conf, rdpcap
     frames = [bytes(p) for p in rdpcap(path)]
     s = conf.L2socket(iface=iface)
     if started:
         open(started, "w").close()
+    rate = rate or RATE
     t0 = time.time()
-    for i, f in enumerate(frames):  # RATE frames a second: the traffic spans a change
+    for i, f in enumerate(frames):  # rate frames a second: the traffic spans a change
         if i % 100 == 0:
-            ahead = t0 + i / RATE - time.time()
+            ahead = t0 + i / rate - time.time()
             if ahead > 0:
                 time.sleep(ahead)
         s.send(f)
@@ -95,6 +96,6 @@ if __name__ == "__main__":
     elif cmd == "frames":
         frames(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
     elif cmd == "send":
-        send(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None)
+        send(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None, int(sys.argv[5]) if len(sys.argv) > 5 else None)
     elif cmd == "seqs":
         seqs(int(sys.argv[2]))
