@@ -399,12 +399,10 @@ static unsigned int get_rules(struct req *r, cJSON **body)
 			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "sort: \"%.64s\" is not a sort (\"hits\": packets "
 					   "descending, or \"index\": the rules' order)", sort);
 		else if (strcmp(f, "field") == 0 && field != NULL) {
-			char keys[200] = "";
+			char keys[200];
 
-			for (size_t k = 0; k < SBX_MAP_RULE_KEYS; k++)
-				snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s%s", k ? ", " : "",
-					 sbx_map_rule_keys[k]);
-			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "field: \"%.64s\" is not a rule field (%s)", field, keys);
+			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "field: \"%.64s\" is not a rule field (%s)", field,
+					   sbx_map_rule_keys_text(keys, sizeof(keys)));
 		}
 		else if (strcmp(f, "field") == 0 || strcmp(f, "value") == 0)
 			*body = mgmt_error(MHD_HTTP_BAD_REQUEST, f, "%s: missing (field and value go together)", f);

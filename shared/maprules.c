@@ -58,6 +58,14 @@ const char *const sbx_map_rule_keys[SBX_MAP_RULE_KEYS] = { "action", "vlan", "in
 							     "dst_mac", "src", "dst", "ip_proto", "dscp", "src_port",
 							     "dst_port", "tcp_flags", "fragment" };
 
+char *sbx_map_rule_keys_text(char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (size_t k = 0; k < SBX_MAP_RULE_KEYS; k++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", k ? ", " : "", sbx_map_rule_keys[k]);
+	return buf;
+}
+
 _Static_assert(sizeof(struct sbx_map_key) == 64, "the key is one cache line");
 
 static uint32_t field_max(enum sbx_map_field f)
@@ -345,12 +353,9 @@ static int parse_rule(const struct ctx *c, const cJSON *o, struct sbx_map_rule *
 			else
 				rc = fail(c, k, v, "is not a fragment state (\"none\", \"first\" or \"later\")");
 		} else {
-			char keys[200] = "";
+			char keys[200];
 
-			for (size_t j = 0; j < SBX_MAP_RULE_KEYS; j++)
-				snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "%s%s", j ? ", " : "",
-					 sbx_map_rule_keys[j]);
-			rc = fail(c, k, NULL, "unknown key (a rule takes %s)", keys);
+			rc = fail(c, k, NULL, "unknown key (a rule takes %s)", sbx_map_rule_keys_text(keys, sizeof(keys)));
 		}
 		if (rc)
 			return rc;

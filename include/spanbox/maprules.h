@@ -105,6 +105,9 @@ extern const struct sbx_map_field_def sbx_map_field_defs[SBX_MF_COUNT];
 #define SBX_MAP_RULE_KEYS 14
 extern const char *const sbx_map_rule_keys[SBX_MAP_RULE_KEYS];
 
+/** sbx_map_rule_keys joined by ", " into @p buf (@p len bytes, truncated if short); @return @p buf. */
+char *sbx_map_rule_keys_text(char *buf, size_t len);
+
 /** A rule's action. */
 enum sbx_map_action { SBX_MAP_PASS = 0, SBX_MAP_DROP = 1 };
 
