@@ -115,6 +115,23 @@ cJSON *mgmt_find_mirror(cJSON *doc, long id, int *idx)
 	return NULL;
 }
 
+const char *mgmt_session_id_owner(cJSON *doc, long id)
+{
+	if (mgmt_find_mirror(doc, id, NULL) != NULL)
+		return "a mirror session or a capture";
+	return mgmt_find_map(doc, id, NULL) != NULL ? "a map" : NULL;
+}
+
+long mgmt_free_session_id(cJSON *doc, bool (*id_free)(const void *ctx, long id), const void *ctx)
+{
+	long id;
+
+	for (id = SBX_MIRROR_ID_MIN; id <= SBX_MIRROR_ID_MAX; id++)
+		if (mgmt_session_id_owner(doc, id) == NULL && (id_free == NULL || id_free(ctx, id)))
+			break;
+	return id;
+}
+
 unsigned int mgmt_check_post_mirror_body(const cJSON *in, struct mgmt_verdict *v)
 {
 	return cJSON_IsObject(in) ? 0 : refuse(v, 422, NULL, "expected a mirror session object");
@@ -126,13 +143,16 @@ unsigned int mgmt_merge_post_mirror(cJSON *in, cJSON *doc, long *id, char *prefi
 	cJSON *idv = cJSON_GetObjectItemCaseSensitive(in, "id");
 
 	if (idv == NULL) {
-		for (*id = SBX_MIRROR_ID_MIN; *id <= SBX_MIRROR_ID_MAX && mgmt_find_mirror(doc, *id, NULL) != NULL; (*id)++)
-			;
+		*id = mgmt_free_session_id(doc, NULL, NULL);
 		cJSON_AddNumberToObject(in, "id", (double)*id);
 	} else if (cJSON_IsNumber(idv) && is_long(idv->valuedouble) &&
 		   mgmt_find_mirror(doc, (long)idv->valuedouble, NULL) != NULL) {
 		return refuse(v, 409, "id", "mirror session %ld exists: PUT /api/v1/mirrors/%ld to change it",
 			      (long)idv->valuedouble, (long)idv->valuedouble);
+	} else if (cJSON_IsNumber(idv) && is_long(idv->valuedouble) &&
+		   mgmt_find_map(doc, (long)idv->valuedouble, NULL) != NULL) {
+		return refuse(v, 409, "id", "id: session %ld is a map (maps and mirror sessions share one id space)",
+			      (long)idv->valuedouble);
 	}
 	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
 	/* an id no long holds is refused by sbx_config_parse() (1..1023): 0 names it in the detail */
@@ -192,14 +212,10 @@ unsigned int mgmt_merge_post_map(cJSON *in, cJSON *doc, long *id, struct mgmt_ve
 	const cJSON *idv = cJSON_GetObjectItemCaseSensitive(in, "id");
 
 	if (idv == NULL) {
-		for (*id = SBX_MIRROR_ID_MIN; *id <= SBX_MIRROR_ID_MAX &&
-		     (mgmt_find_map(doc, *id, NULL) != NULL || mgmt_find_mirror(doc, *id, NULL) != NULL); (*id)++)
-			;
-		/* none free: SBX_MIRROR_ID_MAX + 1, which sbx_config_parse() refuses naming the id */
+		*id = mgmt_free_session_id(doc, NULL, NULL);
 		cJSON_AddNumberToObject(in, "id", (double)*id);
 	} else if (cJSON_IsNumber(idv) && is_long(idv->valuedouble) &&
-		   (mgmt_find_map(doc, (long)idv->valuedouble, NULL) != NULL ||
-		    mgmt_find_mirror(doc, (long)idv->valuedouble, NULL) != NULL)) {
+		   mgmt_session_id_owner(doc, (long)idv->valuedouble) != NULL) {
 		return refuse(v, 409, "id", "id: session %ld exists (PUT /api/v1/maps/%ld replaces a map)",
 			      (long)idv->valuedouble, (long)idv->valuedouble);
 	}
@@ -685,17 +701,17 @@ unsigned int mgmt_merge_post_capture(const cJSON *in, cJSON *doc, const struct m
 			      (double)room->used / 1048576.0, (double)room->reserved / 1048576.0);
 	idv = cJSON_GetObjectItemCaseSensitive(in, "id");
 	if (idv == NULL) {
-		for (*id = SBX_MIRROR_ID_MIN; *id <= SBX_MIRROR_ID_MAX &&
-					      (mgmt_find_mirror(doc, *id, NULL) != NULL || !id_free(ctx, *id));
-		     (*id)++)
-			;
+		*id = mgmt_free_session_id(doc, id_free, ctx);
 	} else if (!cJSON_IsNumber(idv) || !is_long(idv->valuedouble) || idv->valuedouble < SBX_MIRROR_ID_MIN ||
 		   idv->valuedouble > SBX_MIRROR_ID_MAX) {
 		return refuse(v, 422, "id", "id: a whole number %d..%d", SBX_MIRROR_ID_MIN, SBX_MIRROR_ID_MAX);
 	} else {
+		const char *owner;
+
 		*id = (long)idv->valuedouble;
-		if (mgmt_find_mirror(doc, *id, NULL) != NULL)
-			return refuse(v, 409, "id", "id: session %ld exists (a mirror session or a capture)", *id);
+		owner = mgmt_session_id_owner(doc, *id);
+		if (owner != NULL)
+			return refuse(v, 409, "id", "id: session %ld exists (%s)", *id, owner);
 	}
 	s = cJSON_CreateObject();
 	cJSON_AddNumberToObject(s, "id", (double)*id);

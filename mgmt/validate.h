@@ -44,6 +44,20 @@ cJSON *mgmt_doc_xconnects(cJSON *doc);
 /** The session whose "id" is @p id in @p doc's mirrors (its index in *@p idx when not NULL), or NULL. */
 cJSON *mgmt_find_mirror(cJSON *doc, long id, int *idx);
 
+/**
+ * What a session id of @p doc names: mirror sessions, captures (both in "mirrors") and maps share
+ * one id space (docs/MAPS.md). @return "a mirror session or a capture", "a map", or NULL (free).
+ */
+const char *mgmt_session_id_owner(cJSON *doc, long id);
+
+/**
+ * The lowest session id of SBX_MIRROR_ID_MIN..SBX_MIRROR_ID_MAX that no mirror session, capture or
+ * map of @p doc holds and that @p id_free (NULL: every id) allows with @p ctx; the one id search of
+ * POST /mirrors, /captures and /maps. @return that id, or SBX_MIRROR_ID_MAX + 1 when none is free
+ * (sbx_config_parse() then refuses it naming the id).
+ */
+long mgmt_free_session_id(cJSON *doc, bool (*id_free)(const void *ctx, long id), const void *ctx);
+
 /** POST /mirrors, before the running document is read: the body must be an object. @return 0 or 422. */
 unsigned int mgmt_check_post_mirror_body(const cJSON *in, struct mgmt_verdict *v);
 

@@ -92,6 +92,25 @@ check "GET /maps/41: id, name, rule_count 3, counters; GET /maps lists both" \
 	      [ "$(curl -fsS "$API/maps" | jq -c "[.maps[].id]")" = "[40,41]" ]'
 code=$(req POST /maps "$TMP/m41.json")
 check "POST /maps with an id in use: 409 naming id ($code)" cond '[ "$code" = 409 ] && [ "$(jq -r .error.field "$TMP/out")" = id ]'
+# maps, mirror sessions and captures share one id space: a POST without an id takes the lowest id
+# none of them holds (POST /mirrors searched the mirrors only: it gave map 1's id, then 422)
+echo '{"name": "noid", "sources": [{"port": "u", "direction": "rx"}], "destination": {"port": "t"},
+       "rules": [{"action": "pass", "ip_proto": 17}]}' >"$TMP/mnoid.json"
+code=$(req POST /maps "$TMP/mnoid.json")
+check "POST /maps without an id: 201, given the lowest free session id, 1 ($code)" \
+	cond '[ "$code" = 201 ] && [ "$(curl -fsS "$API/maps" | jq -c "[.maps[].id] | sort")" = "[1,40,41]" ]'
+echo '{"name": "snoid", "sources": [{"port": "u", "direction": "rx"}], "destination": {"port": "t"}}' >"$TMP/snoid.json"
+code=$(req POST /mirrors "$TMP/snoid.json")
+check "POST /mirrors without an id while map 1 holds id 1: 201 with id 2, the next free one ($code, $(jq -c .id "$TMP/out" 2>/dev/null))" \
+	cond '[ "$code" = 201 ] && [ "$(jq .id "$TMP/out")" = 2 ]'
+code=$(req POST /mirrors <(jq '.id = 41' "$TMP/snoid.json"))
+check "POST /mirrors with map 41's id: 409 naming id, the map unchanged ($code: $(jq -r .error.message "$TMP/out" 2>/dev/null))" \
+	cond '[ "$code" = 409 ] && [ "$(jq -r .error.field "$TMP/out")" = id ] && [ "$(curl -fsS "$API/maps/41" | jq -r .name)" = m41 ]'
+code=$(req POST /maps <(jq '.id = 2' "$TMP/mnoid.json"))
+check "POST /maps with mirror session 2's id: 409 naming id ($code)" cond '[ "$code" = 409 ] && [ "$(jq -r .error.field "$TMP/out")" = id ]'
+code=$(req DELETE /mirrors/2); code2=$(req DELETE /maps/1)
+check "mirror 2 and map 1 deleted again: 200 200 ($code $code2)" \
+	cond '[ "$code" = 200 ] && [ "$code2" = 200 ] && [ "$(curl -fsS "$API/maps" | jq -c "[.maps[].id]")" = "[40,41]" ]'
 "$PY" "$GEN" rules none 2000 "$TMP/r2000.json"
 mapjson 41 "$TMP/r2000.json" "$TMP/m41b.json" u
 code=$(req PUT /maps/41 "$TMP/m41b.json")
