@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_prefetch.h>
+
 #include "maps_stage.h"
 
 /* No map watches anything: what a failed setup leaves. */
@@ -81,6 +83,11 @@ void sbx_maps_stage_burst(struct sbx_maps_stage *ms, uint16_t port, uint8_t dir,
 		*any = n != 0 ? *collect : u;
 		return;
 	}
+	/* The frames' first lines, all at once: written by another core (the NIC's DMA, a pcap or
+	 * ring port's producer), so each is a miss, and the extraction below would take them one
+	 * after the other (docs/BENCHMARKS.md "Maps in the running product": what this moved) */
+	for (i = 0; i < n; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], const void *));
 	for (i = 0; i < n; i++) { /* the frame as the tools receive it, its first 256 bytes at most */
 		uint8_t buf[256];
 		uint32_t len = RTE_MIN(pkts[i]->pkt_len, (uint32_t)sizeof(buf));
