@@ -42,10 +42,15 @@
 #
 # Environment (defaults in brackets): INPUT [ring] (or fifo), FLOWS_LIST [100000 1000000], RUNS [3], DURATION [5] s,
 # WARM_PASSES [2], CPU [1], HK_CPU [0], EXPORT [1], EXPORT_FLOWS [1000000], MEM_MB [768],
+# DEMOTE [0] (1: sbx-ringgen --demote, the frames left in the last-level cache as a NIC's DMA with
+# DDIO leaves them, not in the generator core's L2: its header has why),
 # KEEP_TMP [0], BUILD [repo/build]. Resources: file prefix sbxfb, lcores 111 (primary) 112 (mgmt)
 # 114 (worker), 115 (sbx-ringgen), API port 19040, collector UDP port 19041.
 set -u
 INPUT=${INPUT:-ring}
+DEMOTE=${DEMOTE:-0}
+DEMOTE_ARG=()
+[ "$DEMOTE" = 1 ] && DEMOTE_ARG=(--demote)
 FLOWS_LIST=${FLOWS_LIST-100000 1000000}
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}
@@ -126,7 +131,7 @@ run() {
 	fi
 	if [ "$INPUT" = ring ]; then # bounded: the warm-up's 120 s, the window, a margin; stopped below
 		"$RINGGEN" --prefix "$SBX_PREFIX" --lcore 115 --cpu "$HK_CPU" --dev net_ring0 --pcap "$TMP/blob-$n" \
-			--seconds $((180 + DURATION)) >"$log.gen.out" 2>"$log.gen.err" &
+			${DEMOTE_ARG[@]+"${DEMOTE_ARG[@]}"} --seconds $((180 + DURATION)) >"$log.gen.out" 2>"$log.gen.err" &
 		FEED_PID=$!
 	fi
 	want=$(( n * WARM_PASSES ))

@@ -29,6 +29,17 @@
 #   bpf-fit      then, instead: filters of the first pass rules of each map that fit 255
 #   maps-fit     characters (K rules per session), and 16 maps of exactly those rules: the two
 #                paths on the same rules, at the largest size the filter field allows.
+#   drop-N       the classification alone, measured rather than estimated: maps-N's maps with
+#                every rule's action "drop" (every frame classified and counted, nothing copied),
+#                for each N of DROP_SIZES; drop-N - maps-0 is what the maps stage's work on a
+#                frame costs in the product (reading the frame, the key, the lookups, the per-rule
+#                counters, the frame's set of maps)
+#   drop-N-few   the same on the first FEW frames of N's pcap only (editcap): the same tries, but
+#                a few thousand paths walked again and again (in cache), where drop-N walks all of
+#                them: drop-N - drop-N-few is what the tries' cache misses cost
+#   miss         16 maps of one rule that no frame matches (vlan 4094; the frames are untagged):
+#                the frame read, the key and a lookup of a trie of one rule for every frame, no
+#                rule's counter, nothing copied (MISS=0 leaves it out): the floor of drop-N
 # Per run: the worker's busy_cycles / busy_packets (/status, counters.h: the TSC cycles of the loops
 # that received frames, over their frames) = cycles per frame of the whole worker; Mpps; copies per
 # frame (the tool port's opackets over the worker's frames); burst (busy_packets / busy_loops: the
@@ -50,6 +61,9 @@
 #   RUNS=1 DURATION=2 SIZES="0 1024" flock /tmp/sbx-e2e.lock bench/maps.sh       (a quick check)
 #
 # Environment (defaults in brackets): SIZES [0 100 1024 16384 65536], BPF_SIZES [100 1024],
+# DROP_SIZES [1024 65536], FEW [2048], MISS [1], DEMOTE [0] (1: sbx-ringgen --demote, the frames
+# left in the last-level cache as a NIC's DMA with DDIO leaves them, not Modified in the
+# generator core's L2: the worker's first read of a frame then costs what it would behind a NIC),
 # RUNS [3], DURATION [5] s, WARMUP [2] s, CPU [1], HK_CPU [0], PROFILE [acl1], SEED [1],
 # MEM_MB [1024], READY_S [180] (start of a spanbox, the maps' build included), KEEP_TMP [0],
 # BUILD [repo/build]. Resources: file prefix sbxmapbench, lcores 116 (primary) 117 (mgmt)
@@ -57,6 +71,12 @@
 set -u
 SIZES=${SIZES-0 100 1024 16384 65536}
 BPF_SIZES=${BPF_SIZES-100 1024}
+DROP_SIZES=${DROP_SIZES-1024 65536}
+FEW=${FEW:-2048}
+MISS=${MISS:-1}
+DEMOTE=${DEMOTE:-0}
+DEMOTE_ARG=()
+[ "$DEMOTE" = 1 ] && DEMOTE_ARG=(--demote)
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-2}
@@ -152,7 +172,7 @@ run() {
 	rm -f "$TMP/db"*
 	start_spanbox "$cfg" "$log" '.appliance.state == "up" and ([.workers[].state] | all(. == "running"))' || return 1
 	# bounded: the window and a margin; stopped below
-	"$RINGGEN" --prefix "$SBX_PREFIX" --lcore 119 --cpu "$HK_CPU" --dev net_ring0 --pcap "$pcap" \
+	"$RINGGEN" --prefix "$SBX_PREFIX" --lcore 119 --cpu "$HK_CPU" --dev net_ring0 --pcap "$pcap" ${DEMOTE_ARG[@]+"${DEMOTE_ARG[@]}"} \
 		--seconds $((WARMUP + DURATION + 60)) >"$log.gen.out" 2>"$log.gen.err" &
 	GEN_PID=$!
 	nap "$WARMUP"
@@ -182,11 +202,11 @@ run() {
 
 log "spanbox $(spanbox_rev); $(machine_line); TSC $(( $(grep -m1 -o 'constant_tsc' /proc/cpuinfo | wc -l) )) constant"
 warn_busy
-log "sizes: $SIZES; BPF sizes: $BPF_SIZES; profile $PROFILE, seed $SEED, 16 maps; $RUNS runs each, alternating; $DURATION s measured after $WARMUP s"
+log "sizes: $SIZES; BPF sizes: $BPF_SIZES; drop sizes: $DROP_SIZES; generator ${DEMOTE_ARG[*]:-without --demote}; profile $PROFILE, seed $SEED, 16 maps; $RUNS runs each, alternating; $DURATION s measured after $WARMUP s"
 
 # the rule sets and their frames; the largest set's frames for fwd and mirror16
 max=0
-for n in $SIZES $BPF_SIZES; do
+for n in $SIZES $BPF_SIZES $DROP_SIZES; do
 	[ -f "$TMP/rules-$n.json" ] && continue
 	f=$(( 2 * n > 65536 ? 2 * n : 65536 ))
 	out=$("$CLASSIFY" --bench --profile "$PROFILE" --rules "$n" --maps 16 --seed "$SEED" \
@@ -206,6 +226,22 @@ for n in $SIZES; do
 	f=$TMP/frames-$n.pcap
 	[ "$n" = 0 ] && f=$TMP/frames-$max.pcap # no rule to hit: the same frames as fwd and mirror16
 	CONFIGS+=("maps-$n $TMP/maps-$n.json $f")
+done
+if [ "$MISS" = 1 ]; then
+	jq -n '[range(16) | {id: (100 + .), name: "m\(.)", sources: [{port: "in", direction: "rx"}],
+	        destination: {port: "tool"}, rules: [{action: "pass", vlan: 4094}]}]' >"$TMP/miss.maps"
+	config "$TMP/miss.json" "$TMP/none.json" "$TMP/miss.maps"
+	CONFIGS+=("miss $TMP/miss.json $TMP/frames-$max.pcap")
+fi
+for n in $DROP_SIZES; do
+	maps_of "$TMP/rules-$n.json" | jq 'map(.rules |= map(.action = "drop"))' >"$TMP/drop-$n.maps"
+	config "$TMP/drop-$n.json" "$TMP/none.json" "$TMP/drop-$n.maps"
+	CONFIGS+=("drop-$n $TMP/drop-$n.json $TMP/frames-$n.pcap")
+	if command -v editcap >/dev/null && editcap -r "$TMP/frames-$n.pcap" "$TMP/few-$n.pcap" "1-$FEW" 2>/dev/null; then
+		CONFIGS+=("drop-$n-few $TMP/drop-$n.json $TMP/few-$n.pcap")
+	else
+		log "drop-$n-few: not run (no editcap, or it could not cut $TMP/frames-$n.pcap)"
+	fi
 done
 fit_done=0
 for n in $BPF_SIZES; do
@@ -270,6 +306,17 @@ done
 echo
 echo "# a copy costs ${per_copy:--} cycles ((mirror16 - fwd) / mirror16's copies per frame); classification (est.) ="
 echo "# maps-N - maps-0 - maps-N's copies per frame x that: what the rules' lookups add (maps-0 has the maps stage without rules)"
+if [ -n "$DROP_SIZES" ]; then
+	echo
+	echo "| measured (no copies) | drop-N - maps-0: the maps stage's work | drop-N - miss: what the rules add over a trie of one rule | drop-N - drop-N-few: the tries' cache misses |"
+	echo "|---|---:|---:|---:|"
+	mi=$(med "${cpp[miss]:-}")
+	[ -n "$mi" ] && echo "| miss | $(diff_of "$mi" "$m0") | 0 | - |"
+	for n in $DROP_SIZES; do
+		dv=$(med "${cpp[drop-$n]:-}") fv=$(med "${cpp[drop-$n-few]:-}")
+		echo "| drop-$n | $(diff_of "$dv" "$m0") | $(diff_of "$dv" "$mi") | $(diff_of "$dv" "$fv") |"
+	done
+fi
 target() { # target NAME VALUE LIMIT TEXT: TARGET MET when VALUE <= LIMIT
 	if [ -z "$2" ] || [ "$2" = - ]; then echo "TARGET NOT MEASURED: $1 ($4)"; return; fi
 	awk -v a="$2" -v l="$3" 'BEGIN {exit !(a <= l)}' && echo "TARGET MET: $1: $2 <= $3 ($4)" || echo "TARGET MISSED: $1: $2 > $3 ($4)"
@@ -281,6 +328,13 @@ ratio=-
 [ "$c65" != - ] && [ "$c1k" != - ] && ratio=$(awk -v a="$c65" -v b="$c1k" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')
 target "65,536 rules cost at most 1.5 x 1,024" "$ratio" 1.5 \
 	"classification (est.) $c65 at 65,536, $c1k at 1,024; whole worker ${v65:--} / $(med "${cpp[maps-1024]:-}")"
+d65=$(diff_of "$(med "${cpp[drop-65536]:-}")" "$m0") d1k=$(diff_of "$(med "${cpp[drop-1024]:-}")" "$m0")
+if [ "$d65" != - ]; then
+	target "classification adds at most 60 cycles/frame at 65,536 rules, measured" "$d65" 60 "drop-65536 - maps-0: no copies"
+	ratio=-
+	[ "$d1k" != - ] && ratio=$(awk -v a="$d65" -v b="$d1k" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')
+	target "65,536 rules cost at most 1.5 x 1,024, measured" "$ratio" 1.5 "drop-65536 - maps-0: $d65, drop-1024 - maps-0: $d1k"
+fi
 for p in fit $BPF_SIZES; do
 	bv=$(med "${cpp[bpf-$p]:-}") mv=$(med "${cpp[maps-$p]:-}")
 	[ -n "$bv" ] || continue

@@ -19,15 +19,18 @@
 #                                            (an ACL: /31-/32 sources, a few servers, exact ports)
 #   RULES_FILE=r.json bench/maps_micro.sh    one row for the rules of a file (bench/classbench2json.py
 #                                            turns a ClassBench filter file into one)
+#   BENCH_FRAMES=131072 bench/maps_micro.sh  131,072 distinct frames instead of 2,048 (a multiple of 32): the
+#                                            lookups walk every path of the tries, and the frames (16 MiB)
+#                                            leave the caches, as in the running product (bench/maps.sh)
 #   SIZES="1024 16384" MAX_SIZE=$((512<<20)) MAPS=16 SINGLE=1 TIMEOUT=900 VERIFY=512 bench/maps_micro.sh
 # Needs the build (build/tests/sbx-map-classify: EAL without hugepages, lcore 118; no port).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TOOL=${SBX_BUILD:-$ROOT/build}/tests/sbx-map-classify
 SIZES=${SIZES:-0 100 1024 16384 65536} MAPS=${MAPS:-16} MAX_SIZE=${MAX_SIZE:-0} TIMEOUT=${TIMEOUT:-900}
-VERIFY=${VERIFY:-512} SEED=${SEED:-1} PROFILE=${PROFILE:-mixed}
+VERIFY=${VERIFY:-512} SEED=${SEED:-1} PROFILE=${PROFILE:-mixed} BENCH_FRAMES=${BENCH_FRAMES:-2048}
 [ -x "$TOOL" ] || { echo "maps_micro.sh: no $TOOL (build first)" >&2; exit 1; }
-args=(--bench --maps "$MAPS" --max-size "$MAX_SIZE" --seed "$SEED" --verify "$VERIFY")
+args=(--bench --maps "$MAPS" --max-size "$MAX_SIZE" --seed "$SEED" --verify "$VERIFY" --bench-frames "$BENCH_FRAMES")
 [ "${SINGLE:-0}" = 1 ] && args+=(--single)
 args+=(--profile "$PROFILE")
 if [ -n "${RULES_FILE:-}" ]; then
@@ -35,7 +38,7 @@ if [ -n "${RULES_FILE:-}" ]; then
 	SIZES=file
 fi
 echo "# spanbox $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# maps $MAPS, max_size $MAX_SIZE, single ${SINGLE:-0}, seed $SEED, profile $PROFILE${RULES_FILE:+, rules of $RULES_FILE}"
+echo "# maps $MAPS, max_size $MAX_SIZE, single ${SINGLE:-0}, seed $SEED, profile $PROFILE, frames $BENCH_FRAMES${RULES_FILE:+, rules of $RULES_FILE}"
 printf 'rules\tmaps\tparse_ms\tshadow_ms\tbuild_ms\tMiB\textract_cyc\tclassify_cyc\tdiffer\tshadowed\tsets\tcontexts\tcount_cyc\tsets_cyc\tsets64_cyc\tpeak_RSS_MiB\n'
 declare -A cyc build mib cnt
 for n in $SIZES; do

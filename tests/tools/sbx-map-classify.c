@@ -28,6 +28,10 @@
  *       random; IPv4 frames 60 bytes (64 on the wire), IPv6 ones 74 (their headers need more).
  *       One line on stdout: rules, frames, IPv4 frames. For bench/maps.sh.
  *   OPTS: --single (one context for both families), --max-size BYTES (rte_acl max_size),
+ *         --bench-frames F (the bench's distinct frames, default 2048, a multiple of 32: with F of
+ *         the order of the rules, e.g. 131072, the lookups walk every path of the tries and the
+ *         frames no longer fit the caches, as in the product's bench/maps.sh; the rounds are then
+ *         64 x 2048 / F, at least 4),
  *         --alg N (enum rte_acl_classify_alg: 1 scalar, 2 SSE, 3 AVX2, 6 AVX512X16, 7 AVX512X32),
  *         --dump (rte_acl_dump of every context to stdout), --eal ARG (one more EAL argument)
  */
@@ -378,6 +382,7 @@ static cJSON *gen_rule_acl1(uint32_t nb_rules)
 static int profile_acl1; /* --profile acl1 */
 static const char *write_rules, *write_pcap; /* --write-rules, --write-pcap */
 static uint32_t pcap_frames = 65536;        /* --pcap-frames */
+static uint32_t bench_frames = 2048;        /* --bench-frames: distinct frames the bench classifies */
 
 /* A frame (bytes) inside rule @p r: addresses, protocol and ports drawn from its fields. */
 static uint32_t gen_frame(uint8_t *f, const struct sbx_map_rule *r)
@@ -518,7 +523,7 @@ static inline uint64_t frame_set64(const uint32_t *r, uint32_t nc, const uint16_
 
 static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 {
-	enum { FRAMES = 2048, ROUNDS = 64 };
+	const uint32_t FRAMES = bench_frames, ROUNDS = bench_frames <= 2048 ? 64 : (uint32_t)RTE_MAX(4u, 64u * 2048u / bench_frames);
 	struct sbx_map_key bkeys[BURST];
 	uint32_t bres[BURST * (SBX_MAX_MAPS + SBX_MAPACL_MAPS_PER_CTX)];
 	struct sbx_map_rules *maps = calloc(nb_maps, sizeof(*maps));
@@ -619,7 +624,7 @@ static int bench(uint32_t nb_rules, uint32_t nb_maps, uint32_t verify)
 		sbx_mapset_set(&watch, m);
 	}
 	c_extract = c_classify = c_count = c_sets = c_sets64 = UINT64_MAX; /* the quickest round of each: preemption on a shared machine only adds */
-	for (int k = 0; k < ROUNDS; k++) {
+	for (uint32_t k = 0; k < ROUNDS; k++) {
 		c0 = rte_rdtsc_precise();
 		for (i = 0; i < FRAMES; i += BURST)
 			for (uint32_t j = 0; j < BURST; j++)
@@ -716,7 +721,8 @@ int main(int argc, char **argv)
 		{ "eal", required_argument, NULL, 'e' }, { "alg", required_argument, NULL, 'a' },
 		{ "rules-file", required_argument, NULL, 'F' }, { "profile", required_argument, NULL, 'P' },
 		{ "write-rules", required_argument, NULL, 'W' }, { "write-pcap", required_argument, NULL, 'w' },
-		{ "pcap-frames", required_argument, NULL, 'f' }, { NULL, 0, NULL, 0 } };
+		{ "pcap-frames", required_argument, NULL, 'f' }, { "bench-frames", required_argument, NULL, 'B' },
+		{ NULL, 0, NULL, 0 } };
 	char prefix[64];
 	char *eal[16] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "2048", "--lcores", "118@(0-1)",
 			  prefix, "--no-telemetry", "--log-level=lib.eal:error" };
@@ -739,6 +745,14 @@ int main(int argc, char **argv)
 		case 'W': write_rules = optarg; break;
 		case 'w': write_pcap = optarg; break;
 		case 'f': pcap_frames = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'B':
+			bench_frames = (uint32_t)strtoul(optarg, NULL, 0);
+			if (bench_frames < BURST || bench_frames % BURST || bench_frames > (1u << 20)) {
+				fprintf(stderr, "--bench-frames: %s is not a multiple of %d from %d to 1048576\n", optarg,
+					BURST, BURST);
+				return 2;
+			}
+			break;
 		case 'P':
 			if (strcmp(optarg, "acl1") && strcmp(optarg, "mixed")) {
 				fprintf(stderr, "--profile: %s is not a profile (acl1, mixed)\n", optarg);

@@ -7,7 +7,7 @@
  * the worker, whose bursts are then small and whose cycles per frame follow the feeder's rate).
  *
  *   sbx-ringgen --prefix P --lcore ID --cpu CPU --dev net_ringN --pcap FILE
- *               [--seconds S] [--count N] [--queue Q] [--socket S]
+ *               [--seconds S] [--count N] [--queue Q] [--socket S] [--demote]
  *
  * How. DPDK's net_ring PMD, given plain devargs "net_ringN", creates one ring per queue named
  * "ETH_RXTX<q>_net_ringN" (1024 slots, RING_F_SP_ENQ | RING_F_SC_DEQ; DPDK 22.11
@@ -36,6 +36,14 @@
  * refused at load. Loop: allocate 32 (or what --count leaves), copy frames i..i+31, enqueue
  * burst; spin with rte_pause() while the ring is full (counted: ring_full_spins).
  *
+ * --demote: after filling an mbuf, CLDEMOTE (rte_cldemote(), a hint: a no-op where the CPU lacks
+ * it; /proc/cpuinfo flag "cldemote") its two header lines and its data lines, so that the worker
+ * finds them in the last-level cache, where a NIC's DMA with Intel DDIO leaves a received frame,
+ * instead of Modified in this core's L2 (a cross-core transfer per line, which no NIC input
+ * pays). Without it the worker's first read of a frame is such a transfer: the figures of the
+ * stages that read frames (maps, flows) then include it (docs/BENCHMARKS.md "Maps in the running
+ * product", "Flow metering").
+ *
  * Bounded: --seconds S (default 10 when neither is given) and/or --count N, whichever comes first;
  * SIGTERM / SIGINT stop it cleanly. Prints one line at the end, on stdout:
  *   sbx-ringgen: enqueued N frames in S s: M Mpps, ring_full_spins K, alloc_failures A, waited W %,
@@ -53,6 +61,8 @@
  * keep the worker's input full whatever its Mpps (look at the worker's frames per loop).
  * Exit 0, 1 on a runtime error (no ring, no pool, EAL), 2 on a usage error.
  */
+/* rte_cldemote() (--demote) is still experimental in DPDK 22.11 */
+#define ALLOW_EXPERIMENTAL_API 1
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -68,6 +78,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_memcpy.h>
+#include <rte_prefetch.h>
 #include <rte_mempool.h>
 #include <rte_pause.h>
 #include <rte_ring.h>
@@ -202,7 +213,7 @@ static void prefetch_burst(struct rte_mbuf *const *m, unsigned int n, size_t dat
 static void usage(void)
 {
 	fprintf(stderr, "usage: sbx-ringgen --prefix P --lcore ID --cpu CPU --dev net_ringN --pcap FILE "
-			"[--seconds S] [--count N] [--queue Q] [--socket S]\n");
+			"[--seconds S] [--count N] [--queue Q] [--socket S] [--demote]\n");
 }
 
 int main(int argc, char **argv)
@@ -212,10 +223,12 @@ int main(int argc, char **argv)
 		{ "cpu", required_argument, NULL, 'c' },    { "dev", required_argument, NULL, 'd' },
 		{ "pcap", required_argument, NULL, 'f' },   { "seconds", required_argument, NULL, 's' },
 		{ "count", required_argument, NULL, 'n' },  { "queue", required_argument, NULL, 'q' },
-		{ "socket", required_argument, NULL, 'S' }, { NULL, 0, NULL, 0 }
+		{ "socket", required_argument, NULL, 'S' }, { "demote", no_argument, NULL, 'D' },
+		{ NULL, 0, NULL, 0 }
 	};
 	const char *prefix = NULL, *dev = NULL, *pcap_path = NULL;
 	long lcore = -1, cpu = -1, queue = 0, socket = -1;
+	int demote = 0;
 	double seconds = 0;
 	uint64_t count = 0;
 	char pfx[300], lc[64], rname[RTE_RING_NAMESIZE], pname[RTE_MEMPOOL_NAMESIZE], err[512];
@@ -247,6 +260,7 @@ int main(int argc, char **argv)
 		case 'n': count = strtoull(optarg, NULL, 10); break;
 		case 'q': queue = strtol(optarg, NULL, 10); break;
 		case 'S': socket = strtol(optarg, NULL, 10); break;
+		case 'D': demote = 1; break;
 		default: usage(); return 2;
 		}
 	}
@@ -336,6 +350,12 @@ int main(int argc, char **argv)
 				m->data_len = fr.len[fi];
 				m->pkt_len = fr.len[fi];
 				m->port = port_id;
+				if (demote) { /* as a NIC's DMA leaves them (DDIO): in the LLC, not this core's L2 */
+					rte_cldemote(m);
+					rte_cldemote((char *)m + RTE_CACHE_LINE_SIZE);
+					for (uint32_t o = 0; o < fr.len[fi]; o += RTE_CACHE_LINE_SIZE)
+						rte_cldemote(rte_pktmbuf_mtod_offset(m, char *, o));
+				}
 				if (++fi == fr.n)
 					fi = 0;
 			}
