@@ -316,10 +316,18 @@ enum sbx_decap_result sbx_decap_parse_map(const uint8_t *frame, uint32_t len, ui
 			return SBX_DECAP_MALFORMED_length_mismatch;
 		ti->ip_len = 40 + (uint32_t)sbx_get16(frame + off + 4);
 		ti->ip_hlen = proto == IP6_NH_FRAG ? 48 : 40;
-		if (proto == IP6_NH_FRAG)
-			return SBX_DECAP_FRAGMENT;
 		end = off + 40 + sbx_get16(frame + off + 4);
-		off += 40;
+		if (proto == IP6_NH_FRAG) {
+			/* an atomic fragment (offset 0, M 0: RFC 6946) is no fragment: "processed in
+			 * isolation", its payload parsed behind the Fragment header; any other waits for
+			 * reassembly (a lone one was dropped there after SBX_REASM_TIMEOUT_MS) */
+			if ((sbx_get16(frame + off + 42) & 0xfff9) != 0)
+				return SBX_DECAP_FRAGMENT;
+			proto = ti->ip_proto;
+			off += 48;
+		} else {
+			off += 40;
+		}
 	} else {
 		return SBX_DECAP_NOT_TUNNEL;
 	}

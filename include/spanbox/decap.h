@@ -9,7 +9,8 @@
  *  - IPv4: RFC 791 (fragments: MF bit or a fragment offset); IPv6: RFC 8200 (extension headers
  *    are not walked: a next header other than GRE/UDP is "not a tunnel", a Fragment header
  *    directly behind the fixed header, in front of GRE/UDP, is a fragment: SBX_DECAP_FRAGMENT, for
- *    the stage to reassemble or pass).
+ *    the stage to reassemble or pass; an atomic fragment, offset 0 and M 0, is none: RFC 6946
+ *    section 4, "processed in isolation", its GRE/UDP parsed behind the Fragment header).
  *  - GRE: RFC 2784 (C bit: 4 bytes checksum + reserved1, the checksum is not verified), RFC 2890
  *    (K: 4-byte key, S: 4-byte sequence number), version 0 only; as RFC 2784 section 2.3 says of a
  *    receiver that does not implement RFC 1701, bits 1-5 other than K and S (RFC 1701's routing bit
@@ -140,7 +141,8 @@ struct sbx_tunnel_info {
  * Lengths: an outer IPv4 total length, IPv6 payload length or UDP length larger than the frame
  * (@p len) is length_mismatch; smaller is Ethernet padding, left out of inner_len. An outer IPv4
  * fragment (MF or an offset) or an IPv6 Fragment header (directly behind the fixed header) in
- * front of GRE/UDP, of a consistent length, is SBX_DECAP_FRAGMENT, whatever its offset: the caller
+ * front of GRE/UDP, of a consistent length, is SBX_DECAP_FRAGMENT, whatever its offset (but an
+ * IPv6 atomic fragment, offset 0 and M 0, which RFC 6946 has parsed like any datagram): the caller
  * decides by ti->ip_proto and its rules whether to reassemble it (rte_ip_frag) and parse the
  * datagram again, or to treat it as not a tunnel.
  * ERSPAN III: FT 0 is an Ethernet frame; FT 2 is SBX_DECAP_OK with ti->ft = 2 and inner_off at the

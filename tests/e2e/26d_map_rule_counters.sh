@@ -61,7 +61,9 @@ want() { local id=$1; shift; "$PY" "$RC" model "$TMP/rules.json" "$@" | jq -c --
 classified() { curl -fsS "$API/maps" | jq .classified_frames; }
 # settle N: wait (10 s at most) until the worker classified N frames and nothing more arrives
 settle() {
-	wait_for 100 cond '[ "$(classified)" -ge "$1" ]'
+	# (the count is expanded here: inside cond's eval, "$1" was cond's own argument, the string,
+	# and the wait never succeeded: a fixed 10 s)
+	wait_for 100 cond "[ \"\$(classified)\" -ge $1 ]" || echo "# settle: $(classified) frames classified after 10 s, $1 awaited"
 	sleep 0.5
 }
 send() { timeout 60 "$PY" "$GEN" send "$1" sbxrca 2>/dev/null; }

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # The web page's map rules with per-rule hits, sort by hits and search (issue #27) in headless
 # Chromium: tests/web/maps_counters.test.mjs serves web/ from a node http server of its own with
-# canned /api/v1 answers whose rules route is modelled on the per-rule counters being added beside
-# this page (packets and bytes per rule, sort=hits, search=, field=&value=, matched): this build's
-# route does none of it, which 95m_web_maps.sh checks against the real appliance (the page's
-# fallback). Checks the hits cells, the order by hits over two pages, a delete from the sorted view
+# canned /api/v1 answers modelled on the rules route (packets and bytes per rule, sort=hits,
+# search=, field=&value=, matched), so that the hits are not all 0 as on an appliance without
+# traffic; 95m_web_maps.sh runs the same page against the real appliance's route. Checks the hits cells, the order by hits over two pages, a delete from the sorted view
 # (the rule's own index), a search by field and by text with the "N matching" range, and an mgmt
 # without maps routes (section hidden); 32 maps: one GET /api/v1/maps a refresh, none per map.
 # Private resources: none of the appliance's; the server

@@ -565,13 +565,30 @@ int main(void)
 	      "IPv6 payload length 1 byte beyond the frame: length_mismatch");
 	o = eth(f, 0, 0, 0x86dd);
 	o += ipv6(f + o, 44, 8 + 16 + INNER_LEN);
-	f[o] = 17; /* Fragment header: next header UDP */
+	memset(f + o, 0, 8);
+	f[o] = 17; /* Fragment header: next header UDP, offset 0, M 0: an atomic fragment (RFC 6946) */
 	o += 8;
 	o += udp_vxlan(f + o, 4789, INNER_LEN, 0x08, 77);
 	memcpy(f + o, inner_frame, INNER_LEN);
+	r = parse(f, o + INNER_LEN, &ti);
+	check(r == SBX_DECAP_OK && ti.af == 6 && ti.kind == SBX_TUN_VXLAN && ti.id == 77 && ti.inner_off == 78 &&
+		      ti.ip_hlen == 48 && inner_is(f, &ti, inner_frame, INNER_LEN),
+	      "IPv6 atomic fragment (offset 0, M 0) of VXLAN: no fragment (RFC 6946), decapsulated: VNI 77, inner at 78 (got %s)",
+	      sbx_decap_result_name(r));
+	udp_vxlan(f + 62, 53, INNER_LEN, 0x08, 77);
+	r = parse(f, o + INNER_LEN, &ti);
+	check(r != SBX_DECAP_FRAGMENT && ti.udp_dst == 53,
+	      "IPv6 atomic fragment of UDP to port 53: parsed in isolation (port 53 for the rules to refuse), not a fragment to reassemble (got %s)",
+	      sbx_decap_result_name(r));
+	udp_vxlan(f + 62, 4789, INNER_LEN, 0x08, 77);
+	f[14 + 40 + 3] = 1; /* M: more fragments follow */
 	check(parse(f, o + INNER_LEN, &ti) == SBX_DECAP_FRAGMENT && ti.af == 6 && ti.ip_proto == 17 &&
 		      ti.ip_off == 14 && ti.ip_hlen == 48 && ti.ip_len == 40 + 8 + 16 + INNER_LEN,
-	      "IPv6 Fragment header in front of UDP: fragment (UDP, header 48 bytes at 14, length to the frame's end)");
+	      "IPv6 Fragment header (M 1) in front of UDP: fragment (UDP, header 48 bytes at 14, length to the frame's end)");
+	f[14 + 40 + 3] = 0;
+	put16(f + 14 + 40 + 2, 0x0010); /* offset 2 (16 bytes), M 0: the last fragment */
+	check(parse(f, o + INNER_LEN, &ti) == SBX_DECAP_FRAGMENT, "IPv6 Fragment header, offset 16 bytes, M 0: fragment");
+	put16(f + 14 + 40 + 2, 0x0001);
 	put16(f + 18, 7);
 	check(parse(f, o + INNER_LEN, &ti) == SBX_DECAP_MALFORMED_length_mismatch && ti.ip_proto == 17,
 	      "IPv6 Fragment header, payload length 7 (shorter than the Fragment header): length_mismatch");
