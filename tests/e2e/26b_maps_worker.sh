@@ -120,7 +120,9 @@ check "negative control: map0's tool port compared with map1's frames differs" c
 # VXLAN (outer Ethernet / IPv4 198.51.100.1 -> 198.51.100.2 / UDP 4789 / VNI 100, RFC 7348), p0
 # terminating VXLAN; each map's tool port must hold exactly the model's frames of the inner
 # frames, as if none had been tunnelled: a rule never sees the outer headers (the outer
-# addresses, protocol UDP and port 4789 would match other rules). The model's IP fragments and
+# addresses, protocol UDP and port 4789 would match other rules). The port also strips VLAN tags
+# ("strip": ["vlan"]): the rules see, and the tools get, the inner frames without their 802.1Q /
+# 802.1ad tags (a rule on vlan no longer matches them). The model's IP fragments and
 # UDP frames to port 4789 always go in VXLAN: left plain on a port with a vxlan rule, a lone
 # UDP fragment waits for reassembly and is dropped (docs/INGRESS.md "Fragments"), and a UDP
 # frame to 4789 is parsed as VXLAN.
@@ -166,7 +168,7 @@ mkcfg "$TMP/vx.json" 're = __import__("re")
 for p in cfg["ports"]:
     p["devargs"] = re.sub(r"/(t\d|c|fwd)\.pcap", r"/vx-\1.pcap", p["devargs"])
 cfg["ports"][0]["devargs"] = "net_pcap0,rx_pcap=%s/frames-vx.pcap" % d
-cfg["ports"][0]["ingress"] = {"decap": [{"type": "vxlan"}], "non_tunnel": "pass"}'
+cfg["ports"][0]["ingress"] = {"decap": [{"type": "vxlan"}], "non_tunnel": "pass", "strip": ["vlan"]}'
 replay vx
 python3 - "$TMP" "$MODEL" "$VX" >"$TMP/vxcmp.txt" <<'PY'
 import importlib.util, os, sys
@@ -175,7 +177,17 @@ spec = importlib.util.spec_from_file_location("map_model", sys.argv[2])
 mm = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mm)
 classify, j = mm.load_maps(d)
-frames = mm.read_pcap(os.path.join(d, "frames.pcap"))[:n]
+def strip_vlan(fr):  # shared/ingress.c sbx_ingress_strip: the whole 802.1Q / ad tags after the MACs
+    p = 12
+    while len(fr) >= p + 6 and int.from_bytes(fr[p:p + 2], "big") in (0x8100, 0x88A8, 0x9100):
+        p += 4
+    return fr[:12] + fr[p:], (p - 12) // 4
+frames, tags = [], 0
+for fr in mm.read_pcap(os.path.join(d, "frames.pcap"))[:n]:
+    fr, t = strip_vlan(fr)
+    frames.append(fr)
+    tags += t
+print("tags %d" % tags)
 want = {k: [] for k in ("t0", "t1", "t2", "t3", "c")}
 for fr in frames:
     passed = [r.startswith("p") for r in classify(mm.parse_frame(fr)).split()]
@@ -191,12 +203,15 @@ for k, w in want.items():
     print("%s want %d got %d differ %d" % (k, len(w), len(got), differ))
 PY
 sed 's/^/# vx: /' "$TMP/vxcmp.txt"
+vt=$(pctr "$TMP/vx.log" p0 vlan_tags_stripped) wt=$(awk '$1 == "tags" {print $2}' "$TMP/vxcmp.txt")
+check "strip vlan after the decap: p0 stripped the $wt 802.1Q / 802.1ad tags of the (inner) frames (vlan_tags_stripped $vt)" \
+	cond '[ -n "$wt" ] && [ "$wt" -gt 100 ] && [ "$vt" = "$wt" ]'
 dp=$(pctr "$TMP/vx.log" p0 decap_packets) ntun=$(cat "$TMP/vx.count")
 check "VXLAN: p0 terminated the $ntun tunnelled frames of $VX (decap_packets $dp), dropped none ($(pctr "$TMP/vx.log" p0 drop_packets))" \
 	cond '[ "$dp" = "$ntun" ] && [ "$ntun" -ge $((VX / 2)) ] && [ "$(pctr "$TMP/vx.log" p0 drop_packets)" = 0 ]'
 for k in t0 t1 t2 t3 c; do
 	read -r wf gf df < <(awk -v n="$k" '$1 == n {print $3, $5, $7}' "$TMP/vxcmp.txt")
-	check "VXLAN terminated by the ingress stage, $k: exactly the model's $wf frames of the inner frames, as if untunnelled: got $gf, ${df:-?} differ" \
+	check "VXLAN terminated and VLAN tags stripped by the ingress stage, $k: exactly the model's $wf frames of the inner frames without their tags: got $gf, ${df:-?} differ" \
 		cond '[ -n "$wf" ] && [ "$wf" -gt 0 ] && [ "$gf" = "$wf" ] && [ "$df" = 0 ]'
 done
 
