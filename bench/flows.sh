@@ -48,9 +48,6 @@
 # 114 (worker), 115 (sbx-ringgen), API port 19040, collector UDP port 19041.
 set -u
 INPUT=${INPUT:-ring}
-DEMOTE=${DEMOTE:-0}
-DEMOTE_ARG=()
-[ "$DEMOTE" = 1 ] && DEMOTE_ARG=(--demote)
 FLOWS_LIST=${FLOWS_LIST-100000 1000000}
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}
@@ -131,7 +128,7 @@ run() {
 	fi
 	if [ "$INPUT" = ring ]; then # bounded: the warm-up's 120 s, the window, a margin; stopped below
 		"$RINGGEN" --prefix "$SBX_PREFIX" --lcore 115 --cpu "$HK_CPU" --dev net_ring0 --pcap "$TMP/blob-$n" \
-			${DEMOTE_ARG[@]+"${DEMOTE_ARG[@]}"} --seconds $((180 + DURATION)) >"$log.gen.out" 2>"$log.gen.err" &
+			$(demote_arg) --seconds $((180 + DURATION)) >"$log.gen.out" 2>"$log.gen.err" &
 		FEED_PID=$!
 	fi
 	want=$(( n * WARM_PASSES ))

@@ -102,6 +102,11 @@ spanbox_rev() {
 # machine_line: CPU model, CPU count, kernel
 machine_line() { echo "$(lscpu | awk -F': *' '/^Model name/ {print $2}'), $(nproc) CPUs; kernel $(uname -r)"; }
 
+# demote_arg: sbx-ringgen's --demote when DEMOTE=1 (bench/maps.sh, bench/flows.sh: the frames left in
+# the last-level cache as a NIC's DMA with DDIO leaves them; tests/tools/sbx-ringgen.c); else nothing
+demote_arg() { [ "${DEMOTE:-0}" = 1 ] && echo --demote; }
+# ratio_of A B: A / B to 2 decimals, "-" when either is "-" or B is not above 0
+ratio_of() { [ "$1" != - ] && [ "$2" != - ] && awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}' || echo -; }
 fmt() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 

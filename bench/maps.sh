@@ -74,9 +74,6 @@ BPF_SIZES=${BPF_SIZES-100 1024}
 DROP_SIZES=${DROP_SIZES-1024 65536}
 FEW=${FEW:-2048}
 MISS=${MISS:-1}
-DEMOTE=${DEMOTE:-0}
-DEMOTE_ARG=()
-[ "$DEMOTE" = 1 ] && DEMOTE_ARG=(--demote)
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-2}
@@ -172,7 +169,7 @@ run() {
 	rm -f "$TMP/db"*
 	start_spanbox "$cfg" "$log" '.appliance.state == "up" and ([.workers[].state] | all(. == "running"))' || return 1
 	# bounded: the window and a margin; stopped below
-	"$RINGGEN" --prefix "$SBX_PREFIX" --lcore 119 --cpu "$HK_CPU" --dev net_ring0 --pcap "$pcap" ${DEMOTE_ARG[@]+"${DEMOTE_ARG[@]}"} \
+	"$RINGGEN" --prefix "$SBX_PREFIX" --lcore 119 --cpu "$HK_CPU" --dev net_ring0 --pcap "$pcap" $(demote_arg) \
 		--seconds $((WARMUP + DURATION + 60)) >"$log.gen.out" 2>"$log.gen.err" &
 	GEN_PID=$!
 	nap "$WARMUP"
@@ -202,7 +199,7 @@ run() {
 
 log "spanbox $(spanbox_rev); $(machine_line); TSC $(( $(grep -m1 -o 'constant_tsc' /proc/cpuinfo | wc -l) )) constant"
 warn_busy
-log "sizes: $SIZES; BPF sizes: $BPF_SIZES; drop sizes: $DROP_SIZES; generator ${DEMOTE_ARG[*]:-without --demote}; profile $PROFILE, seed $SEED, 16 maps; $RUNS runs each, alternating; $DURATION s measured after $WARMUP s"
+log "sizes: $SIZES; BPF sizes: $BPF_SIZES; drop sizes: $DROP_SIZES; generator $([ "${DEMOTE:-0}" = 1 ] && echo "with" || echo "without") --demote; profile $PROFILE, seed $SEED, 16 maps; $RUNS runs each, alternating; $DURATION s measured after $WARMUP s"
 
 # the rule sets and their frames; the largest set's frames for fwd and mirror16
 max=0
@@ -324,15 +321,13 @@ target() { # target NAME VALUE LIMIT TEXT: TARGET MET when VALUE <= LIMIT
 v65=$(med "${cpp[maps-65536]:-}") c65=$(classification maps-65536) c1k=$(classification maps-1024)
 target "classification adds at most 60 cycles/frame at 65,536 rules" "$c65" 60 \
 	"the estimate above; maps-65536 - mirror16 (16 copies of every frame against the maps' $(med "${copies[maps-65536]:-}")): $(diff_of "$v65" "$b"), - maps-0: $(diff_of "$v65" "$m0")"
-ratio=-
-[ "$c65" != - ] && [ "$c1k" != - ] && ratio=$(awk -v a="$c65" -v b="$c1k" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')
+ratio=$(ratio_of "$c65" "$c1k")
 target "65,536 rules cost at most 1.5 x 1,024" "$ratio" 1.5 \
 	"classification (est.) $c65 at 65,536, $c1k at 1,024; whole worker ${v65:--} / $(med "${cpp[maps-1024]:-}")"
 d65=$(diff_of "$(med "${cpp[drop-65536]:-}")" "$m0") d1k=$(diff_of "$(med "${cpp[drop-1024]:-}")" "$m0")
 if [ "$d65" != - ]; then
 	target "classification adds at most 60 cycles/frame at 65,536 rules, measured" "$d65" 60 "drop-65536 - maps-0: no copies"
-	ratio=-
-	[ "$d1k" != - ] && ratio=$(awk -v a="$d65" -v b="$d1k" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')
+	ratio=$(ratio_of "$d65" "$d1k")
 	target "65,536 rules cost at most 1.5 x 1,024, measured" "$ratio" 1.5 "drop-65536 - maps-0: $d65, drop-1024 - maps-0: $d1k"
 fi
 for p in fit $BPF_SIZES; do

@@ -133,35 +133,24 @@ d, n = sys.argv[1], int(sys.argv[2])
 spec = importlib.util.spec_from_file_location("map_model", sys.argv[3])
 mm = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mm)
-def read(path):
-    b = open(path, "rb").read()
-    out, off = [], 24
-    while off + 16 <= len(b):
-        incl = struct.unpack_from("<I", b, off + 8)[0]
-        out.append(b[off + 16:off + 16 + incl])
-        off += 16 + incl
-    return out
 def csum(h):
     s = sum(struct.unpack("!%dH" % (len(h) // 2), h))
     while s >> 16:
         s = (s & 0xffff) + (s >> 16)
     return ~s & 0xffff
-frames = read(d + "/frames.pcap")[:n]
-with open(d + "/frames-vx.pcap", "wb") as f:
-    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    tunnelled = 0
-    for i, fr in enumerate(frames):
-        pf = mm.parse_frame(fr)
-        if i % 2 == 0 or pf.get("fragment", "none") != "none" or (pf.get("ip_proto") == 17 and pf.get("dst_port") == 4789):
-            tunnelled += 1
-            vx = struct.pack("!BBHI", 0x08, 0, 0, 100 << 8)  # flags I, VNI 100
-            udp = struct.pack("!HHHH", 49152 + i % 1000, 4789, 8 + len(vx) + len(fr), 0)
-            ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + len(vx) + len(fr), i & 0xffff, 0, 64, 17, 0,
-                             bytes([198, 51, 100, 1]), bytes([198, 51, 100, 2]))
-            ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-            fr = bytes.fromhex("02000000aa0202000000aa01") + b"\x08\x00" + ip + udp + vx + fr
-        f.write(struct.pack("<IIII", i // 1000000, i % 1000000, len(fr), len(fr)))
-        f.write(fr)
+out, tunnelled = [], 0
+for i, fr in enumerate(mm.read_pcap(d + "/frames.pcap")[:n]):
+    pf = mm.parse_frame(fr)
+    if i % 2 == 0 or pf.get("fragment", "none") != "none" or (pf.get("ip_proto") == 17 and pf.get("dst_port") == 4789):
+        tunnelled += 1
+        vx = struct.pack("!BBHI", 0x08, 0, 0, 100 << 8)  # flags I, VNI 100
+        udp = struct.pack("!HHHH", 49152 + i % 1000, 4789, 8 + len(vx) + len(fr), 0)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + len(vx) + len(fr), i & 0xffff, 0, 64, 17, 0,
+                         bytes([198, 51, 100, 1]), bytes([198, 51, 100, 2]))
+        ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+        fr = bytes.fromhex("02000000aa0202000000aa01") + b"\x08\x00" + ip + udp + vx + fr
+    out.append(fr)
+mm.write_pcap(d + "/frames-vx.pcap", out)
 print(tunnelled)
 PY
 mkcfg "$TMP/vx.json" 're = __import__("re")
