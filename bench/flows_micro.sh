@@ -17,6 +17,10 @@
 # Prints markdown tables and TARGET MET / TARGET MISSED lines; exit 0 unless the bench cannot run.
 # BIFLOW=1: the table meters biflows (RFC 5103, --biflow: each key canonicalized before its lookup).
 # EXPORT=0: the metering part only.
+# LINES=1: also the memory floor of the table's layout at each FLOWS, run by run beside the meter:
+# sbx-flows-pcap --bench-lines 0, 1 and 2 (a random slot's signature line, then 0, 1 or 2 lines of
+# its flow with the meter's prefetches, nothing else); meter - floor is what the parse, the hash,
+# the compare and the counting cost on top.
 # Run from anywhere: bench/flows_micro.sh     (about 1 minute). As root the table lives in hugepages
 # (--huge), as a worker's does; otherwise in 4 KiB pages, whose TLB misses cost 10-20 cycles per
 # frame more at 100,000 flows (HUGE=0 to compare).
@@ -49,17 +53,38 @@ echo
 echo "| active flows | cycles/frame (median) | min | runs | with frame building (median) |"
 echo "|---:|---:|---:|---|---:|"
 met=1
+floor_rows=()
 for n in $FLOWS_LIST; do
-	runs=() builds=()
+	runs=() builds=() l0=() l1=() l2=()
 	for ((r = 0; r < RUNS; r++)); do
 		"$BIN" $HUGE_ARG $BIFLOW_ARG --bench-meter "$n" --frames "$FRAMES" >"$TMP/m.txt" 2>&1 || { cat "$TMP/m.txt" >&2; exit 1; }
 		runs+=("$(kv bench_cycles_per_frame <"$TMP/m.txt")")
 		builds+=("$(kv bench_cycles_per_frame_with_build <"$TMP/m.txt")")
+		if [ "${LINES:-0}" = 1 ]; then # the layout's memory floor, run by run beside the meter
+			for l in 0 1 2; do
+				"$BIN" $HUGE_ARG --bench-meter "$n" --bench-lines "$l" --frames "$FRAMES" >"$TMP/l.txt" 2>&1 ||
+					{ cat "$TMP/l.txt" >&2; exit 1; }
+				eval "l$l+=(\"\$(kv bench_lines_cycles_per_frame <\"\$TMP/l.txt\")\")"
+			done
+		fi
 	done
 	med=$(printf '%s\n' "${runs[@]}" | median)
+	if [ "${LINES:-0}" = 1 ]; then
+		m0=$(printf '%s\n' "${l0[@]}" | median) m1=$(printf '%s\n' "${l1[@]}" | median)
+		m2=$(printf '%s\n' "${l2[@]}" | median)
+		floor_rows+=("| $n | $m0 | $m1 | $m2 | $med | $(awk -v a="$med" -v b="$m2" 'BEGIN {printf "%.1f", a - b}') |")
+	fi
 	echo "| $n | $med | $(printf '%s\n' "${runs[@]}" | sort -n | head -1) | ${runs[*]} | $(printf '%s\n' "${builds[@]}" | median) |"
 	[ "$n" = 100000 ] && awk -v m="$med" 'BEGIN {exit !(m > 50)}' && met=0
 done
+if [ "${LINES:-0}" = 1 ]; then
+	echo
+	echo "# the layout's memory floor (sbx-flows-pcap --bench-lines L): per frame a random slot's signature line, then L lines of its flow, nothing else; medians"
+	echo
+	echo "| active flows | signature line only | + 1 flow line | + 2 flow lines (the table's layout) | meter | meter - floor (parse, hash, compare, count) |"
+	echo "|---:|---:|---:|---:|---:|---:|"
+	printf '%s\n' "${floor_rows[@]}"
+fi
 echo
 [ $met = 1 ] && echo "TARGET MET: <= 50 cycles per frame at 100,000 flows" ||
 	echo "TARGET MISSED: > 50 cycles per frame at 100,000 flows"

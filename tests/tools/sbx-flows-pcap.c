@@ -15,6 +15,9 @@
  *   sbx-flows-pcap --bench-meter FLOWS [--frames N] : cycles per frame of metering 64-byte UDP
  *     frames over FLOWS active flows (uniformly random flow per frame, bursts of 32, one expiry
  *     walk of 8 slots per burst), the cost of building the frames measured apart and subtracted
+ *   sbx-flows-pcap --bench-meter FLOWS --bench-lines L [--frames N] : the memory floor of a lookup
+ *     in that table: per frame a random slot's signature line and L (0, 1, 2) lines of the flow it
+ *     names, with the meter's prefetches, nothing else (bench/flows_micro.sh LINES=1)
  *   sbx-flows-pcap --bench-export RECORDS --collector ... [--rate R] : RECORDS synthetic IPv4 records
  *     to the collector as fast as the socket takes them (or paced at R records/s); prints records/s
  *
@@ -40,7 +43,9 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_memory.h>
+#include <rte_prefetch.h>
 
 #include "spanbox/flowtable.h"
 #include "spanbox/ipfix.h"
@@ -199,6 +204,75 @@ static int bench_meter(struct sbx_flowtable *ft, uint32_t flows, uint64_t frames
 	return 0;
 }
 
+/*
+ * The memory floor of the table's layout (--bench-lines L with --bench-meter FLOWS): per frame, the
+ * reads a lookup of a random one of FLOWS flows cannot avoid, in the meter's order and with its
+ * prefetches (shared/flowtable.c sbx_flowtable_meter_dir), and nothing else: the signature line of
+ * a random slot, then L lines of the flow that signature names (L = 2: a flow's two lines as the
+ * table has them; 1: one line; 0: none), a counter written in the first, as the meter writes its
+ * counters. The same number of slots and bytes as the table of the meter bench. What the random
+ * numbers cost is measured in a loop of their own and subtracted. No parse, no hash, no compare:
+ * the meter's figure at FLOWS flows minus this one is what they cost.
+ */
+static int bench_lines(uint32_t capacity, uint32_t flows, uint64_t frames, unsigned int lines)
+{
+	struct sbx_flowtable_mem m;
+	uint64_t slots, seed = 88172645463325252ull, t0, t_base, t_lines, i, sum = 0;
+	uint32_t *sig, slot[BURST], pos[BURST];
+	uint8_t *e;
+	unsigned int j;
+
+	sbx_flowtable_mem(capacity, &m);
+	slots = m.states / 64;
+	sig = rte_zmalloc("bench_sig", (slots + 8) * sizeof(*sig), 64);
+	e = rte_zmalloc("bench_flows", slots * 128, 64);
+	if (!sig || !e) {
+		fprintf(stderr, "sbx-flows-pcap: --bench-lines: no memory for %" PRIu64 " slots\n", slots);
+		rte_free(sig);
+		return 2;
+	}
+	for (i = 0; i < slots; i++) /* the signature names the flow's slot: the flow read depends on it */
+		sig[i] = (uint32_t)i;
+	t0 = rte_rdtsc_precise();
+	for (i = 0; i < frames; i += BURST) {
+		for (j = 0; j < BURST; j++)
+			slot[j] = (uint32_t)(((xorshift(&seed) >> 32) * slots) >> 32); /* a random slot */
+		__asm__ volatile("" : : "r"(slot) : "memory");
+	}
+	t_base = rte_rdtsc_precise() - t0;
+	seed = 88172645463325252ull;
+	t0 = rte_rdtsc_precise();
+	for (i = 0; i < frames; i += BURST) {
+		for (j = 0; j < BURST; j++) {
+			slot[j] = (uint32_t)(((xorshift(&seed) >> 32) * slots) >> 32); /* a random slot */
+			rte_prefetch0(&sig[slot[j]]);
+		}
+		for (j = 0; j < BURST; j++) {
+			pos[j] = sig[slot[j]];
+			if (lines > 0)
+				rte_prefetch0(e + (uint64_t)pos[j] * 128);
+			if (lines > 1)
+				rte_prefetch0(e + (uint64_t)pos[j] * 128 + 64);
+		}
+		for (j = 0; j < BURST; j++) {
+			uint8_t *f = e + (uint64_t)pos[j] * 128;
+
+			if (lines > 0)
+				(*(uint64_t *)(f + 16))++;
+			if (lines > 1)
+				sum += *(const uint64_t *)(f + 64);
+			sum += pos[j];
+		}
+	}
+	t_lines = rte_rdtsc_precise() - t0;
+	printf("bench_lines=%u\nbench_lines_flows=%u\nbench_lines_slots=%" PRIu64 "\nbench_lines_frames=%" PRIu64
+	       "\nbench_lines_cycles_per_frame=%.1f\nbench_lines_sum=%" PRIu64 "\n", lines, flows, slots, frames,
+	       ((double)t_lines - (double)t_base) / (double)frames, sum);
+	rte_free(e);
+	rte_free(sig);
+	return 0;
+}
+
 static void bench_export(uint64_t n, uint64_t rate)
 {
 	struct sbx_flow_record r;
@@ -251,7 +325,7 @@ int main(int argc, char **argv)
 		{"collector", 1, 0, 'c'}, {"transport", 1, 0, 't'}, {"domain", 1, 0, 'd'}, {"active", 1, 0, 'a'},
 		{"idle", 1, 0, 'i'}, {"capacity", 1, 0, 'n'}, {"records", 1, 0, 'r'}, {"template-period", 1, 0, 'p'},
 		{"bench-meter", 1, 0, 'M'}, {"bench-export", 1, 0, 'E'}, {"frames", 1, 0, 'f'}, {"rate", 1, 0, 'R'}, {"retry-ms", 1, 0, 'T'},
-		{"huge", 0, 0, 'H'}, {"biflow", 0, 0, 'B'}, {0, 0, 0, 0}};
+		{"huge", 0, 0, 'H'}, {"biflow", 0, 0, 'B'}, {"bench-lines", 1, 0, 'L'}, {0, 0, 0, 0}};
 	char prefix[64], mem[16], err[256];
 	char *eal[] = {"sbx-flows-pcap", "--no-huge", "--no-pci", "--no-shconf", "--lcores=123@(0-1)", "-m", mem,
 		       "--no-telemetry", "--log-level=lib.eal:error", prefix, NULL};
@@ -265,6 +339,7 @@ int main(int argc, char **argv)
 	struct sbx_flowtable *ft;
 	uint64_t bench_frames = 10000000, bench_export_n = 0, rate = 0;
 	uint32_t bench_flows = 0;
+	int bench_lines_n = -1;
 	char *collector = NULL;
 	int o, i, rc = 0;
 
@@ -295,11 +370,18 @@ int main(int argc, char **argv)
 		case 'R': rate = strtoull(optarg, NULL, 0); break;
 		case 'T': xp.retry_ms = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'B': fp.biflow = 1; break;
+		case 'L':
+			bench_lines_n = atoi(optarg);
+			if (bench_lines_n < 0 || bench_lines_n > 2) {
+				fprintf(stderr, "sbx-flows-pcap: --bench-lines: 0, 1 or 2\n");
+				return 2;
+			}
+			break;
 		case 'H': eal[1] = "--in-memory"; break; /* hugepages, as a worker's table (no files) */
 		default:
 			fprintf(stderr, "usage: sbx-flows-pcap [--collector ADDR:PORT] [--transport udp|tcp] [--domain N] "
 				"[--active S] [--idle S] [--capacity N] [--biflow] [--records FILE] CAPTURE...\n"
-				"       sbx-flows-pcap --bench-meter FLOWS [--frames N]\n"
+				"       sbx-flows-pcap --bench-meter FLOWS [--frames N] [--bench-lines 0|1|2]\n"
 				"       sbx-flows-pcap --bench-export N --collector ADDR:PORT [--rate R]\n");
 			return 2;
 		}
@@ -337,7 +419,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sbx-flows-pcap: flow table: %s\n", rte_strerror(rte_errno));
 		return 2;
 	}
-	if (bench_flows) {
+	if (bench_flows && bench_lines_n >= 0) {
+		rc = bench_lines(fp.capacity, bench_flows, bench_frames, (unsigned int)bench_lines_n);
+	} else if (bench_flows) {
 		rc = bench_meter(ft, bench_flows, bench_frames);
 	} else {
 		for (i = first; i < argc; i++)
