@@ -166,12 +166,49 @@ static void frame_sets(void)
 		      sbx_mapset_test(&s, 15), "nc = 241: category 240, alone in the last block, gives map 15");
 }
 
+/* sbx_mapacl_masks (mapacl.h: four categories per SSE2 compare, a scalar tail) against the
+ * definition, category by category: random results (0, a pass, a drop, a rule index with every bit
+ * but the action's) over every range of up to 64 categories from offsets 0-7 (blocks of four and
+ * tails of 1-3 both). */
+static void masks(void)
+{
+	uint32_t r[80], bad = 0, ranges = 0;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	for (int round = 0; round < 200; round++) {
+		for (uint32_t c = 0; c < 80; c++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			switch (x % 5) {
+			case 0: case 1: r[c] = 0; break;
+			case 2: r[c] = 1u + (uint32_t)(x >> 40) % 1000u; break;                             /* pass */
+			case 3: r[c] = (1u + (uint32_t)(x >> 40) % 1000u) | (uint32_t)SBX_MAP_DROP << 31; break; /* drop */
+			default: r[c] = 0x7fffffffu; break; /* the largest pass */
+			}
+		}
+		for (uint32_t from = 0; from < 8; from++)
+			for (uint32_t to = from; to <= from + 64; to++) {
+				uint64_t pass, m = sbx_mapacl_masks(r, from, to, &pass), wm = 0, wp = 0;
+
+				for (uint32_t c = from; c < to; c++) {
+					wm |= (uint64_t)SBX_MAPACL_MATCHED(r[c]) << (c - from);
+					wp |= (uint64_t)(SBX_MAPACL_MATCHED(r[c]) && SBX_MAPACL_ACTION(r[c]) == SBX_MAP_PASS)
+					      << (c - from);
+				}
+				bad += m != wm || pass != wp;
+				ranges++;
+			}
+	}
+	check(bad == 0, "sbx_mapacl_masks: %u ranges of 0-64 categories from offsets 0-7 agree with the definition (%u wrong)",
+	      ranges, bad);
+}
+
 int main(void)
 {
 	each_bit();
 	walks();
 	ops();
 	frame_sets();
+	masks();
 	printf("1..%d\n", tests);
 	return failures ? 1 : 0;
 }
