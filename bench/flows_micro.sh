@@ -21,7 +21,7 @@
 # sbx-flows-pcap --bench-lines 0, 1 and 2 (a random slot's signature line, then 0, 1 or 2 lines of
 # its flow with the meter's prefetches, nothing else); meter - floor is what the parse, the hash,
 # the compare and the counting cost on top.
-# Run from anywhere: bench/flows_micro.sh     (about 1 minute). As root the table lives in hugepages
+# Run from anywhere: bench/flows_micro.sh     (about 1 minute; 2-3 with LINES=1). As root the table lives in hugepages
 # (--huge), as a worker's does; otherwise in 4 KiB pages, whose TLB misses cost 10-20 cycles per
 # frame more at 100,000 flows (HUGE=0 to compare).
 set -u

@@ -217,7 +217,7 @@ static int bench_meter(struct sbx_flowtable *ft, uint32_t flows, uint64_t frames
 static int bench_lines(uint32_t capacity, uint32_t flows, uint64_t frames, unsigned int lines)
 {
 	struct sbx_flowtable_mem m;
-	uint64_t slots, seed = 88172645463325252ull, t0, t_base, t_lines, i, sum = 0;
+	uint64_t slots, step, seed = 88172645463325252ull, t0, t_base, t_lines, i, sum = 0;
 	uint32_t *sig, slot[BURST], pos[BURST];
 	uint8_t *e;
 	unsigned int j;
@@ -228,15 +228,19 @@ static int bench_lines(uint32_t capacity, uint32_t flows, uint64_t frames, unsig
 	e = rte_zmalloc("bench_flows", slots * 128, 64);
 	if (!sig || !e) {
 		fprintf(stderr, "sbx-flows-pcap: --bench-lines: no memory for %" PRIu64 " slots\n", slots);
+		rte_free(e);
 		rte_free(sig);
 		return 2;
 	}
+	/* FLOWS slots spread evenly over the table (slot k * slots / FLOWS, 32.32 fixed point): as
+	 * many distinct flow lines as the meter's FLOWS flows, not every slot's */
+	step = (slots << 32) / flows;
 	for (i = 0; i < slots; i++) /* the signature names the flow's slot: the flow read depends on it */
 		sig[i] = (uint32_t)i;
 	t0 = rte_rdtsc_precise();
 	for (i = 0; i < frames; i += BURST) {
 		for (j = 0; j < BURST; j++)
-			slot[j] = (uint32_t)(((xorshift(&seed) >> 32) * slots) >> 32); /* a random slot */
+			slot[j] = (uint32_t)(((((xorshift(&seed) >> 32) * flows) >> 32) * step) >> 32); /* a random flow's slot */
 		__asm__ volatile("" : : "r"(slot) : "memory");
 	}
 	t_base = rte_rdtsc_precise() - t0;
@@ -244,7 +248,7 @@ static int bench_lines(uint32_t capacity, uint32_t flows, uint64_t frames, unsig
 	t0 = rte_rdtsc_precise();
 	for (i = 0; i < frames; i += BURST) {
 		for (j = 0; j < BURST; j++) {
-			slot[j] = (uint32_t)(((xorshift(&seed) >> 32) * slots) >> 32); /* a random slot */
+			slot[j] = (uint32_t)(((((xorshift(&seed) >> 32) * flows) >> 32) * step) >> 32); /* a random flow's slot */
 			rte_prefetch0(&sig[slot[j]]);
 		}
 		for (j = 0; j < BURST; j++) {
