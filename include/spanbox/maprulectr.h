@@ -108,12 +108,11 @@ static inline void sbx_rule_ctrs_count(struct sbx_rule_ctr *const *col, uint32_t
 		for (wd = 0; wd < SBX_MAPSET_WORDS && wd * 64 < nc; wd++) {
 			const uint64_t cm = colmask->w[wd];
 			const uint32_t base = wd * 64, lim = nc - base < 64 ? nc - base : 64;
-			uint64_t m, pass;
+			uint64_t m;
 
 			if (cm == 0 || sbx_mapacl_none(r, base, base + lim))
 				continue; /* no category counted, or no rule matched: no bit to find */
-			m = sbx_mapacl_masks(r, base, base + lim, &pass);
-			for (m &= cm; m != 0; m &= m - 1) {
+			for (m = sbx_mapacl_masks(r, base, base + lim, NULL) & cm; m != 0; m &= m - 1) {
 				c = base + (uint32_t)__builtin_ctzll(m);
 				e[k] = &col[c][SBX_MAPACL_RULE(r[c])];
 				rte_prefetch0(e[k]);

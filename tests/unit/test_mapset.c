@@ -169,7 +169,7 @@ static void frame_sets(void)
 /* sbx_mapacl_masks (mapacl.h: four categories per SSE2 compare, a scalar tail) against the
  * definition, category by category: random results (0, a pass, a drop, a rule index with every bit
  * but the action's) over every range of up to 64 categories from offsets 0-7 (blocks of four and
- * tails of 1-3 both). */
+ * tails of 1-3 both), with and without the pass mask asked for. */
 static void masks(void)
 {
 	uint32_t r[80], bad = 0, ranges = 0;
@@ -194,7 +194,7 @@ static void masks(void)
 					wp |= (uint64_t)(SBX_MAPACL_MATCHED(r[c]) && SBX_MAPACL_ACTION(r[c]) == SBX_MAP_PASS)
 					      << (c - from);
 				}
-				bad += m != wm || pass != wp;
+				bad += m != wm || pass != wp || sbx_mapacl_masks(r, from, to, NULL) != wm;
 				ranges++;
 			}
 	}
