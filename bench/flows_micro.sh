@@ -55,7 +55,8 @@ echo "|---:|---:|---:|---|---:|"
 met=1
 floor_rows=()
 for n in $FLOWS_LIST; do
-	runs=() builds=() l0=() l1=() l2=()
+	runs=() builds=()
+	rm -f "$TMP"/floor*.txt
 	for ((r = 0; r < RUNS; r++)); do
 		"$BIN" $HUGE_ARG $BIFLOW_ARG --bench-meter "$n" --frames "$FRAMES" >"$TMP/m.txt" 2>&1 || { cat "$TMP/m.txt" >&2; exit 1; }
 		runs+=("$(kv bench_cycles_per_frame <"$TMP/m.txt")")
@@ -64,14 +65,13 @@ for n in $FLOWS_LIST; do
 			for l in 0 1 2; do
 				"$BIN" $HUGE_ARG --bench-meter "$n" --bench-lines "$l" --frames "$FRAMES" >"$TMP/l.txt" 2>&1 ||
 					{ cat "$TMP/l.txt" >&2; exit 1; }
-				eval "l$l+=(\"\$(kv bench_lines_cycles_per_frame <\"\$TMP/l.txt\")\")"
+				kv bench_lines_cycles_per_frame <"$TMP/l.txt" >>"$TMP/floor$l.txt"
 			done
 		fi
 	done
 	med=$(printf '%s\n' "${runs[@]}" | median)
 	if [ "${LINES:-0}" = 1 ]; then
-		m0=$(printf '%s\n' "${l0[@]}" | median) m1=$(printf '%s\n' "${l1[@]}" | median)
-		m2=$(printf '%s\n' "${l2[@]}" | median)
+		m0=$(median <"$TMP/floor0.txt") m1=$(median <"$TMP/floor1.txt") m2=$(median <"$TMP/floor2.txt")
 		floor_rows+=("| $n | $m0 | $m1 | $m2 | $med | $(awk -v a="$med" -v b="$m2" 'BEGIN {printf "%.1f", a - b}') |")
 	fi
 	echo "| $n | $med | $(printf '%s\n' "${runs[@]}" | sort -n | head -1) | ${runs[*]} | $(printf '%s\n' "${builds[@]}" | median) |"

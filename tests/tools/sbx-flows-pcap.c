@@ -204,6 +204,12 @@ static int bench_meter(struct sbx_flowtable *ft, uint32_t flows, uint64_t frames
 	return 0;
 }
 
+/* The slot of a random one of @p flows flows spread @p step apart (32.32 fixed point) */
+static inline uint32_t flow_slot(uint64_t *seed, uint32_t flows, uint64_t step)
+{
+	return (uint32_t)((((xorshift(seed) >> 32) * flows) >> 32) * step >> 32);
+}
+
 /*
  * The memory floor of the table's layout (--bench-lines L with --bench-meter FLOWS): per frame, the
  * reads a lookup of a random one of FLOWS flows cannot avoid, in the meter's order and with its
@@ -240,7 +246,7 @@ static int bench_lines(uint32_t capacity, uint32_t flows, uint64_t frames, unsig
 	t0 = rte_rdtsc_precise();
 	for (i = 0; i < frames; i += BURST) {
 		for (j = 0; j < BURST; j++)
-			slot[j] = (uint32_t)(((((xorshift(&seed) >> 32) * flows) >> 32) * step) >> 32); /* a random flow's slot */
+			slot[j] = flow_slot(&seed, flows, step);
 		__asm__ volatile("" : : "r"(slot) : "memory");
 	}
 	t_base = rte_rdtsc_precise() - t0;
@@ -248,7 +254,7 @@ static int bench_lines(uint32_t capacity, uint32_t flows, uint64_t frames, unsig
 	t0 = rte_rdtsc_precise();
 	for (i = 0; i < frames; i += BURST) {
 		for (j = 0; j < BURST; j++) {
-			slot[j] = (uint32_t)(((((xorshift(&seed) >> 32) * flows) >> 32) * step) >> 32); /* a random flow's slot */
+			slot[j] = flow_slot(&seed, flows, step);
 			rte_prefetch0(&sig[slot[j]]);
 		}
 		for (j = 0; j < BURST; j++) {

@@ -14,12 +14,22 @@
 #include "spanbox/ts_in.h"
 #include "tap.h"
 
-static uint64_t realtime_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+static uint64_t raw_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC_RAW);
 }
 
 static void test_avsp(void)
@@ -118,12 +128,12 @@ static void test_clock_sim(void)
 	      (long)c.last_err_ns);
 }
 
-static uint64_t raw_ns(void)
+/* The conversion's expected error (ns, conversion - wall clock) @p elapsed cycles after a reading,
+ * the last interval @p len cycles long with wall-clock steps @p prev, @p cur steps since the
+ * reading (test_clock_real below); @p len 0: no interval measured yet. */
+static int64_t step_error(int64_t prev, int64_t cur, uint64_t elapsed, uint64_t len)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+	return (len ? (int64_t)((double)prev * (double)elapsed / (double)len) : 0) - cur;
 }
 
 /* This machine's TSC against CLOCK_REALTIME for 1 s, read as the worker does (midpoint of two
@@ -181,7 +191,7 @@ static void test_clock_real(void)
 			break;
 		if (sbx_ts_clock_due(&c, mid)) {
 			e = sbx_ts_clock_resync(&c, mid, real);
-			want = rd_len ? (int64_t)((double)prev * (double)(mid - rd_tsc) / (double)rd_len) - cur : -cur;
+			want = step_error(prev, cur, mid - rd_tsc, rd_len);
 			d = (uint64_t)(e > want ? e - want : want - e);
 			if (c.resyncs > 1 && d > worst_read) /* the first interval ran on the nominal rate */
 				worst_read = d;
@@ -192,7 +202,7 @@ static void test_clock_real(void)
 			continue;
 		}
 		e = (int64_t)(sbx_ts_clock_ns(&c, mid) - real);
-		want = rd_len ? (int64_t)((double)prev * (double)(mid - rd_tsc) / (double)rd_len) - cur : -cur;
+		want = step_error(prev, cur, mid - rd_tsc, rd_len);
 		d = (uint64_t)(e > want ? e - want : want - e);
 		if (c.resyncs >= 2 && t2 - t1 < hz / 1000000 && d > worst) /* readings of under 1 us only */
 			worst = d;
